@@ -1,0 +1,112 @@
+package io.serene.dataplane;
+
+/**
+ * Configuration of a switch: fluent setters, validated once by {@link #conclude()}, which also
+ * derives the slot pool size from the byte budget (see {@link SwitchMemory}).
+ */
+public final class SwitchContext {
+    public static final long DEFAULT_BUDGET_BYTES = 16L << 20;
+    public static final int DEFAULT_MAX_JOBS = 4;
+    public static final int DEFAULT_MAX_WORKERS = 64;
+    public static final int DEFAULT_CHUNK_ELEMENTS = 256;
+    public static final int DEFAULT_ROUND_RING = 64;
+    /** The pool index is a 16-bit header field. */
+    public static final int MAX_POOL_SIZE = 65535;
+    /** A RESULT must fit one UDP datagram. */
+    public static final int MAX_CHUNK_ELEMENTS = 8192;
+
+    private long budgetBytes = DEFAULT_BUDGET_BYTES;
+    private int maxJobs = DEFAULT_MAX_JOBS;
+    private int maxWorkers = DEFAULT_MAX_WORKERS;
+    private int chunkElements = DEFAULT_CHUNK_ELEMENTS;
+    private int roundRing = DEFAULT_ROUND_RING;
+    private int maxPoolSize = MAX_POOL_SIZE;
+    private SwitchMemory memory;
+
+    public SwitchContext budgetBytes(final long bytes) {
+        this.budgetBytes = bytes;
+        return this;
+    }
+
+    public SwitchContext maxJobs(final int jobs) {
+        this.maxJobs = jobs;
+        return this;
+    }
+
+    public SwitchContext maxWorkers(final int workers) {
+        this.maxWorkers = workers;
+        return this;
+    }
+
+    public SwitchContext chunkElements(final int elements) {
+        this.chunkElements = elements;
+        return this;
+    }
+
+    /** Ring of per-round release counters: how many rounds past R the switch tracks (s_max + 2). */
+    public SwitchContext roundRing(final int rounds) {
+        this.roundRing = rounds;
+        return this;
+    }
+
+    /** Caps the pool below what the budget allows (small pools exercise slot reuse in tests). */
+    public SwitchContext maxPoolSize(final int slots) {
+        this.maxPoolSize = slots;
+        return this;
+    }
+
+    public long budgetBytes() {
+        return budgetBytes;
+    }
+
+    public int maxJobs() {
+        return maxJobs;
+    }
+
+    public int maxWorkers() {
+        return maxWorkers;
+    }
+
+    public int chunkElements() {
+        return chunkElements;
+    }
+
+    public int roundRing() {
+        return roundRing;
+    }
+
+    /** The memory plan; available after {@link #conclude()}. */
+    public SwitchMemory memory() {
+        if (memory == null) {
+            throw new IllegalStateException("conclude() first");
+        }
+        return memory;
+    }
+
+    /** Validates every setting and derives the pool size; throws naming the bad setting. */
+    public SwitchContext conclude() {
+        require(maxJobs >= 1 && maxJobs <= 4096, "maxJobs must be in 1..4096, was " + maxJobs);
+        require(maxWorkers >= 1 && maxWorkers <= 65535, "maxWorkers must be in 1..65535, was " + maxWorkers);
+        require(chunkElements >= 1 && chunkElements <= MAX_CHUNK_ELEMENTS,
+            "chunkElements must be in 1.." + MAX_CHUNK_ELEMENTS + ", was " + chunkElements);
+        require(roundRing >= 2 && roundRing <= 1 << 20, "roundRing must be in 2..1048576, was " + roundRing);
+        require(maxPoolSize >= 1 && maxPoolSize <= MAX_POOL_SIZE,
+            "maxPoolSize must be in 1.." + MAX_POOL_SIZE + ", was " + maxPoolSize);
+        final long fixed = SwitchMemory.fixedBytes(maxJobs, maxWorkers, roundRing);
+        final long perSlot = SwitchMemory.slotBytes(maxWorkers, chunkElements);
+        final long minimum = fixed + 2L * maxJobs * perSlot;
+        require(budgetBytes >= minimum, "budgetBytes " + budgetBytes + " is below the minimum " + minimum
+            + " for maxJobs=" + maxJobs + ", maxWorkers=" + maxWorkers + ", chunkElements=" + chunkElements
+            + " (one slot per shadow set per job)");
+        final long slots = (budgetBytes - fixed) / (2L * maxJobs * perSlot);
+        final int poolSize = (int) Math.min(slots, maxPoolSize);
+        memory = new SwitchMemory(budgetBytes, maxJobs, maxWorkers, chunkElements, roundRing, poolSize);
+        return this;
+    }
+
+    private static void require(final boolean ok, final String message) {
+        if (!ok) {
+            throw new IllegalArgumentException(message);
+        }
+    }
+}

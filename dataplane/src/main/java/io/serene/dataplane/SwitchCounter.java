@@ -1,0 +1,34 @@
+package io.serene.dataplane;
+
+/** Every notable data-plane event; one counter each (see {@link io.serene.protocol.Counters}). */
+public enum SwitchCounter {
+    PACKETS_IN,
+    PACKETS_OUT,
+    CONTRIBUTIONS,
+    RELEASES,
+    RESULTS_MULTICAST,
+    RESULTS_RETRANSMITTED,
+    DUPLICATES,
+    OVERFLOWS,
+    JOINS,
+    LEAVES,
+    JOBS_CREATED,
+    JOBS_FREED,
+    DROP_TRUNCATED,
+    DROP_BAD_MAGIC,
+    DROP_BAD_VERSION,
+    DROP_BAD_TYPE,
+    DROP_BAD_LENGTH,
+    DROP_UNEXPECTED_TYPE,
+    DROP_UNKNOWN_JOB,
+    DROP_BAD_WORKER,
+    DROP_NOT_JOINED,
+    DROP_BAD_ELEMENT_COUNT,
+    DROP_BAD_SLOT,
+    DROP_INCONSISTENT,
+    DROP_AHEAD,
+    DROP_STALE,
+    DROP_LATE,
+    JOIN_REFUSED,
+    ERRORS
+}

@@ -1,0 +1,93 @@
+package io.serene.dataplane;
+
+/**
+ * The switch's memory plan, fixed at start from a byte budget. With J jobs, N workers per job,
+ * K elements per chunk, W = ceil(N / 64) bitmap words, G round-ring entries and P slots per
+ * shadow set:
+ *
+ * <pre>
+ *   slot bytes  = 4K (int32 sums) + 8W (contributor bitmap) + 27 (seq 8, count 4, round 4,
+ *                 chunk 4, length 4, exponent 1, released 1, flags 1)
+ *   fixed bytes = J * (8N (port 4, clock 4) + 8W (joined bitmap) + 4G (release counters) + 32)
+ *                 + 16J (job hash table: 2 * 2J int keys and values)
+ *   total       = fixed + J * 2 * P * slot bytes  &lt;= budget
+ * </pre>
+ *
+ * P is the largest pool that fits the budget (capped at 65535). Nothing here depends on the
+ * model size or the run length.
+ */
+public final class SwitchMemory {
+    static final int SLOT_SCALAR_BYTES = 27;
+    static final int JOB_SCALAR_BYTES = 32;
+
+    private final long budgetBytes;
+    private final int maxJobs;
+    private final int maxWorkers;
+    private final int chunkElements;
+    private final int roundRing;
+    private final int poolSize;
+
+    SwitchMemory(final long budgetBytes, final int maxJobs, final int maxWorkers, final int chunkElements,
+                 final int roundRing, final int poolSize) {
+        this.budgetBytes = budgetBytes;
+        this.maxJobs = maxJobs;
+        this.maxWorkers = maxWorkers;
+        this.chunkElements = chunkElements;
+        this.roundRing = roundRing;
+        this.poolSize = poolSize;
+    }
+
+    public static int bitmapWords(final int maxWorkers) {
+        return (maxWorkers + 63) >>> 6;
+    }
+
+    public static long slotBytes(final int maxWorkers, final int chunkElements) {
+        return 4L * chunkElements + 8L * bitmapWords(maxWorkers) + SLOT_SCALAR_BYTES;
+    }
+
+    public static long fixedBytes(final int maxJobs, final int maxWorkers, final int roundRing) {
+        return (long) maxJobs * (8L * maxWorkers + 8L * bitmapWords(maxWorkers) + 4L * roundRing + JOB_SCALAR_BYTES)
+            + 16L * maxJobs;
+    }
+
+    public long budgetBytes() {
+        return budgetBytes;
+    }
+
+    public int maxJobs() {
+        return maxJobs;
+    }
+
+    public int maxWorkers() {
+        return maxWorkers;
+    }
+
+    public int chunkElements() {
+        return chunkElements;
+    }
+
+    public int roundRing() {
+        return roundRing;
+    }
+
+    public int poolSize() {
+        return poolSize;
+    }
+
+    public int bitmapWords() {
+        return bitmapWords(maxWorkers);
+    }
+
+    /** Bytes the plan uses (always at most the budget). */
+    public long totalBytes() {
+        return fixedBytes(maxJobs, maxWorkers, roundRing) + 2L * maxJobs * poolSize * slotBytes(maxWorkers, chunkElements);
+    }
+
+    @Override
+    public String toString() {
+        return "switch memory: " + totalBytes() + " of " + budgetBytes + " budget bytes = fixed "
+            + fixedBytes(maxJobs, maxWorkers, roundRing) + " + " + maxJobs + " jobs x 2 shadow sets x "
+            + poolSize + " slots x " + slotBytes(maxWorkers, chunkElements) + " B/slot (K=" + chunkElements
+            + " elements, N<=" + maxWorkers + " workers, ring=" + roundRing + " rounds)";
+    }
+}

@@ -1,0 +1,509 @@
+package io.serene.dataplane;
+
+import io.serene.protocol.Counters;
+import io.serene.protocol.Flags;
+import io.serene.protocol.Outbox;
+import io.serene.protocol.PacketCheck;
+import io.serene.protocol.PacketEndpoint;
+import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.PacketType;
+import io.serene.protocol.Status;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.function.Consumer;
+
+/**
+ * The software switch's data plane, sans-IO: parser, job table, slot-pool aggregator with two
+ * shadow sets and contributor bitmaps, clock and release-ring registers, and the deparser that
+ * multicasts results. All state is preallocated by the constructor from {@link SwitchMemory};
+ * one thread calls {@link #onPacket}; no allocation per packet.
+ *
+ * <pre>
+ *   worker w, step seq:   slot = seq mod P, shadow set = (seq / P) mod 2
+ *
+ *   DATA --> parse/check --> job table --> slot (set, slot) --+--> new use? reset slot
+ *                                                             +--> bitmap has w? duplicate
+ *                                                             +--> add: sums, count, max exp
+ *                                                                  count == N? release:
+ *                                                                    RESULT multicast,
+ *                                                                    release ring -> R
+ * </pre>
+ *
+ * A slot of set s is reused for step seq only once step seq - P (the other set) is released:
+ * a worker sends seq only after it received the result of seq - P, so every worker then holds
+ * the result of seq - 2P, which is what the slot held (SwitchML's shadow-copy argument).
+ */
+public final class SwitchPipeline implements PacketEndpoint {
+    private static final long NO_SEQ = -1L;
+
+    private final SwitchMemory memory;
+    private final Counters<SwitchCounter> counters = new Counters<>(SwitchCounter.class);
+    private final Consumer<Throwable> errorHandler;
+    private final PacketFlyweight in = new PacketFlyweight();
+    private final PacketFlyweight out = new PacketFlyweight();
+    private final ByteBuffer txBuffer;
+
+    private final int maxJobs;
+    private final int maxWorkers;
+    private final int poolSize;
+    private final int chunkElements;
+    private final int words;
+    private final int ring;
+
+    // job registers
+    private final JobTable jobTable;
+    private final boolean[] jobActive;
+    private final int[] jobId;
+    private final int[] jobWorkers;
+    private final int[] jobElementsPerRound;
+    private final int[] jobChunksPerRound;
+    private final int[] jobReleasedRound;
+    private final long[] jobJoined;          // [job * W + word]
+    private final int[] workerPort;          // [job * N + worker]
+    private final int[] workerClock;         // [job * N + worker]
+    private final int[] releaseCount;        // [job * G + round mod G]
+
+    // slot registers, index = (job * 2 + set) * P + slot
+    private final long[] slotSeq;
+    private final int[] slotCount;
+    private final int[] slotRound;
+    private final int[] slotChunk;
+    private final int[] slotLength;
+    private final byte[] slotExponent;
+    private final boolean[] slotReleased;
+    private final byte[] slotFlags;
+    private final long[] slotBitmap;         // [slotIndex * W + word]
+    private final int[] slotSums;            // [slotIndex * K + element]
+
+    public SwitchPipeline(final SwitchContext context, final Consumer<Throwable> errorHandler) {
+        this.memory = context.memory();
+        this.errorHandler = errorHandler;
+        this.maxJobs = memory.maxJobs();
+        this.maxWorkers = memory.maxWorkers();
+        this.poolSize = memory.poolSize();
+        this.chunkElements = memory.chunkElements();
+        this.words = memory.bitmapWords();
+        this.ring = memory.roundRing();
+
+        jobTable = new JobTable(maxJobs);
+        jobActive = new boolean[maxJobs];
+        jobId = new int[maxJobs];
+        jobWorkers = new int[maxJobs];
+        jobElementsPerRound = new int[maxJobs];
+        jobChunksPerRound = new int[maxJobs];
+        jobReleasedRound = new int[maxJobs];
+        jobJoined = new long[maxJobs * words];
+        workerPort = new int[maxJobs * maxWorkers];
+        workerClock = new int[maxJobs * maxWorkers];
+        releaseCount = new int[maxJobs * ring];
+
+        final int slots = maxJobs * 2 * poolSize;
+        slotSeq = new long[slots];
+        slotCount = new int[slots];
+        slotRound = new int[slots];
+        slotChunk = new int[slots];
+        slotLength = new int[slots];
+        slotExponent = new byte[slots];
+        slotReleased = new boolean[slots];
+        slotFlags = new byte[slots];
+        slotBitmap = new long[slots * words];
+        slotSums = new int[slots * chunkElements];
+        Arrays.fill(slotSeq, NO_SEQ);
+
+        txBuffer = ByteBuffer.allocateDirect(PacketFlyweight.resultLength(words, chunkElements));
+    }
+
+    public SwitchMemory memory() {
+        return memory;
+    }
+
+    public Counters<SwitchCounter> counters() {
+        return counters;
+    }
+
+    /** Highest round R of the job such that every round up to R is released; -1 if none, or if the job is unknown. */
+    public int releasedRound(final int job) {
+        final int j = jobTable.get(job);
+        return j == JobTable.MISSING ? -1 : jobReleasedRound[j];
+    }
+
+    /** The highest round worker w of the job contributed to; -1 if none or unknown. */
+    public int clock(final int job, final int worker) {
+        final int j = jobTable.get(job);
+        return j == JobTable.MISSING || worker >= jobWorkers[j] ? -1 : workerClock[j * maxWorkers + worker];
+    }
+
+    public int activeJobs() {
+        return jobTable.size();
+    }
+
+    @Override
+    public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length,
+                         final long nowNs, final Outbox outbox) {
+        counters.increment(SwitchCounter.PACKETS_IN);
+        try {
+            in.wrap(buffer, offset, length);
+            final PacketCheck check = in.check();
+            if (check != PacketCheck.OK) {
+                counters.increment(dropCounter(check));
+                return;
+            }
+            switch (in.type()) {
+                case DATA:
+                    onData(port, outbox);
+                    break;
+                case JOIN:
+                    onJoin(port, outbox);
+                    break;
+                case LEAVE:
+                    onLeave(port, outbox);
+                    break;
+                default:
+                    counters.increment(SwitchCounter.DROP_UNEXPECTED_TYPE);
+                    break;
+            }
+        } catch (final RuntimeException ex) {
+            counters.increment(SwitchCounter.ERRORS);
+            errorHandler.accept(ex);
+        }
+    }
+
+    @Override
+    public long onTimer(final long nowNs, final Outbox outbox) {
+        return NO_DEADLINE;
+    }
+
+    private void onData(final int port, final Outbox outbox) {
+        final int j = jobTable.get(in.jobId());
+        if (j == JobTable.MISSING) {
+            counters.increment(SwitchCounter.DROP_UNKNOWN_JOB);
+            return;
+        }
+        final int worker = in.workerId();
+        if (worker >= jobWorkers[j]) {
+            counters.increment(SwitchCounter.DROP_BAD_WORKER);
+            return;
+        }
+        if (!isJoined(j, worker)) {
+            counters.increment(SwitchCounter.DROP_NOT_JOINED);
+            return;
+        }
+        final boolean hasValues = in.hasFlag(Flags.VALUES);
+        final int n = in.elementCount();
+        if (hasValues ? (n == 0 || n > chunkElements) : n != 0) {
+            counters.increment(SwitchCounter.DROP_BAD_ELEMENT_COUNT);
+            return;
+        }
+        final long seq = in.seq();
+        final int round = in.round();
+        final int chunk = in.chunk();
+        if (seq < 0 || round < 0 || chunk < 0 || chunk >= jobChunksPerRound[j]) {
+            counters.increment(SwitchCounter.DROP_BAD_SLOT);
+            return;
+        }
+        final int slot = (int) (seq % poolSize);
+        final int set = (int) ((seq / poolSize) & 1);
+        if (in.poolIndex() != slot || in.shadowSet() != set) {
+            counters.increment(SwitchCounter.DROP_BAD_SLOT);
+            return;
+        }
+        final int idx = (j * 2 + set) * poolSize + slot;
+        final long current = slotSeq[idx];
+        if (seq > current) {
+            if (round > jobReleasedRound[j] + ring || !previousUseReleased(j, set, slot, seq)) {
+                counters.increment(SwitchCounter.DROP_AHEAD);
+                nack(port, Status.AHEAD, outbox);
+                return;
+            }
+            resetSlot(idx, seq, round, chunk, n, hasValues);
+        } else if (seq < current) {
+            counters.increment(SwitchCounter.DROP_STALE);
+            nack(port, Status.STALE, outbox);
+            return;
+        }
+        if (slotRound[idx] != round || slotChunk[idx] != chunk || slotLength[idx] != n
+            || ((slotFlags[idx] & Flags.VALUES) != 0) != hasValues) {
+            counters.increment(SwitchCounter.DROP_INCONSISTENT);
+            return;
+        }
+        final int word = idx * words + (worker >>> 6);
+        final long bit = 1L << (worker & 63);
+        if ((slotBitmap[word] & bit) != 0) {
+            counters.increment(SwitchCounter.DUPLICATES);
+            if (slotReleased[idx]) {
+                counters.increment(SwitchCounter.RESULTS_RETRANSMITTED);
+                sendResult(j, idx, port, Flags.RETRANSMIT, outbox);
+            }
+            return;
+        }
+        if (slotReleased[idx]) {
+            counters.increment(SwitchCounter.DROP_LATE);
+            return;
+        }
+        aggregate(idx, word, bit, n, hasValues);
+        if (hasValues && round > workerClock[j * maxWorkers + worker]) {
+            workerClock[j * maxWorkers + worker] = round;
+        }
+        if (slotCount[idx] == jobWorkers[j]) {
+            release(j, idx, outbox);
+        }
+    }
+
+    private boolean previousUseReleased(final int j, final int set, final int slot, final long seq) {
+        if (seq < poolSize) {
+            return true;
+        }
+        final int other = (j * 2 + (set ^ 1)) * poolSize + slot;
+        return slotSeq[other] == seq - poolSize && slotReleased[other];
+    }
+
+    private void resetSlot(final int idx, final long seq, final int round, final int chunk, final int n,
+                           final boolean hasValues) {
+        slotSeq[idx] = seq;
+        slotCount[idx] = 0;
+        slotRound[idx] = round;
+        slotChunk[idx] = chunk;
+        slotLength[idx] = n;
+        slotExponent[idx] = PacketFlyweight.NO_EXPONENT;
+        slotReleased[idx] = false;
+        slotFlags[idx] = (byte) (hasValues ? Flags.VALUES : 0);
+        Arrays.fill(slotBitmap, idx * words, idx * words + words, 0L);
+        if (hasValues) {
+            Arrays.fill(slotSums, idx * chunkElements, idx * chunkElements + n, 0);
+        }
+    }
+
+    private void aggregate(final int idx, final int word, final long bit, final int n, final boolean hasValues) {
+        counters.increment(SwitchCounter.CONTRIBUTIONS);
+        slotBitmap[word] |= bit;
+        slotCount[idx]++;
+        final byte exponent = in.exponent();
+        if (exponent != PacketFlyweight.NO_EXPONENT && exponent > slotExponent[idx]) {
+            slotExponent[idx] = exponent;
+        }
+        int flags = slotFlags[idx];
+        if (in.hasFlag(Flags.SATURATED)) {
+            flags |= Flags.SATURATED;
+        }
+        if (hasValues) {
+            final int base = idx * chunkElements;
+            boolean overflow = false;
+            for (int i = 0; i < n; i++) {
+                final int a = slotSums[base + i];
+                final int b = in.dataValue(i);
+                final int r = a + b;
+                // overflow iff both operands share a sign that the result lacks: saturate, never wrap
+                if (((a ^ r) & (b ^ r)) < 0) {
+                    slotSums[base + i] = a < 0 ? Integer.MIN_VALUE : Integer.MAX_VALUE;
+                    overflow = true;
+                } else {
+                    slotSums[base + i] = r;
+                }
+            }
+            if (overflow) {
+                counters.increment(SwitchCounter.OVERFLOWS);
+                flags |= Flags.SATURATED;
+            }
+        }
+        slotFlags[idx] = (byte) flags;
+    }
+
+    private void release(final int j, final int idx, final Outbox outbox) {
+        slotReleased[idx] = true;
+        counters.increment(SwitchCounter.RELEASES);
+        if ((slotFlags[idx] & Flags.VALUES) != 0) {
+            final int round = slotRound[idx];
+            final int r = j * ring + Math.floorMod(round, ring);
+            releaseCount[r]++;
+            // R advances over every consecutive fully released round; their counters are reset
+            // so the ring entry can serve round + G
+            int next = jobReleasedRound[j] + 1;
+            final int needed = jobChunksPerRound[j];
+            while (releaseCount[j * ring + Math.floorMod(next, ring)] == needed) {
+                releaseCount[j * ring + Math.floorMod(next, ring)] = 0;
+                jobReleasedRound[j] = next;
+                next++;
+            }
+        }
+        final int length = writeResult(j, idx, 0);
+        final int base = j * words;
+        for (int w = 0; w < words; w++) {
+            long joined = jobJoined[base + w];
+            while (joined != 0) {
+                final int worker = (w << 6) + Long.numberOfTrailingZeros(joined);
+                joined &= joined - 1;
+                outbox.send(workerPort[j * maxWorkers + worker], txBuffer, 0, length);
+                counters.increment(SwitchCounter.PACKETS_OUT);
+            }
+        }
+        counters.increment(SwitchCounter.RESULTS_MULTICAST);
+    }
+
+    private void sendResult(final int j, final int idx, final int port, final int extraFlags, final Outbox outbox) {
+        final int length = writeResult(j, idx, extraFlags);
+        outbox.send(port, txBuffer, 0, length);
+        counters.increment(SwitchCounter.PACKETS_OUT);
+    }
+
+    private int writeResult(final int j, final int idx, final int extraFlags) {
+        final boolean hasValues = (slotFlags[idx] & Flags.VALUES) != 0;
+        final int n = hasValues ? slotLength[idx] : 0;
+        final int length = PacketFlyweight.resultLength(words, n);
+        final long seq = slotSeq[idx];
+        out.wrap(txBuffer, 0, length)
+            .initHeader(PacketType.RESULT)
+            .flags(slotFlags[idx] | extraFlags)
+            .elementCount(n)
+            .jobId(jobId[j])
+            .exponent(slotExponent[idx])
+            .shadowSet((int) ((seq / poolSize) & 1))
+            .seq(seq)
+            .round(slotRound[idx])
+            .chunk(slotChunk[idx])
+            .poolIndex((int) (seq % poolSize))
+            .contributorCount(slotCount[idx])
+            .releasedRound(jobReleasedRound[j])
+            .bitmapWords(words);
+        for (int w = 0; w < words; w++) {
+            out.bitmapWord(w, slotBitmap[idx * words + w]);
+        }
+        final int valuesOffset = PacketFlyweight.RESULT_BITMAP_OFFSET + 8 * words;
+        final int base = idx * chunkElements;
+        for (int i = 0; i < n; i++) {
+            txBuffer.putInt(valuesOffset + 4 * i, slotSums[base + i]);
+        }
+        return length;
+    }
+
+    private void nack(final int port, final Status status, final Outbox outbox) {
+        final long seq = in.seq();
+        out.wrap(txBuffer, 0, PacketFlyweight.HEADER_LENGTH)
+            .initHeader(PacketType.NACK)
+            .jobId(in.jobId())
+            .workerId(in.workerId())
+            .seq(seq)
+            .round(in.round())
+            .chunk(in.chunk())
+            .poolIndex(in.poolIndex())
+            .shadowSet(in.shadowSet())
+            .status(status.code());
+        outbox.send(port, txBuffer, 0, PacketFlyweight.HEADER_LENGTH);
+        counters.increment(SwitchCounter.PACKETS_OUT);
+    }
+
+    private void onJoin(final int port, final Outbox outbox) {
+        counters.increment(SwitchCounter.JOINS);
+        final int job = in.jobId();
+        final int worker = in.workerId();
+        final int workers = in.joinWorkerCount();
+        final int elements = in.joinElementsPerRound();
+        if (workers < 1 || workers > maxWorkers || worker >= workers || elements < 1) {
+            refuseJoin(port, Status.BAD_KEY, outbox);
+            return;
+        }
+        int j = jobTable.get(job);
+        if (j == JobTable.MISSING) {
+            j = allocateJob(job, workers, elements);
+            if (j == JobTable.MISSING) {
+                refuseJoin(port, Status.TABLE_FULL, outbox);
+                return;
+            }
+        } else if (jobWorkers[j] != workers || jobElementsPerRound[j] != elements) {
+            refuseJoin(port, Status.SHAPE_MISMATCH, outbox);
+            return;
+        }
+        jobJoined[j * words + (worker >>> 6)] |= 1L << (worker & 63);
+        workerPort[j * maxWorkers + worker] = port;
+        writeJoinAck(Status.OK, workers, elements);
+        outbox.send(port, txBuffer, 0, PacketFlyweight.JOIN_ACK_LENGTH);
+        counters.increment(SwitchCounter.PACKETS_OUT);
+    }
+
+    private void refuseJoin(final int port, final Status status, final Outbox outbox) {
+        counters.increment(SwitchCounter.JOIN_REFUSED);
+        writeJoinAck(status, in.joinWorkerCount(), in.joinElementsPerRound());
+        outbox.send(port, txBuffer, 0, PacketFlyweight.JOIN_ACK_LENGTH);
+        counters.increment(SwitchCounter.PACKETS_OUT);
+    }
+
+    private void writeJoinAck(final Status status, final int workers, final int elements) {
+        out.wrap(txBuffer, 0, PacketFlyweight.JOIN_ACK_LENGTH)
+            .initHeader(PacketType.JOIN_ACK)
+            .jobId(in.jobId())
+            .workerId(in.workerId())
+            .status(status.code())
+            .joinWorkerCount(workers)
+            .joinElementsPerRound(elements)
+            .ackPoolSize(poolSize)
+            .ackChunkElements(chunkElements)
+            .ackRoundRing(ring)
+            .ackMaxWorkers(maxWorkers);
+    }
+
+    private int allocateJob(final int job, final int workers, final int elements) {
+        for (int j = 0; j < maxJobs; j++) {
+            if (!jobActive[j]) {
+                jobActive[j] = true;
+                jobId[j] = job;
+                jobWorkers[j] = workers;
+                jobElementsPerRound[j] = elements;
+                jobChunksPerRound[j] = (int) ((elements + (long) chunkElements - 1) / chunkElements);
+                jobReleasedRound[j] = -1;
+                Arrays.fill(jobJoined, j * words, (j + 1) * words, 0L);
+                Arrays.fill(workerClock, j * maxWorkers, (j + 1) * maxWorkers, -1);
+                Arrays.fill(workerPort, j * maxWorkers, (j + 1) * maxWorkers, -1);
+                Arrays.fill(releaseCount, j * ring, (j + 1) * ring, 0);
+                Arrays.fill(slotSeq, j * 2 * poolSize, (j + 1) * 2 * poolSize, NO_SEQ);
+                Arrays.fill(slotReleased, j * 2 * poolSize, (j + 1) * 2 * poolSize, false);
+                jobTable.put(job, j);
+                counters.increment(SwitchCounter.JOBS_CREATED);
+                return j;
+            }
+        }
+        return JobTable.MISSING;
+    }
+
+    private void onLeave(final int port, final Outbox outbox) {
+        counters.increment(SwitchCounter.LEAVES);
+        final int j = jobTable.get(in.jobId());
+        final int worker = in.workerId();
+        if (j != JobTable.MISSING && worker < jobWorkers[j]) {
+            jobJoined[j * words + (worker >>> 6)] &= ~(1L << (worker & 63));
+            boolean anyJoined = false;
+            for (int w = 0; w < words; w++) {
+                anyJoined |= jobJoined[j * words + w] != 0;
+            }
+            if (!anyJoined) {
+                jobActive[j] = false;
+                jobTable.remove(jobId[j]);
+                counters.increment(SwitchCounter.JOBS_FREED);
+            }
+        }
+        out.wrap(txBuffer, 0, PacketFlyweight.HEADER_LENGTH)
+            .initHeader(PacketType.LEAVE_ACK)
+            .jobId(in.jobId())
+            .workerId(worker);
+        outbox.send(port, txBuffer, 0, PacketFlyweight.HEADER_LENGTH);
+        counters.increment(SwitchCounter.PACKETS_OUT);
+    }
+
+    private boolean isJoined(final int j, final int worker) {
+        return (jobJoined[j * words + (worker >>> 6)] & (1L << (worker & 63))) != 0;
+    }
+
+    private static SwitchCounter dropCounter(final PacketCheck check) {
+        switch (check) {
+            case TRUNCATED:
+                return SwitchCounter.DROP_TRUNCATED;
+            case BAD_MAGIC:
+                return SwitchCounter.DROP_BAD_MAGIC;
+            case BAD_VERSION:
+                return SwitchCounter.DROP_BAD_VERSION;
+            case BAD_TYPE:
+                return SwitchCounter.DROP_BAD_TYPE;
+            default:
+                return SwitchCounter.DROP_BAD_LENGTH;
+        }
+    }
+}

@@ -1,0 +1,413 @@
+package io.serene.protocol;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Flyweight over one Serene packet in a {@link ByteBuffer}; the {@code *_OFFSET} constants are the
+ * wire specification (network byte order, see docs/protocol.md).
+ *
+ * <pre>
+ *   0       2       3       4               6               8
+ *   +-------+-------+-------+---------------+---------------+
+ *   | magic |version| type  |     flags     | element count |
+ *   +-------+-------+-------+---------------+---------------+
+ *   8                               12              14  15  16
+ *   |             job id            |   worker id   |exp|set|
+ *   16                                                      24
+ *   |                     sequence (step) number            |
+ *   24                              28                      32
+ *   |             round             |         chunk         |
+ *   32                              36              38      40
+ *   |          config epoch         |   pool index  | status|
+ *   40 ... type-specific body
+ * </pre>
+ *
+ * The flyweight never allocates; it reads and writes at absolute positions so the wrapped
+ * buffer's position and limit are left alone.
+ */
+public final class PacketFlyweight {
+    public static final int MAGIC = 0x5345; // "SE"
+    public static final int VERSION = 1;
+
+    public static final int MAGIC_OFFSET = 0;
+    public static final int VERSION_OFFSET = 2;
+    public static final int TYPE_OFFSET = 3;
+    public static final int FLAGS_OFFSET = 4;
+    public static final int ELEMENT_COUNT_OFFSET = 6;
+    public static final int JOB_ID_OFFSET = 8;
+    public static final int WORKER_ID_OFFSET = 12;
+    public static final int EXPONENT_OFFSET = 14;
+    public static final int SHADOW_SET_OFFSET = 15;
+    public static final int SEQ_OFFSET = 16;
+    public static final int ROUND_OFFSET = 24;
+    public static final int CHUNK_OFFSET = 28;
+    public static final int CONFIG_EPOCH_OFFSET = 32;
+    public static final int POOL_INDEX_OFFSET = 36;
+    public static final int STATUS_OFFSET = 38;
+    public static final int HEADER_LENGTH = 40;
+
+    /** DATA body: {@code element count} big-endian int32 values. */
+    public static final int DATA_VALUES_OFFSET = HEADER_LENGTH;
+
+    /** RESULT body: contributor count, highest fully released round R, bitmap words, bitmap, values. */
+    public static final int RESULT_CONTRIBUTOR_COUNT_OFFSET = HEADER_LENGTH;
+    public static final int RESULT_RELEASED_ROUND_OFFSET = HEADER_LENGTH + 4;
+    public static final int RESULT_BITMAP_WORDS_OFFSET = HEADER_LENGTH + 8;
+    public static final int RESULT_BITMAP_OFFSET = HEADER_LENGTH + 12;
+
+    /** JOIN and JOIN_ACK body: the job's shape; JOIN_ACK adds the switch's pool parameters. */
+    public static final int JOIN_WORKER_COUNT_OFFSET = HEADER_LENGTH;
+    public static final int JOIN_ELEMENTS_PER_ROUND_OFFSET = HEADER_LENGTH + 4;
+    public static final int JOIN_LENGTH = HEADER_LENGTH + 8;
+    public static final int ACK_POOL_SIZE_OFFSET = HEADER_LENGTH + 8;
+    public static final int ACK_CHUNK_ELEMENTS_OFFSET = HEADER_LENGTH + 12;
+    public static final int ACK_ROUND_RING_OFFSET = HEADER_LENGTH + 16;
+    public static final int ACK_MAX_WORKERS_OFFSET = HEADER_LENGTH + 20;
+    public static final int JOIN_ACK_LENGTH = HEADER_LENGTH + 24;
+
+    /** Exponent value meaning "no exponent carried". */
+    public static final byte NO_EXPONENT = Byte.MIN_VALUE;
+
+    private ByteBuffer buffer;
+    private int offset;
+    private int length;
+
+    public PacketFlyweight wrap(final ByteBuffer buffer, final int offset, final int length) {
+        this.buffer = buffer;
+        this.offset = offset;
+        this.length = length;
+        return this;
+    }
+
+    public ByteBuffer buffer() {
+        return buffer;
+    }
+
+    public int offset() {
+        return offset;
+    }
+
+    public int length() {
+        return length;
+    }
+
+    /** Checks magic, version, type and that the body fits; returns a {@link PacketCheck}. */
+    public PacketCheck check() {
+        if (length < HEADER_LENGTH) {
+            return PacketCheck.TRUNCATED;
+        }
+        if (magic() != MAGIC) {
+            return PacketCheck.BAD_MAGIC;
+        }
+        if (version() != VERSION) {
+            return PacketCheck.BAD_VERSION;
+        }
+        final PacketType type = PacketType.fromCode(typeCode());
+        if (type == null) {
+            return PacketCheck.BAD_TYPE;
+        }
+        final int expected;
+        switch (type) {
+            case DATA:
+                expected = DATA_VALUES_OFFSET + 4 * elementCount();
+                break;
+            case RESULT:
+                if (length < RESULT_BITMAP_OFFSET) {
+                    return PacketCheck.TRUNCATED;
+                }
+                final int words = bitmapWords();
+                if (words < 0 || words > 1024) {
+                    return PacketCheck.BAD_LENGTH;
+                }
+                expected = RESULT_BITMAP_OFFSET + 8 * words + 4 * elementCount();
+                break;
+            case JOIN:
+                expected = JOIN_LENGTH;
+                break;
+            case JOIN_ACK:
+                expected = JOIN_ACK_LENGTH;
+                break;
+            default:
+                expected = HEADER_LENGTH;
+                break;
+        }
+        if (length < expected) {
+            return PacketCheck.TRUNCATED;
+        }
+        if (length > expected) {
+            return PacketCheck.BAD_LENGTH;
+        }
+        return PacketCheck.OK;
+    }
+
+    /** Writes magic, version, type and zeroes the rest of the header. */
+    public PacketFlyweight initHeader(final PacketType type) {
+        for (int i = 0; i < HEADER_LENGTH; i += 8) {
+            buffer.putLong(offset + i, 0L);
+        }
+        buffer.putShort(offset + MAGIC_OFFSET, (short) MAGIC);
+        buffer.put(offset + VERSION_OFFSET, (byte) VERSION);
+        buffer.put(offset + TYPE_OFFSET, (byte) type.code());
+        return this;
+    }
+
+    public int magic() {
+        return buffer.getShort(offset + MAGIC_OFFSET) & 0xFFFF;
+    }
+
+    public int version() {
+        return buffer.get(offset + VERSION_OFFSET) & 0xFF;
+    }
+
+    public int typeCode() {
+        return buffer.get(offset + TYPE_OFFSET) & 0xFF;
+    }
+
+    public PacketType type() {
+        return PacketType.fromCode(typeCode());
+    }
+
+    public int flags() {
+        return buffer.getShort(offset + FLAGS_OFFSET) & 0xFFFF;
+    }
+
+    public PacketFlyweight flags(final int flags) {
+        buffer.putShort(offset + FLAGS_OFFSET, (short) flags);
+        return this;
+    }
+
+    public boolean hasFlag(final int flag) {
+        return (flags() & flag) != 0;
+    }
+
+    public int elementCount() {
+        return buffer.getShort(offset + ELEMENT_COUNT_OFFSET) & 0xFFFF;
+    }
+
+    public PacketFlyweight elementCount(final int count) {
+        buffer.putShort(offset + ELEMENT_COUNT_OFFSET, (short) count);
+        return this;
+    }
+
+    public int jobId() {
+        return buffer.getInt(offset + JOB_ID_OFFSET);
+    }
+
+    public PacketFlyweight jobId(final int jobId) {
+        buffer.putInt(offset + JOB_ID_OFFSET, jobId);
+        return this;
+    }
+
+    public int workerId() {
+        return buffer.getShort(offset + WORKER_ID_OFFSET) & 0xFFFF;
+    }
+
+    public PacketFlyweight workerId(final int workerId) {
+        buffer.putShort(offset + WORKER_ID_OFFSET, (short) workerId);
+        return this;
+    }
+
+    public byte exponent() {
+        return buffer.get(offset + EXPONENT_OFFSET);
+    }
+
+    public PacketFlyweight exponent(final byte exponent) {
+        buffer.put(offset + EXPONENT_OFFSET, exponent);
+        return this;
+    }
+
+    public int shadowSet() {
+        return buffer.get(offset + SHADOW_SET_OFFSET) & 0xFF;
+    }
+
+    public PacketFlyweight shadowSet(final int set) {
+        buffer.put(offset + SHADOW_SET_OFFSET, (byte) set);
+        return this;
+    }
+
+    public long seq() {
+        return buffer.getLong(offset + SEQ_OFFSET);
+    }
+
+    public PacketFlyweight seq(final long seq) {
+        buffer.putLong(offset + SEQ_OFFSET, seq);
+        return this;
+    }
+
+    public int round() {
+        return buffer.getInt(offset + ROUND_OFFSET);
+    }
+
+    public PacketFlyweight round(final int round) {
+        buffer.putInt(offset + ROUND_OFFSET, round);
+        return this;
+    }
+
+    public int chunk() {
+        return buffer.getInt(offset + CHUNK_OFFSET);
+    }
+
+    public PacketFlyweight chunk(final int chunk) {
+        buffer.putInt(offset + CHUNK_OFFSET, chunk);
+        return this;
+    }
+
+    public int configEpoch() {
+        return buffer.getInt(offset + CONFIG_EPOCH_OFFSET);
+    }
+
+    public PacketFlyweight configEpoch(final int epoch) {
+        buffer.putInt(offset + CONFIG_EPOCH_OFFSET, epoch);
+        return this;
+    }
+
+    public int poolIndex() {
+        return buffer.getShort(offset + POOL_INDEX_OFFSET) & 0xFFFF;
+    }
+
+    public PacketFlyweight poolIndex(final int index) {
+        buffer.putShort(offset + POOL_INDEX_OFFSET, (short) index);
+        return this;
+    }
+
+    public int status() {
+        return buffer.getShort(offset + STATUS_OFFSET) & 0xFFFF;
+    }
+
+    public PacketFlyweight status(final int status) {
+        buffer.putShort(offset + STATUS_OFFSET, (short) status);
+        return this;
+    }
+
+    // ---- DATA ----
+
+    public int dataValue(final int index) {
+        return buffer.getInt(offset + DATA_VALUES_OFFSET + 4 * index);
+    }
+
+    public PacketFlyweight dataValue(final int index, final int value) {
+        buffer.putInt(offset + DATA_VALUES_OFFSET + 4 * index, value);
+        return this;
+    }
+
+    public static int dataLength(final int elementCount) {
+        return DATA_VALUES_OFFSET + 4 * elementCount;
+    }
+
+    // ---- RESULT ----
+
+    public int contributorCount() {
+        return buffer.getInt(offset + RESULT_CONTRIBUTOR_COUNT_OFFSET);
+    }
+
+    public PacketFlyweight contributorCount(final int count) {
+        buffer.putInt(offset + RESULT_CONTRIBUTOR_COUNT_OFFSET, count);
+        return this;
+    }
+
+    public int releasedRound() {
+        return buffer.getInt(offset + RESULT_RELEASED_ROUND_OFFSET);
+    }
+
+    public PacketFlyweight releasedRound(final int round) {
+        buffer.putInt(offset + RESULT_RELEASED_ROUND_OFFSET, round);
+        return this;
+    }
+
+    public int bitmapWords() {
+        return buffer.getInt(offset + RESULT_BITMAP_WORDS_OFFSET);
+    }
+
+    public PacketFlyweight bitmapWords(final int words) {
+        buffer.putInt(offset + RESULT_BITMAP_WORDS_OFFSET, words);
+        return this;
+    }
+
+    public long bitmapWord(final int index) {
+        return buffer.getLong(offset + RESULT_BITMAP_OFFSET + 8 * index);
+    }
+
+    public PacketFlyweight bitmapWord(final int index, final long word) {
+        buffer.putLong(offset + RESULT_BITMAP_OFFSET + 8 * index, word);
+        return this;
+    }
+
+    /** Offset (relative to the packet) of the first result value; needs {@link #bitmapWords()}. */
+    public int resultValuesOffset() {
+        return RESULT_BITMAP_OFFSET + 8 * bitmapWords();
+    }
+
+    public int resultValue(final int index) {
+        return buffer.getInt(offset + resultValuesOffset() + 4 * index);
+    }
+
+    public static int resultLength(final int bitmapWords, final int elementCount) {
+        return RESULT_BITMAP_OFFSET + 8 * bitmapWords + 4 * elementCount;
+    }
+
+    // ---- JOIN / JOIN_ACK ----
+
+    public int joinWorkerCount() {
+        return buffer.getInt(offset + JOIN_WORKER_COUNT_OFFSET);
+    }
+
+    public PacketFlyweight joinWorkerCount(final int count) {
+        buffer.putInt(offset + JOIN_WORKER_COUNT_OFFSET, count);
+        return this;
+    }
+
+    public int joinElementsPerRound() {
+        return buffer.getInt(offset + JOIN_ELEMENTS_PER_ROUND_OFFSET);
+    }
+
+    public PacketFlyweight joinElementsPerRound(final int elements) {
+        buffer.putInt(offset + JOIN_ELEMENTS_PER_ROUND_OFFSET, elements);
+        return this;
+    }
+
+    public int ackPoolSize() {
+        return buffer.getInt(offset + ACK_POOL_SIZE_OFFSET);
+    }
+
+    public PacketFlyweight ackPoolSize(final int size) {
+        buffer.putInt(offset + ACK_POOL_SIZE_OFFSET, size);
+        return this;
+    }
+
+    public int ackChunkElements() {
+        return buffer.getInt(offset + ACK_CHUNK_ELEMENTS_OFFSET);
+    }
+
+    public PacketFlyweight ackChunkElements(final int elements) {
+        buffer.putInt(offset + ACK_CHUNK_ELEMENTS_OFFSET, elements);
+        return this;
+    }
+
+    public int ackRoundRing() {
+        return buffer.getInt(offset + ACK_ROUND_RING_OFFSET);
+    }
+
+    public PacketFlyweight ackRoundRing(final int ring) {
+        buffer.putInt(offset + ACK_ROUND_RING_OFFSET, ring);
+        return this;
+    }
+
+    public int ackMaxWorkers() {
+        return buffer.getInt(offset + ACK_MAX_WORKERS_OFFSET);
+    }
+
+    public PacketFlyweight ackMaxWorkers(final int workers) {
+        buffer.putInt(offset + ACK_MAX_WORKERS_OFFSET, workers);
+        return this;
+    }
+
+    @Override
+    public String toString() {
+        if (buffer == null || length < HEADER_LENGTH) {
+            return "Packet[length=" + length + "]";
+        }
+        return "Packet[type=" + type() + ", job=" + jobId() + ", worker=" + workerId() + ", seq=" + seq()
+            + ", round=" + round() + ", chunk=" + chunk() + ", set=" + shadowSet() + ", exp=" + exponent()
+            + ", n=" + elementCount() + ", flags=" + flags() + ", status=" + status() + "]";
+    }
+}

@@ -1,0 +1,37 @@
+package io.serene.protocol;
+
+/** Result codes carried in the header's status field (JOIN_ACK, NACK) and returned by control operations. */
+public enum Status {
+    OK(0),
+    /** The switch has no free job entry (its budget allows no more jobs). */
+    TABLE_FULL(1),
+    /** The job exists with another shape (worker count or elements per round). */
+    SHAPE_MISMATCH(2),
+    /** A field is out of range: worker id, worker count, element count. */
+    BAD_KEY(3),
+    /** The job is unknown to the switch. */
+    UNKNOWN_JOB(4),
+    /** The contribution is for a step or round too far ahead of what the switch holds. */
+    AHEAD(5),
+    /** The contribution is for a step whose slot has been reused; its result is gone. */
+    STALE(6);
+
+    private final int code;
+
+    Status(final int code) {
+        this.code = code;
+    }
+
+    public int code() {
+        return code;
+    }
+
+    public static Status fromCode(final int code) {
+        for (final Status status : values()) {
+            if (status.code == code) {
+                return status;
+            }
+        }
+        return null;
+    }
+}

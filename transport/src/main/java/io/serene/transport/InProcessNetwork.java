@@ -1,0 +1,152 @@
+package io.serene.transport;
+
+import io.serene.protocol.Outbox;
+import io.serene.protocol.PacketEndpoint;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.function.BooleanSupplier;
+
+/**
+ * A deterministic in-process network in virtual time: endpoints are attached and get an address
+ * (the port others use to reach them, and the port they see packets arrive from); every packet
+ * goes through a seeded {@link FaultInjector} and arrives after a latency plus seeded jitter.
+ * One thread runs everything; the same seed gives the same run.
+ */
+public final class InProcessNetwork {
+    private static final class Event implements Comparable<Event> {
+        final long timeNs;
+        final long order;
+        final int from;
+        final int to;
+        final byte[] data; // null: a timer event
+
+        Event(final long timeNs, final long order, final int from, final int to, final byte[] data) {
+            this.timeNs = timeNs;
+            this.order = order;
+            this.from = from;
+            this.to = to;
+            this.data = data;
+        }
+
+        @Override
+        public int compareTo(final Event other) {
+            final int byTime = Long.compare(timeNs, other.timeNs);
+            return byTime != 0 ? byTime : Long.compare(order, other.order);
+        }
+    }
+
+    private final List<PacketEndpoint> endpoints = new ArrayList<>();
+    private final List<Long> scheduledTimer = new ArrayList<>();
+    private final PriorityQueue<Event> events = new PriorityQueue<>();
+    private final FaultInjector faults;
+    private final long latencyNs;
+    private final long jitterNs;
+    private final long reorderDelayNs;
+    private long nowNs;
+    private long order;
+    private long delivered;
+    private long processed;
+
+    /**
+     * @param faults         loss, duplication and reordering; also the seeded source of jitter
+     * @param latencyNs      one-way base latency
+     * @param jitterNs       extra uniform delay in [0, jitterNs) per packet
+     * @param reorderDelayNs extra uniform delay in [0, reorderDelayNs) for a packet chosen for reordering
+     */
+    public InProcessNetwork(final FaultInjector faults, final long latencyNs, final long jitterNs,
+                            final long reorderDelayNs) {
+        this.faults = faults;
+        this.latencyNs = latencyNs;
+        this.jitterNs = jitterNs;
+        this.reorderDelayNs = reorderDelayNs;
+    }
+
+    /** Attaches an endpoint and returns its address; its first timer call happens at the current time. */
+    public int attach(final PacketEndpoint endpoint) {
+        endpoints.add(endpoint);
+        scheduledTimer.add(PacketEndpoint.NO_DEADLINE);
+        final int address = endpoints.size() - 1;
+        wake(address);
+        return address;
+    }
+
+    public long nowNs() {
+        return nowNs;
+    }
+
+    public long delivered() {
+        return delivered;
+    }
+
+    public long eventsProcessed() {
+        return processed;
+    }
+
+    public FaultInjector faults() {
+        return faults;
+    }
+
+    /** Schedules a timer call of the endpoint now, e.g. after work was handed to it from outside. */
+    public void wake(final int address) {
+        scheduleTimer(address, nowNs);
+    }
+
+    /** Runs events until {@code done} holds, the queue is empty, or virtual time passes {@code untilNs}. */
+    public boolean runUntil(final BooleanSupplier done, final long untilNs) {
+        while (!done.getAsBoolean()) {
+            final Event event = events.peek();
+            if (event == null || event.timeNs > untilNs) {
+                return done.getAsBoolean();
+            }
+            events.poll();
+            nowNs = Math.max(nowNs, event.timeNs);
+            processed++;
+            final PacketEndpoint endpoint = endpoints.get(event.to);
+            final Outbox outbox = outboxOf(event.to);
+            if (event.data == null) {
+                if (scheduledTimer.get(event.to) != event.timeNs) {
+                    continue; // superseded by an earlier timer
+                }
+                scheduledTimer.set(event.to, PacketEndpoint.NO_DEADLINE);
+            } else {
+                delivered++;
+                endpoint.onPacket(event.from, ByteBuffer.wrap(event.data), 0, event.data.length, nowNs, outbox);
+            }
+            final long deadline = endpoint.onTimer(nowNs, outbox);
+            if (deadline != PacketEndpoint.NO_DEADLINE) {
+                scheduleTimer(event.to, Math.max(deadline, nowNs));
+            }
+        }
+        return true;
+    }
+
+    private void scheduleTimer(final int address, final long atNs) {
+        if (atNs < scheduledTimer.get(address)) {
+            scheduledTimer.set(address, atNs);
+            events.add(new Event(atNs, order++, address, address, null));
+        }
+    }
+
+    private Outbox outboxOf(final int from) {
+        return (port, buffer, offset, length) -> send(from, port, buffer, offset, length);
+    }
+
+    private void send(final int from, final int to, final ByteBuffer buffer, final int offset, final int length) {
+        if (to < 0 || to >= endpoints.size()) {
+            return; // no such address: the packet vanishes, as on a real network
+        }
+        final int copies = faults.copies();
+        for (int c = 0; c < copies; c++) {
+            final byte[] data = new byte[length];
+            buffer.get(offset, data);
+            long delay = latencyNs + faults.nextLong(jitterNs);
+            if (faults.reorder()) {
+                delay += faults.nextLong(reorderDelayNs);
+            }
+            events.add(new Event(nowNs + delay, order++, from, to, data));
+        }
+    }
+}

@@ -1,0 +1,297 @@
+package io.serene.transport;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.FixedRecvByteBufAllocator;
+import io.netty.channel.epoll.EpollChannelOption;
+import io.netty.channel.unix.SegmentedDatagramPacket;
+import io.netty.channel.socket.DatagramPacket;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.serene.protocol.Outbox;
+import io.serene.protocol.PacketEndpoint;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+/**
+ * One UDP socket serving one sans-IO {@link PacketEndpoint} on one event loop thread (the single
+ * writer of the endpoint's state). Peers are numbered in order of first contact (or
+ * {@link #addPeer}); the endpoint sees and uses those numbers as ports. Sends are batched until the
+ * end of a read burst, a timer or a task, then flushed together (sendmmsg on epoll); runs of
+ * equal-sized packets to one peer go out as one GSO super-packet when enabled.
+ */
+public final class UdpHost implements AutoCloseable {
+    private static final int MAX_GSO_SEGMENTS = 64;
+    private static final int MAX_GSO_BYTES = 65000;
+
+    private final PacketEndpoint endpoint;
+    private final UdpOptions options;
+    private final boolean gso;
+    private final Map<InetSocketAddress, Integer> portByAddress = new HashMap<>();
+    private final List<InetSocketAddress> addressByPort = new ArrayList<>();
+    private final AtomicLong errors = new AtomicLong();
+    private final AtomicLong droppedPeers = new AtomicLong();
+    private final Outbox outbox = this::send;
+    private final FaultInjector faults;
+    private Channel channel;
+    private EventLoop loop;
+    private ScheduledFuture<?> timer;
+    private long timerAtNs = PacketEndpoint.NO_DEADLINE;
+    private volatile Throwable lastError;
+
+    // pending GSO run
+    private ByteBuf run;
+    private int runPort = -1;
+    private int runSegment;
+    private int runCount;
+
+    private UdpHost(final PacketEndpoint endpoint, final UdpOptions options, final boolean gso) {
+        this.endpoint = endpoint;
+        this.options = options;
+        this.gso = gso;
+        this.faults = options.faults();
+    }
+
+    static UdpHost bind(final UdpTransport transport, final PacketEndpoint endpoint, final InetSocketAddress local,
+                        final UdpOptions options) {
+        final boolean gso = transport.isEpoll() && options.gso();
+        final UdpHost host = new UdpHost(endpoint, options, gso);
+        final Bootstrap bootstrap = new Bootstrap()
+            .group(transport.group())
+            .channel(transport.channelClass())
+            .option(ChannelOption.SO_RCVBUF, options.socketBufferBytes())
+            .option(ChannelOption.SO_SNDBUF, options.socketBufferBytes())
+            .option(ChannelOption.RECVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(65536))
+            .handler(host.new Handler());
+        if (transport.isEpoll() && options.gro()) {
+            bootstrap.option(EpollChannelOption.UDP_GRO, true);
+        }
+        host.channel = bootstrap.bind(local).syncUninterruptibly().channel();
+        host.loop = host.channel.eventLoop();
+        host.execute(() -> { });
+        return host;
+    }
+
+    public InetSocketAddress localAddress() {
+        return (InetSocketAddress) channel.localAddress();
+    }
+
+    /** Registers a peer and returns its port number (the same number on every call for one address). */
+    public int addPeer(final InetSocketAddress address) {
+        return call(() -> portOf(address)).join();
+    }
+
+    public boolean usesGso() {
+        return gso;
+    }
+
+    public long errors() {
+        return errors.get();
+    }
+
+    public long droppedPeers() {
+        return droppedPeers.get();
+    }
+
+    public Throwable lastError() {
+        return lastError;
+    }
+
+    /** Runs a task on the endpoint's thread, then lets the endpoint do its work and flushes. */
+    public void execute(final Runnable task) {
+        loop.execute(() -> {
+            try {
+                task.run();
+            } catch (final RuntimeException ex) {
+                onError(ex);
+            }
+            runTimer();
+        });
+    }
+
+    /** Runs a function on the endpoint's thread and completes with its value. */
+    public <T> CompletableFuture<T> call(final Supplier<T> function) {
+        final CompletableFuture<T> future = new CompletableFuture<>();
+        loop.execute(() -> {
+            try {
+                future.complete(function.get());
+            } catch (final RuntimeException ex) {
+                future.completeExceptionally(ex);
+            }
+            runTimer();
+        });
+        return future;
+    }
+
+    @Override
+    public void close() {
+        if (channel != null) {
+            channel.close().syncUninterruptibly();
+        }
+    }
+
+    private int portOf(final InetSocketAddress address) {
+        final Integer port = portByAddress.get(address);
+        if (port != null) {
+            return port;
+        }
+        if (addressByPort.size() >= options.maxPeers()) {
+            return -1;
+        }
+        final int assigned = addressByPort.size();
+        addressByPort.add(address);
+        portByAddress.put(address, assigned);
+        return assigned;
+    }
+
+    private void onError(final Throwable ex) {
+        errors.incrementAndGet();
+        lastError = ex;
+    }
+
+    private void runTimer() {
+        final long now = System.nanoTime();
+        try {
+            final long deadline = endpoint.onTimer(now, outbox);
+            schedule(deadline, now);
+        } catch (final RuntimeException ex) {
+            onError(ex);
+        }
+        flush();
+    }
+
+    private void schedule(final long deadline, final long now) {
+        if (deadline == PacketEndpoint.NO_DEADLINE || deadline >= timerAtNs) {
+            return;
+        }
+        if (timer != null) {
+            timer.cancel(false);
+        }
+        timerAtNs = deadline;
+        timer = loop.schedule(() -> {
+            timer = null;
+            timerAtNs = PacketEndpoint.NO_DEADLINE;
+            runTimer();
+        }, Math.max(0, deadline - now), TimeUnit.NANOSECONDS);
+    }
+
+    private void send(final int port, final ByteBuffer buffer, final int offset, final int length) {
+        if (port < 0 || port >= addressByPort.size()) {
+            droppedPeers.incrementAndGet();
+            return;
+        }
+        final int copies = faults.isActive() ? faults.copies() : 1;
+        for (int c = 0; c < copies; c++) {
+            if (faults.isActive() && faults.reorder()) {
+                final ByteBuf late = copyOf(buffer, offset, length);
+                final InetSocketAddress to = addressByPort.get(port);
+                loop.schedule(() -> {
+                    channel.writeAndFlush(new DatagramPacket(late, to));
+                }, faults.nextLong(options.reorderDelayNs()), TimeUnit.NANOSECONDS);
+            } else if (gso) {
+                appendToRun(port, buffer, offset, length);
+            } else {
+                channel.write(new DatagramPacket(copyOf(buffer, offset, length), addressByPort.get(port)));
+            }
+        }
+    }
+
+    private void appendToRun(final int port, final ByteBuffer buffer, final int offset, final int length) {
+        if (run != null && (port != runPort || length != runSegment || runCount == MAX_GSO_SEGMENTS
+            || run.readableBytes() + length > MAX_GSO_BYTES)) {
+            flushRun();
+        }
+        if (run == null) {
+            run = channel.alloc().directBuffer(Math.min(MAX_GSO_BYTES, length * MAX_GSO_SEGMENTS));
+            runPort = port;
+            runSegment = length;
+            runCount = 0;
+        }
+        writeInto(run, buffer, offset, length);
+        runCount++;
+    }
+
+    private void flushRun() {
+        if (run == null) {
+            return;
+        }
+        final InetSocketAddress to = addressByPort.get(runPort);
+        if (runCount == 1) {
+            channel.write(new DatagramPacket(run, to));
+        } else {
+            channel.write(new SegmentedDatagramPacket(run, runSegment, to));
+        }
+        run = null;
+        runPort = -1;
+    }
+
+    private void flush() {
+        flushRun();
+        channel.flush();
+    }
+
+    private ByteBuf copyOf(final ByteBuffer buffer, final int offset, final int length) {
+        final ByteBuf copy = channel.alloc().directBuffer(length);
+        writeInto(copy, buffer, offset, length);
+        return copy;
+    }
+
+    private static void writeInto(final ByteBuf target, final ByteBuffer buffer, final int offset, final int length) {
+        // engines address their buffers absolutely, so position and limit are free to use here
+        buffer.clear();
+        buffer.position(offset).limit(offset + length);
+        target.writeBytes(buffer);
+        buffer.clear();
+    }
+
+    private final class Handler extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
+            if (!(msg instanceof DatagramPacket)) {
+                io.netty.util.ReferenceCountUtil.release(msg);
+                return;
+            }
+            final DatagramPacket packet = (DatagramPacket) msg;
+            try {
+                final int port = portOf(packet.sender());
+                if (port < 0) {
+                    droppedPeers.incrementAndGet();
+                    return;
+                }
+                final ByteBuf content = packet.content();
+                final int length = content.readableBytes();
+                final ByteBuffer nio = content.nioBufferCount() == 1
+                    ? content.internalNioBuffer(content.readerIndex(), length)
+                    : content.nioBuffer();
+                endpoint.onPacket(port, nio, nio.position(), length, System.nanoTime(), outbox);
+            } catch (final RuntimeException ex) {
+                onError(ex);
+            } finally {
+                packet.release();
+            }
+        }
+
+        @Override
+        public void channelReadComplete(final ChannelHandlerContext ctx) {
+            runTimer();
+        }
+
+        @Override
+        public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause) {
+            onError(cause);
+        }
+    }
+}

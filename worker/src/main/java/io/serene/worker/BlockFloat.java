@@ -1,0 +1,97 @@
+package io.serene.worker;
+
+/**
+ * Block floating point quantization. A chunk shares one exponent e (every |x| in it is below
+ * 2^e); an element is sent as the integer round(x * 2^(Q - e)) with Q = 30 - ceil(log2 N), so
+ * each |value| <= 2^Q and the sum of N contributions stays within 2^30: int32 cannot overflow.
+ * The workers agree on e per chunk as the maximum of their local exponents (through the switch).
+ *
+ * <p>Error bound: quantizing x costs at most 2^(e - Q - 1) (round to nearest), so the dequantized
+ * sum of N contributions differs from the exact real sum by at most N * 2^(e - Q - 1) plus one
+ * float rounding of the result (relative 2^-24).
+ */
+public final class BlockFloat {
+    public static final int MIN_EXPONENT = -126;
+    public static final int MAX_EXPONENT = 127;
+
+    private BlockFloat() {
+    }
+
+    /** Q for N workers: the number of fractional bits below the shared exponent. */
+    public static int scaleBits(final int workers) {
+        if (workers < 1) {
+            throw new IllegalArgumentException("workers must be >= 1, was " + workers);
+        }
+        final int log2 = 32 - Integer.numberOfLeadingZeros(workers - 1);
+        return 30 - log2;
+    }
+
+    /** The smallest e with |x| < 2^e for every x in src[from, from + n); non-finite values give MAX_EXPONENT. */
+    public static byte exponentOf(final float[] src, final int from, final int n) {
+        float maxAbs = 0f;
+        for (int i = from; i < from + n; i++) {
+            final float a = Math.abs(src[i]);
+            if (!(a <= Float.MAX_VALUE)) { // NaN or infinity
+                return (byte) MAX_EXPONENT;
+            }
+            if (a > maxAbs) {
+                maxAbs = a;
+            }
+        }
+        return exponentOfMagnitude(maxAbs);
+    }
+
+    static byte exponentOfMagnitude(final float maxAbs) {
+        if (maxAbs < Float.MIN_NORMAL) {
+            return (byte) MIN_EXPONENT;
+        }
+        return (byte) Math.min(MAX_EXPONENT, Math.getExponent(maxAbs) + 1);
+    }
+
+    /**
+     * Quantizes one element with exponent e and scale bits q: round(x * 2^(q - e)). Values outside
+     * the representable range (a local exponent above the agreed one, infinities) are clamped to
+     * +-2^q; NaN becomes 0. {@link #isSaturated(float, int, int)} tells whether that happened.
+     */
+    public static int quantize(final float x, final int exponent, final int q) {
+        return quantize(x, scale(exponent, q), 1 << q);
+    }
+
+    /** The multiplier 2^(q - e) of {@link #quantize(float, double, int)}. */
+    public static double scale(final int exponent, final int q) {
+        return Math.scalb(1.0, q - exponent);
+    }
+
+    /** {@link #quantize(float, int, int)} with the chunk's scale and limit 2^q precomputed. */
+    public static int quantize(final float x, final double scale, final int limit) {
+        final long v = Math.round(x * scale); // NaN rounds to 0
+        if (v > limit) {
+            return limit;
+        }
+        if (v < -limit) {
+            return -limit;
+        }
+        return (int) v;
+    }
+
+    /** Whether {@link #quantize} clamps or zeroes x. */
+    public static boolean isSaturated(final float x, final double scale, final int limit) {
+        final long v = Math.round(x * scale);
+        return x != x || v > limit || v < -limit;
+    }
+
+    /** Whether {@link #quantize} clamps or zeroes x. */
+    public static boolean isSaturated(final float x, final int exponent, final int q) {
+        return isSaturated(x, scale(exponent, q), 1 << q);
+    }
+
+    /** The float value of an integer sum at exponent e and scale bits q (one rounding, deterministic). */
+    public static float dequantize(final int sum, final int exponent, final int q) {
+        return (float) Math.scalb((double) sum, exponent - q);
+    }
+
+    /** The bound on |dequantized sum - real sum| for N contributions at exponent e (excluding the final float rounding). */
+    public static double errorBound(final int workers, final int exponent) {
+        return workers * Math.scalb(1.0, exponent - scaleBits(workers) - 1);
+    }
+}

@@ -1,0 +1,137 @@
+package io.serene.worker;
+
+/** Configuration of one worker engine: fluent setters, validated by {@link #conclude()}. */
+public final class WorkerContext {
+    private int jobId = 1;
+    private int workerId = -1;
+    private int workers = -1;
+    private int elementsPerRound = -1;
+    private int switchPort = 0;
+    private long initialRtoNs = 20_000_000L;
+    private long minRtoNs = 1_000_000L;
+    private long maxRtoNs = 500_000_000L;
+    private long joinRetryNs = 100_000_000L;
+    private int maxJoinAttempts = 50;
+    private int maxWindow = Integer.MAX_VALUE;
+
+    public WorkerContext jobId(final int id) {
+        this.jobId = id;
+        return this;
+    }
+
+    public WorkerContext workerId(final int id) {
+        this.workerId = id;
+        return this;
+    }
+
+    public WorkerContext workers(final int count) {
+        this.workers = count;
+        return this;
+    }
+
+    public WorkerContext elementsPerRound(final int elements) {
+        this.elementsPerRound = elements;
+        return this;
+    }
+
+    /** The outbox port that reaches the switch. */
+    public WorkerContext switchPort(final int port) {
+        this.switchPort = port;
+        return this;
+    }
+
+    /** Retransmission timeout before the first round-trip sample. */
+    public WorkerContext initialRtoNs(final long ns) {
+        this.initialRtoNs = ns;
+        return this;
+    }
+
+    public WorkerContext minRtoNs(final long ns) {
+        this.minRtoNs = ns;
+        return this;
+    }
+
+    public WorkerContext maxRtoNs(final long ns) {
+        this.maxRtoNs = ns;
+        return this;
+    }
+
+    public WorkerContext joinRetryNs(final long ns) {
+        this.joinRetryNs = ns;
+        return this;
+    }
+
+    public WorkerContext maxJoinAttempts(final int attempts) {
+        this.maxJoinAttempts = attempts;
+        return this;
+    }
+
+    /** Limits the steps in flight below the switch's pool size. */
+    public WorkerContext maxWindow(final int steps) {
+        this.maxWindow = steps;
+        return this;
+    }
+
+    public int jobId() {
+        return jobId;
+    }
+
+    public int workerId() {
+        return workerId;
+    }
+
+    public int workers() {
+        return workers;
+    }
+
+    public int elementsPerRound() {
+        return elementsPerRound;
+    }
+
+    public int switchPort() {
+        return switchPort;
+    }
+
+    public long initialRtoNs() {
+        return initialRtoNs;
+    }
+
+    public long minRtoNs() {
+        return minRtoNs;
+    }
+
+    public long maxRtoNs() {
+        return maxRtoNs;
+    }
+
+    public long joinRetryNs() {
+        return joinRetryNs;
+    }
+
+    public int maxJoinAttempts() {
+        return maxJoinAttempts;
+    }
+
+    public int maxWindow() {
+        return maxWindow;
+    }
+
+    public WorkerContext conclude() {
+        require(workers >= 1 && workers <= 65535, "workers must be in 1..65535, was " + workers);
+        require(workerId >= 0 && workerId < workers, "workerId must be in 0.." + (workers - 1) + ", was " + workerId);
+        require(elementsPerRound >= 1, "elementsPerRound must be >= 1, was " + elementsPerRound);
+        require(minRtoNs > 0 && minRtoNs <= maxRtoNs, "minRtoNs must be in 1..maxRtoNs, was " + minRtoNs);
+        require(initialRtoNs >= minRtoNs && initialRtoNs <= maxRtoNs,
+            "initialRtoNs must be in minRtoNs..maxRtoNs, was " + initialRtoNs);
+        require(joinRetryNs > 0, "joinRetryNs must be > 0, was " + joinRetryNs);
+        require(maxJoinAttempts >= 1, "maxJoinAttempts must be >= 1, was " + maxJoinAttempts);
+        require(maxWindow >= 1, "maxWindow must be >= 1, was " + maxWindow);
+        return this;
+    }
+
+    private static void require(final boolean ok, final String message) {
+        if (!ok) {
+            throw new IllegalArgumentException(message);
+        }
+    }
+}

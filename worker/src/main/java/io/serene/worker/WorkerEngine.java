@@ -1,0 +1,563 @@
+package io.serene.worker;
+
+import io.serene.protocol.Counters;
+import io.serene.protocol.Flags;
+import io.serene.protocol.Outbox;
+import io.serene.protocol.PacketCheck;
+import io.serene.protocol.PacketEndpoint;
+import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.PacketType;
+import io.serene.protocol.Status;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+
+/**
+ * The worker side of the aggregation protocol, sans-IO: joins the job, turns each round's
+ * gradient into a stream of steps over the switch's slot pool, retransmits with an adaptive
+ * timeout and exponential backoff, and reassembles released results into {@link Aggregate}s.
+ *
+ * <p>Steps of a round with C chunks and pool size P, with b = min(P, C):
+ * <pre>
+ *   step t &lt; b      : exponent of chunk t only (the switch takes the maximum)
+ *   step t = b + j  : values of chunk j, quantized with chunk j's agreed exponent (from step j),
+ *                     carrying the exponent of chunk j + b (look-ahead, as SwitchML does)
+ * </pre>
+ * Step numbers (seq) run on across rounds: seq = round * (b + C) + t. Step seq may be sent once
+ * the result of seq - P has arrived (its slot is then free) and, for a value step, once the
+ * chunk's exponent is agreed. Every worker derives the same numbering, so the switch sees the
+ * same (seq, round, chunk) from all of them.
+ *
+ * <p>Single-threaded: the transport calls every method from its one thread.
+ */
+public final class WorkerEngine implements PacketEndpoint {
+    private enum Phase { JOINING, READY, LEAVING, LEFT, FAILED }
+
+    private static final class RoundWork {
+        final int round;
+        final float[] data;
+        final CompletableFuture<Aggregate> future;
+        final byte[] localExp;
+        final byte[] agreedExp;
+        final boolean[] expKnown;
+        final int[] integerSums;
+        final int[] chunkContributors;
+        final BitSet contributors = new BitSet();
+        int chunksDone;
+        boolean saturated;
+
+        RoundWork(final int round, final float[] data, final CompletableFuture<Aggregate> future, final int chunks,
+                  final int elements) {
+            this.round = round;
+            this.data = data;
+            this.future = future;
+            this.localExp = new byte[chunks];
+            this.agreedExp = new byte[chunks];
+            this.expKnown = new boolean[chunks];
+            this.integerSums = new int[elements];
+            this.chunkContributors = new int[chunks];
+        }
+    }
+
+    private final WorkerContext ctx;
+    private final Counters<WorkerCounter> counters = new Counters<>(WorkerCounter.class);
+    private final Consumer<Throwable> errorHandler;
+    private final PacketFlyweight in = new PacketFlyweight();
+    private final PacketFlyweight out = new PacketFlyweight();
+    private final ByteBuffer txBuffer = ByteBuffer.allocateDirect(PacketFlyweight.dataLength(65535 / 4 - 16));
+    private final CompletableFuture<Void> joined = new CompletableFuture<>();
+    private final CompletableFuture<Void> left = new CompletableFuture<>();
+    private final int q;
+
+    private Phase phase = Phase.JOINING;
+    private long phaseDeadlineNs;
+    private int attempts;
+    private WorkerException failure;
+
+    // known after JOIN_ACK
+    private int poolSize;
+    private int chunkElements;
+    private int roundRing;
+    private int chunks;
+    private int expSteps;
+    private int stepsPerRound;
+    private int window;
+
+    // window registers, indexed by seq mod P
+    private long[] entrySeq;
+    private boolean[] entryDone;
+    private long[] entrySentNs;
+    private long[] entryDeadlineNs;
+    private int[] entryRetries;
+    private long nextSeq;
+    private long oldestSeq;
+    private long earliestDeadlineNs = NO_DEADLINE;
+
+    // rounds: ring of submitted, not yet completed rounds
+    private RoundWork[] rounds = new RoundWork[8];
+    private int submittedRounds;
+    private int completedRounds;
+
+    // retransmission timeout (RFC 6298 estimator)
+    private long srttNs = -1;
+    private long rttVarNs;
+    private long rtoNs;
+
+    public WorkerEngine(final WorkerContext context, final Consumer<Throwable> errorHandler) {
+        this.ctx = context.conclude();
+        this.errorHandler = errorHandler;
+        this.q = BlockFloat.scaleBits(ctx.workers());
+        this.rtoNs = ctx.initialRtoNs();
+    }
+
+    public WorkerContext context() {
+        return ctx;
+    }
+
+    public Counters<WorkerCounter> counters() {
+        return counters;
+    }
+
+    /** Completes when the switch accepted the JOIN; fails when it refused or never answered. */
+    public CompletableFuture<Void> joined() {
+        return joined;
+    }
+
+    public int completedRounds() {
+        return completedRounds;
+    }
+
+    public int poolSize() {
+        return poolSize;
+    }
+
+    public long rtoNs() {
+        return rtoNs;
+    }
+
+    /**
+     * Contributes this worker's gradient for a round and returns the future aggregate. Rounds are
+     * numbered 0, 1, 2, ... without gaps; the array is read until the future completes.
+     */
+    public CompletableFuture<Aggregate> allreduce(final int round, final float[] gradient) {
+        final CompletableFuture<Aggregate> future = new CompletableFuture<>();
+        if (phase == Phase.FAILED) {
+            future.completeExceptionally(failure);
+            return future;
+        }
+        if (phase == Phase.LEAVING || phase == Phase.LEFT) {
+            future.completeExceptionally(new WorkerException("worker " + ctx.workerId() + " has left the job"));
+            return future;
+        }
+        if (round != submittedRounds) {
+            future.completeExceptionally(new WorkerException(
+                "rounds must be submitted in order without gaps: expected round " + submittedRounds + ", got " + round));
+            return future;
+        }
+        if (gradient.length != ctx.elementsPerRound()) {
+            future.completeExceptionally(new WorkerException(
+                "gradient has " + gradient.length + " elements, the job has " + ctx.elementsPerRound()));
+            return future;
+        }
+        // before the JOIN_ACK the chunking is unknown; onJoinAck redoes the bookkeeping
+        final RoundWork work = new RoundWork(round, gradient, future, chunks, gradient.length);
+        computeLocalExponents(work);
+        if (submittedRounds - completedRounds == rounds.length) {
+            growRounds();
+        }
+        rounds[round & (rounds.length - 1)] = work;
+        submittedRounds++;
+        return future;
+    }
+
+    /** Leaves the job; completes when the switch acknowledged or after the join retry budget. */
+    public CompletableFuture<Void> leave() {
+        if (phase == Phase.READY || phase == Phase.JOINING) {
+            phase = Phase.LEAVING;
+            attempts = 0;
+            phaseDeadlineNs = 0;
+        } else if (phase != Phase.LEAVING) {
+            left.complete(null);
+        }
+        return left;
+    }
+
+    @Override
+    public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length,
+                         final long nowNs, final Outbox outbox) {
+        counters.increment(WorkerCounter.PACKETS_IN);
+        try {
+            in.wrap(buffer, offset, length);
+            if (in.check() != PacketCheck.OK || in.jobId() != ctx.jobId()) {
+                counters.increment(WorkerCounter.DROP_MALFORMED);
+                return;
+            }
+            switch (in.type()) {
+                case RESULT:
+                    onResult(nowNs);
+                    break;
+                case JOIN_ACK:
+                    onJoinAck();
+                    break;
+                case NACK:
+                    counters.increment(WorkerCounter.NACKS);
+                    break;
+                case LEAVE_ACK:
+                    if (phase == Phase.LEAVING && in.workerId() == ctx.workerId()) {
+                        phase = Phase.LEFT;
+                        left.complete(null);
+                    }
+                    break;
+                default:
+                    counters.increment(WorkerCounter.DROP_UNEXPECTED);
+                    break;
+            }
+            if (phase == Phase.READY) {
+                pump(nowNs, outbox);
+            }
+        } catch (final RuntimeException ex) {
+            counters.increment(WorkerCounter.ERRORS);
+            errorHandler.accept(ex);
+        }
+    }
+
+    @Override
+    public long onTimer(final long nowNs, final Outbox outbox) {
+        try {
+            switch (phase) {
+                case JOINING:
+                    return retryControl(nowNs, outbox, PacketType.JOIN);
+                case LEAVING:
+                    return retryControl(nowNs, outbox, PacketType.LEAVE);
+                case READY:
+                    pump(nowNs, outbox);
+                    if (nowNs >= earliestDeadlineNs) {
+                        retransmit(nowNs, outbox);
+                    }
+                    return earliestDeadlineNs;
+                default:
+                    return NO_DEADLINE;
+            }
+        } catch (final RuntimeException ex) {
+            counters.increment(WorkerCounter.ERRORS);
+            errorHandler.accept(ex);
+            return nowNs + ctx.minRtoNs();
+        }
+    }
+
+    private long retryControl(final long nowNs, final Outbox outbox, final PacketType type) {
+        if (nowNs < phaseDeadlineNs) {
+            return phaseDeadlineNs;
+        }
+        if (attempts >= ctx.maxJoinAttempts()) {
+            if (type == PacketType.JOIN) {
+                fail(new WorkerException("switch did not answer JOIN of worker " + ctx.workerId() + " for job "
+                    + ctx.jobId() + " after " + attempts + " attempts"));
+            } else {
+                phase = Phase.LEFT;
+                left.complete(null);
+            }
+            return NO_DEADLINE;
+        }
+        attempts++;
+        final int length = type == PacketType.JOIN ? PacketFlyweight.JOIN_LENGTH : PacketFlyweight.HEADER_LENGTH;
+        out.wrap(txBuffer, 0, length).initHeader(type).jobId(ctx.jobId()).workerId(ctx.workerId());
+        if (type == PacketType.JOIN) {
+            out.joinWorkerCount(ctx.workers()).joinElementsPerRound(ctx.elementsPerRound());
+            counters.increment(WorkerCounter.JOIN_ATTEMPTS);
+        }
+        outbox.send(ctx.switchPort(), txBuffer, 0, length);
+        counters.increment(WorkerCounter.PACKETS_OUT);
+        phaseDeadlineNs = nowNs + ctx.joinRetryNs();
+        return phaseDeadlineNs;
+    }
+
+    private void onJoinAck() {
+        if (phase != Phase.JOINING || in.workerId() != ctx.workerId()) {
+            counters.increment(WorkerCounter.DROP_UNEXPECTED);
+            return;
+        }
+        final Status status = Status.fromCode(in.status());
+        if (status != Status.OK) {
+            fail(new WorkerException("switch refused JOIN of worker " + ctx.workerId() + " for job " + ctx.jobId()
+                + ": " + status + describe(status)));
+            return;
+        }
+        final int p = in.ackPoolSize();
+        final int k = in.ackChunkElements();
+        final int g = in.ackRoundRing();
+        if (p < 1 || k < 1 || k > 16_000 || g < 2) {
+            fail(new WorkerException("switch sent an invalid JOIN_ACK: pool " + p + ", chunk " + k + ", ring " + g));
+            return;
+        }
+        poolSize = p;
+        chunkElements = k;
+        roundRing = g;
+        chunks = (ctx.elementsPerRound() + k - 1) / k;
+        expSteps = Math.min(p, chunks);
+        stepsPerRound = expSteps + chunks;
+        window = Math.min(p, ctx.maxWindow());
+        entrySeq = new long[p];
+        entryDone = new boolean[p];
+        entrySentNs = new long[p];
+        entryDeadlineNs = new long[p];
+        entryRetries = new int[p];
+        Arrays.fill(entrySeq, -1L);
+        // rounds submitted before the join knew no chunking: redo their bookkeeping
+        for (int r = completedRounds; r < submittedRounds; r++) {
+            final RoundWork old = rounds[r & (rounds.length - 1)];
+            final RoundWork work = new RoundWork(old.round, old.data, old.future, chunks, old.data.length);
+            computeLocalExponents(work);
+            rounds[r & (rounds.length - 1)] = work;
+        }
+        phase = Phase.READY;
+        joined.complete(null);
+    }
+
+    private static String describe(final Status status) {
+        switch (status) {
+            case TABLE_FULL:
+                return " (the switch holds its maximum number of jobs)";
+            case SHAPE_MISMATCH:
+                return " (the job exists with another worker count or gradient size)";
+            case BAD_KEY:
+                return " (worker id, worker count or gradient size out of the switch's range)";
+            default:
+                return "";
+        }
+    }
+
+    private void onResult(final long nowNs) {
+        if (phase != Phase.READY) {
+            counters.increment(WorkerCounter.DROP_UNEXPECTED);
+            return;
+        }
+        final long seq = in.seq();
+        if (seq < oldestSeq || seq >= nextSeq) {
+            counters.increment(WorkerCounter.DUPLICATE_RESULTS);
+            return;
+        }
+        final int e = (int) (seq % poolSize);
+        if (entrySeq[e] != seq || entryDone[e]) {
+            counters.increment(WorkerCounter.DUPLICATE_RESULTS);
+            return;
+        }
+        final int round = (int) (seq / stepsPerRound);
+        final int t = (int) (seq % stepsPerRound);
+        final RoundWork work = rounds[round & (rounds.length - 1)];
+        final boolean valueStep = t >= expSteps;
+        final int chunk = valueStep ? t - expSteps : t;
+        final int n = valueStep ? chunkLength(chunk) : 0;
+        if (in.round() != round || in.chunk() != chunk || in.elementCount() != n
+            || in.hasFlag(Flags.VALUES) != valueStep) {
+            counters.increment(WorkerCounter.DROP_UNEXPECTED);
+            return;
+        }
+        counters.increment(WorkerCounter.RESULTS);
+        entryDone[e] = true;
+        if (entryRetries[e] == 0) {
+            sampleRtt(nowNs - entrySentNs[e]);
+        }
+        if (!valueStep) {
+            work.agreedExp[chunk] = in.exponent();
+            work.expKnown[chunk] = true;
+        } else {
+            if (chunk + expSteps < chunks) {
+                work.agreedExp[chunk + expSteps] = in.exponent();
+                work.expKnown[chunk + expSteps] = true;
+            }
+            final int base = chunk * chunkElements;
+            final int valuesOffset = in.resultValuesOffset();
+            final ByteBuffer buffer = in.buffer();
+            final int at = in.offset() + valuesOffset;
+            for (int i = 0; i < n; i++) {
+                work.integerSums[base + i] = buffer.getInt(at + 4 * i);
+            }
+            work.chunkContributors[chunk] = in.contributorCount();
+            final int words = in.bitmapWords();
+            for (int w = 0; w < words; w++) {
+                long bits = in.bitmapWord(w);
+                while (bits != 0) {
+                    work.contributors.set((w << 6) + Long.numberOfTrailingZeros(bits));
+                    bits &= bits - 1;
+                }
+            }
+            if (in.hasFlag(Flags.SATURATED)) {
+                work.saturated = true;
+            }
+            work.chunksDone++;
+            if (work.chunksDone == chunks) {
+                completeRounds();
+            }
+        }
+        while (oldestSeq < nextSeq && entryDone[(int) (oldestSeq % poolSize)]) {
+            oldestSeq++;
+        }
+    }
+
+    private void completeRounds() {
+        while (completedRounds < submittedRounds) {
+            final RoundWork work = rounds[completedRounds & (rounds.length - 1)];
+            if (work.chunksDone != chunks) {
+                return;
+            }
+            rounds[completedRounds & (rounds.length - 1)] = null;
+            completedRounds++;
+            counters.increment(WorkerCounter.ROUNDS_COMPLETED);
+            final float[] sum = new float[work.data.length];
+            for (int c = 0; c < chunks; c++) {
+                final int exponent = work.agreedExp[c];
+                final int end = c * chunkElements + chunkLength(c);
+                for (int i = c * chunkElements; i < end; i++) {
+                    sum[i] = BlockFloat.dequantize(work.integerSums[i], exponent, q);
+                }
+            }
+            work.future.complete(new Aggregate(work.round, chunkElements, sum, work.integerSums, work.agreedExp,
+                work.chunkContributors, work.contributors, work.saturated));
+        }
+    }
+
+    private void pump(final long nowNs, final Outbox outbox) {
+        while (true) {
+            final long seq = nextSeq;
+            if (seq - oldestSeq >= window) {
+                return;
+            }
+            final int round = (int) (seq / stepsPerRound);
+            if (round >= submittedRounds || round >= completedRounds + roundRing) {
+                return;
+            }
+            final int e = (int) (seq % poolSize);
+            if (seq >= poolSize && !(entrySeq[e] == seq - poolSize && entryDone[e])) {
+                return;
+            }
+            final int t = (int) (seq % stepsPerRound);
+            final RoundWork work = rounds[round & (rounds.length - 1)];
+            if (t >= expSteps && !work.expKnown[t - expSteps]) {
+                return;
+            }
+            entrySeq[e] = seq;
+            entryDone[e] = false;
+            entryRetries[e] = 0;
+            entrySentNs[e] = nowNs;
+            entryDeadlineNs[e] = nowNs + rtoNs;
+            earliestDeadlineNs = Math.min(earliestDeadlineNs, entryDeadlineNs[e]);
+            sendStep(seq, work, t, outbox);
+            nextSeq++;
+            counters.increment(WorkerCounter.STEPS_SENT);
+        }
+    }
+
+    private void retransmit(final long nowNs, final Outbox outbox) {
+        long earliest = NO_DEADLINE;
+        for (long seq = oldestSeq; seq < nextSeq; seq++) {
+            final int e = (int) (seq % poolSize);
+            if (entryDone[e]) {
+                continue;
+            }
+            if (entryDeadlineNs[e] <= nowNs) {
+                entryRetries[e]++;
+                final int shift = Math.min(entryRetries[e], 16);
+                entryDeadlineNs[e] = nowNs + Math.min(ctx.maxRtoNs(), rtoNs << shift);
+                final int round = (int) (seq / stepsPerRound);
+                sendStep(seq, rounds[round & (rounds.length - 1)], (int) (seq % stepsPerRound), outbox);
+                counters.increment(WorkerCounter.RETRANSMISSIONS);
+            }
+            earliest = Math.min(earliest, entryDeadlineNs[e]);
+        }
+        earliestDeadlineNs = earliest;
+    }
+
+    private void sendStep(final long seq, final RoundWork work, final int t, final Outbox outbox) {
+        final boolean valueStep = t >= expSteps;
+        final int chunk = valueStep ? t - expSteps : t;
+        final int n = valueStep ? chunkLength(chunk) : 0;
+        final int length = PacketFlyweight.dataLength(n);
+        out.wrap(txBuffer, 0, length)
+            .initHeader(PacketType.DATA)
+            .jobId(ctx.jobId())
+            .workerId(ctx.workerId())
+            .seq(seq)
+            .round(work.round)
+            .chunk(chunk)
+            .poolIndex((int) (seq % poolSize))
+            .shadowSet((int) ((seq / poolSize) & 1))
+            .elementCount(n);
+        if (!valueStep) {
+            out.exponent(work.localExp[chunk]);
+        } else {
+            final int lookAhead = chunk + expSteps;
+            out.exponent(lookAhead < chunks ? work.localExp[lookAhead] : PacketFlyweight.NO_EXPONENT);
+            final double scale = BlockFloat.scale(work.agreedExp[chunk], q);
+            final int limit = 1 << q;
+            final float[] data = work.data;
+            final int base = chunk * chunkElements;
+            int saturated = 0;
+            for (int i = 0; i < n; i++) {
+                final float x = data[base + i];
+                final int v = BlockFloat.quantize(x, scale, limit);
+                if (v == limit || v == -limit || v == 0) {
+                    // only the extremes (and NaN, which becomes 0) can have been clamped
+                    if (BlockFloat.isSaturated(x, scale, limit)) {
+                        saturated++;
+                    }
+                }
+                txBuffer.putInt(PacketFlyweight.DATA_VALUES_OFFSET + 4 * i, v);
+            }
+            int flags = Flags.VALUES;
+            if (saturated > 0) {
+                flags |= Flags.SATURATED;
+                counters.add(WorkerCounter.SATURATED_VALUES, saturated);
+            }
+            out.flags(flags);
+        }
+        outbox.send(ctx.switchPort(), txBuffer, 0, length);
+        counters.increment(WorkerCounter.PACKETS_OUT);
+    }
+
+    private void computeLocalExponents(final RoundWork work) {
+        for (int c = 0; c < chunks; c++) {
+            work.localExp[c] = BlockFloat.exponentOf(work.data, c * chunkElements, chunkLength(c));
+        }
+    }
+
+    private int chunkLength(final int chunk) {
+        return Math.min(chunkElements, ctx.elementsPerRound() - chunk * chunkElements);
+    }
+
+    private void sampleRtt(final long rttNs) {
+        counters.increment(WorkerCounter.RTT_SAMPLES);
+        if (srttNs < 0) {
+            srttNs = rttNs;
+            rttVarNs = rttNs / 2;
+        } else {
+            rttVarNs = (3 * rttVarNs + Math.abs(srttNs - rttNs)) / 4;
+            srttNs = (7 * srttNs + rttNs) / 8;
+        }
+        rtoNs = Math.max(ctx.minRtoNs(), Math.min(ctx.maxRtoNs(), srttNs + 4 * rttVarNs));
+    }
+
+    private void growRounds() {
+        final RoundWork[] bigger = new RoundWork[rounds.length * 2];
+        for (int r = completedRounds; r < submittedRounds; r++) {
+            bigger[r & (bigger.length - 1)] = rounds[r & (rounds.length - 1)];
+        }
+        rounds = bigger;
+    }
+
+    private void fail(final WorkerException ex) {
+        phase = Phase.FAILED;
+        failure = ex;
+        joined.completeExceptionally(ex);
+        left.complete(null);
+        for (int r = completedRounds; r < submittedRounds; r++) {
+            final RoundWork work = rounds[r & (rounds.length - 1)];
+            if (work != null) {
+                work.future.completeExceptionally(ex);
+            }
+        }
+    }
+}
