@@ -189,9 +189,9 @@ public final class SwitchPipeline implements PacketEndpoint {
             counters.increment(SwitchCounter.DROP_NOT_JOINED);
             return;
         }
-        final boolean hasValues = in.hasFlag(Flags.VALUES);
+        final int payload = in.flags() & Flags.PAYLOAD;
         final int n = in.elementCount();
-        if (hasValues ? (n == 0 || n > chunkElements) : n != 0) {
+        if (payload == Flags.PAYLOAD || (payload != 0 ? (n == 0 || n > chunkElements) : n != 0)) {
             counters.increment(SwitchCounter.DROP_BAD_ELEMENT_COUNT);
             return;
         }
@@ -216,14 +216,14 @@ public final class SwitchPipeline implements PacketEndpoint {
                 nack(port, Status.AHEAD, outbox);
                 return;
             }
-            resetSlot(idx, seq, round, chunk, n, hasValues);
+            resetSlot(idx, seq, round, chunk, n, payload);
         } else if (seq < current) {
             counters.increment(SwitchCounter.DROP_STALE);
             nack(port, Status.STALE, outbox);
             return;
         }
         if (slotRound[idx] != round || slotChunk[idx] != chunk || slotLength[idx] != n
-            || ((slotFlags[idx] & Flags.VALUES) != 0) != hasValues) {
+            || (slotFlags[idx] & Flags.PAYLOAD) != payload) {
             counters.increment(SwitchCounter.DROP_INCONSISTENT);
             return;
         }
@@ -241,8 +241,8 @@ public final class SwitchPipeline implements PacketEndpoint {
             counters.increment(SwitchCounter.DROP_LATE);
             return;
         }
-        aggregate(idx, word, bit, n, hasValues);
-        if (hasValues && round > workerClock[j * maxWorkers + worker]) {
+        aggregate(idx, word, bit, n, payload);
+        if (payload == Flags.VALUES && round > workerClock[j * maxWorkers + worker]) {
             workerClock[j * maxWorkers + worker] = round;
         }
         if (slotCount[idx] == jobWorkers[j]) {
@@ -259,7 +259,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     }
 
     private void resetSlot(final int idx, final long seq, final int round, final int chunk, final int n,
-                           final boolean hasValues) {
+                           final int payload) {
         slotSeq[idx] = seq;
         slotCount[idx] = 0;
         slotRound[idx] = round;
@@ -267,14 +267,14 @@ public final class SwitchPipeline implements PacketEndpoint {
         slotLength[idx] = n;
         slotExponent[idx] = PacketFlyweight.NO_EXPONENT;
         slotReleased[idx] = false;
-        slotFlags[idx] = (byte) (hasValues ? Flags.VALUES : 0);
+        slotFlags[idx] = (byte) payload;
         Arrays.fill(slotBitmap, idx * words, idx * words + words, 0L);
-        if (hasValues) {
-            Arrays.fill(slotSums, idx * chunkElements, idx * chunkElements + n, 0);
-        }
+        // sums start at 0, exponent maxima below any exponent
+        Arrays.fill(slotSums, idx * chunkElements, idx * chunkElements + n,
+            payload == Flags.EXPONENTS ? Integer.MIN_VALUE : 0);
     }
 
-    private void aggregate(final int idx, final int word, final long bit, final int n, final boolean hasValues) {
+    private void aggregate(final int idx, final int word, final long bit, final int n, final int payload) {
         counters.increment(SwitchCounter.CONTRIBUTIONS);
         slotBitmap[word] |= bit;
         slotCount[idx]++;
@@ -286,8 +286,12 @@ public final class SwitchPipeline implements PacketEndpoint {
         if (in.hasFlag(Flags.SATURATED)) {
             flags |= Flags.SATURATED;
         }
-        if (hasValues) {
-            final int base = idx * chunkElements;
+        final int base = idx * chunkElements;
+        if (payload == Flags.EXPONENTS) {
+            for (int i = 0; i < n; i++) {
+                slotSums[base + i] = Math.max(slotSums[base + i], in.dataValue(i));
+            }
+        } else if (payload == Flags.VALUES) {
             boolean overflow = false;
             for (int i = 0; i < n; i++) {
                 final int a = slotSums[base + i];
@@ -347,8 +351,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     }
 
     private int writeResult(final int j, final int idx, final int extraFlags) {
-        final boolean hasValues = (slotFlags[idx] & Flags.VALUES) != 0;
-        final int n = hasValues ? slotLength[idx] : 0;
+        final int n = slotLength[idx];
         final int length = PacketFlyweight.resultLength(words, n);
         final long seq = slotSeq[idx];
         out.wrap(txBuffer, 0, length)

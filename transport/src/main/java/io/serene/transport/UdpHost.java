@@ -52,11 +52,13 @@ public final class UdpHost implements AutoCloseable {
     private long timerAtNs = PacketEndpoint.NO_DEADLINE;
     private volatile Throwable lastError;
 
-    // pending GSO run
-    private ByteBuf run;
-    private int runPort = -1;
-    private int runSegment;
-    private int runCount;
+    // pending GSO runs, one per peer port, flushed together at the end of a burst
+    private ByteBuf[] runs = new ByteBuf[16];
+    private int[] runSegment = new int[16];
+    private int[] runCount = new int[16];
+    private boolean[] dirty = new boolean[16];
+    private int[] dirtyPorts = new int[16];
+    private int dirtyCount;
 
     private UdpHost(final PacketEndpoint endpoint, final UdpOptions options, final boolean gso) {
         this.endpoint = endpoint;
@@ -74,7 +76,7 @@ public final class UdpHost implements AutoCloseable {
             .channel(transport.channelClass())
             .option(ChannelOption.SO_RCVBUF, options.socketBufferBytes())
             .option(ChannelOption.SO_SNDBUF, options.socketBufferBytes())
-            .option(ChannelOption.RECVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(65536))
+            .option(ChannelOption.RECVBUF_ALLOCATOR, receiveAllocator(transport.isEpoll() && options.gro()))
             .handler(host.new Handler());
         if (transport.isEpoll() && options.gro()) {
             bootstrap.option(EpollChannelOption.UDP_GRO, true);
@@ -83,6 +85,15 @@ public final class UdpHost implements AutoCloseable {
         host.loop = host.channel.eventLoop();
         host.execute(() -> { });
         return host;
+    }
+
+    private static FixedRecvByteBufAllocator receiveAllocator(final boolean gro) {
+        // a GRO read can hold a 64 KiB run of packets; keep reading until the socket is empty
+        // instead of stopping after one datagram that did not fill the buffer
+        final FixedRecvByteBufAllocator allocator = new FixedRecvByteBufAllocator(gro ? 65536 : 2048);
+        allocator.respectMaybeMoreData(false);
+        allocator.maxMessagesPerRead(Integer.getInteger("serene.maxMessagesPerRead", 64));
+        return allocator;
     }
 
     public InetSocketAddress localAddress() {
@@ -204,42 +215,69 @@ public final class UdpHost implements AutoCloseable {
             } else if (gso) {
                 appendToRun(port, buffer, offset, length);
             } else {
-                channel.write(new DatagramPacket(copyOf(buffer, offset, length), addressByPort.get(port)));
+                channel.write(new DatagramPacket(copyOf(buffer, offset, length), addressByPort.get(port)), channel.voidPromise());
             }
         }
     }
 
     private void appendToRun(final int port, final ByteBuffer buffer, final int offset, final int length) {
-        if (run != null && (port != runPort || length != runSegment || runCount == MAX_GSO_SEGMENTS
+        if (port >= runs.length) {
+            growRuns(port);
+        }
+        ByteBuf run = runs[port];
+        if (run != null && (length != runSegment[port] || runCount[port] == MAX_GSO_SEGMENTS
             || run.readableBytes() + length > MAX_GSO_BYTES)) {
-            flushRun();
+            flushRun(port);
+            run = null;
         }
         if (run == null) {
             run = channel.alloc().directBuffer(Math.min(MAX_GSO_BYTES, length * MAX_GSO_SEGMENTS));
-            runPort = port;
-            runSegment = length;
-            runCount = 0;
+            runs[port] = run;
+            runSegment[port] = length;
+            runCount[port] = 0;
+            if (!dirty[port]) {
+                dirty[port] = true;
+                dirtyPorts[dirtyCount++] = port;
+            }
         }
         writeInto(run, buffer, offset, length);
-        runCount++;
+        runCount[port]++;
     }
 
-    private void flushRun() {
+    private void growRuns(final int port) {
+        final int size = Integer.highestOneBit(port) << 1;
+        runs = java.util.Arrays.copyOf(runs, size);
+        runSegment = java.util.Arrays.copyOf(runSegment, size);
+        runCount = java.util.Arrays.copyOf(runCount, size);
+        dirty = java.util.Arrays.copyOf(dirty, size);
+        dirtyPorts = java.util.Arrays.copyOf(dirtyPorts, size);
+    }
+
+    /** Writes the port's pending run as one GSO packet (or a plain one if it holds one segment). */
+    private void flushRun(final int port) {
+        final ByteBuf run = runs[port];
         if (run == null) {
             return;
         }
-        final InetSocketAddress to = addressByPort.get(runPort);
-        if (runCount == 1) {
-            channel.write(new DatagramPacket(run, to));
+        runs[port] = null;
+        final InetSocketAddress to = addressByPort.get(port);
+        if (runCount[port] == 1) {
+            channel.write(new DatagramPacket(run, to), channel.voidPromise());
         } else {
-            channel.write(new SegmentedDatagramPacket(run, runSegment, to));
+            channel.write(new SegmentedDatagramPacket(run, runSegment[port], to), channel.voidPromise());
         }
-        run = null;
-        runPort = -1;
+    }
+
+    private void flushRuns() {
+        for (int i = 0; i < dirtyCount; i++) {
+            dirty[dirtyPorts[i]] = false;
+            flushRun(dirtyPorts[i]);
+        }
+        dirtyCount = 0;
     }
 
     private void flush() {
-        flushRun();
+        flushRuns();
         channel.flush();
     }
 

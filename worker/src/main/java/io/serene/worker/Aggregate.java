@@ -1,55 +1,58 @@
 package io.serene.worker;
 
 import java.util.BitSet;
+import java.util.Queue;
 
 /**
- * The released aggregate of one round as a worker received it: the dequantized sum, the integer
- * sums and per-chunk exponents it came from, and who contributed to each chunk.
+ * The released aggregate of one round as a worker received it: the integer sums the switch
+ * released, the per-chunk agreed exponents, and who contributed to each chunk. The float views
+ * ({@link #sumInto}, {@link #averageInto}) are computed on demand by the caller's thread.
+ * {@link #release()} hands the buffers back to the worker for a later round; the aggregate must not
+ * be used after that.
  */
 public final class Aggregate {
     private final int round;
     private final int chunkElements;
-    private final float[] sum;
-    private final int[] integerSums;
-    private final byte[] exponents;
-    private final int[] chunkContributors;
-    private final BitSet contributors;
+    private final int scaleBits;
+    private final int elements;
+    private final int chunks;
+    private final RoundBuffers buffers;
     private final boolean saturated;
+    private final Queue<RoundBuffers> pool;
+    private volatile boolean released;
 
-    Aggregate(final int round, final int chunkElements, final float[] sum, final int[] integerSums,
-              final byte[] exponents, final int[] chunkContributors, final BitSet contributors,
-              final boolean saturated) {
+    Aggregate(final int round, final int chunkElements, final int scaleBits, final int elements, final int chunks,
+              final RoundBuffers buffers, final boolean saturated, final Queue<RoundBuffers> pool) {
         this.round = round;
         this.chunkElements = chunkElements;
-        this.sum = sum;
-        this.integerSums = integerSums;
-        this.exponents = exponents;
-        this.chunkContributors = chunkContributors;
-        this.contributors = contributors;
+        this.scaleBits = scaleBits;
+        this.elements = elements;
+        this.chunks = chunks;
+        this.buffers = buffers;
         this.saturated = saturated;
+        this.pool = pool;
     }
 
     public int round() {
         return round;
     }
 
-    /** The dequantized sum of all contributions (not averaged). */
-    public float[] sum() {
-        return sum;
+    public int elements() {
+        return elements;
     }
 
-    /** The integer sums exactly as the switch released them. */
+    /** The integer sums exactly as the switch released them (a live view; do not modify). */
     public int[] integerSums() {
-        return integerSums;
+        return live().integerSums;
     }
 
     /** The agreed exponent of chunk c. */
     public byte exponent(final int chunk) {
-        return exponents[chunk];
+        return live().agreedExp[chunk];
     }
 
     public int chunks() {
-        return exponents.length;
+        return chunks;
     }
 
     public int chunkElements() {
@@ -58,19 +61,19 @@ public final class Aggregate {
 
     /** How many workers contributed to chunk c. */
     public int chunkContributorCount(final int chunk) {
-        return chunkContributors[chunk];
+        return live().chunkContributors[chunk];
     }
 
     /** Workers that contributed to at least one chunk of the round. */
     public BitSet contributors() {
-        return (BitSet) contributors.clone();
+        return (BitSet) live().contributors.clone();
     }
 
     /** Fewest contributors of any chunk (all chunks have the same count under BSP). */
     public int contributorCount() {
         int min = Integer.MAX_VALUE;
-        for (final int c : chunkContributors) {
-            min = Math.min(min, c);
+        for (int c = 0; c < chunks; c++) {
+            min = Math.min(min, live().chunkContributors[c]);
         }
         return min;
     }
@@ -80,10 +83,50 @@ public final class Aggregate {
         return saturated;
     }
 
+    /** Writes the dequantized sum of all contributions into dst. */
+    public void sumInto(final float[] dst) {
+        final RoundBuffers b = live();
+        for (int c = 0; c < chunks; c++) {
+            final double factor = BlockFloat.dequantizeFactor(b.agreedExp[c], scaleBits);
+            final int end = Math.min(elements, (c + 1) * chunkElements);
+            for (int i = c * chunkElements; i < end; i++) {
+                dst[i] = (float) (b.integerSums[i] * factor);
+            }
+        }
+    }
+
+    /** The dequantized sum as a new array. */
+    public float[] sum() {
+        final float[] dst = new float[elements];
+        sumInto(dst);
+        return dst;
+    }
+
     /** Writes the average (each chunk's sum divided by its contributor count) into dst. */
     public void averageInto(final float[] dst) {
-        for (int i = 0; i < sum.length; i++) {
-            dst[i] = sum[i] / chunkContributors[i / chunkElements];
+        final RoundBuffers b = live();
+        for (int c = 0; c < chunks; c++) {
+            final double factor = BlockFloat.dequantizeFactor(b.agreedExp[c], scaleBits);
+            final int count = Math.max(1, b.chunkContributors[c]);
+            final int end = Math.min(elements, (c + 1) * chunkElements);
+            for (int i = c * chunkElements; i < end; i++) {
+                dst[i] = (float) (b.integerSums[i] * factor) / count;
+            }
         }
+    }
+
+    /** Returns the buffers to the worker for reuse; idempotent. */
+    public void release() {
+        if (!released) {
+            released = true;
+            pool.offer(buffers);
+        }
+    }
+
+    private RoundBuffers live() {
+        if (released) {
+            throw new IllegalStateException("aggregate of round " + round + " was released");
+        }
+        return buffers;
     }
 }

@@ -87,7 +87,12 @@ public final class BlockFloat {
 
     /** The float value of an integer sum at exponent e and scale bits q (one rounding, deterministic). */
     public static float dequantize(final int sum, final int exponent, final int q) {
-        return (float) Math.scalb((double) sum, exponent - q);
+        return (float) (sum * dequantizeFactor(exponent, q));
+    }
+
+    /** 2^(e - q): an int32 times it is exact in double, so one rounding to float remains. */
+    public static double dequantizeFactor(final int exponent, final int q) {
+        return Math.scalb(1.0, exponent - q);
     }
 
     /** The bound on |dequantized sum - real sum| for N contributions at exponent e (excluding the final float rounding). */

@@ -6,6 +6,7 @@ public enum WorkerCounter {
     PACKETS_OUT,
     STEPS_SENT,
     RETRANSMISSIONS,
+    FAST_RETRANSMISSIONS,
     RESULTS,
     DUPLICATE_RESULTS,
     NACKS,

@@ -12,7 +12,9 @@ import io.serene.protocol.Status;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.BitSet;
+import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Consumer;
 
 /**
@@ -20,13 +22,14 @@ import java.util.function.Consumer;
  * gradient into a stream of steps over the switch's slot pool, retransmits with an adaptive
  * timeout and exponential backoff, and reassembles released results into {@link Aggregate}s.
  *
- * <p>Steps of a round with C chunks and pool size P, with b = min(P, C):
+ * <p>Steps of a round with C chunks of K elements and pool size P, with b = min(P, C) and
+ * X = ceil(b / K):
  * <pre>
- *   step t &lt; b      : exponent of chunk t only (the switch takes the maximum)
- *   step t = b + j  : values of chunk j, quantized with chunk j's agreed exponent (from step j),
- *                     carrying the exponent of chunk j + b (look-ahead, as SwitchML does)
+ *   step t &lt; X      : the exponents of chunks tK .. min(b, (t+1)K) - 1 (the switch takes maxima)
+ *   step t = X + j  : values of chunk j, quantized with chunk j's agreed exponent, carrying the
+ *                     exponent of chunk j + b in the header (look-ahead, as SwitchML does)
  * </pre>
- * Step numbers (seq) run on across rounds: seq = round * (b + C) + t. Step seq may be sent once
+ * Step numbers (seq) run on across rounds: seq = round * (X + C) + t. Step seq may be sent once
  * the result of seq - P has arrived (its slot is then free) and, for a value step, once the
  * chunk's exponent is agreed. Every worker derives the same numbering, so the switch sees the
  * same (seq, round, chunk) from all of them.
@@ -40,27 +43,21 @@ public final class WorkerEngine implements PacketEndpoint {
         final int round;
         final float[] data;
         final CompletableFuture<Aggregate> future;
-        final byte[] localExp;
-        final byte[] agreedExp;
-        final boolean[] expKnown;
-        final int[] integerSums;
-        final int[] chunkContributors;
-        final BitSet contributors = new BitSet();
+        final RoundBuffers buffers;
         int chunksDone;
         boolean saturated;
 
-        RoundWork(final int round, final float[] data, final CompletableFuture<Aggregate> future, final int chunks,
-                  final int elements) {
+        RoundWork(final int round, final float[] data, final CompletableFuture<Aggregate> future,
+                  final RoundBuffers buffers) {
             this.round = round;
             this.data = data;
             this.future = future;
-            this.localExp = new byte[chunks];
-            this.agreedExp = new byte[chunks];
-            this.expKnown = new boolean[chunks];
-            this.integerSums = new int[elements];
-            this.chunkContributors = new int[chunks];
+            this.buffers = buffers;
         }
     }
+
+    /** Results this many steps ahead of a pending step mark it lost. */
+    private static final int REORDER_THRESHOLD = 3;
 
     private final WorkerContext ctx;
     private final Counters<WorkerCounter> counters = new Counters<>(WorkerCounter.class);
@@ -69,6 +66,8 @@ public final class WorkerEngine implements PacketEndpoint {
     private final PacketFlyweight out = new PacketFlyweight();
     private final ByteBuffer txBuffer = ByteBuffer.allocateDirect(PacketFlyweight.dataLength(65535 / 4 - 16));
     private final CompletableFuture<Void> joined = new CompletableFuture<>();
+    /** Round buffers handed back by {@link Aggregate#release()}, from any thread. */
+    private final Queue<RoundBuffers> pool = new ConcurrentLinkedQueue<>();
     private final CompletableFuture<Void> left = new CompletableFuture<>();
     private final int q;
 
@@ -82,6 +81,7 @@ public final class WorkerEngine implements PacketEndpoint {
     private int chunkElements;
     private int roundRing;
     private int chunks;
+    private int lookAhead;
     private int expSteps;
     private int stepsPerRound;
     private int window;
@@ -138,6 +138,18 @@ public final class WorkerEngine implements PacketEndpoint {
         return rtoNs;
     }
 
+    /** The window's position, for diagnostics. */
+    public String debugState() {
+        return "phase=" + phase + ", nextSeq=" + nextSeq + ", oldestSeq=" + oldestSeq + ", submitted=" + submittedRounds
+            + ", completed=" + completedRounds + ", earliestDeadline in " + (earliestDeadlineNs == NO_DEADLINE ? "never"
+            : (earliestDeadlineNs - System.nanoTime()) / 1000 + " us") + ", rto=" + rtoNs / 1000 + " us";
+    }
+
+    /** Smoothed round-trip time of a step (send to result), -1 before the first sample. */
+    public long srttNs() {
+        return srttNs;
+    }
+
     /**
      * Contributes this worker's gradient for a round and returns the future aggregate. Rounds are
      * numbered 0, 1, 2, ... without gaps; the array is read until the future completes.
@@ -163,7 +175,7 @@ public final class WorkerEngine implements PacketEndpoint {
             return future;
         }
         // before the JOIN_ACK the chunking is unknown; onJoinAck redoes the bookkeeping
-        final RoundWork work = new RoundWork(round, gradient, future, chunks, gradient.length);
+        final RoundWork work = new RoundWork(round, gradient, future, buffers());
         computeLocalExponents(work);
         if (submittedRounds - completedRounds == rounds.length) {
             growRounds();
@@ -197,7 +209,7 @@ public final class WorkerEngine implements PacketEndpoint {
             }
             switch (in.type()) {
                 case RESULT:
-                    onResult(nowNs);
+                    onResult(nowNs, outbox);
                     break;
                 case JOIN_ACK:
                     onJoinAck();
@@ -297,7 +309,8 @@ public final class WorkerEngine implements PacketEndpoint {
         chunkElements = k;
         roundRing = g;
         chunks = (ctx.elementsPerRound() + k - 1) / k;
-        expSteps = Math.min(p, chunks);
+        lookAhead = Math.min(p, chunks);
+        expSteps = (lookAhead + k - 1) / k;
         stepsPerRound = expSteps + chunks;
         window = Math.min(p, ctx.maxWindow());
         entrySeq = new long[p];
@@ -309,7 +322,7 @@ public final class WorkerEngine implements PacketEndpoint {
         // rounds submitted before the join knew no chunking: redo their bookkeeping
         for (int r = completedRounds; r < submittedRounds; r++) {
             final RoundWork old = rounds[r & (rounds.length - 1)];
-            final RoundWork work = new RoundWork(old.round, old.data, old.future, chunks, old.data.length);
+            final RoundWork work = new RoundWork(old.round, old.data, old.future, buffers());
             computeLocalExponents(work);
             rounds[r & (rounds.length - 1)] = work;
         }
@@ -330,7 +343,7 @@ public final class WorkerEngine implements PacketEndpoint {
         }
     }
 
-    private void onResult(final long nowNs) {
+    private void onResult(final long nowNs, final Outbox outbox) {
         if (phase != Phase.READY) {
             counters.increment(WorkerCounter.DROP_UNEXPECTED);
             return;
@@ -349,10 +362,10 @@ public final class WorkerEngine implements PacketEndpoint {
         final int t = (int) (seq % stepsPerRound);
         final RoundWork work = rounds[round & (rounds.length - 1)];
         final boolean valueStep = t >= expSteps;
-        final int chunk = valueStep ? t - expSteps : t;
-        final int n = valueStep ? chunkLength(chunk) : 0;
+        final int chunk = valueStep ? t - expSteps : t * chunkElements;
+        final int n = valueStep ? chunkLength(chunk) : exponentCount(t);
         if (in.round() != round || in.chunk() != chunk || in.elementCount() != n
-            || in.hasFlag(Flags.VALUES) != valueStep) {
+            || (in.flags() & Flags.PAYLOAD) != (valueStep ? Flags.VALUES : Flags.EXPONENTS)) {
             counters.increment(WorkerCounter.DROP_UNEXPECTED);
             return;
         }
@@ -361,27 +374,29 @@ public final class WorkerEngine implements PacketEndpoint {
         if (entryRetries[e] == 0) {
             sampleRtt(nowNs - entrySentNs[e]);
         }
+        fastRetransmit(seq, entrySentNs[e], nowNs, outbox);
+        final ByteBuffer buffer = in.buffer();
+        final int at = in.offset() + in.resultValuesOffset();
         if (!valueStep) {
-            work.agreedExp[chunk] = in.exponent();
-            work.expKnown[chunk] = true;
+            for (int i = 0; i < n; i++) {
+                work.buffers.agreedExp[chunk + i] = (byte) buffer.getInt(at + 4 * i);
+                work.buffers.expKnown[chunk + i] = true;
+            }
         } else {
-            if (chunk + expSteps < chunks) {
-                work.agreedExp[chunk + expSteps] = in.exponent();
-                work.expKnown[chunk + expSteps] = true;
+            if (chunk + lookAhead < chunks) {
+                work.buffers.agreedExp[chunk + lookAhead] = in.exponent();
+                work.buffers.expKnown[chunk + lookAhead] = true;
             }
             final int base = chunk * chunkElements;
-            final int valuesOffset = in.resultValuesOffset();
-            final ByteBuffer buffer = in.buffer();
-            final int at = in.offset() + valuesOffset;
             for (int i = 0; i < n; i++) {
-                work.integerSums[base + i] = buffer.getInt(at + 4 * i);
+                work.buffers.integerSums[base + i] = buffer.getInt(at + 4 * i);
             }
-            work.chunkContributors[chunk] = in.contributorCount();
+            work.buffers.chunkContributors[chunk] = in.contributorCount();
             final int words = in.bitmapWords();
             for (int w = 0; w < words; w++) {
                 long bits = in.bitmapWord(w);
                 while (bits != 0) {
-                    work.contributors.set((w << 6) + Long.numberOfTrailingZeros(bits));
+                    work.buffers.contributors.set((w << 6) + Long.numberOfTrailingZeros(bits));
                     bits &= bits - 1;
                 }
             }
@@ -407,16 +422,9 @@ public final class WorkerEngine implements PacketEndpoint {
             rounds[completedRounds & (rounds.length - 1)] = null;
             completedRounds++;
             counters.increment(WorkerCounter.ROUNDS_COMPLETED);
-            final float[] sum = new float[work.data.length];
-            for (int c = 0; c < chunks; c++) {
-                final int exponent = work.agreedExp[c];
-                final int end = c * chunkElements + chunkLength(c);
-                for (int i = c * chunkElements; i < end; i++) {
-                    sum[i] = BlockFloat.dequantize(work.integerSums[i], exponent, q);
-                }
-            }
-            work.future.complete(new Aggregate(work.round, chunkElements, sum, work.integerSums, work.agreedExp,
-                work.chunkContributors, work.contributors, work.saturated));
+            final Aggregate aggregate = new Aggregate(work.round, chunkElements, q, ctx.elementsPerRound(), chunks,
+                work.buffers, work.saturated, pool);
+            work.future.complete(aggregate);
         }
     }
 
@@ -436,7 +444,7 @@ public final class WorkerEngine implements PacketEndpoint {
             }
             final int t = (int) (seq % stepsPerRound);
             final RoundWork work = rounds[round & (rounds.length - 1)];
-            if (t >= expSteps && !work.expKnown[t - expSteps]) {
+            if (t >= expSteps && !work.buffers.expKnown[t - expSteps]) {
                 return;
             }
             entrySeq[e] = seq;
@@ -451,6 +459,32 @@ public final class WorkerEngine implements PacketEndpoint {
         }
     }
 
+    /**
+     * Loss detection ahead of the timeout (in the spirit of TCP RACK): when the result of step x
+     * arrives, a step at least {@link #REORDER_THRESHOLD} below x that is still pending and was
+     * last sent no later than x is presumed lost and sent again. A worker cannot tell its own loss
+     * from a peer's, so every worker resends; the switch absorbs the duplicates.
+     */
+    private void fastRetransmit(final long seq, final long sentNs, final long nowNs, final Outbox outbox) {
+        for (long s = oldestSeq; s <= seq - REORDER_THRESHOLD; s++) {
+            final int e = (int) (s % poolSize);
+            if (!entryDone[e] && entrySentNs[e] <= sentNs) {
+                resend(s, e, nowNs, outbox);
+                counters.increment(WorkerCounter.FAST_RETRANSMISSIONS);
+            }
+        }
+    }
+
+    private void resend(final long seq, final int e, final long nowNs, final Outbox outbox) {
+        entryRetries[e]++;
+        entrySentNs[e] = nowNs;
+        final int shift = Math.min(entryRetries[e], 16);
+        entryDeadlineNs[e] = nowNs + Math.min(ctx.maxRtoNs(), rtoNs << shift);
+        earliestDeadlineNs = Math.min(earliestDeadlineNs, entryDeadlineNs[e]);
+        final int round = (int) (seq / stepsPerRound);
+        sendStep(seq, rounds[round & (rounds.length - 1)], (int) (seq % stepsPerRound), outbox);
+    }
+
     private void retransmit(final long nowNs, final Outbox outbox) {
         long earliest = NO_DEADLINE;
         for (long seq = oldestSeq; seq < nextSeq; seq++) {
@@ -459,11 +493,7 @@ public final class WorkerEngine implements PacketEndpoint {
                 continue;
             }
             if (entryDeadlineNs[e] <= nowNs) {
-                entryRetries[e]++;
-                final int shift = Math.min(entryRetries[e], 16);
-                entryDeadlineNs[e] = nowNs + Math.min(ctx.maxRtoNs(), rtoNs << shift);
-                final int round = (int) (seq / stepsPerRound);
-                sendStep(seq, rounds[round & (rounds.length - 1)], (int) (seq % stepsPerRound), outbox);
+                resend(seq, e, nowNs, outbox);
                 counters.increment(WorkerCounter.RETRANSMISSIONS);
             }
             earliest = Math.min(earliest, entryDeadlineNs[e]);
@@ -473,8 +503,8 @@ public final class WorkerEngine implements PacketEndpoint {
 
     private void sendStep(final long seq, final RoundWork work, final int t, final Outbox outbox) {
         final boolean valueStep = t >= expSteps;
-        final int chunk = valueStep ? t - expSteps : t;
-        final int n = valueStep ? chunkLength(chunk) : 0;
+        final int chunk = valueStep ? t - expSteps : t * chunkElements;
+        final int n = valueStep ? chunkLength(chunk) : exponentCount(t);
         final int length = PacketFlyweight.dataLength(n);
         out.wrap(txBuffer, 0, length)
             .initHeader(PacketType.DATA)
@@ -487,11 +517,14 @@ public final class WorkerEngine implements PacketEndpoint {
             .shadowSet((int) ((seq / poolSize) & 1))
             .elementCount(n);
         if (!valueStep) {
-            out.exponent(work.localExp[chunk]);
+            out.exponent(PacketFlyweight.NO_EXPONENT).flags(Flags.EXPONENTS);
+            for (int i = 0; i < n; i++) {
+                txBuffer.putInt(PacketFlyweight.DATA_VALUES_OFFSET + 4 * i, work.buffers.localExp[chunk + i]);
+            }
         } else {
-            final int lookAhead = chunk + expSteps;
-            out.exponent(lookAhead < chunks ? work.localExp[lookAhead] : PacketFlyweight.NO_EXPONENT);
-            final double scale = BlockFloat.scale(work.agreedExp[chunk], q);
+            final int ahead = chunk + lookAhead;
+            out.exponent(ahead < chunks ? work.buffers.localExp[ahead] : PacketFlyweight.NO_EXPONENT);
+            final double scale = BlockFloat.scale(work.buffers.agreedExp[chunk], q);
             final int limit = 1 << q;
             final float[] data = work.data;
             final int base = chunk * chunkElements;
@@ -520,8 +553,26 @@ public final class WorkerEngine implements PacketEndpoint {
 
     private void computeLocalExponents(final RoundWork work) {
         for (int c = 0; c < chunks; c++) {
-            work.localExp[c] = BlockFloat.exponentOf(work.data, c * chunkElements, chunkLength(c));
+            work.buffers.localExp[c] = BlockFloat.exponentOf(work.data, c * chunkElements, chunkLength(c));
         }
+    }
+
+    /** Buffers for one round: recycled from released aggregates when their shape fits. */
+    private RoundBuffers buffers() {
+        final int c = Math.max(chunks, 1);
+        RoundBuffers b;
+        while ((b = pool.poll()) != null) {
+            if (b.fits(c, ctx.elementsPerRound())) {
+                b.clear();
+                return b;
+            }
+        }
+        return new RoundBuffers(c, ctx.elementsPerRound());
+    }
+
+    /** How many chunk exponents exponent step t carries. */
+    private int exponentCount(final int t) {
+        return Math.min(lookAhead, (t + 1) * chunkElements) - t * chunkElements;
     }
 
     private int chunkLength(final int chunk) {
@@ -537,7 +588,9 @@ public final class WorkerEngine implements PacketEndpoint {
             rttVarNs = (3 * rttVarNs + Math.abs(srttNs - rttNs)) / 4;
             srttNs = (7 * srttNs + rttNs) / 8;
         }
-        rtoNs = Math.max(ctx.minRtoNs(), Math.min(ctx.maxRtoNs(), srttNs + 4 * rttVarNs));
+        // twice the smoothed RTT: with a full window the RTT is mostly queueing, and a step sent at
+        // the end of a burst waits longer than the average; losses are found sooner by fastRetransmit
+        rtoNs = Math.max(ctx.minRtoNs(), Math.min(ctx.maxRtoNs(), 2 * srttNs + 4 * rttVarNs));
     }
 
     private void growRounds() {

@@ -1,0 +1,68 @@
+package io.serene.harness;
+
+import io.serene.dataplane.SwitchContext;
+import io.serene.dataplane.SwitchPipeline;
+import io.serene.transport.UdpHost;
+import io.serene.transport.UdpOptions;
+import io.serene.transport.UdpTransport;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.net.InetSocketAddress;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/** {@code serene switch}: runs the software switch as its own process until interrupted. */
+@Command(name = "switch", mixinStandardHelpOptions = true,
+    description = "Runs the switch data plane on a UDP port until Ctrl-C. Jobs are created by the workers' JOIN.")
+public final class SwitchCommand implements Callable<Integer> {
+    @Option(names = "--port", defaultValue = "7000", description = "UDP port. Default: ${DEFAULT-VALUE}.")
+    int port;
+
+    @Option(names = "--bind", defaultValue = "0.0.0.0", description = "Address to bind. Default: ${DEFAULT-VALUE}.")
+    String bind;
+
+    @Option(names = "--budget", defaultValue = "16777216", description = "Memory budget in bytes. Default: ${DEFAULT-VALUE}.")
+    long budget;
+
+    @Option(names = "--max-jobs", defaultValue = "4", description = "Concurrent jobs. Default: ${DEFAULT-VALUE}.")
+    int maxJobs;
+
+    @Option(names = "--max-workers", defaultValue = "64", description = "Workers per job. Default: ${DEFAULT-VALUE}.")
+    int maxWorkers;
+
+    @Option(names = "--chunk-elements", defaultValue = "256", description = "Elements per packet (K). Default: ${DEFAULT-VALUE}.")
+    int chunkElements;
+
+    @Option(names = "--stats-seconds", defaultValue = "5", description = "Print counters every N seconds (0: never). Default: ${DEFAULT-VALUE}.")
+    int statsSeconds;
+
+    @Option(names = "--nio", description = "Use plain NIO instead of native epoll.")
+    boolean nio;
+
+    @Override
+    public Integer call() throws Exception {
+        final SwitchContext context = new SwitchContext().budgetBytes(budget).maxJobs(maxJobs).maxWorkers(maxWorkers)
+            .chunkElements(chunkElements).conclude();
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("--port must be in 0..65535, was " + port);
+        }
+        final SwitchPipeline pipeline = new SwitchPipeline(context,
+            ex -> System.err.println("switch error: " + ex));
+        final CountDownLatch stop = new CountDownLatch(1);
+        try (UdpTransport transport = UdpTransport.create(1, !nio);
+             UdpHost host = transport.bind(pipeline, new InetSocketAddress(bind, port), UdpOptions.defaults())) {
+            System.out.println(context.memory());
+            System.out.println("switch listening on udp " + host.localAddress() + " (" + transport.kind() + ")");
+            System.out.flush();
+            Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
+            while (!stop.await(statsSeconds > 0 ? statsSeconds : 3600, java.util.concurrent.TimeUnit.SECONDS)) {
+                if (statsSeconds > 0) {
+                    System.out.println("counters: " + host.call(() -> pipeline.counters().toString()).get()
+                        + ", jobs=" + host.call(pipeline::activeJobs).get());
+                }
+            }
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,53 @@
+package io.serene.harness;
+
+import io.serene.dataplane.SwitchContext;
+import io.serene.transport.FaultInjector;
+import io.serene.worker.Aggregate;
+import io.serene.worker.BlockFloat;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class InProcessAllreduceTest {
+    @Test
+    void shouldDeliverExactIntegerSumToEveryWorker() {
+        final int n = 4;
+        final int elements = 1000;
+        final InProcessCluster cluster = new InProcessCluster(
+            new SwitchContext().maxPoolSize(8).chunkElements(64), n, elements, FaultInjector.none(), 10_000, 5_000);
+        final SplittableRandom random = new SplittableRandom(1);
+        for (int round = 0; round < 3; round++) {
+            final float[][] g = new float[n][elements];
+            for (int w = 0; w < n; w++) {
+                for (int i = 0; i < elements; i++) {
+                    g[w][i] = (float) random.nextGaussian() * (i % 7 + 1);
+                }
+            }
+            final List<CompletableFuture<Aggregate>> futures = cluster.submit(round, g);
+            assertThat(cluster.runUntilDone(futures, Long.MAX_VALUE)).isTrue();
+            final Aggregate first = futures.get(0).join();
+            final float[] sum = first.sum();
+            for (final CompletableFuture<Aggregate> f : futures) {
+                assertThat(f.join().integerSums()).isEqualTo(first.integerSums());
+            }
+            final int q = BlockFloat.scaleBits(n);
+            for (int i = 0; i < elements; i++) {
+                final int exp = first.exponent(i / 64);
+                int expected = 0;
+                double real = 0;
+                for (int w = 0; w < n; w++) {
+                    expected += BlockFloat.quantize(g[w][i], exp, q);
+                    real += g[w][i];
+                }
+                assertThat(first.integerSums()[i]).as("element %d", i).isEqualTo(expected);
+                assertThat(Math.abs(sum[i] - real)).isLessThanOrEqualTo(BlockFloat.errorBound(n, exp) + Math.ulp((float) real));
+            }
+            assertThat(first.contributorCount()).isEqualTo(n);
+        }
+        assertThat(cluster.errors()).isEmpty();
+    }
+}
