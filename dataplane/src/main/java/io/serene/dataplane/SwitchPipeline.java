@@ -10,6 +10,7 @@ import io.serene.protocol.PacketType;
 import io.serene.protocol.Status;
 
 import java.nio.ByteBuffer;
+import java.nio.IntBuffer;
 import java.util.Arrays;
 import java.util.function.Consumer;
 
@@ -43,6 +44,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final PacketFlyweight in = new PacketFlyweight();
     private final PacketFlyweight out = new PacketFlyweight();
     private final ByteBuffer txBuffer;
+    private final IntBuffer txInts;
 
     private final int maxJobs;
     private final int maxWorkers;
@@ -112,6 +114,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         Arrays.fill(slotSeq, NO_SEQ);
 
         txBuffer = ByteBuffer.allocateDirect(PacketFlyweight.resultLength(words, chunkElements));
+        txInts = txBuffer.asIntBuffer();
     }
 
     public SwitchMemory memory() {
@@ -371,11 +374,8 @@ public final class SwitchPipeline implements PacketEndpoint {
         for (int w = 0; w < words; w++) {
             out.bitmapWord(w, slotBitmap[idx * words + w]);
         }
-        final int valuesOffset = PacketFlyweight.RESULT_BITMAP_OFFSET + 8 * words;
-        final int base = idx * chunkElements;
-        for (int i = 0; i < n; i++) {
-            txBuffer.putInt(valuesOffset + 4 * i, slotSums[base + i]);
-        }
+        // the values start at a multiple of 4, so the int view can copy them in bulk
+        txInts.put((PacketFlyweight.RESULT_BITMAP_OFFSET + 8 * words) >> 2, slotSums, idx * chunkElements, n);
         return length;
     }
 

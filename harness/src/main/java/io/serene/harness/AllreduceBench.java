@@ -143,6 +143,8 @@ public final class AllreduceBench {
         public long switchDuplicates;
         public long injectedLosses;
         public String memory;
+        public double switchBusy;
+        public double workerBusy;
 
         public Map<String, Object> toJson(final Config config) {
             final Map<String, Object> m = new LinkedHashMap<>();
@@ -231,6 +233,11 @@ public final class AllreduceBench {
             final SplittableRandom random = new SplittableRandom(config.seed);
             final float[][] gradients = new float[n][config.elements];
             final float[] sum = new float[config.elements];
+            final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+            final long switchThread = switchHost.call(() -> Thread.currentThread().getId()).get();
+            final long workerThread = hosts.get(0).call(() -> Thread.currentThread().getId()).get();
+            long switchCpuNs = 0;
+            long workerCpuNs = 0;
             long totalNs = 0;
             boolean exact = true;
             double maxError = 0;
@@ -242,6 +249,8 @@ public final class AllreduceBench {
                     futures.add(null);
                 }
                 final long start = System.nanoTime();
+                final long switchCpu0 = threads.getThreadCpuTime(switchThread);
+                final long workerCpu0 = threads.getThreadCpuTime(workerThread);
                 for (int w = 0; w < n; w++) {
                     final int worker = w;
                     final int r = round;
@@ -265,6 +274,8 @@ public final class AllreduceBench {
                 final boolean measured = round >= config.warmupRounds;
                 if (measured) {
                     totalNs += elapsed;
+                    switchCpuNs += threads.getThreadCpuTime(switchThread) - switchCpu0;
+                    workerCpuNs += threads.getThreadCpuTime(workerThread) - workerCpu0;
                 }
                 final Aggregate first = futures.get(0).get();
                 boolean roundExact = true;
@@ -294,6 +305,10 @@ public final class AllreduceBench {
                     elapsed / 1e6, roundExact);
             }
             result.exact = exact && errors.isEmpty();
+            result.switchBusy = (double) switchCpuNs / totalNs;
+            result.workerBusy = (double) workerCpuNs / totalNs;
+            progress.printf("event loop threads busy during measured rounds: switch %.0f%%, workers %.0f%%%n",
+                100 * result.switchBusy, 100 * result.workerBusy);
             result.maxAbsError = maxError;
             result.maxErrorBound = maxBound;
             for (final WorkerEngine engine : engines) {

@@ -289,10 +289,14 @@ public final class UdpHost implements AutoCloseable {
 
     private static void writeInto(final ByteBuf target, final ByteBuffer buffer, final int offset, final int length) {
         // engines address their buffers absolutely, so position and limit are free to use here
+        target.ensureWritable(length);
+        final int at = target.writerIndex();
+        final ByteBuffer dst = target.internalNioBuffer(at, length);
         buffer.clear();
         buffer.position(offset).limit(offset + length);
-        target.writeBytes(buffer);
+        dst.put(buffer);
         buffer.clear();
+        target.writerIndex(at + length);
     }
 
     private final class Handler extends ChannelInboundHandlerAdapter {

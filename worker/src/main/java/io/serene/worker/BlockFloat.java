@@ -28,17 +28,15 @@ public final class BlockFloat {
 
     /** The smallest e with |x| < 2^e for every x in src[from, from + n); non-finite values give MAX_EXPONENT. */
     public static byte exponentOf(final float[] src, final int from, final int n) {
-        float maxAbs = 0f;
+        // the magnitude bits of an IEEE float order like its absolute value, NaN and infinity last
+        int maxBits = 0;
         for (int i = from; i < from + n; i++) {
-            final float a = Math.abs(src[i]);
-            if (!(a <= Float.MAX_VALUE)) { // NaN or infinity
-                return (byte) MAX_EXPONENT;
-            }
-            if (a > maxAbs) {
-                maxAbs = a;
-            }
+            maxBits = Math.max(maxBits, Float.floatToRawIntBits(src[i]) & 0x7FFF_FFFF);
         }
-        return exponentOfMagnitude(maxAbs);
+        if (maxBits >= 0x7F80_0000) {
+            return (byte) MAX_EXPONENT;
+        }
+        return exponentOfMagnitude(Float.intBitsToFloat(maxBits));
     }
 
     static byte exponentOfMagnitude(final float maxAbs) {

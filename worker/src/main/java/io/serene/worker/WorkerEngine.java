@@ -10,6 +10,7 @@ import io.serene.protocol.PacketType;
 import io.serene.protocol.Status;
 
 import java.nio.ByteBuffer;
+import java.nio.IntBuffer;
 import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Queue;
@@ -58,13 +59,17 @@ public final class WorkerEngine implements PacketEndpoint {
 
     /** Results this many steps ahead of a pending step mark it lost. */
     private static final int REORDER_THRESHOLD = 3;
+    /** Largest chunk a JOIN_ACK may announce (a DATA packet must fit one datagram). */
+    private static final int MAX_CHUNK_ELEMENTS = 16_000;
 
     private final WorkerContext ctx;
     private final Counters<WorkerCounter> counters = new Counters<>(WorkerCounter.class);
     private final Consumer<Throwable> errorHandler;
     private final PacketFlyweight in = new PacketFlyweight();
     private final PacketFlyweight out = new PacketFlyweight();
-    private final ByteBuffer txBuffer = ByteBuffer.allocateDirect(PacketFlyweight.dataLength(65535 / 4 - 16));
+    private final ByteBuffer txBuffer = ByteBuffer.allocateDirect(PacketFlyweight.dataLength(MAX_CHUNK_ELEMENTS));
+    private final IntBuffer txInts = txBuffer.asIntBuffer();
+    private final int[] quantized = new int[MAX_CHUNK_ELEMENTS];
     private final CompletableFuture<Void> joined = new CompletableFuture<>();
     /** Round buffers handed back by {@link Aggregate#release()}, from any thread. */
     private final Queue<RoundBuffers> pool = new ConcurrentLinkedQueue<>();
@@ -301,7 +306,7 @@ public final class WorkerEngine implements PacketEndpoint {
         final int p = in.ackPoolSize();
         final int k = in.ackChunkElements();
         final int g = in.ackRoundRing();
-        if (p < 1 || k < 1 || k > 16_000 || g < 2) {
+        if (p < 1 || k < 1 || k > MAX_CHUNK_ELEMENTS || g < 2) {
             fail(new WorkerException("switch sent an invalid JOIN_ACK: pool " + p + ", chunk " + k + ", ring " + g));
             return;
         }
@@ -528,6 +533,7 @@ public final class WorkerEngine implements PacketEndpoint {
             final int limit = 1 << q;
             final float[] data = work.data;
             final int base = chunk * chunkElements;
+            final int[] staged = quantized;
             int saturated = 0;
             for (int i = 0; i < n; i++) {
                 final float x = data[base + i];
@@ -538,8 +544,9 @@ public final class WorkerEngine implements PacketEndpoint {
                         saturated++;
                     }
                 }
-                txBuffer.putInt(PacketFlyweight.DATA_VALUES_OFFSET + 4 * i, v);
+                staged[i] = v;
             }
+            txInts.put(PacketFlyweight.DATA_VALUES_OFFSET >> 2, staged, 0, n);
             int flags = Flags.VALUES;
             if (saturated > 0) {
                 flags |= Flags.SATURATED;
