@@ -59,6 +59,8 @@ public final class WorkerEngine implements PacketEndpoint {
 
     /** Results this many steps ahead of a pending step mark it lost. */
     private static final int REORDER_THRESHOLD = 3;
+    /** Steps resent per timeout event; the rest of the expired steps wait another timeout. */
+    private static final int MAX_RESENDS_PER_TIMEOUT = 4;
     /** Largest chunk a JOIN_ACK may announce (a DATA packet must fit one datagram). */
     private static final int MAX_CHUNK_ELEMENTS = 16_000;
 
@@ -91,7 +93,9 @@ public final class WorkerEngine implements PacketEndpoint {
     private int stepsPerRound;
     private int window;
 
-    // window registers, indexed by seq mod P
+    // window registers, indexed by seq & windowMask (a power of two >= the window, so the steps in
+    // flight never share an entry); step seq - P is done whenever seq - window < oldestSeq
+    private int windowMask;
     private long[] entrySeq;
     private boolean[] entryDone;
     private long[] entrySentNs;
@@ -318,11 +322,13 @@ public final class WorkerEngine implements PacketEndpoint {
         expSteps = (lookAhead + k - 1) / k;
         stepsPerRound = expSteps + chunks;
         window = Math.min(p, ctx.maxWindow());
-        entrySeq = new long[p];
-        entryDone = new boolean[p];
-        entrySentNs = new long[p];
-        entryDeadlineNs = new long[p];
-        entryRetries = new int[p];
+        final int entries = Integer.highestOneBit(Math.max(1, window - 1)) << 1;
+        windowMask = entries - 1;
+        entrySeq = new long[entries];
+        entryDone = new boolean[entries];
+        entrySentNs = new long[entries];
+        entryDeadlineNs = new long[entries];
+        entryRetries = new int[entries];
         Arrays.fill(entrySeq, -1L);
         // rounds submitted before the join knew no chunking: redo their bookkeeping
         for (int r = completedRounds; r < submittedRounds; r++) {
@@ -358,7 +364,7 @@ public final class WorkerEngine implements PacketEndpoint {
             counters.increment(WorkerCounter.DUPLICATE_RESULTS);
             return;
         }
-        final int e = (int) (seq % poolSize);
+        final int e = (int) seq & windowMask;
         if (entrySeq[e] != seq || entryDone[e]) {
             counters.increment(WorkerCounter.DUPLICATE_RESULTS);
             return;
@@ -413,7 +419,7 @@ public final class WorkerEngine implements PacketEndpoint {
                 completeRounds();
             }
         }
-        while (oldestSeq < nextSeq && entryDone[(int) (oldestSeq % poolSize)]) {
+        while (oldestSeq < nextSeq && entryDone[(int) oldestSeq & windowMask]) {
             oldestSeq++;
         }
     }
@@ -443,10 +449,8 @@ public final class WorkerEngine implements PacketEndpoint {
             if (round >= submittedRounds || round >= completedRounds + roundRing) {
                 return;
             }
-            final int e = (int) (seq % poolSize);
-            if (seq >= poolSize && !(entrySeq[e] == seq - poolSize && entryDone[e])) {
-                return;
-            }
+            // seq - oldestSeq < window <= P: the slot's previous use, seq - P, is done
+            final int e = (int) seq & windowMask;
             final int t = (int) (seq % stepsPerRound);
             final RoundWork work = rounds[round & (rounds.length - 1)];
             if (t >= expSteps && !work.buffers.expKnown[t - expSteps]) {
@@ -465,15 +469,19 @@ public final class WorkerEngine implements PacketEndpoint {
     }
 
     /**
-     * Loss detection ahead of the timeout (in the spirit of TCP RACK): when the result of step x
-     * arrives, a step at least {@link #REORDER_THRESHOLD} below x that is still pending and was
-     * last sent no later than x is presumed lost and sent again. A worker cannot tell its own loss
-     * from a peer's, so every worker resends; the switch absorbs the duplicates.
+     * Loss detection ahead of the timeout (TCP's duplicate-acknowledgement threshold, with RACK's
+     * send-time check): when the result of step x arrives, a step at least
+     * {@link #REORDER_THRESHOLD} below x that is still pending and was last sent before x is
+     * presumed lost and sent again (steps sent at the same instant, as the in-process transport sends a
+     * burst, are not compared). Steps go out in order and the switch releases them in order,
+     * so this rarely fires spuriously; a step resent after x was sent is left alone, so each loss is
+     * resent at most once per round trip. A worker cannot tell its own loss from a peer's, so every
+     * worker resends; the switch absorbs the duplicates.
      */
     private void fastRetransmit(final long seq, final long sentNs, final long nowNs, final Outbox outbox) {
         for (long s = oldestSeq; s <= seq - REORDER_THRESHOLD; s++) {
-            final int e = (int) (s % poolSize);
-            if (!entryDone[e] && entrySentNs[e] <= sentNs) {
+            final int e = (int) s & windowMask;
+            if (!entryDone[e] && entrySentNs[e] < sentNs) {
                 resend(s, e, nowNs, outbox);
                 counters.increment(WorkerCounter.FAST_RETRANSMISSIONS);
             }
@@ -490,16 +498,29 @@ public final class WorkerEngine implements PacketEndpoint {
         sendStep(seq, rounds[round & (rounds.length - 1)], (int) (seq % stepsPerRound), outbox);
     }
 
+    /**
+     * Timeout recovery: resends at most {@link #MAX_RESENDS_PER_TIMEOUT} expired steps, oldest
+     * first, and pushes the other expired steps back by the backed-off timeout. After a stall of
+     * the whole pipeline (a pause of this process, say) every step in flight has expired at once,
+     * and resending all of them would only add duplicates; real losses among them are found by
+     * {@link #fastRetransmit} as results flow again, or by a later timeout.
+     */
     private void retransmit(final long nowNs, final Outbox outbox) {
         long earliest = NO_DEADLINE;
+        int resent = 0;
         for (long seq = oldestSeq; seq < nextSeq; seq++) {
-            final int e = (int) (seq % poolSize);
+            final int e = (int) seq & windowMask;
             if (entryDone[e]) {
                 continue;
             }
             if (entryDeadlineNs[e] <= nowNs) {
-                resend(seq, e, nowNs, outbox);
-                counters.increment(WorkerCounter.RETRANSMISSIONS);
+                if (resent < MAX_RESENDS_PER_TIMEOUT) {
+                    resend(seq, e, nowNs, outbox);
+                    counters.increment(WorkerCounter.RETRANSMISSIONS);
+                    resent++;
+                } else {
+                    entryDeadlineNs[e] = nowNs + Math.min(ctx.maxRtoNs(), rtoNs << Math.min(entryRetries[e] + 1, 16));
+                }
             }
             earliest = Math.min(earliest, entryDeadlineNs[e]);
         }
