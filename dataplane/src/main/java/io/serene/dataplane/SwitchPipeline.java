@@ -113,7 +113,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         slotSums = new int[slots * chunkElements];
         Arrays.fill(slotSeq, NO_SEQ);
 
-        txBuffer = ByteBuffer.allocateDirect(PacketFlyweight.resultLength(words, chunkElements));
+        txBuffer = PacketFlyweight.allocate(PacketFlyweight.resultLength(words, chunkElements));
         txInts = txBuffer.asIntBuffer();
     }
 

@@ -1,6 +1,7 @@
 package io.serene.harness;
 
 import io.serene.dataplane.SwitchContext;
+import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.protocol.PacketFlyweight;
 import io.serene.transport.FaultInjector;
@@ -10,6 +11,7 @@ import io.serene.transport.UdpTransport;
 import io.serene.worker.Aggregate;
 import io.serene.worker.BlockFloat;
 import io.serene.worker.WorkerContext;
+import io.serene.worker.WorkerCounter;
 import io.serene.worker.WorkerEngine;
 
 import java.io.PrintStream;
@@ -26,8 +28,9 @@ import java.util.concurrent.TimeoutException;
 /**
  * End-to-end allreduce benchmark over UDP on 127.0.0.1: one switch and N workers, each on its
  * own socket, in this process (the switch on one event loop thread, the workers sharing another).
- * In the same run it measures a raw UDP echo through the same topology, sockets and batching (the
- * baseline), and reports the ratio of the two goodputs.
+ * In the same run, round by round, it measures a raw UDP echo through the same topology, sockets,
+ * threads and batching (the baseline): each round runs both, in alternating order, so both see the
+ * same machine. It reports the ratio of the two goodputs.
  */
 public final class AllreduceBench {
     /** What to run; immutable. */
@@ -35,12 +38,12 @@ public final class AllreduceBench {
         int workers = 4;
         int elements = 1_000_000;
         int rounds = 5;
-        int warmupRounds = 1;
+        int warmupRounds = 10;
         double loss;
         long seed = 7;
         int chunkElements = SwitchContext.DEFAULT_CHUNK_ELEMENTS;
         long budgetBytes = SwitchContext.DEFAULT_BUDGET_BYTES;
-        int window = 1024;
+        int window = 256;
         boolean preferEpoll = true;
         boolean gso = true;
         boolean gro = true;
@@ -181,7 +184,7 @@ public final class AllreduceBench {
         final SwitchContext switchContext = new SwitchContext()
             .budgetBytes(config.budgetBytes)
             .chunkElements(config.chunkElements)
-            .maxWorkers(Math.max(config.workers, 1))
+            .maxWorkers(config.workers)
             .conclude();
         result.memory = switchContext.memory().toString();
         result.poolSize = switchContext.memory().poolSize();
@@ -189,35 +192,83 @@ public final class AllreduceBench {
 
         final FaultInjector faults = new FaultInjector(config.seed, config.loss, 0, 0);
         try (UdpTransport switchLoop = UdpTransport.create(1, config.preferEpoll);
-             UdpTransport workerLoop = UdpTransport.create(Integer.getInteger("serene.workerThreads", 1), config.preferEpoll)) {
+             UdpTransport workerLoop = UdpTransport.create(1, config.preferEpoll);
+             Aggregation aggregation = new Aggregation(config, switchContext, switchLoop, workerLoop, faults);
+             Echo echo = new Echo(config, switchContext, switchLoop, workerLoop)) {
             result.transport = switchLoop.kind();
-            final UdpOptions base = UdpOptions.defaults().gso(config.gso).gro(config.gro);
-            final long aggregateNs = runAggregation(config, switchContext, switchLoop, workerLoop, base, faults,
-                result, progress);
-            final long echoNs = runEcho(config, switchContext, switchLoop, workerLoop, base, progress);
+            result.gso = aggregation.hosts.get(0).usesGso();
+            final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+            final long switchThread = aggregation.switchHost.call(() -> Thread.currentThread().getId()).get();
+            final long workerThread = aggregation.hosts.get(0).call(() -> Thread.currentThread().getId()).get();
+            final SplittableRandom random = new SplittableRandom(config.seed);
+            final Verifier verifier = new Verifier(config);
+            long aggregateNs = 0;
+            long echoNs = 0;
+            long switchCpuNs = 0;
+            long workerCpuNs = 0;
+            for (int round = 0; round < config.warmupRounds + config.rounds; round++) {
+                fill(verifier.gradients, random);
+                final boolean measured = round >= config.warmupRounds;
+                long echoRoundNs = 0;
+                if (round % 2 == 0) {
+                    echoRoundNs = echo.round(config.timeoutSeconds);
+                }
+                final long switchCpu0 = threads.getThreadCpuTime(switchThread);
+                final long workerCpu0 = threads.getThreadCpuTime(workerThread);
+                final List<Aggregate> aggregates = new ArrayList<>();
+                final long aggregateRoundNs = aggregation.round(round, verifier.gradients, aggregates, progress);
+                final long switchCpu = threads.getThreadCpuTime(switchThread) - switchCpu0;
+                final long workerCpu = threads.getThreadCpuTime(workerThread) - workerCpu0;
+                if (round % 2 == 1) {
+                    echoRoundNs = echo.round(config.timeoutSeconds);
+                }
+                final boolean exact = verifier.check(aggregates);
+                aggregates.forEach(Aggregate::release);
+                if (measured) {
+                    aggregateNs += aggregateRoundNs;
+                    echoNs += echoRoundNs;
+                    switchCpuNs += switchCpu;
+                    workerCpuNs += workerCpu;
+                }
+                progress.printf("%s round %d: aggregation %.1f ms (exact=%s), raw echo %.1f ms%n",
+                    measured ? "measured" : "warm-up", round, aggregateRoundNs / 1e6, exact, echoRoundNs / 1e6);
+            }
+            result.exact = verifier.exact && aggregation.errors.isEmpty();
+            result.maxAbsError = verifier.maxError;
+            result.maxErrorBound = verifier.maxBound;
+            result.switchBusy = (double) switchCpuNs / aggregateNs;
+            result.workerBusy = (double) workerCpuNs / aggregateNs;
             final double totalElements = (double) config.elements * config.rounds;
             result.elementsPerSecond = totalElements / (aggregateNs / 1e9);
             result.rawEchoElementsPerSecond = totalElements / (echoNs / 1e9);
             result.ratio = result.elementsPerSecond / result.rawEchoElementsPerSecond;
+            aggregation.report(result, progress);
+            progress.printf("event loop threads busy during measured aggregation: switch %.0f%%, workers %.0f%%%n",
+                100 * result.switchBusy, 100 * result.workerBusy);
         }
         return result;
     }
 
-    private static long runAggregation(final Config config, final SwitchContext switchContext,
-                                       final UdpTransport switchLoop, final UdpTransport workerLoop,
-                                       final UdpOptions base, final FaultInjector faults, final Result result,
-                                       final PrintStream progress) throws Exception {
+    /** The switch and the workers, joined and ready for rounds. */
+    private static final class Aggregation implements AutoCloseable {
         final List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
-        final SwitchPipeline pipeline = new SwitchPipeline(switchContext, errors::add);
-        final UdpHost switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0),
-            base.faults(faults.fork(1_000)));
-        final int n = config.workers;
+        final SwitchPipeline pipeline;
+        final UdpHost switchHost;
         final List<WorkerEngine> engines = new ArrayList<>();
         final List<UdpHost> hosts = new ArrayList<>();
-        try {
-            for (int w = 0; w < n; w++) {
+        final Config config;
+        final int chunkElements;
+        final byte[][] exponents;
+
+        Aggregation(final Config config, final SwitchContext switchContext, final UdpTransport switchLoop,
+                    final UdpTransport workerLoop, final FaultInjector faults) throws Exception {
+            this.config = config;
+            final UdpOptions base = UdpOptions.defaults().gso(config.gso).gro(config.gro);
+            pipeline = new SwitchPipeline(switchContext, errors::add);
+            switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), base.faults(faults.fork(1_000)));
+            for (int w = 0; w < config.workers; w++) {
                 final WorkerEngine engine = new WorkerEngine(new WorkerContext()
-                    .jobId(1).workerId(w).workers(n).elementsPerRound(config.elements)
+                    .jobId(1).workerId(w).workers(config.workers).elementsPerRound(config.elements)
                     .switchPort(0).maxWindow(config.window), errors::add);
                 final UdpHost host = workerLoop.bind(engine, new InetSocketAddress("127.0.0.1", 0),
                     base.faults(faults.fork(w)));
@@ -228,126 +279,81 @@ public final class AllreduceBench {
             for (final WorkerEngine engine : engines) {
                 engine.joined().get(30, TimeUnit.SECONDS);
             }
-            result.gso = hosts.get(0).usesGso();
-            final int q = BlockFloat.scaleBits(n);
-            final SplittableRandom random = new SplittableRandom(config.seed);
-            final float[][] gradients = new float[n][config.elements];
-            final float[] sum = new float[config.elements];
-            final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
-            final long switchThread = switchHost.call(() -> Thread.currentThread().getId()).get();
-            final long workerThread = hosts.get(0).call(() -> Thread.currentThread().getId()).get();
-            long switchCpuNs = 0;
-            long workerCpuNs = 0;
-            long totalNs = 0;
-            boolean exact = true;
-            double maxError = 0;
-            double maxBound = 0;
-            for (int round = 0; round < config.warmupRounds + config.rounds; round++) {
-                fill(gradients, random);
-                final List<CompletableFuture<Aggregate>> futures = new ArrayList<>();
-                for (int w = 0; w < n; w++) {
-                    futures.add(null);
-                }
-                final long start = System.nanoTime();
-                final long switchCpu0 = threads.getThreadCpuTime(switchThread);
-                final long workerCpu0 = threads.getThreadCpuTime(workerThread);
-                for (int w = 0; w < n; w++) {
-                    final int worker = w;
-                    final int r = round;
-                    final float[] g = gradients[w];
-                    futures.set(w, hosts.get(w).call(() -> engines.get(worker).allreduce(r, g))
-                        .thenCompose(f -> f));
-                }
-                try {
-                    CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]))
-                        .get(config.timeoutSeconds, TimeUnit.SECONDS);
-                } catch (final TimeoutException ex) {
-                    progress.println("switch counters: " + switchHost.call(() -> pipeline.counters().toString()).get());
-                    for (int w = 0; w < n; w++) {
-                        final WorkerEngine engine = engines.get(w);
-                        progress.println("worker " + w + " counters: " + hosts.get(w).call(() -> engine.counters().toString()
-                            + ", " + engine.debugState()).get());
-                    }
-                    throw new IllegalStateException("round " + round + " did not complete in " + config.timeoutSeconds + " s");
-                }
-                final long elapsed = System.nanoTime() - start;
-                final boolean measured = round >= config.warmupRounds;
-                if (measured) {
-                    totalNs += elapsed;
-                    switchCpuNs += threads.getThreadCpuTime(switchThread) - switchCpu0;
-                    workerCpuNs += threads.getThreadCpuTime(workerThread) - workerCpu0;
-                }
-                final Aggregate first = futures.get(0).get();
-                boolean roundExact = true;
-                for (final CompletableFuture<Aggregate> f : futures) {
-                    roundExact &= java.util.Arrays.equals(f.get().integerSums(), first.integerSums())
-                        && first.contributorCount() == n;
-                }
-                final int k = first.chunkElements();
-                first.sumInto(sum);
-                for (int i = 0; i < config.elements; i++) {
-                    final int exponent = first.exponent(i / k);
-                    int expected = 0;
-                    double real = 0;
-                    for (int w = 0; w < n; w++) {
-                        expected += BlockFloat.quantize(gradients[w][i], exponent, q);
-                        real += gradients[w][i];
-                    }
-                    roundExact &= expected == first.integerSums()[i];
-                    maxError = Math.max(maxError, Math.abs(sum[i] - real));
-                    maxBound = Math.max(maxBound, BlockFloat.errorBound(n, exponent) + Math.ulp((float) real));
-                }
-                exact &= roundExact;
-                for (final CompletableFuture<Aggregate> f : futures) {
-                    f.get().release();
-                }
-                progress.printf("%s round %d: %.1f ms, exact=%s%n", measured ? "aggregation" : "warm-up", round,
-                    elapsed / 1e6, roundExact);
+            chunkElements = engines.get(0).chunkElements();
+            exponents = new byte[config.workers][(config.elements + chunkElements - 1) / chunkElements];
+        }
+
+        /** Runs one round on every worker; returns its wall time and adds the aggregates to {@code out}. */
+        long round(final int round, final float[][] gradients, final List<Aggregate> out, final PrintStream progress)
+            throws Exception {
+            final List<CompletableFuture<Aggregate>> futures = new ArrayList<>();
+            final long start = System.nanoTime();
+            for (int w = 0; w < config.workers; w++) {
+                final WorkerEngine engine = engines.get(w);
+                final float[] g = gradients[w];
+                // the exponent scan runs here, on the caller's thread, while the event loop sends
+                final byte[] exponents = BlockFloat.chunkExponents(g, chunkElements, this.exponents[w]);
+                futures.add(hosts.get(w).call(() -> engine.allreduce(round, g, exponents)).thenCompose(f -> f));
             }
-            result.exact = exact && errors.isEmpty();
-            result.switchBusy = (double) switchCpuNs / totalNs;
-            result.workerBusy = (double) workerCpuNs / totalNs;
-            progress.printf("event loop threads busy during measured rounds: switch %.0f%%, workers %.0f%%%n",
-                100 * result.switchBusy, 100 * result.workerBusy);
-            result.maxAbsError = maxError;
-            result.maxErrorBound = maxBound;
-            for (final WorkerEngine engine : engines) {
-                result.retransmissions += engine.counters().get(io.serene.worker.WorkerCounter.RETRANSMISSIONS);
+            try {
+                CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]))
+                    .get(config.timeoutSeconds, TimeUnit.SECONDS);
+            } catch (final TimeoutException ex) {
+                progress.println("switch counters: " + switchHost.call(() -> pipeline.counters().toString()).get());
+                for (int w = 0; w < config.workers; w++) {
+                    final WorkerEngine engine = engines.get(w);
+                    progress.println("worker " + w + ": " + hosts.get(w).call(() -> engine.counters().toString()
+                        + ", " + engine.debugState()).get());
+                }
+                throw new IllegalStateException("round " + round + " did not complete in " + config.timeoutSeconds + " s");
             }
-            result.switchDuplicates = switchHost.call(
-                () -> pipeline.counters().get(io.serene.dataplane.SwitchCounter.DUPLICATES)).get();
+            final long elapsed = System.nanoTime() - start;
+            for (final CompletableFuture<Aggregate> f : futures) {
+                out.add(f.get());
+            }
+            return elapsed;
+        }
+
+        void report(final Result result, final PrintStream progress) throws Exception {
+            for (int w = 0; w < config.workers; w++) {
+                final WorkerEngine engine = engines.get(w);
+                result.retransmissions += hosts.get(w).call(() -> engine.counters().get(WorkerCounter.RETRANSMISSIONS)
+                    + engine.counters().get(WorkerCounter.FAST_RETRANSMISSIONS)).get();
+            }
+            result.switchDuplicates = switchHost.call(() -> pipeline.counters().get(SwitchCounter.DUPLICATES)).get();
+            progress.println("switch counters: " + switchHost.call(() -> pipeline.counters().toString()).get());
+            progress.println("worker 0 counters: " + hosts.get(0).call(() -> engines.get(0).counters().toString()).get());
             if (!errors.isEmpty()) {
                 progress.println("errors: " + errors);
             }
-            progress.println("switch counters: " + switchHost.call(() -> pipeline.counters().toString()).get());
-            progress.println("worker 0 counters: " + hosts.get(0).call(() -> engines.get(0).counters().toString()).get()
-                + ", rto " + engines.get(0).rtoNs() / 1000 + " us, srtt " + engines.get(0).srttNs() / 1000 + " us");
+        }
 
-            progress.println("socket errors: switch " + switchHost.errors() + " " + switchHost.lastError()
-                + ", worker 0 " + hosts.get(0).errors() + " " + hosts.get(0).lastError());
-            for (int w = 0; w < n; w++) {
-                final int worker = w;
-                hosts.get(w).call(() -> engines.get(worker).leave()).thenCompose(f -> f).get(10, TimeUnit.SECONDS);
-            }
-            return totalNs;
-        } finally {
-            for (final UdpHost host : hosts) {
-                host.close();
+        @Override
+        public void close() {
+            for (int w = 0; w < hosts.size(); w++) {
+                final WorkerEngine engine = engines.get(w);
+                // the switch frees the job when every worker left; a lost LEAVE only leaves it allocated
+                hosts.get(w).call(engine::leave).thenCompose(f -> f).completeOnTimeout(null, 5, TimeUnit.SECONDS).join();
+                hosts.get(w).close();
             }
             switchHost.close();
         }
     }
 
-    private static long runEcho(final Config config, final SwitchContext switchContext, final UdpTransport switchLoop,
-                                final UdpTransport workerLoop, final UdpOptions base, final PrintStream progress)
-        throws Exception {
-        final UdpHost server = switchLoop.bind(new EchoEndpoint(), new InetSocketAddress("127.0.0.1", 0), base);
+    /** The raw-UDP baseline: an echo server where the switch was, echo clients where the workers were. */
+    private static final class Echo implements AutoCloseable {
+        final UdpHost server;
         final List<EchoClient> clients = new ArrayList<>();
         final List<UdpHost> hosts = new ArrayList<>();
-        final int k = switchContext.chunkElements();
-        final int chunks = (config.elements + k - 1) / k;
-        final int window = Math.min(config.window, switchContext.memory().poolSize());
-        try {
+        final int packetsPerRound;
+
+        Echo(final Config config, final SwitchContext switchContext, final UdpTransport switchLoop,
+             final UdpTransport workerLoop) {
+            final UdpOptions base = UdpOptions.defaults().gso(config.gso).gro(config.gro);
+            server = switchLoop.bind(new EchoEndpoint(), new InetSocketAddress("127.0.0.1", 0), base);
+            final int k = switchContext.chunkElements();
+            packetsPerRound = (config.elements + k - 1) / k;
+            final int window = Math.min(config.window, switchContext.memory().poolSize());
             for (int w = 0; w < config.workers; w++) {
                 final EchoClient client = new EchoClient(0, PacketFlyweight.dataLength(k), window);
                 final UdpHost host = workerLoop.bind(client, new InetSocketAddress("127.0.0.1", 0), base);
@@ -355,33 +361,72 @@ public final class AllreduceBench {
                 clients.add(client);
                 hosts.add(host);
             }
-            long totalNs = 0;
-            for (int round = 0; round < config.warmupRounds + config.rounds; round++) {
-                final List<CompletableFuture<Void>> futures = new ArrayList<>();
-                final long start = System.nanoTime();
-                for (int w = 0; w < config.workers; w++) {
-                    final EchoClient client = clients.get(w);
-                    futures.add(hosts.get(w).call(() -> client.start(chunks)).thenCompose(f -> f));
-                }
-                try {
-                    CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]))
-                        .get(config.timeoutSeconds, TimeUnit.SECONDS);
-                } catch (final TimeoutException ex) {
-                    throw new IllegalStateException("raw echo baseline did not finish in " + config.timeoutSeconds + " s");
-                }
-                final long elapsed = System.nanoTime() - start;
-                final boolean measured = round >= config.warmupRounds;
-                if (measured) {
-                    totalNs += elapsed;
-                }
-                progress.printf("%s round %d: %.1f ms%n", measured ? "raw echo" : "echo warm-up", round, elapsed / 1e6);
+        }
+
+        long round(final long timeoutSeconds) throws Exception {
+            final List<CompletableFuture<Void>> futures = new ArrayList<>();
+            final long start = System.nanoTime();
+            for (int w = 0; w < clients.size(); w++) {
+                final EchoClient client = clients.get(w);
+                futures.add(hosts.get(w).call(() -> client.start(packetsPerRound)).thenCompose(f -> f));
             }
-            return totalNs;
-        } finally {
+            try {
+                CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0])).get(timeoutSeconds, TimeUnit.SECONDS);
+            } catch (final TimeoutException ex) {
+                throw new IllegalStateException("raw echo baseline did not finish in " + timeoutSeconds + " s");
+            }
+            return System.nanoTime() - start;
+        }
+
+        @Override
+        public void close() {
             for (final UdpHost host : hosts) {
                 host.close();
             }
             server.close();
+        }
+    }
+
+    /** Checks aggregates against the exact integer sums of the quantized inputs and the float sums. */
+    private static final class Verifier {
+        final float[][] gradients;
+        final float[] sum;
+        final int workers;
+        final int q;
+        boolean exact = true;
+        double maxError;
+        double maxBound;
+
+        Verifier(final Config config) {
+            workers = config.workers;
+            gradients = new float[workers][config.elements];
+            sum = new float[config.elements];
+            q = BlockFloat.scaleBits(workers);
+        }
+
+        boolean check(final List<Aggregate> aggregates) {
+            final Aggregate first = aggregates.get(0);
+            boolean ok = first.contributorCount() == workers;
+            for (final Aggregate a : aggregates) {
+                ok &= java.util.Arrays.equals(a.integerSums(), first.integerSums());
+            }
+            final int k = first.chunkElements();
+            first.sumInto(sum);
+            final int[] sums = first.integerSums();
+            for (int i = 0; i < sum.length; i++) {
+                final int exponent = first.exponent(i / k);
+                int expected = 0;
+                double real = 0;
+                for (int w = 0; w < workers; w++) {
+                    expected += BlockFloat.quantize(gradients[w][i], exponent, q);
+                    real += gradients[w][i];
+                }
+                ok &= expected == sums[i];
+                maxError = Math.max(maxError, Math.abs(sum[i] - real));
+                maxBound = Math.max(maxBound, BlockFloat.errorBound(workers, exponent) + Math.ulp((float) real));
+            }
+            exact &= ok;
+            return ok;
         }
     }
 

@@ -32,7 +32,7 @@ public final class BenchCommand implements Runnable {
         @Option(names = "--rounds", defaultValue = "5", description = "Measured rounds. Default: ${DEFAULT-VALUE}.")
         int rounds;
 
-        @Option(names = "--warmup", defaultValue = "1", description = "Unmeasured warm-up rounds. Default: ${DEFAULT-VALUE}.")
+        @Option(names = "--warmup", defaultValue = "10", description = "Unmeasured warm-up rounds. Default: ${DEFAULT-VALUE}.")
         int warmup;
 
         @Option(names = "--loss", defaultValue = "0", description = "Injected packet loss rate in [0, 0.5). Default: ${DEFAULT-VALUE}.")
@@ -47,7 +47,7 @@ public final class BenchCommand implements Runnable {
         @Option(names = "--budget", defaultValue = "16777216", description = "Switch memory budget in bytes. Default: ${DEFAULT-VALUE}.")
         long budget;
 
-        @Option(names = "--window", defaultValue = "1024", description = "Steps in flight per worker (capped by the pool). Default: ${DEFAULT-VALUE}.")
+        @Option(names = "--window", defaultValue = "256", description = "Steps in flight per worker (capped by the pool). Default: ${DEFAULT-VALUE}.")
         int window;
 
         @Option(names = "--timeout", defaultValue = "300", description = "Seconds a round may take before the run fails. Default: ${DEFAULT-VALUE}.")

@@ -22,6 +22,7 @@ final class EchoClient implements PacketEndpoint {
     private final int window;
     private final ByteBuffer tx;
     private final PacketFlyweight flyweight = new PacketFlyweight();
+    private final PacketFlyweight received = new PacketFlyweight();
     private final long[] sentNs;
     private final boolean[] done;
     private long nextSeq;
@@ -34,7 +35,7 @@ final class EchoClient implements PacketEndpoint {
         this.serverPort = serverPort;
         this.packetLength = packetLength;
         this.window = window;
-        this.tx = ByteBuffer.allocateDirect(packetLength);
+        this.tx = PacketFlyweight.allocate(packetLength);
         this.sentNs = new long[window];
         this.done = new boolean[window];
     }
@@ -59,7 +60,7 @@ final class EchoClient implements PacketEndpoint {
         if (length < PacketFlyweight.HEADER_LENGTH) {
             return;
         }
-        final long seq = buffer.getLong(offset + PacketFlyweight.SEQ_OFFSET);
+        final long seq = received.wrap(buffer, offset, length).seq();
         if (seq >= oldestSeq && seq < nextSeq) {
             done[(int) (seq % window)] = true;
             while (oldestSeq < nextSeq && done[(int) (oldestSeq % window)]) {

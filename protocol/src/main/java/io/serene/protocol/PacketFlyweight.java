@@ -1,10 +1,12 @@
 package io.serene.protocol;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 
 /**
  * Flyweight over one Serene packet in a {@link ByteBuffer}; the {@code *_OFFSET} constants are the
- * wire specification (network byte order, see docs/protocol.md).
+ * wire specification (little-endian, as Aeron's; see docs/protocol.md). Little-endian lets both
+ * ends move gradient values between packets and int arrays with plain memory copies.
  *
  * <pre>
  *   0       2       3       4               6               8
@@ -23,7 +25,8 @@ import java.nio.ByteBuffer;
  * </pre>
  *
  * The flyweight never allocates; it reads and writes at absolute positions so the wrapped
- * buffer's position and limit are left alone.
+ * buffer's position and limit are left alone. Wrapping sets the buffer's byte order to
+ * {@link #BYTE_ORDER}.
  */
 public final class PacketFlyweight {
     public static final int MAGIC = 0x5345; // "SE"
@@ -68,11 +71,20 @@ public final class PacketFlyweight {
     /** Exponent value meaning "no exponent carried". */
     public static final byte NO_EXPONENT = Byte.MIN_VALUE;
 
+    /** Byte order of every multi-byte field on the wire. */
+    public static final ByteOrder BYTE_ORDER = ByteOrder.LITTLE_ENDIAN;
+
     private ByteBuffer buffer;
     private int offset;
     private int length;
 
+    /** A direct buffer of the given capacity in wire byte order, for composing packets. */
+    public static ByteBuffer allocate(final int capacity) {
+        return ByteBuffer.allocateDirect(capacity).order(BYTE_ORDER);
+    }
+
     public PacketFlyweight wrap(final ByteBuffer buffer, final int offset, final int length) {
+        buffer.order(BYTE_ORDER);
         this.buffer = buffer;
         this.offset = offset;
         this.length = length;

@@ -4,6 +4,7 @@ import io.serene.protocol.Outbox;
 import io.serene.protocol.PacketEndpoint;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.PriorityQueue;
@@ -113,7 +114,7 @@ public final class InProcessNetwork {
                 scheduledTimer.set(event.to, PacketEndpoint.NO_DEADLINE);
             } else {
                 delivered++;
-                endpoint.onPacket(event.from, ByteBuffer.wrap(event.data), 0, event.data.length, nowNs, outbox);
+                endpoint.onPacket(event.from, ByteBuffer.wrap(event.data).order(ByteOrder.LITTLE_ENDIAN), 0, event.data.length, nowNs, outbox);
             }
             final long deadline = endpoint.onTimer(nowNs, outbox);
             if (deadline != PacketEndpoint.NO_DEADLINE) {

@@ -12,6 +12,7 @@ import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.unix.SegmentedDatagramPacket;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.netty.util.internal.PlatformDependent;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.PacketEndpoint;
 
@@ -46,6 +47,9 @@ public final class UdpHost implements AutoCloseable {
     private final AtomicLong droppedPeers = new AtomicLong();
     private final Outbox outbox = this::send;
     private final FaultInjector faults;
+    private final ByteBuffer receiveBuffer = ByteBuffer.allocateDirect(65536).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    private final long receiveAddress = PlatformDependent.directBufferAddress(receiveBuffer);
+    private final AtomicLong oversized = new AtomicLong();
     private Channel channel;
     private EventLoop loop;
     private ScheduledFuture<?> timer;
@@ -288,15 +292,19 @@ public final class UdpHost implements AutoCloseable {
     }
 
     private static void writeInto(final ByteBuf target, final ByteBuffer buffer, final int offset, final int length) {
-        // engines address their buffers absolutely, so position and limit are free to use here
         target.ensureWritable(length);
         final int at = target.writerIndex();
-        final ByteBuffer dst = target.internalNioBuffer(at, length);
-        buffer.clear();
-        buffer.position(offset).limit(offset + length);
-        dst.put(buffer);
-        buffer.clear();
-        target.writerIndex(at + length);
+        if (buffer.isDirect() && target.hasMemoryAddress()) {
+            PlatformDependent.copyMemory(PlatformDependent.directBufferAddress(buffer) + offset,
+                target.memoryAddress() + at, length);
+            target.writerIndex(at + length);
+        } else {
+            // engines address their buffers absolutely, so position and limit are free to use here
+            buffer.clear();
+            buffer.position(offset).limit(offset + length);
+            target.writeBytes(buffer);
+            buffer.clear();
+        }
     }
 
     private final class Handler extends ChannelInboundHandlerAdapter {
@@ -315,10 +323,18 @@ public final class UdpHost implements AutoCloseable {
                 }
                 final ByteBuf content = packet.content();
                 final int length = content.readableBytes();
-                final ByteBuffer nio = content.nioBufferCount() == 1
-                    ? content.internalNioBuffer(content.readerIndex(), length)
-                    : content.nioBuffer();
-                endpoint.onPacket(port, nio, nio.position(), length, System.nanoTime(), outbox);
+                if (length > receiveBuffer.capacity()) {
+                    oversized.incrementAndGet();
+                    return;
+                }
+                // one copy into the poller's own buffer: cheaper than a ByteBuffer view per packet
+                if (content.hasMemoryAddress()) {
+                    PlatformDependent.copyMemory(content.memoryAddress() + content.readerIndex(), receiveAddress, length);
+                } else {
+                    content.getBytes(content.readerIndex(), receiveBuffer.clear().limit(length));
+                    receiveBuffer.clear();
+                }
+                endpoint.onPacket(port, receiveBuffer, 0, length, System.nanoTime(), outbox);
             } catch (final RuntimeException ex) {
                 onError(ex);
             } finally {

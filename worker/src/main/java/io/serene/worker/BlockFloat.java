@@ -28,15 +28,16 @@ public final class BlockFloat {
 
     /** The smallest e with |x| < 2^e for every x in src[from, from + n); non-finite values give MAX_EXPONENT. */
     public static byte exponentOf(final float[] src, final int from, final int n) {
-        // the magnitude bits of an IEEE float order like its absolute value, NaN and infinity last
-        int maxBits = 0;
-        for (int i = from; i < from + n; i++) {
-            maxBits = Math.max(maxBits, Float.floatToRawIntBits(src[i]) & 0x7FFF_FFFF);
+        // Math.max propagates NaN, so one check after the (vectorizable) loop catches NaN and infinity
+        float maxAbs = 0f;
+        final int end = from + n;
+        for (int i = from; i < end; i++) {
+            maxAbs = Math.max(maxAbs, Math.abs(src[i]));
         }
-        if (maxBits >= 0x7F80_0000) {
+        if (!(maxAbs <= Float.MAX_VALUE)) {
             return (byte) MAX_EXPONENT;
         }
-        return exponentOfMagnitude(Float.intBitsToFloat(maxBits));
+        return exponentOfMagnitude(maxAbs);
     }
 
     static byte exponentOfMagnitude(final float maxAbs) {
@@ -47,7 +48,7 @@ public final class BlockFloat {
     }
 
     /**
-     * Quantizes one element with exponent e and scale bits q: round(x * 2^(q - e)). Values outside
+     * Quantizes one element with exponent e and scale bits q: rint(x * 2^(q - e)). Values outside
      * the representable range (a local exponent above the agreed one, infinities) are clamped to
      * +-2^q; NaN becomes 0. {@link #isSaturated(float, int, int)} tells whether that happened.
      */
@@ -60,22 +61,35 @@ public final class BlockFloat {
         return Math.scalb(1.0, q - exponent);
     }
 
-    /** {@link #quantize(float, int, int)} with the chunk's scale and limit 2^q precomputed. */
+    /**
+     * {@link #quantize(float, int, int)} with the chunk's scale and limit 2^q precomputed: rounds to
+     * nearest, ties to even (Math.rint, a single instruction), clamps to [-limit, limit]; NaN gives 0.
+     */
     public static int quantize(final float x, final double scale, final int limit) {
-        final long v = Math.round(x * scale); // NaN rounds to 0
-        if (v > limit) {
-            return limit;
-        }
-        if (v < -limit) {
-            return -limit;
-        }
-        return (int) v;
+        // the int cast saturates at the int range (and maps NaN to 0) before the clamp
+        final int v = (int) Math.rint(x * scale);
+        return v > limit ? limit : (v < -limit ? -limit : v);
     }
 
     /** Whether {@link #quantize} clamps or zeroes x. */
     public static boolean isSaturated(final float x, final double scale, final int limit) {
-        final long v = Math.round(x * scale);
-        return x != x || v > limit || v < -limit;
+        final double r = Math.rint(x * scale);
+        return x != x || r > limit || r < -limit;
+    }
+
+    /**
+     * The local exponent of every chunk of a gradient (see {@link #exponentOf}); safe on any
+     * thread, so a caller can do this scan before handing the gradient to the worker's thread.
+     */
+    public static byte[] chunkExponents(final float[] gradient, final int chunkElements, final byte[] out) {
+        final int chunks = (gradient.length + chunkElements - 1) / chunkElements;
+        if (out.length != chunks) {
+            throw new IllegalArgumentException("need " + chunks + " exponents, got room for " + out.length);
+        }
+        for (int c = 0; c < chunks; c++) {
+            out[c] = exponentOf(gradient, c * chunkElements, Math.min(chunkElements, gradient.length - c * chunkElements));
+        }
+        return out;
     }
 
     /** Whether {@link #quantize} clamps or zeroes x. */

@@ -8,7 +8,7 @@ public final class WorkerContext {
     private int elementsPerRound = -1;
     private int switchPort = 0;
     private long initialRtoNs = 20_000_000L;
-    private long minRtoNs = 5_000_000L;
+    private long minRtoNs = 500_000L;
     private long maxRtoNs = 500_000_000L;
     private long joinRetryNs = 100_000_000L;
     private int maxJoinAttempts = 50;

@@ -69,7 +69,7 @@ public final class WorkerEngine implements PacketEndpoint {
     private final Consumer<Throwable> errorHandler;
     private final PacketFlyweight in = new PacketFlyweight();
     private final PacketFlyweight out = new PacketFlyweight();
-    private final ByteBuffer txBuffer = ByteBuffer.allocateDirect(PacketFlyweight.dataLength(MAX_CHUNK_ELEMENTS));
+    private final ByteBuffer txBuffer = PacketFlyweight.allocate(PacketFlyweight.dataLength(MAX_CHUNK_ELEMENTS));
     private final IntBuffer txInts = txBuffer.asIntBuffer();
     private final int[] quantized = new int[MAX_CHUNK_ELEMENTS];
     private final CompletableFuture<Void> joined = new CompletableFuture<>();
@@ -99,6 +99,8 @@ public final class WorkerEngine implements PacketEndpoint {
     private long[] entrySeq;
     private boolean[] entryDone;
     private long[] entrySentNs;
+    private long[] entrySendStamp;
+    private long sendStamp;
     private long[] entryDeadlineNs;
     private int[] entryRetries;
     private long nextSeq;
@@ -143,6 +145,17 @@ public final class WorkerEngine implements PacketEndpoint {
         return poolSize;
     }
 
+    /**
+     * Elements per chunk, as the switch announced in its JOIN_ACK; readable from any thread once
+     * {@link #joined()} has completed (the completion orders the write before the read).
+     */
+    public int chunkElements() {
+        if (!joined.isDone() || joined.isCompletedExceptionally()) {
+            throw new IllegalStateException("worker " + ctx.workerId() + " has not joined");
+        }
+        return chunkElements;
+    }
+
     public long rtoNs() {
         return rtoNs;
     }
@@ -164,6 +177,14 @@ public final class WorkerEngine implements PacketEndpoint {
      * numbered 0, 1, 2, ... without gaps; the array is read until the future completes.
      */
     public CompletableFuture<Aggregate> allreduce(final int round, final float[] gradient) {
+        return allreduce(round, gradient, null);
+    }
+
+    /**
+     * {@link #allreduce(int, float[])} with the chunk exponents already computed by
+     * {@link BlockFloat#chunkExponents} (on another thread, say) for {@link #chunkElements()}.
+     */
+    public CompletableFuture<Aggregate> allreduce(final int round, final float[] gradient, final byte[] chunkExponents) {
         final CompletableFuture<Aggregate> future = new CompletableFuture<>();
         if (phase == Phase.FAILED) {
             future.completeExceptionally(failure);
@@ -185,7 +206,11 @@ public final class WorkerEngine implements PacketEndpoint {
         }
         // before the JOIN_ACK the chunking is unknown; onJoinAck redoes the bookkeeping
         final RoundWork work = new RoundWork(round, gradient, future, buffers());
-        computeLocalExponents(work);
+        if (chunkExponents != null && chunkExponents.length == chunks && chunkElements != 0) {
+            System.arraycopy(chunkExponents, 0, work.buffers.localExp, 0, chunks);
+        } else {
+            computeLocalExponents(work);
+        }
         if (submittedRounds - completedRounds == rounds.length) {
             growRounds();
         }
@@ -327,6 +352,7 @@ public final class WorkerEngine implements PacketEndpoint {
         entrySeq = new long[entries];
         entryDone = new boolean[entries];
         entrySentNs = new long[entries];
+        entrySendStamp = new long[entries];
         entryDeadlineNs = new long[entries];
         entryRetries = new int[entries];
         Arrays.fill(entrySeq, -1L);
@@ -385,7 +411,7 @@ public final class WorkerEngine implements PacketEndpoint {
         if (entryRetries[e] == 0) {
             sampleRtt(nowNs - entrySentNs[e]);
         }
-        fastRetransmit(seq, entrySentNs[e], nowNs, outbox);
+        fastRetransmit(seq, entrySendStamp[e], nowNs, outbox);
         final ByteBuffer buffer = in.buffer();
         final int at = in.offset() + in.resultValuesOffset();
         if (!valueStep) {
@@ -460,6 +486,7 @@ public final class WorkerEngine implements PacketEndpoint {
             entryDone[e] = false;
             entryRetries[e] = 0;
             entrySentNs[e] = nowNs;
+            entrySendStamp[e] = ++sendStamp;
             entryDeadlineNs[e] = nowNs + rtoNs;
             earliestDeadlineNs = Math.min(earliestDeadlineNs, entryDeadlineNs[e]);
             sendStep(seq, work, t, outbox);
@@ -471,17 +498,17 @@ public final class WorkerEngine implements PacketEndpoint {
     /**
      * Loss detection ahead of the timeout (TCP's duplicate-acknowledgement threshold, with RACK's
      * send-time check): when the result of step x arrives, a step at least
-     * {@link #REORDER_THRESHOLD} below x that is still pending and was last sent before x is
-     * presumed lost and sent again (steps sent at the same instant, as the in-process transport sends a
-     * burst, are not compared). Steps go out in order and the switch releases them in order,
+     * {@link #REORDER_THRESHOLD} below x that is still pending and was last sent before x (by send
+     * order, not clock: a burst shares one timestamp) is presumed lost and sent again. Steps go out
+     * in order and the switch releases them in order,
      * so this rarely fires spuriously; a step resent after x was sent is left alone, so each loss is
      * resent at most once per round trip. A worker cannot tell its own loss from a peer's, so every
      * worker resends; the switch absorbs the duplicates.
      */
-    private void fastRetransmit(final long seq, final long sentNs, final long nowNs, final Outbox outbox) {
+    private void fastRetransmit(final long seq, final long stamp, final long nowNs, final Outbox outbox) {
         for (long s = oldestSeq; s <= seq - REORDER_THRESHOLD; s++) {
             final int e = (int) s & windowMask;
-            if (!entryDone[e] && entrySentNs[e] < sentNs) {
+            if (!entryDone[e] && entrySendStamp[e] < stamp) {
                 resend(s, e, nowNs, outbox);
                 counters.increment(WorkerCounter.FAST_RETRANSMISSIONS);
             }
@@ -491,6 +518,7 @@ public final class WorkerEngine implements PacketEndpoint {
     private void resend(final long seq, final int e, final long nowNs, final Outbox outbox) {
         entryRetries[e]++;
         entrySentNs[e] = nowNs;
+        entrySendStamp[e] = ++sendStamp;
         final int shift = Math.min(entryRetries[e], 16);
         entryDeadlineNs[e] = nowNs + Math.min(ctx.maxRtoNs(), rtoNs << shift);
         earliestDeadlineNs = Math.min(earliestDeadlineNs, entryDeadlineNs[e]);
