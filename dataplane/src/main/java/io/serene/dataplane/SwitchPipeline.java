@@ -45,6 +45,9 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final PacketFlyweight out = new PacketFlyweight();
     private final ByteBuffer txBuffer;
     private final IntBuffer txInts;
+    private final int[] scratch;
+    private ByteBuffer viewSource;
+    private IntBuffer view;
 
     private final int maxJobs;
     private final int maxWorkers;
@@ -115,6 +118,7 @@ public final class SwitchPipeline implements PacketEndpoint {
 
         txBuffer = PacketFlyweight.allocate(PacketFlyweight.resultLength(words, chunkElements));
         txInts = txBuffer.asIntBuffer();
+        scratch = new int[chunkElements];
     }
 
     public SwitchMemory memory() {
@@ -295,25 +299,42 @@ public final class SwitchPipeline implements PacketEndpoint {
                 slotSums[base + i] = Math.max(slotSums[base + i], in.dataValue(i));
             }
         } else if (payload == Flags.VALUES) {
-            boolean overflow = false;
+            final int[] contribution = readValues(n);
+            int overflow = 0;
             for (int i = 0; i < n; i++) {
                 final int a = slotSums[base + i];
-                final int b = in.dataValue(i);
+                final int b = contribution[i];
                 final int r = a + b;
-                // overflow iff both operands share a sign that the result lacks: saturate, never wrap
-                if (((a ^ r) & (b ^ r)) < 0) {
-                    slotSums[base + i] = a < 0 ? Integer.MIN_VALUE : Integer.MAX_VALUE;
-                    overflow = true;
-                } else {
-                    slotSums[base + i] = r;
-                }
+                // overflow iff both operands share a sign the result lacks; then saturate toward
+                // a's sign instead of wrapping (branch-free, so the loop vectorizes)
+                final int ov = ((a ^ r) & (b ^ r)) >> 31;
+                slotSums[base + i] = (r & ~ov) | (((a >> 31) ^ Integer.MAX_VALUE) & ov);
+                overflow |= ov;
             }
-            if (overflow) {
+            if (overflow != 0) {
                 counters.increment(SwitchCounter.OVERFLOWS);
                 flags |= Flags.SATURATED;
             }
         }
         slotFlags[idx] = (byte) flags;
+    }
+
+    /** The DATA packet's values, copied in bulk into a scratch array (the packet lives in the transport's buffer). */
+    private int[] readValues(final int n) {
+        final ByteBuffer buffer = in.buffer();
+        final int at = in.offset() + PacketFlyweight.DATA_VALUES_OFFSET;
+        if ((at & 3) == 0) {
+            if (buffer != viewSource) {
+                viewSource = buffer;
+                view = buffer.duplicate().order(PacketFlyweight.BYTE_ORDER).clear().asIntBuffer();
+            }
+            view.get(at >> 2, scratch, 0, n);
+        } else {
+            for (int i = 0; i < n; i++) {
+                scratch[i] = buffer.getInt(at + 4 * i);
+            }
+        }
+        return scratch;
     }
 
     private void release(final int j, final int idx, final Outbox outbox) {

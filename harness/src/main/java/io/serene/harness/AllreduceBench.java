@@ -206,13 +206,16 @@ public final class AllreduceBench {
             long echoNs = 0;
             long switchCpuNs = 0;
             long workerCpuNs = 0;
+            long echoCpuNs = 0;
             for (int round = 0; round < config.warmupRounds + config.rounds; round++) {
                 fill(verifier.gradients, random);
                 final boolean measured = round >= config.warmupRounds;
                 long echoRoundNs = 0;
+                long echoCpu0 = threads.getThreadCpuTime(switchThread) + threads.getThreadCpuTime(workerThread);
                 if (round % 2 == 0) {
                     echoRoundNs = echo.round(config.timeoutSeconds);
                 }
+                long echoCpu = threads.getThreadCpuTime(switchThread) + threads.getThreadCpuTime(workerThread) - echoCpu0;
                 final long switchCpu0 = threads.getThreadCpuTime(switchThread);
                 final long workerCpu0 = threads.getThreadCpuTime(workerThread);
                 final List<Aggregate> aggregates = new ArrayList<>();
@@ -220,7 +223,9 @@ public final class AllreduceBench {
                 final long switchCpu = threads.getThreadCpuTime(switchThread) - switchCpu0;
                 final long workerCpu = threads.getThreadCpuTime(workerThread) - workerCpu0;
                 if (round % 2 == 1) {
+                    echoCpu0 = threads.getThreadCpuTime(switchThread) + threads.getThreadCpuTime(workerThread);
                     echoRoundNs = echo.round(config.timeoutSeconds);
+                    echoCpu = threads.getThreadCpuTime(switchThread) + threads.getThreadCpuTime(workerThread) - echoCpu0;
                 }
                 final boolean exact = verifier.check(aggregates);
                 aggregates.forEach(Aggregate::release);
@@ -229,6 +234,7 @@ public final class AllreduceBench {
                     echoNs += echoRoundNs;
                     switchCpuNs += switchCpu;
                     workerCpuNs += workerCpu;
+                    echoCpuNs += echoCpu;
                 }
                 progress.printf("%s round %d: aggregation %.1f ms (exact=%s), raw echo %.1f ms%n",
                     measured ? "measured" : "warm-up", round, aggregateRoundNs / 1e6, exact, echoRoundNs / 1e6);
@@ -243,8 +249,13 @@ public final class AllreduceBench {
             result.rawEchoElementsPerSecond = totalElements / (echoNs / 1e9);
             result.ratio = result.elementsPerSecond / result.rawEchoElementsPerSecond;
             aggregation.report(result, progress);
-            progress.printf("event loop threads busy during measured aggregation: switch %.0f%%, workers %.0f%%%n",
-                100 * result.switchBusy, 100 * result.workerBusy);
+            progress.println("switch socket: " + aggregation.switchHost.batchingStats());
+            progress.println("worker 0 socket: " + aggregation.hosts.get(0).batchingStats());
+            progress.println("echo server socket: " + echo.server.batchingStats());
+            progress.println("echo client 0 socket: " + echo.hosts.get(0).batchingStats());
+            progress.printf("event loop threads busy during measured aggregation: switch %.0f%%, workers %.0f%%; "
+                + "CPU per round: aggregation %.1f ms, raw echo %.1f ms%n", 100 * result.switchBusy, 100 * result.workerBusy,
+                (switchCpuNs + workerCpuNs) / 1e6 / config.rounds, echoCpuNs / 1e6 / config.rounds);
         }
         return result;
     }
@@ -277,7 +288,17 @@ public final class AllreduceBench {
                 hosts.add(host);
             }
             for (final WorkerEngine engine : engines) {
-                engine.joined().get(30, TimeUnit.SECONDS);
+                try {
+                    engine.joined().get(30, TimeUnit.SECONDS);
+                } catch (final java.util.concurrent.ExecutionException ex) {
+                    final Throwable transportError = switchHost.lastError() != null ? switchHost.lastError()
+                        : hosts.get(0).lastError();
+                    if (transportError != null) {
+                        throw new IllegalStateException(ex.getCause().getMessage() + " (transport error: " + transportError + ")",
+                            transportError);
+                    }
+                    throw ex;
+                }
             }
             chunkElements = engines.get(0).chunkElements();
             exponents = new byte[config.workers][(config.elements + chunkElements - 1) / chunkElements];

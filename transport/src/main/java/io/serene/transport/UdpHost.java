@@ -36,6 +36,8 @@ import java.util.function.Supplier;
  */
 public final class UdpHost implements AutoCloseable {
     private static final int MAX_GSO_SEGMENTS = 64;
+    /** Raw memory copies need Netty's Unsafe access (refused by default on newer JDKs). */
+    private static final boolean UNSAFE_COPY = PlatformDependent.hasUnsafe();
     private static final int MAX_GSO_BYTES = 65000;
 
     private final PacketEndpoint endpoint;
@@ -48,8 +50,13 @@ public final class UdpHost implements AutoCloseable {
     private final Outbox outbox = this::send;
     private final FaultInjector faults;
     private final ByteBuffer receiveBuffer = ByteBuffer.allocateDirect(65536).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-    private final long receiveAddress = PlatformDependent.directBufferAddress(receiveBuffer);
+    private final long receiveAddress = UNSAFE_COPY ? PlatformDependent.directBufferAddress(receiveBuffer) : 0;
     private final AtomicLong oversized = new AtomicLong();
+    // written by the event loop thread only; read by others for statistics
+    private volatile long packetsSent;
+    private volatile long datagramsWritten;
+    private volatile long packetsReceived;
+    private volatile long readBursts;
     private Channel channel;
     private EventLoop loop;
     private ScheduledFuture<?> timer;
@@ -111,6 +118,13 @@ public final class UdpHost implements AutoCloseable {
 
     public boolean usesGso() {
         return gso;
+    }
+
+    /** Packets handed to the socket, and the datagram writes (GSO runs count once) they took. */
+    public String batchingStats() {
+        return String.format("sent %d packets in %d writes (%.1f/write), received %d in %d bursts (%.1f/burst)",
+            packetsSent, datagramsWritten, packetsSent / Math.max(1.0, datagramsWritten), packetsReceived, readBursts,
+            packetsReceived / Math.max(1.0, readBursts));
     }
 
     public long errors() {
@@ -220,6 +234,8 @@ public final class UdpHost implements AutoCloseable {
                 appendToRun(port, buffer, offset, length);
             } else {
                 channel.write(new DatagramPacket(copyOf(buffer, offset, length), addressByPort.get(port)), channel.voidPromise());
+                packetsSent++;
+                datagramsWritten++;
             }
         }
     }
@@ -246,6 +262,7 @@ public final class UdpHost implements AutoCloseable {
         }
         writeInto(run, buffer, offset, length);
         runCount[port]++;
+        packetsSent++;
     }
 
     private void growRuns(final int port) {
@@ -265,6 +282,7 @@ public final class UdpHost implements AutoCloseable {
         }
         runs[port] = null;
         final InetSocketAddress to = addressByPort.get(port);
+        datagramsWritten++;
         if (runCount[port] == 1) {
             channel.write(new DatagramPacket(run, to), channel.voidPromise());
         } else {
@@ -294,7 +312,7 @@ public final class UdpHost implements AutoCloseable {
     private static void writeInto(final ByteBuf target, final ByteBuffer buffer, final int offset, final int length) {
         target.ensureWritable(length);
         final int at = target.writerIndex();
-        if (buffer.isDirect() && target.hasMemoryAddress()) {
+        if (UNSAFE_COPY && buffer.isDirect() && target.hasMemoryAddress()) {
             PlatformDependent.copyMemory(PlatformDependent.directBufferAddress(buffer) + offset,
                 target.memoryAddress() + at, length);
             target.writerIndex(at + length);
@@ -328,12 +346,13 @@ public final class UdpHost implements AutoCloseable {
                     return;
                 }
                 // one copy into the poller's own buffer: cheaper than a ByteBuffer view per packet
-                if (content.hasMemoryAddress()) {
+                if (UNSAFE_COPY && content.hasMemoryAddress()) {
                     PlatformDependent.copyMemory(content.memoryAddress() + content.readerIndex(), receiveAddress, length);
                 } else {
                     content.getBytes(content.readerIndex(), receiveBuffer.clear().limit(length));
                     receiveBuffer.clear();
                 }
+                packetsReceived++;
                 endpoint.onPacket(port, receiveBuffer, 0, length, System.nanoTime(), outbox);
             } catch (final RuntimeException ex) {
                 onError(ex);
@@ -344,6 +363,7 @@ public final class UdpHost implements AutoCloseable {
 
         @Override
         public void channelReadComplete(final ChannelHandlerContext ctx) {
+            readBursts++;
             runTimer();
         }
 

@@ -67,14 +67,38 @@ public final class BlockFloat {
      */
     public static int quantize(final float x, final double scale, final int limit) {
         // the int cast saturates at the int range (and maps NaN to 0) before the clamp
-        final int v = (int) Math.rint(x * scale);
-        return v > limit ? limit : (v < -limit ? -limit : v);
+        return Math.min(limit, Math.max(-limit, (int) Math.rint(x * scale)));
     }
 
     /** Whether {@link #quantize} clamps or zeroes x. */
     public static boolean isSaturated(final float x, final double scale, final int limit) {
         final double r = Math.rint(x * scale);
         return x != x || r > limit || r < -limit;
+    }
+
+    /**
+     * Quantizes {@code n} elements from {@code src[from]} at exponent e into {@code dst[0, n)} and
+     * returns how many were clamped (or were NaN). The main loop has no branches so the JIT can
+     * vectorize it; the per-element check runs only when clamping is possible at all, that is when
+     * the chunk's own exponent exceeds the agreed one or it holds NaN or infinity.
+     */
+    public static int quantizeChunk(final float[] src, final int from, final int n, final int exponent, final int q,
+                                    final int[] dst, final boolean mayClamp) {
+        final double scale = scale(exponent, q);
+        final int limit = 1 << q;
+        for (int i = 0; i < n; i++) {
+            dst[i] = Math.min(limit, Math.max(-limit, (int) Math.rint(src[from + i] * scale)));
+        }
+        if (!mayClamp) {
+            return 0;
+        }
+        int saturated = 0;
+        for (int i = 0; i < n; i++) {
+            if (isSaturated(src[from + i], scale, limit)) {
+                saturated++;
+            }
+        }
+        return saturated;
     }
 
     /**

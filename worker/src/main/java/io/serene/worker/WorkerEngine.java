@@ -72,6 +72,8 @@ public final class WorkerEngine implements PacketEndpoint {
     private final ByteBuffer txBuffer = PacketFlyweight.allocate(PacketFlyweight.dataLength(MAX_CHUNK_ELEMENTS));
     private final IntBuffer txInts = txBuffer.asIntBuffer();
     private final int[] quantized = new int[MAX_CHUNK_ELEMENTS];
+    private ByteBuffer viewSource;
+    private IntBuffer view;
     private final CompletableFuture<Void> joined = new CompletableFuture<>();
     /** Round buffers handed back by {@link Aggregate#release()}, from any thread. */
     private final Queue<RoundBuffers> pool = new ConcurrentLinkedQueue<>();
@@ -425,8 +427,12 @@ public final class WorkerEngine implements PacketEndpoint {
                 work.buffers.expKnown[chunk + lookAhead] = true;
             }
             final int base = chunk * chunkElements;
-            for (int i = 0; i < n; i++) {
-                work.buffers.integerSums[base + i] = buffer.getInt(at + 4 * i);
+            if ((at & 3) == 0) {
+                intView(buffer).get(at >> 2, work.buffers.integerSums, base, n);
+            } else {
+                for (int i = 0; i < n; i++) {
+                    work.buffers.integerSums[base + i] = buffer.getInt(at + 4 * i);
+                }
             }
             work.buffers.chunkContributors[chunk] = in.contributorCount();
             final int words = in.bitmapWords();
@@ -578,24 +584,11 @@ public final class WorkerEngine implements PacketEndpoint {
         } else {
             final int ahead = chunk + lookAhead;
             out.exponent(ahead < chunks ? work.buffers.localExp[ahead] : PacketFlyweight.NO_EXPONENT);
-            final double scale = BlockFloat.scale(work.buffers.agreedExp[chunk], q);
-            final int limit = 1 << q;
-            final float[] data = work.data;
-            final int base = chunk * chunkElements;
-            final int[] staged = quantized;
-            int saturated = 0;
-            for (int i = 0; i < n; i++) {
-                final float x = data[base + i];
-                final int v = BlockFloat.quantize(x, scale, limit);
-                if (v == limit || v == -limit || v == 0) {
-                    // only the extremes (and NaN, which becomes 0) can have been clamped
-                    if (BlockFloat.isSaturated(x, scale, limit)) {
-                        saturated++;
-                    }
-                }
-                staged[i] = v;
-            }
-            txInts.put(PacketFlyweight.DATA_VALUES_OFFSET >> 2, staged, 0, n);
+            final int agreed = work.buffers.agreedExp[chunk];
+            final int local = work.buffers.localExp[chunk];
+            final int saturated = BlockFloat.quantizeChunk(work.data, chunk * chunkElements, n, agreed, q, quantized,
+                local > agreed || local == BlockFloat.MAX_EXPONENT);
+            txInts.put(PacketFlyweight.DATA_VALUES_OFFSET >> 2, quantized, 0, n);
             int flags = Flags.VALUES;
             if (saturated > 0) {
                 flags |= Flags.SATURATED;
@@ -624,6 +617,15 @@ public final class WorkerEngine implements PacketEndpoint {
             }
         }
         return new RoundBuffers(c, ctx.elementsPerRound());
+    }
+
+    /** An int view of a receive buffer, kept while the transport hands over the same buffer. */
+    private IntBuffer intView(final ByteBuffer buffer) {
+        if (buffer != viewSource) {
+            viewSource = buffer;
+            view = buffer.duplicate().order(PacketFlyweight.BYTE_ORDER).clear().asIntBuffer();
+        }
+        return view;
     }
 
     /** How many chunk exponents exponent step t carries. */
