@@ -194,7 +194,7 @@ public final class AllreduceBench {
         try (UdpTransport switchLoop = UdpTransport.create(1, config.preferEpoll);
              UdpTransport workerLoop = UdpTransport.create(1, config.preferEpoll);
              Aggregation aggregation = new Aggregation(config, switchContext, switchLoop, workerLoop, faults);
-             Echo echo = new Echo(config, switchContext, switchLoop, workerLoop)) {
+             Echo echo = new Echo(config, switchContext, switchLoop, workerLoop, faults)) {
             result.transport = switchLoop.kind();
             result.gso = aggregation.hosts.get(0).usesGso();
             final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
@@ -369,15 +369,18 @@ public final class AllreduceBench {
         final int packetsPerRound;
 
         Echo(final Config config, final SwitchContext switchContext, final UdpTransport switchLoop,
-             final UdpTransport workerLoop) {
+             final UdpTransport workerLoop, final FaultInjector faults) {
             final UdpOptions base = UdpOptions.defaults().gso(config.gso).gro(config.gro);
-            server = switchLoop.bind(new EchoEndpoint(), new InetSocketAddress("127.0.0.1", 0), base);
+            // the same injected loss as the aggregation, from seeds of its own
+            server = switchLoop.bind(new EchoEndpoint(), new InetSocketAddress("127.0.0.1", 0),
+                base.faults(faults.fork(2_000)));
             final int k = switchContext.chunkElements();
             packetsPerRound = (config.elements + k - 1) / k;
             final int window = Math.min(config.window, switchContext.memory().poolSize());
             for (int w = 0; w < config.workers; w++) {
                 final EchoClient client = new EchoClient(0, PacketFlyweight.dataLength(k), window);
-                final UdpHost host = workerLoop.bind(client, new InetSocketAddress("127.0.0.1", 0), base);
+                final UdpHost host = workerLoop.bind(client, new InetSocketAddress("127.0.0.1", 0),
+                    base.faults(faults.fork(3_000 + w)));
                 host.addPeer(server.localAddress());
                 clients.add(client);
                 hosts.add(host);

@@ -21,7 +21,8 @@ public final class BenchCommand implements Runnable {
             "engine on its own socket (the switch on one event loop thread, the workers sharing a second one).",
             "Checks that every worker received the exact integer sum of all quantized inputs, measures the",
             "aggregation goodput, then a raw UDP echo through the same topology, sockets and batching, and",
-            "reports the ratio. Injected loss applies to aggregation packets only (switch and workers)."})
+            "reports the ratio. Both run round by round in alternating order, under the same injected loss",
+            "(applied to every packet any of them sends) and the same loss recovery."})
     static final class Allreduce implements Callable<Integer> {
         @Option(names = "--workers", defaultValue = "4", description = "Workers (1-64). Default: ${DEFAULT-VALUE}.")
         int workers;

@@ -4,40 +4,50 @@ import io.serene.protocol.Outbox;
 import io.serene.protocol.PacketEndpoint;
 import io.serene.protocol.PacketFlyweight;
 import io.serene.protocol.PacketType;
+import io.serene.protocol.RttEstimator;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * The raw-UDP baseline's client: streams packets of the aggregation's size through an echo server
- * with the same sliding window as a worker (one packet in flight per pool slot), resending any
- * packet not echoed within a timeout. Measures what the sockets and batching deliver without
- * aggregation.
+ * with the same sliding window and the same loss recovery as a worker (a packet is resent when
+ * echoes of three later-sent packets came back first, or after an adaptive timeout). Measures what
+ * the sockets, threads and batching deliver without aggregation.
  */
 final class EchoClient implements PacketEndpoint {
-    private static final long RESEND_NS = 20_000_000L;
+    private static final int REORDER_THRESHOLD = 3;
 
     private final int serverPort;
     private final int packetLength;
     private final int window;
+    private final int mask;
     private final ByteBuffer tx;
     private final PacketFlyweight flyweight = new PacketFlyweight();
     private final PacketFlyweight received = new PacketFlyweight();
+    private final RttEstimator rtt = new RttEstimator(20_000_000L, 500_000L, 500_000_000L);
     private final long[] sentNs;
+    private final long[] stamps;
+    private final boolean[] resent;
     private final boolean[] done;
+    private long stamp;
     private long nextSeq;
     private long oldestSeq;
     private long target;
-    private long resent;
+    private long resends;
     private CompletableFuture<Void> finished = CompletableFuture.completedFuture(null);
 
     EchoClient(final int serverPort, final int packetLength, final int window) {
         this.serverPort = serverPort;
         this.packetLength = packetLength;
         this.window = window;
+        final int entries = Integer.highestOneBit(Math.max(1, window - 1)) << 1;
+        this.mask = entries - 1;
         this.tx = PacketFlyweight.allocate(packetLength);
-        this.sentNs = new long[window];
-        this.done = new boolean[window];
+        this.sentNs = new long[entries];
+        this.stamps = new long[entries];
+        this.resent = new boolean[entries];
+        this.done = new boolean[entries];
     }
 
     /** Echoes {@code packets} more packets; call on the endpoint's thread. */
@@ -50,8 +60,8 @@ final class EchoClient implements PacketEndpoint {
         return finished;
     }
 
-    long resent() {
-        return resent;
+    long resends() {
+        return resends;
     }
 
     @Override
@@ -61,9 +71,19 @@ final class EchoClient implements PacketEndpoint {
             return;
         }
         final long seq = received.wrap(buffer, offset, length).seq();
-        if (seq >= oldestSeq && seq < nextSeq) {
-            done[(int) (seq % window)] = true;
-            while (oldestSeq < nextSeq && done[(int) (oldestSeq % window)]) {
+        final int e = (int) seq & mask;
+        if (seq >= oldestSeq && seq < nextSeq && !done[e]) {
+            done[e] = true;
+            if (!resent[e]) {
+                rtt.sample(nowNs - sentNs[e]);
+            }
+            for (long s = oldestSeq; s <= seq - REORDER_THRESHOLD; s++) {
+                final int p = (int) s & mask;
+                if (!done[p] && stamps[p] < stamps[e]) {
+                    send(s, nowNs, out);
+                }
+            }
+            while (oldestSeq < nextSeq && done[(int) oldestSeq & mask]) {
                 oldestSeq++;
             }
             if (oldestSeq == target) {
@@ -78,13 +98,12 @@ final class EchoClient implements PacketEndpoint {
         pump(nowNs, out);
         long earliest = NO_DEADLINE;
         for (long seq = oldestSeq; seq < nextSeq; seq++) {
-            final int e = (int) (seq % window);
+            final int e = (int) seq & mask;
             if (!done[e]) {
-                if (sentNs[e] + RESEND_NS <= nowNs) {
+                if (sentNs[e] + rtt.rtoNs() <= nowNs) {
                     send(seq, nowNs, out);
-                    resent++;
                 }
-                earliest = Math.min(earliest, sentNs[e] + RESEND_NS);
+                earliest = Math.min(earliest, sentNs[e] + rtt.rtoNs());
             }
         }
         return earliest;
@@ -92,14 +111,22 @@ final class EchoClient implements PacketEndpoint {
 
     private void pump(final long nowNs, final Outbox out) {
         while (nextSeq < target && nextSeq - oldestSeq < window) {
-            done[(int) (nextSeq % window)] = false;
+            final int e = (int) nextSeq & mask;
+            done[e] = false;
+            resent[e] = false;
             send(nextSeq, nowNs, out);
             nextSeq++;
         }
     }
 
     private void send(final long seq, final long nowNs, final Outbox out) {
-        sentNs[(int) (seq % window)] = nowNs;
+        final int e = (int) seq & mask;
+        if (stamps[e] != 0 && seq < nextSeq) {
+            resent[e] = true;
+            resends++;
+        }
+        sentNs[e] = nowNs;
+        stamps[e] = ++stamp;
         flyweight.wrap(tx, 0, packetLength).initHeader(PacketType.DATA).seq(seq);
         out.send(serverPort, tx, 0, packetLength);
     }

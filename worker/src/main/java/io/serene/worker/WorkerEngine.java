@@ -7,6 +7,7 @@ import io.serene.protocol.PacketCheck;
 import io.serene.protocol.PacketEndpoint;
 import io.serene.protocol.PacketFlyweight;
 import io.serene.protocol.PacketType;
+import io.serene.protocol.RttEstimator;
 import io.serene.protocol.Status;
 
 import java.nio.ByteBuffer;
@@ -114,16 +115,13 @@ public final class WorkerEngine implements PacketEndpoint {
     private int submittedRounds;
     private int completedRounds;
 
-    // retransmission timeout (RFC 6298 estimator)
-    private long srttNs = -1;
-    private long rttVarNs;
-    private long rtoNs;
+    private final RttEstimator rtt;
 
     public WorkerEngine(final WorkerContext context, final Consumer<Throwable> errorHandler) {
         this.ctx = context.conclude();
         this.errorHandler = errorHandler;
         this.q = BlockFloat.scaleBits(ctx.workers());
-        this.rtoNs = ctx.initialRtoNs();
+        this.rtt = new RttEstimator(ctx.initialRtoNs(), ctx.minRtoNs(), ctx.maxRtoNs());
     }
 
     public WorkerContext context() {
@@ -159,19 +157,19 @@ public final class WorkerEngine implements PacketEndpoint {
     }
 
     public long rtoNs() {
-        return rtoNs;
+        return rtt.rtoNs();
     }
 
     /** The window's position, for diagnostics. */
     public String debugState() {
         return "phase=" + phase + ", nextSeq=" + nextSeq + ", oldestSeq=" + oldestSeq + ", submitted=" + submittedRounds
             + ", completed=" + completedRounds + ", earliestDeadline in " + (earliestDeadlineNs == NO_DEADLINE ? "never"
-            : (earliestDeadlineNs - System.nanoTime()) / 1000 + " us") + ", rto=" + rtoNs / 1000 + " us";
+            : (earliestDeadlineNs - System.nanoTime()) / 1000 + " us") + ", rto=" + rtt.rtoNs() / 1000 + " us";
     }
 
     /** Smoothed round-trip time of a step (send to result), -1 before the first sample. */
     public long srttNs() {
-        return srttNs;
+        return rtt.srttNs();
     }
 
     /**
@@ -411,7 +409,8 @@ public final class WorkerEngine implements PacketEndpoint {
         counters.increment(WorkerCounter.RESULTS);
         entryDone[e] = true;
         if (entryRetries[e] == 0) {
-            sampleRtt(nowNs - entrySentNs[e]);
+            counters.increment(WorkerCounter.RTT_SAMPLES);
+            rtt.sample(nowNs - entrySentNs[e]);
         }
         fastRetransmit(seq, entrySendStamp[e], nowNs, outbox);
         final ByteBuffer buffer = in.buffer();
@@ -493,7 +492,7 @@ public final class WorkerEngine implements PacketEndpoint {
             entryRetries[e] = 0;
             entrySentNs[e] = nowNs;
             entrySendStamp[e] = ++sendStamp;
-            entryDeadlineNs[e] = nowNs + rtoNs;
+            entryDeadlineNs[e] = nowNs + rtt.rtoNs();
             earliestDeadlineNs = Math.min(earliestDeadlineNs, entryDeadlineNs[e]);
             sendStep(seq, work, t, outbox);
             nextSeq++;
@@ -525,8 +524,7 @@ public final class WorkerEngine implements PacketEndpoint {
         entryRetries[e]++;
         entrySentNs[e] = nowNs;
         entrySendStamp[e] = ++sendStamp;
-        final int shift = Math.min(entryRetries[e], 16);
-        entryDeadlineNs[e] = nowNs + Math.min(ctx.maxRtoNs(), rtoNs << shift);
+        entryDeadlineNs[e] = nowNs + rtt.backedOffRtoNs(entryRetries[e]);
         earliestDeadlineNs = Math.min(earliestDeadlineNs, entryDeadlineNs[e]);
         final int round = (int) (seq / stepsPerRound);
         sendStep(seq, rounds[round & (rounds.length - 1)], (int) (seq % stepsPerRound), outbox);
@@ -553,7 +551,7 @@ public final class WorkerEngine implements PacketEndpoint {
                     counters.increment(WorkerCounter.RETRANSMISSIONS);
                     resent++;
                 } else {
-                    entryDeadlineNs[e] = nowNs + Math.min(ctx.maxRtoNs(), rtoNs << Math.min(entryRetries[e] + 1, 16));
+                    entryDeadlineNs[e] = nowNs + rtt.backedOffRtoNs(entryRetries[e] + 1);
                 }
             }
             earliest = Math.min(earliest, entryDeadlineNs[e]);
@@ -635,20 +633,6 @@ public final class WorkerEngine implements PacketEndpoint {
 
     private int chunkLength(final int chunk) {
         return Math.min(chunkElements, ctx.elementsPerRound() - chunk * chunkElements);
-    }
-
-    private void sampleRtt(final long rttNs) {
-        counters.increment(WorkerCounter.RTT_SAMPLES);
-        if (srttNs < 0) {
-            srttNs = rttNs;
-            rttVarNs = rttNs / 2;
-        } else {
-            rttVarNs = (3 * rttVarNs + Math.abs(srttNs - rttNs)) / 4;
-            srttNs = (7 * srttNs + rttNs) / 8;
-        }
-        // twice the smoothed RTT: with a full window the RTT is mostly queueing, and a step sent at
-        // the end of a burst waits longer than the average; losses are found sooner by fastRetransmit
-        rtoNs = Math.max(ctx.minRtoNs(), Math.min(ctx.maxRtoNs(), 2 * srttNs + 4 * rttVarNs));
     }
 
     private void growRounds() {
