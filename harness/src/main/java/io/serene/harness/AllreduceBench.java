@@ -282,8 +282,7 @@ public final class AllreduceBench {
                     .jobId(1).workerId(w).workers(config.workers).elementsPerRound(config.elements)
                     .switchPort(0).maxWindow(config.window), errors::add);
                 final UdpHost host = workerLoop.bind(engine, new InetSocketAddress("127.0.0.1", 0),
-                    base.faults(faults.fork(w)));
-                host.addPeer(switchHost.localAddress());
+                    base.faults(faults.fork(w)), switchHost.localAddress());
                 engines.add(engine);
                 hosts.add(host);
             }
@@ -380,8 +379,7 @@ public final class AllreduceBench {
             for (int w = 0; w < config.workers; w++) {
                 final EchoClient client = new EchoClient(0, PacketFlyweight.dataLength(k), window);
                 final UdpHost host = workerLoop.bind(client, new InetSocketAddress("127.0.0.1", 0),
-                    base.faults(faults.fork(3_000 + w)));
-                host.addPeer(server.localAddress());
+                    base.faults(faults.fork(3_000 + w)), server.localAddress());
                 clients.add(client);
                 hosts.add(host);
             }

@@ -79,9 +79,12 @@ public final class UdpHost implements AutoCloseable {
     }
 
     static UdpHost bind(final UdpTransport transport, final PacketEndpoint endpoint, final InetSocketAddress local,
-                        final UdpOptions options) {
+                        final UdpOptions options, final InetSocketAddress... peers) {
         final boolean gso = transport.isEpoll() && options.gso();
         final UdpHost host = new UdpHost(endpoint, options, gso);
+        for (final InetSocketAddress peer : peers) {
+            host.portOf(peer);
+        }
         final Bootstrap bootstrap = new Bootstrap()
             .group(transport.group())
             .channel(transport.channelClass())

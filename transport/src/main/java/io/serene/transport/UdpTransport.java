@@ -58,9 +58,14 @@ public final class UdpTransport implements AutoCloseable {
         return group;
     }
 
-    /** Binds a socket at {@code local} (port 0: any free port) and serves the endpoint on it. */
-    public UdpHost bind(final PacketEndpoint endpoint, final InetSocketAddress local, final UdpOptions options) {
-        return UdpHost.bind(this, endpoint, local, options);
+    /**
+     * Binds a socket at {@code local} (port 0: any free port) and serves the endpoint on it. The
+     * given peers get ports 0, 1, ... in order before the endpoint's first timer call, so an
+     * endpoint that sends at once (a worker's JOIN) already reaches them.
+     */
+    public UdpHost bind(final PacketEndpoint endpoint, final InetSocketAddress local, final UdpOptions options,
+                        final InetSocketAddress... peers) {
+        return UdpHost.bind(this, endpoint, local, options, peers);
     }
 
     @Override

@@ -6,6 +6,9 @@ package io.serene.worker;
  * each |value| <= 2^Q and the sum of N contributions stays within 2^30: int32 cannot overflow.
  * The workers agree on e per chunk as the maximum of their local exponents (through the switch).
  *
+ * <p>Exponents are bytes, so a chunk holding a magnitude of 2^127 or more (or an infinity or NaN)
+ * gets exponent 127 and those elements are clamped and flagged, never wrapped.
+ *
  * <p>Error bound: quantizing x costs at most 2^(e - Q - 1) (round to nearest), so the dequantized
  * sum of N contributions differs from the exact real sum by at most N * 2^(e - Q - 1) plus one
  * float rounding of the result (relative 2^-24).

@@ -1,0 +1,270 @@
+package io.serene.dataplane;
+
+import io.serene.protocol.Flags;
+import io.serene.protocol.Outbox;
+import io.serene.protocol.PacketCheck;
+import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.PacketType;
+import io.serene.protocol.Status;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class SwitchPipelineTest {
+    private static final int JOB = 7;
+
+    /** One packet the pipeline emitted. */
+    private static final class Sent {
+        final int port;
+        final PacketFlyweight packet;
+
+        Sent(final int port, final ByteBuffer copy) {
+            this.port = port;
+            this.packet = new PacketFlyweight().wrap(copy, 0, copy.capacity());
+        }
+    }
+
+    private final List<Sent> sent = new ArrayList<>();
+    private final List<Throwable> errors = new ArrayList<>();
+    private final Outbox outbox = (port, buffer, offset, length) -> {
+        final ByteBuffer copy = PacketFlyweight.allocate(length);
+        for (int i = 0; i < length; i++) {
+            copy.put(i, buffer.get(offset + i));
+        }
+        sent.add(new Sent(port, copy));
+    };
+    private SwitchPipeline pipeline;
+
+    @BeforeEach
+    void setUp() {
+        pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(1 << 20).maxJobs(2).maxWorkers(8)
+            .chunkElements(4).maxPoolSize(2).roundRing(4).conclude(), errors::add);
+    }
+
+    @Test
+    void shouldCreateJobOnJoinAndAnswerWithPoolParameters() {
+        join(0, 2, 8);
+        final PacketFlyweight ack = last().packet;
+        assertThat(ack.type()).isEqualTo(PacketType.JOIN_ACK);
+        assertThat(Status.fromCode(ack.status())).isEqualTo(Status.OK);
+        assertThat(ack.ackPoolSize()).isEqualTo(2);
+        assertThat(ack.ackChunkElements()).isEqualTo(4);
+        assertThat(pipeline.activeJobs()).isEqualTo(1);
+        assertThat(pipeline.releasedRound(JOB)).isEqualTo(-1);
+    }
+
+    @Test
+    void shouldRefuseJoinWithAnotherShapeOrOutOfRangeOrWhenFull() {
+        join(0, 2, 8);
+        join(1, 3, 8);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.SHAPE_MISMATCH);
+        joinJob(99, 9, 20, 8);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.BAD_KEY);
+        joinJob(100, 0, 1, 8);
+        joinJob(101, 0, 1, 8);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.TABLE_FULL);
+        assertThat(pipeline.counters().get(SwitchCounter.JOIN_REFUSED)).isEqualTo(3);
+    }
+
+    @Test
+    void shouldReleaseExactSumToEveryWorkerWhenAllContributed() {
+        join(0, 2, 4);
+        join(1, 2, 4);
+        sent.clear();
+        data(0, 0, 0, 0, new int[] {1, 2, 3, -4});
+        assertThat(sent).isEmpty();
+        data(1, 0, 0, 0, new int[] {10, 20, 30, 40});
+        assertThat(sent).hasSize(2);
+        assertThat(sent).extracting(s -> s.port).containsExactlyInAnyOrder(100, 101);
+        final PacketFlyweight result = sent.get(0).packet;
+        assertThat(result.check()).isEqualTo(PacketCheck.OK);
+        assertThat(result.type()).isEqualTo(PacketType.RESULT);
+        assertThat(result.contributorCount()).isEqualTo(2);
+        assertThat(result.bitmapWord(0)).isEqualTo(0b11L);
+        assertThat(new int[] {result.resultValue(0), result.resultValue(1), result.resultValue(2), result.resultValue(3)})
+            .containsExactly(11, 22, 33, 36);
+        assertThat(result.releasedRound()).isEqualTo(0);
+        assertThat(pipeline.releasedRound(JOB)).isEqualTo(0);
+        assertThat(pipeline.clock(JOB, 1)).isEqualTo(0);
+    }
+
+    @Test
+    void shouldCountDuplicateOnceAndResendReleasedResultToTheRetransmitter() {
+        join(0, 2, 4);
+        join(1, 2, 4);
+        data(0, 0, 0, 0, new int[] {1, 1, 1, 1});
+        data(0, 0, 0, 0, new int[] {1, 1, 1, 1});
+        assertThat(pipeline.counters().get(SwitchCounter.DUPLICATES)).isEqualTo(1);
+        data(1, 0, 0, 0, new int[] {2, 2, 2, 2});
+        assertThat(last().packet.resultValue(0)).isEqualTo(3);
+        sent.clear();
+        data(1, 0, 0, 0, new int[] {2, 2, 2, 2});
+        assertThat(sent).hasSize(1);
+        assertThat(sent.get(0).port).isEqualTo(101);
+        assertThat(sent.get(0).packet.hasFlag(Flags.RETRANSMIT)).isTrue();
+        assertThat(sent.get(0).packet.resultValue(0)).isEqualTo(3);
+        assertThat(pipeline.counters().get(SwitchCounter.RESULTS_RETRANSMITTED)).isEqualTo(1);
+        assertThat(pipeline.counters().get(SwitchCounter.CONTRIBUTIONS)).isEqualTo(2);
+    }
+
+    @Test
+    void shouldSaturateInsteadOfWrapping() {
+        join(0, 2, 4);
+        join(1, 2, 4);
+        data(0, 0, 0, 0, new int[] {Integer.MAX_VALUE, Integer.MIN_VALUE, 5, -5});
+        data(1, 0, 0, 0, new int[] {1, -1, 5, -5});
+        final PacketFlyweight result = last().packet;
+        assertThat(result.resultValue(0)).isEqualTo(Integer.MAX_VALUE);
+        assertThat(result.resultValue(1)).isEqualTo(Integer.MIN_VALUE);
+        assertThat(result.resultValue(2)).isEqualTo(10);
+        assertThat(result.resultValue(3)).isEqualTo(-10);
+        assertThat(result.hasFlag(Flags.SATURATED)).isTrue();
+        assertThat(pipeline.counters().get(SwitchCounter.OVERFLOWS)).isEqualTo(1);
+    }
+
+    @Test
+    void shouldTakeTheMaximumOfExponentPayloads() {
+        join(0, 2, 8);
+        join(1, 2, 8);
+        exponents(0, 0, new int[] {-3, 4});
+        exponents(1, 0, new int[] {-7, 9});
+        final PacketFlyweight result = last().packet;
+        assertThat(result.hasFlag(Flags.EXPONENTS)).isTrue();
+        assertThat(result.resultValue(0)).isEqualTo(-3);
+        assertThat(result.resultValue(1)).isEqualTo(9);
+    }
+
+    @Test
+    void shouldRefuseReuseOfASlotBeforeItsPreviousUseWasReleased() {
+        join(0, 2, 8);
+        join(1, 2, 8);
+        // pool of 2: seq 2 reuses slot 0 in the other shadow set, allowed only once seq 0 is released
+        data(0, 2, 1, 0, new int[] {1, 1, 1, 1});
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_AHEAD)).isEqualTo(1);
+        assertThat(last().packet.type()).isEqualTo(PacketType.NACK);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.AHEAD);
+        data(0, 0, 0, 0, new int[] {1, 1, 1, 1});
+        data(1, 0, 0, 0, new int[] {1, 1, 1, 1});
+        data(0, 2, 1, 0, new int[] {1, 1, 1, 1});
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_AHEAD)).isEqualTo(1);
+        assertThat(pipeline.counters().get(SwitchCounter.CONTRIBUTIONS)).isEqualTo(3);
+    }
+
+    @Test
+    void shouldAdvanceReleasedRoundOnlyWhenEveryChunkOfTheRoundIsReleased() {
+        join(0, 1, 8);
+        data(0, 1, 0, 1, new int[] {1, 1, 1, 1});
+        assertThat(pipeline.releasedRound(JOB)).isEqualTo(-1);
+        data(0, 0, 0, 0, new int[] {1, 1, 1, 1});
+        assertThat(pipeline.releasedRound(JOB)).isEqualTo(0);
+    }
+
+    @Test
+    void shouldDropMalformedAndUnknownPacketsWithoutTouchingState() {
+        join(0, 2, 4);
+        final ByteBuffer junk = PacketFlyweight.allocate(64);
+        final SplittableRandom random = new SplittableRandom(5);
+        for (int i = 0; i < 1000; i++) {
+            final int length = random.nextInt(64);
+            for (int b = 0; b < length; b++) {
+                junk.put(b, (byte) random.nextInt(256));
+            }
+            pipeline.onPacket(100, junk, 0, length, 0, outbox);
+        }
+        dataJob(12345, 0, 0, 0, 0, new int[] {1, 1, 1, 1});
+        data(5, 0, 0, 0, new int[] {1, 1, 1, 1});
+        data(1, 0, 0, 0, new int[] {1, 1, 1, 1});
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_UNKNOWN_JOB)).isEqualTo(1);
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_BAD_WORKER)).isEqualTo(1);
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_NOT_JOINED)).isEqualTo(1);
+        assertThat(pipeline.counters().get(SwitchCounter.CONTRIBUTIONS)).isZero();
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_TRUNCATED) + pipeline.counters().get(SwitchCounter.DROP_BAD_MAGIC))
+            .isGreaterThan(900);
+        assertThat(errors).isEmpty();
+        // the job still works afterwards
+        join(1, 2, 4);
+        data(0, 0, 0, 0, new int[] {1, 1, 1, 1});
+        data(1, 0, 0, 0, new int[] {2, 2, 2, 2});
+        assertThat(last().packet.resultValue(3)).isEqualTo(3);
+    }
+
+    @Test
+    void shouldFreeTheJobWhenEveryWorkerLeft() {
+        join(0, 2, 4);
+        join(1, 2, 4);
+        leave(0);
+        assertThat(pipeline.activeJobs()).isEqualTo(1);
+        leave(1);
+        assertThat(pipeline.activeJobs()).isZero();
+        assertThat(last().packet.type()).isEqualTo(PacketType.LEAVE_ACK);
+        assertThat(pipeline.counters().get(SwitchCounter.JOBS_FREED)).isEqualTo(1);
+    }
+
+    @Test
+    void memoryPlanShouldStayInsideTheBudgetAndRejectTooSmallBudgets() {
+        final SwitchMemory memory = new SwitchContext().budgetBytes(10_000_000).conclude().memory();
+        assertThat(memory.totalBytes()).isLessThanOrEqualTo(10_000_000);
+        assertThat(memory.poolSize()).isGreaterThan(500);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new SwitchContext().budgetBytes(100).conclude())
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("budgetBytes");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new SwitchContext().chunkElements(0).conclude())
+            .hasMessageContaining("chunkElements");
+    }
+
+    private Sent last() {
+        return sent.get(sent.size() - 1);
+    }
+
+    private void join(final int worker, final int workers, final int elements) {
+        joinJob(JOB, worker, workers, elements);
+    }
+
+    private void joinJob(final int job, final int worker, final int workers, final int elements) {
+        final ByteBuffer b = PacketFlyweight.allocate(PacketFlyweight.JOIN_LENGTH);
+        new PacketFlyweight().wrap(b, 0, PacketFlyweight.JOIN_LENGTH).initHeader(PacketType.JOIN).jobId(job)
+            .workerId(worker).joinWorkerCount(workers).joinElementsPerRound(elements);
+        pipeline.onPacket(100 + worker, b, 0, PacketFlyweight.JOIN_LENGTH, 0, outbox);
+    }
+
+    private void leave(final int worker) {
+        final ByteBuffer b = PacketFlyweight.allocate(PacketFlyweight.HEADER_LENGTH);
+        new PacketFlyweight().wrap(b, 0, PacketFlyweight.HEADER_LENGTH).initHeader(PacketType.LEAVE).jobId(JOB)
+            .workerId(worker);
+        pipeline.onPacket(100 + worker, b, 0, PacketFlyweight.HEADER_LENGTH, 0, outbox);
+    }
+
+    private void data(final int worker, final long seq, final int set, final int chunk, final int[] values) {
+        dataJob(JOB, worker, seq, set, chunk, values);
+    }
+
+    private void dataJob(final int job, final int worker, final long seq, final int set, final int chunk,
+                         final int[] values) {
+        final int length = PacketFlyweight.dataLength(values.length);
+        final ByteBuffer b = PacketFlyweight.allocate(length);
+        final PacketFlyweight p = new PacketFlyweight().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(job)
+            .workerId(worker).seq(seq).round(0).chunk(chunk).shadowSet(set)
+            .poolIndex((int) (seq % 2)).flags(Flags.VALUES).elementCount(values.length).exponent((byte) 0);
+        for (int i = 0; i < values.length; i++) {
+            p.dataValue(i, values[i]);
+        }
+        pipeline.onPacket(100 + worker, b, 0, length, 0, outbox);
+    }
+
+    private void exponents(final int worker, final long seq, final int[] exps) {
+        final int length = PacketFlyweight.dataLength(exps.length);
+        final ByteBuffer b = PacketFlyweight.allocate(length);
+        final PacketFlyweight p = new PacketFlyweight().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(JOB)
+            .workerId(worker).seq(seq).poolIndex((int) (seq % 2)).flags(Flags.EXPONENTS).elementCount(exps.length)
+            .exponent(PacketFlyweight.NO_EXPONENT);
+        for (int i = 0; i < exps.length; i++) {
+            p.dataValue(i, exps[i]);
+        }
+        pipeline.onPacket(100 + worker, b, 0, length, 0, outbox);
+    }
+}

@@ -1,0 +1,80 @@
+package io.serene.worker;
+
+import io.serene.protocol.Outbox;
+import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.PacketType;
+import io.serene.protocol.Status;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class WorkerEngineTest {
+    private final List<ByteBuffer> sent = new ArrayList<>();
+    private final Outbox outbox = (port, buffer, offset, length) -> {
+        final ByteBuffer copy = PacketFlyweight.allocate(length);
+        for (int i = 0; i < length; i++) {
+            copy.put(i, buffer.get(offset + i));
+        }
+        sent.add(copy);
+    };
+
+    private WorkerEngine engine(final int maxJoinAttempts) {
+        return new WorkerEngine(new WorkerContext().jobId(3).workerId(1).workers(2).elementsPerRound(10)
+            .joinRetryNs(1_000).maxJoinAttempts(maxJoinAttempts), ex -> { });
+    }
+
+    @Test
+    void shouldRetryJoinAndFailWithAClearMessageWhenTheSwitchNeverAnswers() {
+        final WorkerEngine engine = engine(3);
+        long now = 0;
+        for (int i = 0; i < 5; i++) {
+            now = Math.max(now, engine.onTimer(now, outbox));
+        }
+        assertThat(sent).hasSize(3);
+        assertThat(new PacketFlyweight().wrap(sent.get(0), 0, sent.get(0).capacity()).type()).isEqualTo(PacketType.JOIN);
+        assertThat(engine.joined()).isCompletedExceptionally();
+        assertThatThrownBy(() -> engine.joined().join()).hasMessageContaining("did not answer JOIN");
+    }
+
+    @Test
+    void shouldFailEveryRoundWhenTheSwitchRefusesTheJoin() {
+        final WorkerEngine engine = engine(3);
+        final CompletableFuture<Aggregate> round = engine.allreduce(0, new float[10]);
+        engine.onTimer(0, outbox);
+        final ByteBuffer ack = PacketFlyweight.allocate(PacketFlyweight.JOIN_ACK_LENGTH);
+        new PacketFlyweight().wrap(ack, 0, PacketFlyweight.JOIN_ACK_LENGTH).initHeader(PacketType.JOIN_ACK).jobId(3)
+            .workerId(1).status(Status.SHAPE_MISMATCH.code());
+        engine.onPacket(0, ack, 0, PacketFlyweight.JOIN_ACK_LENGTH, 0, outbox);
+        assertThatThrownBy(round::join).hasMessageContaining("SHAPE_MISMATCH");
+        assertThatThrownBy(() -> engine.allreduce(1, new float[10]).join()).hasMessageContaining("refused JOIN");
+    }
+
+    @Test
+    void shouldRejectRoundsOutOfOrderAndGradientsOfTheWrongSize() {
+        final WorkerEngine engine = engine(3);
+        assertThatThrownBy(() -> engine.allreduce(1, new float[10]).join()).hasMessageContaining("expected round 0");
+        assertThatThrownBy(() -> engine.allreduce(0, new float[9]).join()).hasMessageContaining("9 elements");
+    }
+
+    @Test
+    void shouldIgnoreMalformedPackets() {
+        final WorkerEngine engine = engine(3);
+        final ByteBuffer junk = PacketFlyweight.allocate(16);
+        engine.onPacket(0, junk, 0, 16, 0, outbox);
+        assertThat(engine.counters().get(WorkerCounter.DROP_MALFORMED)).isEqualTo(1);
+    }
+
+    @Test
+    void contextShouldNameTheBadSetting() {
+        assertThatThrownBy(() -> new WorkerContext().workers(2).workerId(2).elementsPerRound(1).conclude())
+            .hasMessageContaining("workerId");
+        assertThatThrownBy(() -> new WorkerContext().workers(2).workerId(0).elementsPerRound(0).conclude())
+            .hasMessageContaining("elementsPerRound");
+    }
+}
