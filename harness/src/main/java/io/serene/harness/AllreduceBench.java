@@ -12,7 +12,7 @@ import io.serene.worker.Aggregate;
 import io.serene.worker.BlockFloat;
 import io.serene.worker.WorkerContext;
 import io.serene.worker.WorkerCounter;
-import io.serene.worker.WorkerEngine;
+import io.serene.worker.UdpWorker;
 
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
@@ -196,10 +196,10 @@ public final class AllreduceBench {
              Aggregation aggregation = new Aggregation(config, switchContext, switchLoop, workerLoop, faults);
              Echo echo = new Echo(config, switchContext, switchLoop, workerLoop, faults)) {
             result.transport = switchLoop.kind();
-            result.gso = aggregation.hosts.get(0).usesGso();
+            result.gso = aggregation.workers.get(0).host().usesGso();
             final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
             final long switchThread = aggregation.switchHost.call(() -> Thread.currentThread().getId()).get();
-            final long workerThread = aggregation.hosts.get(0).call(() -> Thread.currentThread().getId()).get();
+            final long workerThread = aggregation.workers.get(0).host().call(() -> Thread.currentThread().getId()).get();
             final SplittableRandom random = new SplittableRandom(config.seed);
             final Verifier verifier = new Verifier(config);
             long aggregateNs = 0;
@@ -250,7 +250,7 @@ public final class AllreduceBench {
             result.ratio = result.elementsPerSecond / result.rawEchoElementsPerSecond;
             aggregation.report(result, progress);
             progress.println("switch socket: " + aggregation.switchHost.batchingStats());
-            progress.println("worker 0 socket: " + aggregation.hosts.get(0).batchingStats());
+            progress.println("worker 0 socket: " + aggregation.workers.get(0).host().batchingStats());
             progress.println("echo server socket: " + echo.server.batchingStats());
             progress.println("echo client 0 socket: " + echo.hosts.get(0).batchingStats());
             progress.printf("event loop threads busy during measured aggregation: switch %.0f%%, workers %.0f%%; "
@@ -265,11 +265,8 @@ public final class AllreduceBench {
         final List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
         final SwitchPipeline pipeline;
         final UdpHost switchHost;
-        final List<WorkerEngine> engines = new ArrayList<>();
-        final List<UdpHost> hosts = new ArrayList<>();
+        final List<UdpWorker> workers = new ArrayList<>();
         final Config config;
-        final int chunkElements;
-        final byte[][] exponents;
 
         Aggregation(final Config config, final SwitchContext switchContext, final UdpTransport switchLoop,
                     final UdpTransport workerLoop, final FaultInjector faults) throws Exception {
@@ -278,20 +275,16 @@ public final class AllreduceBench {
             pipeline = new SwitchPipeline(switchContext, errors::add);
             switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), base.faults(faults.fork(1_000)));
             for (int w = 0; w < config.workers; w++) {
-                final WorkerEngine engine = new WorkerEngine(new WorkerContext()
-                    .jobId(1).workerId(w).workers(config.workers).elementsPerRound(config.elements)
-                    .switchPort(0).maxWindow(config.window), errors::add);
-                final UdpHost host = workerLoop.bind(engine, new InetSocketAddress("127.0.0.1", 0),
-                    base.faults(faults.fork(w)), switchHost.localAddress());
-                engines.add(engine);
-                hosts.add(host);
+                workers.add(UdpWorker.start(new WorkerContext().jobId(1).workerId(w).workers(config.workers)
+                        .elementsPerRound(config.elements).maxWindow(config.window), switchHost.localAddress(),
+                    new InetSocketAddress("127.0.0.1", 0), workerLoop, base.faults(faults.fork(w)), errors::add));
             }
-            for (final WorkerEngine engine : engines) {
+            for (final UdpWorker worker : workers) {
                 try {
-                    engine.joined().get(30, TimeUnit.SECONDS);
+                    worker.joined().get(30, TimeUnit.SECONDS);
                 } catch (final java.util.concurrent.ExecutionException ex) {
                     final Throwable transportError = switchHost.lastError() != null ? switchHost.lastError()
-                        : hosts.get(0).lastError();
+                        : worker.host().lastError();
                     if (transportError != null) {
                         throw new IllegalStateException(ex.getCause().getMessage() + " (transport error: " + transportError + ")",
                             transportError);
@@ -299,8 +292,6 @@ public final class AllreduceBench {
                     throw ex;
                 }
             }
-            chunkElements = engines.get(0).chunkElements();
-            exponents = new byte[config.workers][(config.elements + chunkElements - 1) / chunkElements];
         }
 
         /** Runs one round on every worker; returns its wall time and adds the aggregates to {@code out}. */
@@ -309,11 +300,7 @@ public final class AllreduceBench {
             final List<CompletableFuture<Aggregate>> futures = new ArrayList<>();
             final long start = System.nanoTime();
             for (int w = 0; w < config.workers; w++) {
-                final WorkerEngine engine = engines.get(w);
-                final float[] g = gradients[w];
-                // the exponent scan runs here, on the caller's thread, while the event loop sends
-                final byte[] exponents = BlockFloat.chunkExponents(g, chunkElements, this.exponents[w]);
-                futures.add(hosts.get(w).call(() -> engine.allreduce(round, g, exponents)).thenCompose(f -> f));
+                futures.add(workers.get(w).allreduce(round, gradients[w]));
             }
             try {
                 CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]))
@@ -321,9 +308,7 @@ public final class AllreduceBench {
             } catch (final TimeoutException ex) {
                 progress.println("switch counters: " + switchHost.call(() -> pipeline.counters().toString()).get());
                 for (int w = 0; w < config.workers; w++) {
-                    final WorkerEngine engine = engines.get(w);
-                    progress.println("worker " + w + ": " + hosts.get(w).call(() -> engine.counters().toString()
-                        + ", " + engine.debugState()).get());
+                    progress.println("worker " + w + ": " + workers.get(w).call(e -> e.counters() + ", " + e.debugState()).get());
                 }
                 throw new IllegalStateException("round " + round + " did not complete in " + config.timeoutSeconds + " s");
             }
@@ -335,14 +320,13 @@ public final class AllreduceBench {
         }
 
         void report(final Result result, final PrintStream progress) throws Exception {
-            for (int w = 0; w < config.workers; w++) {
-                final WorkerEngine engine = engines.get(w);
-                result.retransmissions += hosts.get(w).call(() -> engine.counters().get(WorkerCounter.RETRANSMISSIONS)
-                    + engine.counters().get(WorkerCounter.FAST_RETRANSMISSIONS)).get();
+            for (final UdpWorker worker : workers) {
+                result.retransmissions += worker.call(e -> e.counters().get(WorkerCounter.RETRANSMISSIONS)
+                    + e.counters().get(WorkerCounter.FAST_RETRANSMISSIONS)).get();
             }
             result.switchDuplicates = switchHost.call(() -> pipeline.counters().get(SwitchCounter.DUPLICATES)).get();
             progress.println("switch counters: " + switchHost.call(() -> pipeline.counters().toString()).get());
-            progress.println("worker 0 counters: " + hosts.get(0).call(() -> engines.get(0).counters().toString()).get());
+            progress.println("worker 0 counters: " + workers.get(0).counters());
             if (!errors.isEmpty()) {
                 progress.println("errors: " + errors);
             }
@@ -350,12 +334,7 @@ public final class AllreduceBench {
 
         @Override
         public void close() {
-            for (int w = 0; w < hosts.size(); w++) {
-                final WorkerEngine engine = engines.get(w);
-                // the switch frees the job when every worker left; a lost LEAVE only leaves it allocated
-                hosts.get(w).call(engine::leave).thenCompose(f -> f).completeOnTimeout(null, 5, TimeUnit.SECONDS).join();
-                hosts.get(w).close();
-            }
+            workers.forEach(UdpWorker::close);
             switchHost.close();
         }
     }

@@ -1,0 +1,80 @@
+package io.serene.worker;
+
+import io.serene.protocol.Counters;
+import io.serene.transport.UdpHost;
+import io.serene.transport.UdpOptions;
+import io.serene.transport.UdpTransport;
+
+import java.net.InetSocketAddress;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * A worker over UDP: a {@link WorkerEngine} on its own socket, served by a transport's event loop,
+ * with a thread-safe API. {@link #allreduce} may be called from any thread; it scans the
+ * gradient's chunk exponents on the caller's thread and hands the rest to the event loop.
+ */
+public final class UdpWorker implements AutoCloseable {
+    private final WorkerEngine engine;
+    private final UdpHost host;
+
+    private UdpWorker(final WorkerEngine engine, final UdpHost host) {
+        this.engine = engine;
+        this.host = host;
+    }
+
+    /**
+     * Binds a socket on {@code local} and starts joining the job at the switch; see {@link #joined()}.
+     * The context's switch port is set to the switch's peer number on this socket.
+     */
+    public static UdpWorker start(final WorkerContext context, final InetSocketAddress switchAddress,
+                                  final InetSocketAddress local, final UdpTransport transport, final UdpOptions options,
+                                  final Consumer<Throwable> errorHandler) {
+        final WorkerEngine engine = new WorkerEngine(context.switchPort(0), errorHandler);
+        final UdpHost host = transport.bind(engine, local, options, switchAddress);
+        return new UdpWorker(engine, host);
+    }
+
+    /** Completes when the switch accepted the JOIN; fails with the switch's reason or after the retries. */
+    public CompletableFuture<Void> joined() {
+        return engine.joined();
+    }
+
+    /** Contributes this worker's gradient for a round (0, 1, 2, ... in order); the array is read until the future completes. */
+    public CompletableFuture<Aggregate> allreduce(final int round, final float[] gradient) {
+        final CompletableFuture<Void> joined = engine.joined();
+        if (joined.isDone() && !joined.isCompletedExceptionally() && gradient.length == engine.context().elementsPerRound()) {
+            final int k = engine.chunkElements();
+            final byte[] exponents = BlockFloat.chunkExponents(gradient, k, new byte[(gradient.length + k - 1) / k]);
+            return host.call(() -> engine.allreduce(round, gradient, exponents)).thenCompose(f -> f);
+        }
+        return host.call(() -> engine.allreduce(round, gradient)).thenCompose(f -> f);
+    }
+
+    /** A snapshot of the engine's counters, taken on its thread. */
+    public String counters() {
+        return host.call(() -> engine.counters().toString()).join();
+    }
+
+    /** The engine's counters object; read it on the engine's thread (see {@link #call}). */
+    public Counters<WorkerCounter> liveCounters() {
+        return engine.counters();
+    }
+
+    /** Runs a function on the engine's thread. */
+    public <T> CompletableFuture<T> call(final java.util.function.Function<WorkerEngine, T> function) {
+        return host.call(() -> function.apply(engine));
+    }
+
+    public UdpHost host() {
+        return host;
+    }
+
+    /** Leaves the job (waiting up to two seconds for the switch's acknowledgement) and closes the socket. */
+    @Override
+    public void close() {
+        host.call(engine::leave).thenCompose(f -> f).completeOnTimeout(null, 2, TimeUnit.SECONDS).join();
+        host.close();
+    }
+}
