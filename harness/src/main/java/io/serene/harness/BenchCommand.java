@@ -17,12 +17,14 @@ public final class BenchCommand implements Runnable {
 
     @Command(name = "allreduce", mixinStandardHelpOptions = true,
         description = {
-            "Runs one switch and N workers over UDP on 127.0.0.1 in this process: every worker is a thread-driven",
-            "engine on its own socket (the switch on one event loop thread, the workers sharing a second one).",
-            "Checks that every worker received the exact integer sum of all quantized inputs, measures the",
-            "aggregation goodput, then a raw UDP echo through the same topology, sockets and batching, and",
-            "reports the ratio. Both run round by round in alternating order, under the same injected loss",
-            "(applied to every packet any of them sends) and the same loss recovery."})
+            "Runs one switch and N workers over UDP on 127.0.0.1, all in this process: the workers are "
+                + "threads, not processes (each with its own socket; the switch runs on one event loop thread and "
+                + "the workers share a second one).",
+            "Checks that every worker received the exact integer sum of all quantized inputs (bitwise, all "
+                + "workers equal) and measures the aggregation goodput, then, in the same run, the goodput of a raw "
+                + "UDP echo through the same topology, sockets, threads and batching, and reports their ratio.",
+            "Aggregation and echo alternate round by round, under the same injected loss (applied to every "
+                + "packet any of them sends) and the same loss recovery."})
     static final class Allreduce implements Callable<Integer> {
         @Option(names = "--workers", defaultValue = "4", description = "Workers (1-64). Default: ${DEFAULT-VALUE}.")
         int workers;
