@@ -17,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
  */
 final class EchoClient implements PacketEndpoint {
     private static final int REORDER_THRESHOLD = 3;
+    private static final long MIN_PROBE_NS = 200_000L;
 
     private final int serverPort;
     private final int packetLength;
@@ -31,6 +32,7 @@ final class EchoClient implements PacketEndpoint {
     private final boolean[] resent;
     private final boolean[] done;
     private long stamp;
+    private long minRttNs = Long.MAX_VALUE / 8;
     private long nextSeq;
     private long oldestSeq;
     private long target;
@@ -76,6 +78,7 @@ final class EchoClient implements PacketEndpoint {
             done[e] = true;
             if (!resent[e]) {
                 rtt.sample(nowNs - sentNs[e]);
+                minRttNs = Math.min(minRttNs, nowNs - sentNs[e]);
             }
             for (long s = oldestSeq; s <= seq - REORDER_THRESHOLD; s++) {
                 final int p = (int) s & mask;
@@ -97,13 +100,18 @@ final class EchoClient implements PacketEndpoint {
     public long onTimer(final long nowNs, final Outbox out) {
         pump(nowNs, out);
         long earliest = NO_DEADLINE;
+        // the worker's tail loss probe: once everything is sent, unanswered packets are probed
+        // after a few unloaded round trips instead of a full timeout
+        final long probeNs = Math.max(MIN_PROBE_NS, 4 * minRttNs);
+        final boolean draining = nextSeq == target;
         for (long seq = oldestSeq; seq < nextSeq; seq++) {
             final int e = (int) seq & mask;
             if (!done[e]) {
-                if (sentNs[e] + rtt.rtoNs() <= nowNs) {
+                final long timeout = draining && !resent[e] ? Math.min(rtt.rtoNs(), probeNs) : rtt.rtoNs();
+                if (sentNs[e] + timeout <= nowNs) {
                     send(seq, nowNs, out);
                 }
-                earliest = Math.min(earliest, sentNs[e] + rtt.rtoNs());
+                earliest = Math.min(earliest, sentNs[e] + timeout);
             }
         }
         return earliest;

@@ -62,6 +62,8 @@ public final class WorkerEngine implements PacketEndpoint {
     private static final int REORDER_THRESHOLD = 3;
     /** Steps resent per timeout event; the rest of the expired steps wait another timeout. */
     private static final int MAX_RESENDS_PER_TIMEOUT = 4;
+    /** Shortest tail probe: below this a probe would mostly resend steps still on their way. */
+    private static final long MIN_PROBE_NS = 200_000L;
     /** Largest chunk a JOIN_ACK may announce (a DATA packet must fit one datagram). */
     private static final int MAX_CHUNK_ELEMENTS = 16_000;
 
@@ -106,6 +108,8 @@ public final class WorkerEngine implements PacketEndpoint {
     private long sendStamp;
     private long[] entryDeadlineNs;
     private int[] entryRetries;
+    private long tailProbeArmedAt = -1;
+    private long minRttNs = Long.MAX_VALUE / 8;
     private long nextSeq;
     private long oldestSeq;
     private long earliestDeadlineNs = NO_DEADLINE;
@@ -411,6 +415,7 @@ public final class WorkerEngine implements PacketEndpoint {
         if (entryRetries[e] == 0) {
             counters.increment(WorkerCounter.RTT_SAMPLES);
             rtt.sample(nowNs - entrySentNs[e]);
+            minRttNs = Math.min(minRttNs, nowNs - entrySentNs[e]);
         }
         fastRetransmit(seq, entrySendStamp[e], nowNs, outbox);
         final ByteBuffer buffer = in.buffer();
@@ -478,6 +483,7 @@ public final class WorkerEngine implements PacketEndpoint {
             }
             final int round = (int) (seq / stepsPerRound);
             if (round >= submittedRounds || round >= completedRounds + roundRing) {
+                armTailProbe(nowNs);
                 return;
             }
             // seq - oldestSeq < window <= P: the slot's previous use, seq - P, is done
@@ -528,6 +534,27 @@ public final class WorkerEngine implements PacketEndpoint {
         earliestDeadlineNs = Math.min(earliestDeadlineNs, entryDeadlineNs[e]);
         final int round = (int) (seq / stepsPerRound);
         sendStep(seq, rounds[round & (rounds.length - 1)], (int) (seq % stepsPerRound), outbox);
+    }
+
+    /**
+     * Tail loss probe (after TCP's TLP): once every submitted step is sent, no later result can
+     * reveal a loss among the last steps, and the timeout, sized for a loaded pipeline, is long.
+     * So the pending steps get a probe deadline of a few unloaded round trips (the smallest RTT
+     * seen, at least {@link #MIN_PROBE_NS}) instead. Armed once per drain.
+     */
+    private void armTailProbe(final long nowNs) {
+        if (tailProbeArmedAt == nextSeq || oldestSeq == nextSeq) {
+            return;
+        }
+        tailProbeArmedAt = nextSeq;
+        final long probeNs = Math.max(MIN_PROBE_NS, 4 * minRttNs);
+        for (long seq = oldestSeq; seq < nextSeq; seq++) {
+            final int e = (int) seq & windowMask;
+            if (!entryDone[e] && entryRetries[e] == 0) {
+                entryDeadlineNs[e] = Math.min(entryDeadlineNs[e], Math.max(nowNs, entrySentNs[e] + probeNs));
+                earliestDeadlineNs = Math.min(earliestDeadlineNs, entryDeadlineNs[e]);
+            }
+        }
     }
 
     /**
