@@ -37,6 +37,8 @@ import java.util.function.Consumer;
  */
 public final class SwitchPipeline implements PacketEndpoint {
     private static final long NO_SEQ = -1L;
+    /** Slot flag kept in the switch only: a contribution lay outside the job's scale, so adds saturate. */
+    private static final int OUT_OF_SCALE = 0x40;
 
     private final SwitchMemory memory;
     private final Counters<SwitchCounter> counters = new Counters<>(SwitchCounter.class);
@@ -63,6 +65,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final int[] jobWorkers;
     private final int[] jobElementsPerRound;
     private final int[] jobChunksPerRound;
+    private final int[] jobValueLimit;
     private final int[] jobReleasedRound;
     private final long[] jobJoined;          // [job * W + word]
     private final int[] workerPort;          // [job * N + worker]
@@ -97,6 +100,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         jobWorkers = new int[maxJobs];
         jobElementsPerRound = new int[maxJobs];
         jobChunksPerRound = new int[maxJobs];
+        jobValueLimit = new int[maxJobs];
         jobReleasedRound = new int[maxJobs];
         jobJoined = new long[maxJobs * words];
         workerPort = new int[maxJobs * maxWorkers];
@@ -248,7 +252,7 @@ public final class SwitchPipeline implements PacketEndpoint {
             counters.increment(SwitchCounter.DROP_LATE);
             return;
         }
-        aggregate(idx, word, bit, n, payload);
+        aggregate(j, idx, word, bit, n, payload);
         if (payload == Flags.VALUES && round > workerClock[j * maxWorkers + worker]) {
             workerClock[j * maxWorkers + worker] = round;
         }
@@ -281,7 +285,7 @@ public final class SwitchPipeline implements PacketEndpoint {
             payload == Flags.EXPONENTS ? Integer.MIN_VALUE : 0);
     }
 
-    private void aggregate(final int idx, final int word, final long bit, final int n, final int payload) {
+    private void aggregate(final int j, final int idx, final int word, final long bit, final int n, final int payload) {
         counters.increment(SwitchCounter.CONTRIBUTIONS);
         slotBitmap[word] |= bit;
         slotCount[idx]++;
@@ -300,23 +304,43 @@ public final class SwitchPipeline implements PacketEndpoint {
             }
         } else if (payload == Flags.VALUES) {
             final int[] contribution = readValues(n);
-            int overflow = 0;
+            // Fast path: while every contribution to the slot lies within the job's scale 2^Q
+            // (Q = 30 - ceil(log2 N), what a correct worker sends), N of them sum to at most 2^30
+            // and plain addition cannot overflow. Both loops vectorize.
+            final int limit = jobValueLimit[j];
+            int outside = 0;
             for (int i = 0; i < n; i++) {
-                final int a = slotSums[base + i];
                 final int b = contribution[i];
-                final int r = a + b;
-                // overflow iff both operands share a sign the result lacks; then saturate toward
-                // a's sign instead of wrapping (branch-free, so the loop vectorizes)
-                final int ov = ((a ^ r) & (b ^ r)) >> 31;
-                slotSums[base + i] = (r & ~ov) | (((a >> 31) ^ Integer.MAX_VALUE) & ov);
-                overflow |= ov;
+                outside |= (b + limit) | (limit - b); // negative iff b < -limit or b > limit
             }
-            if (overflow != 0) {
+            if (outside < 0) {
+                flags |= OUT_OF_SCALE;
+            }
+            if ((flags & OUT_OF_SCALE) == 0) {
+                for (int i = 0; i < n; i++) {
+                    slotSums[base + i] += contribution[i];
+                }
+            } else if (saturatingAdd(base, contribution, n)) {
                 counters.increment(SwitchCounter.OVERFLOWS);
                 flags |= Flags.SATURATED;
             }
         }
         slotFlags[idx] = (byte) flags;
+    }
+
+    /** Adds with saturation toward the first operand's sign instead of wrapping; true if any element saturated. */
+    private boolean saturatingAdd(final int base, final int[] contribution, final int n) {
+        int overflow = 0;
+        for (int i = 0; i < n; i++) {
+            final int a = slotSums[base + i];
+            final int b = contribution[i];
+            final int r = a + b;
+            // overflow iff both operands share a sign the result lacks
+            final int ov = ((a ^ r) & (b ^ r)) >> 31;
+            slotSums[base + i] = (r & ~ov) | (((a >> 31) ^ Integer.MAX_VALUE) & ov);
+            overflow |= ov;
+        }
+        return overflow != 0;
     }
 
     /** The DATA packet's values, copied in bulk into a scratch array (the packet lives in the transport's buffer). */
@@ -380,7 +404,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         final long seq = slotSeq[idx];
         out.wrap(txBuffer, 0, length)
             .initHeader(PacketType.RESULT)
-            .flags(slotFlags[idx] | extraFlags)
+            .flags((slotFlags[idx] & ~OUT_OF_SCALE) | extraFlags)
             .elementCount(n)
             .jobId(jobId[j])
             .exponent(slotExponent[idx])
@@ -473,6 +497,7 @@ public final class SwitchPipeline implements PacketEndpoint {
                 jobWorkers[j] = workers;
                 jobElementsPerRound[j] = elements;
                 jobChunksPerRound[j] = (int) ((elements + (long) chunkElements - 1) / chunkElements);
+                jobValueLimit[j] = 1 << (30 - (32 - Integer.numberOfLeadingZeros(workers - 1)));
                 jobReleasedRound[j] = -1;
                 Arrays.fill(jobJoined, j * words, (j + 1) * words, 0L);
                 Arrays.fill(workerClock, j * maxWorkers, (j + 1) * maxWorkers, -1);

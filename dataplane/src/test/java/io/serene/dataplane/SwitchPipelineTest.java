@@ -129,6 +129,26 @@ class SwitchPipelineTest {
     }
 
     @Test
+    void shouldAddExactlyAtTheEdgeOfTheScaleAndSaturateBeyondIt() {
+        join(0, 2, 8);
+        join(1, 2, 8);
+        // two workers: Q = 29, so contributions up to 2^29 take the fast path and cannot overflow
+        data(0, 0, 0, 0, new int[] {1 << 29, -(1 << 29), 3, 0});
+        data(1, 0, 0, 0, new int[] {1 << 29, -(1 << 29), 4, 0});
+        assertThat(last().packet.resultValue(0)).isEqualTo(1 << 30);
+        assertThat(last().packet.resultValue(1)).isEqualTo(-(1 << 30));
+        assertThat(last().packet.hasFlag(Flags.SATURATED)).isFalse();
+        // a misbehaving worker beyond the scale switches the slot to saturating adds
+        data(0, 1, 0, 1, new int[] {5, 5, 5, 5});
+        data(1, 1, 0, 1, new int[] {Integer.MAX_VALUE, Integer.MIN_VALUE, 1, -1});
+        final PacketFlyweight result = last().packet;
+        assertThat(result.resultValue(0)).isEqualTo(Integer.MAX_VALUE);
+        assertThat(result.resultValue(1)).isEqualTo(Integer.MIN_VALUE + 5);
+        assertThat(result.resultValue(2)).isEqualTo(6);
+        assertThat(result.flags() & 0x40).as("internal slot flag stays off the wire").isZero();
+    }
+
+    @Test
     void shouldTakeTheMaximumOfExponentPayloads() {
         join(0, 2, 8);
         join(1, 2, 8);
