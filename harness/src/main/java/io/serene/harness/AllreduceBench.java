@@ -144,7 +144,6 @@ public final class AllreduceBench {
         public int poolSize;
         public long retransmissions;
         public long switchDuplicates;
-        public long injectedLosses;
         public String memory;
         public double switchBusy;
         public double workerBusy;
@@ -168,7 +167,6 @@ public final class AllreduceBench {
             m.put("gso", gso);
             m.put("retransmissions", retransmissions);
             m.put("switchDuplicates", switchDuplicates);
-            m.put("injectedLosses", injectedLosses);
             m.put("maxErrorBound", maxErrorBound);
             return m;
         }

@@ -3,7 +3,12 @@ package io.serene.systemtests;
 import io.serene.worker.Aggregate;
 import io.serene.worker.BlockFloat;
 
+import io.serene.worker.UdpWorker;
+
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.SplittableRandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -26,6 +31,23 @@ final class Gradients {
             }
         }
         return gradients;
+    }
+
+    /** Runs rounds 0 .. rounds-1 on every worker with fresh gradients and checks each one exact. */
+    void runExactRounds(final List<UdpWorker> workers, final int rounds, final String what) throws Exception {
+        for (int round = 0; round < rounds; round++) {
+            final float[][] g = next();
+            final List<CompletableFuture<Aggregate>> futures = new ArrayList<>();
+            for (int w = 0; w < workers.size(); w++) {
+                futures.add(workers.get(w).allreduce(round, g[w]));
+            }
+            final List<Aggregate> aggregates = new ArrayList<>();
+            for (final CompletableFuture<Aggregate> f : futures) {
+                aggregates.add(f.get(60, TimeUnit.SECONDS));
+            }
+            assertExact(what + " round " + round, g, aggregates);
+            aggregates.forEach(Aggregate::release);
+        }
     }
 
     /** Every worker got the same integer sums, equal to the sum of every worker's quantized inputs. */

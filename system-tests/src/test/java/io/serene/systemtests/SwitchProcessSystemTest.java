@@ -58,19 +58,7 @@ class SwitchProcessSystemTest {
                         new InetSocketAddress("127.0.0.1", 0), loop, UdpOptions.defaults().faults(faults.fork(w)), ex -> { }));
                 }
                 try {
-                    final Gradients gradients = new Gradients(17, workers, elements);
-                    for (int round = 0; round < 3; round++) {
-                        final float[][] g = gradients.next();
-                        final List<CompletableFuture<Aggregate>> futures = new ArrayList<>();
-                        for (int w = 0; w < workers; w++) {
-                            futures.add(udpWorkers.get(w).allreduce(round, g[w]));
-                        }
-                        final List<Aggregate> aggregates = new ArrayList<>();
-                        for (final CompletableFuture<Aggregate> f : futures) {
-                            aggregates.add(f.get(30, TimeUnit.SECONDS));
-                        }
-                        Gradients.assertExact("round " + round, g, aggregates);
-                    }
+                    new Gradients(17, workers, elements).runExactRounds(udpWorkers, 3, "switch process");
                 } finally {
                     udpWorkers.forEach(UdpWorker::close);
                 }

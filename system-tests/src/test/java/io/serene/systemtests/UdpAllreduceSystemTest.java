@@ -47,20 +47,7 @@ class UdpAllreduceSystemTest {
                 for (final UdpWorker worker : udpWorkers) {
                     worker.joined().get(20, TimeUnit.SECONDS);
                 }
-                final Gradients gradients = new Gradients(seed, workers, elements);
-                for (int round = 0; round < rounds; round++) {
-                    final float[][] g = gradients.next();
-                    final List<CompletableFuture<Aggregate>> futures = new ArrayList<>();
-                    for (int w = 0; w < workers; w++) {
-                        futures.add(udpWorkers.get(w).allreduce(round, g[w]));
-                    }
-                    final List<Aggregate> aggregates = new ArrayList<>();
-                    for (final CompletableFuture<Aggregate> f : futures) {
-                        aggregates.add(f.get(60, TimeUnit.SECONDS));
-                    }
-                    Gradients.assertExact("seed " + seed + " round " + round, g, aggregates);
-                    aggregates.forEach(Aggregate::release);
-                }
+                new Gradients(seed, workers, elements).runExactRounds(udpWorkers, rounds, "seed " + seed);
             } finally {
                 udpWorkers.forEach(UdpWorker::close);
             }
