@@ -106,7 +106,8 @@ public final class UdpHost implements AutoCloseable {
         // instead of stopping after one datagram that did not fill the buffer
         final FixedRecvByteBufAllocator allocator = new FixedRecvByteBufAllocator(gro ? 65536 : 2048);
         allocator.respectMaybeMoreData(false);
-        allocator.maxMessagesPerRead(Integer.getInteger("serene.maxMessagesPerRead", 64));
+        // about one GRO run per read burst: larger bursts delay the flush of what they produce
+        allocator.maxMessagesPerRead(64);
         return allocator;
     }
 

@@ -25,11 +25,7 @@ public final class UdpTransport implements AutoCloseable {
 
     private UdpTransport(final int threads, final boolean preferEpoll) {
         this.epoll = preferEpoll && Epoll.isAvailable();
-        final boolean busy = Boolean.getBoolean("serene.busyPoll");
-        final IoHandlerFactory factory = epoll
-            ? (busy ? EpollIoHandler.newFactory(0, () -> (supplier, hasTasks) -> io.netty.channel.SelectStrategy.BUSY_WAIT)
-                : EpollIoHandler.newFactory())
-            : NioIoHandler.newFactory();
+        final IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         this.group = new MultiThreadIoEventLoopGroup(threads, factory);
     }
 
