@@ -1,0 +1,207 @@
+package io.serene.protocol;
+
+import java.util.BitSet;
+import java.util.Objects;
+
+/**
+ * A barrier rule (DESIGN.md section 2): bound s, the workers whose contributions a release
+ * requires, a quorum k, a timeout t since a chunk's first contribution, and what happens to late
+ * contributions. Immutable. The worker count is not part of it: {@link #resolve(int)} turns "every
+ * worker" and "a quorum of all" into concrete sets and counts for a job.
+ *
+ * <p>Textual form ({@link SyncConfigParser}): {@code bsp}, {@code ssp:S}, {@code asp},
+ * {@code fastest:K}, {@code timeout:MS}, {@code exclude:W1,W2}, {@code drop}, {@code fold},
+ * combined with {@code +}, for example {@code ssp:2+timeout:50}.
+ */
+public final class SyncConfig {
+    /** Bound of the asynchronous preset: no worker ever waits for clearance. */
+    public static final int UNBOUNDED = Integer.MAX_VALUE;
+    /** Timeout meaning "never". */
+    public static final long NO_TIMEOUT = Long.MAX_VALUE;
+    /** Quorum meaning "as many as the required set" (every worker, by default). */
+    public static final int QUORUM_OF_REQUIRED = -1;
+
+    public static final SyncConfig BSP = new SyncConfig(0, null, false, QUORUM_OF_REQUIRED, NO_TIMEOUT, LateMode.FOLD);
+
+    private final int bound;
+    private final BitSet excluded;
+    private final boolean noneRequired;
+    private final int quorum;
+    private final long timeoutNs;
+    private final LateMode lateMode;
+
+    private SyncConfig(final int bound, final BitSet excluded, final boolean noneRequired, final int quorum,
+                       final long timeoutNs, final LateMode lateMode) {
+        this.bound = bound;
+        this.excluded = excluded == null ? new BitSet() : (BitSet) excluded.clone();
+        this.noneRequired = noneRequired;
+        this.quorum = quorum;
+        this.timeoutNs = timeoutNs;
+        this.lateMode = lateMode;
+    }
+
+    public static SyncConfig bsp() {
+        return BSP;
+    }
+
+    public static SyncConfig ssp(final int bound) {
+        if (bound < 0) {
+            throw new IllegalArgumentException("staleness bound must be >= 0, was " + bound);
+        }
+        return BSP.withBound(bound);
+    }
+
+    public static SyncConfig asp() {
+        return BSP.withBound(UNBOUNDED);
+    }
+
+    /** Fastest-k: no worker is required, any k contributions release a chunk. */
+    public static SyncConfig fastest(final int k) {
+        return BSP.requiringNone().withQuorum(k);
+    }
+
+    /** No worker is required: the quorum (or the timeout) alone releases a chunk. */
+    public SyncConfig requiringNone() {
+        return new SyncConfig(bound, excluded, true, quorum, timeoutNs, lateMode);
+    }
+
+    public SyncConfig withBound(final int s) {
+        return new SyncConfig(s, excluded, noneRequired, quorum, timeoutNs, lateMode);
+    }
+
+    /** A chunk is released this long after its first contribution, whoever contributed. */
+    public SyncConfig withTimeoutNs(final long ns) {
+        if (ns <= 0) {
+            throw new IllegalArgumentException("timeout must be > 0, was " + ns + " ns");
+        }
+        return new SyncConfig(bound, excluded, noneRequired, quorum, ns, lateMode);
+    }
+
+    /** Releases no longer wait for these workers (their contributions still count when in time). */
+    public SyncConfig excluding(final BitSet workers) {
+        final BitSet union = (BitSet) excluded.clone();
+        union.or(workers);
+        return new SyncConfig(bound, union, noneRequired, quorum, timeoutNs, lateMode);
+    }
+
+    public SyncConfig withQuorum(final int k) {
+        if (k < 1 && k != QUORUM_OF_REQUIRED) {
+            throw new IllegalArgumentException("quorum must be >= 1, was " + k);
+        }
+        return new SyncConfig(bound, excluded, noneRequired, k, timeoutNs, lateMode);
+    }
+
+    public SyncConfig withLateMode(final LateMode mode) {
+        return new SyncConfig(bound, excluded, noneRequired, quorum, timeoutNs, Objects.requireNonNull(mode));
+    }
+
+    public int bound() {
+        return bound;
+    }
+
+    public long timeoutNs() {
+        return timeoutNs;
+    }
+
+    public LateMode lateMode() {
+        return lateMode;
+    }
+
+    public BitSet excluded() {
+        return (BitSet) excluded.clone();
+    }
+
+    public boolean noneRequired() {
+        return noneRequired;
+    }
+
+    public int quorum() {
+        return quorum;
+    }
+
+    /** The concrete rule for a job of {@code workers} workers; fails naming what does not fit. */
+    public Resolved resolve(final int workers) {
+        final BitSet required = new BitSet();
+        if (!noneRequired) {
+            required.set(0, workers);
+            required.andNot(excluded);
+        }
+        if (excluded.length() > workers) {
+            throw new IllegalArgumentException("excluded worker " + (excluded.length() - 1) + " is not in a job of "
+                + workers + " workers");
+        }
+        final int k = quorum == QUORUM_OF_REQUIRED ? required.cardinality() : quorum;
+        if (k > workers) {
+            throw new IllegalArgumentException("quorum " + k + " exceeds the job's " + workers + " workers");
+        }
+        if (k < 1 && timeoutNs == NO_TIMEOUT) {
+            throw new IllegalArgumentException("nothing would ever release a chunk: no required worker, no quorum, no timeout");
+        }
+        return new Resolved(bound, required, Math.max(k, 0), timeoutNs, lateMode);
+    }
+
+    /** The rule for one job: required workers as a set, quorum as a count. */
+    public static final class Resolved {
+        public final int bound;
+        public final BitSet required;
+        public final int quorum;
+        public final long timeoutNs;
+        public final LateMode lateMode;
+
+        Resolved(final int bound, final BitSet required, final int quorum, final long timeoutNs, final LateMode lateMode) {
+            this.bound = bound;
+            this.required = required;
+            this.quorum = quorum;
+            this.timeoutNs = timeoutNs;
+            this.lateMode = lateMode;
+        }
+    }
+
+    @Override
+    public boolean equals(final Object o) {
+        if (!(o instanceof SyncConfig)) {
+            return false;
+        }
+        final SyncConfig c = (SyncConfig) o;
+        return bound == c.bound && noneRequired == c.noneRequired && quorum == c.quorum && timeoutNs == c.timeoutNs
+            && lateMode == c.lateMode && excluded.equals(c.excluded);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(bound, excluded, noneRequired, quorum, timeoutNs, lateMode);
+    }
+
+    /** The canonical text, which {@link SyncConfigParser} parses back to an equal config. */
+    @Override
+    public String toString() {
+        final StringBuilder sb = new StringBuilder();
+        if (noneRequired) {
+            sb.append(bound == 0 ? "bsp" : bound == UNBOUNDED ? "asp" : "ssp:" + bound);
+            sb.append("+fastest:").append(quorum);
+        } else {
+            sb.append(bound == 0 ? "bsp" : bound == UNBOUNDED ? "asp" : "ssp:" + bound);
+            if (quorum != QUORUM_OF_REQUIRED) {
+                sb.append("+quorum:").append(quorum);
+            }
+        }
+        if (!excluded.isEmpty()) {
+            sb.append("+exclude:");
+            sb.append(excluded.stream().mapToObj(Integer::toString).reduce((a, b) -> a + "," + b).orElse(""));
+        }
+        if (timeoutNs != NO_TIMEOUT) {
+            sb.append("+timeout:").append(formatMillis(timeoutNs));
+        }
+        if (lateMode == LateMode.DROP) {
+            sb.append("+drop");
+        }
+        return sb.toString();
+    }
+
+    private static String formatMillis(final long ns) {
+        if (ns % 1_000_000 == 0) {
+            return Long.toString(ns / 1_000_000);
+        }
+        return java.math.BigDecimal.valueOf(ns, 6).stripTrailingZeros().toPlainString();
+    }
+}
