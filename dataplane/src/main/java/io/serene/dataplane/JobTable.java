@@ -16,10 +16,7 @@ final class JobTable {
     private int size;
 
     JobTable(final int capacity) {
-        int length = 2;
-        while (length < capacity * 2) {
-            length <<= 1;
-        }
+        final int length = SwitchMemory.jobTableLength(capacity);
         keys = new int[length];
         values = new int[length];
         used = new boolean[length];
@@ -65,6 +62,11 @@ final class JobTable {
             }
             i = (i + 1) & mask;
         }
+    }
+
+    /** Bytes held by the table's arrays. */
+    long bytes() {
+        return 9L * keys.length;
     }
 
     int size() {

@@ -92,7 +92,7 @@ public final class SwitchContext {
         require(roundRing >= 2 && roundRing <= 1 << 20, "roundRing must be in 2..1048576, was " + roundRing);
         require(maxPoolSize >= 1 && maxPoolSize <= MAX_POOL_SIZE,
             "maxPoolSize must be in 1.." + MAX_POOL_SIZE + ", was " + maxPoolSize);
-        final long fixed = SwitchMemory.fixedBytes(maxJobs, maxWorkers, roundRing);
+        final long fixed = SwitchMemory.fixedBytes(maxJobs, maxWorkers, roundRing, chunkElements);
         final long perSlot = SwitchMemory.slotBytes(maxWorkers, chunkElements);
         final long minimum = fixed + 2L * maxJobs * perSlot;
         require(budgetBytes >= minimum, "budgetBytes " + budgetBytes + " is below the minimum " + minimum

@@ -8,8 +8,10 @@ package io.serene.dataplane;
  * <pre>
  *   slot bytes  = 4K (int32 sums) + 8W (contributor bitmap) + 27 (seq 8, count 4, round 4,
  *                 chunk 4, length 4, exponent 1, released 1, flags 1)
- *   fixed bytes = J * (8N (port 4, clock 4) + 8W (joined bitmap) + 4G (release counters) + 32)
- *                 + 16J (job hash table: 2 * 2J int keys and values)
+ *   fixed bytes = J * (8N (port 4, clock 4) + 8W (joined bitmap) + 4G (release counters)
+ *                      + 25 (id, workers, elements, chunks, value limit, R: 4 each; active 1))
+ *                 + 9T (job hash table: T = smallest power of two >= 2J; key 4, value 4, used 1)
+ *                 + 52 + 8W + 8K (the result being composed, and one contribution's values)
  *   total       = fixed + J * 2 * P * slot bytes  &lt;= budget
  * </pre>
  *
@@ -18,7 +20,7 @@ package io.serene.dataplane;
  */
 public final class SwitchMemory {
     static final int SLOT_SCALAR_BYTES = 27;
-    static final int JOB_SCALAR_BYTES = 32;
+    static final int JOB_SCALAR_BYTES = 25;
 
     private final long budgetBytes;
     private final int maxJobs;
@@ -45,9 +47,20 @@ public final class SwitchMemory {
         return 4L * chunkElements + 8L * bitmapWords(maxWorkers) + SLOT_SCALAR_BYTES;
     }
 
-    public static long fixedBytes(final int maxJobs, final int maxWorkers, final int roundRing) {
-        return (long) maxJobs * (8L * maxWorkers + 8L * bitmapWords(maxWorkers) + 4L * roundRing + JOB_SCALAR_BYTES)
-            + 16L * maxJobs;
+    public static long fixedBytes(final int maxJobs, final int maxWorkers, final int roundRing, final int chunkElements) {
+        final int words = bitmapWords(maxWorkers);
+        return (long) maxJobs * (8L * maxWorkers + 8L * words + 4L * roundRing + JOB_SCALAR_BYTES)
+            + 9L * jobTableLength(maxJobs)
+            + 52L + 8L * words + 8L * chunkElements;
+    }
+
+    /** Entries of the job hash table: the smallest power of two holding twice the jobs. */
+    static int jobTableLength(final int maxJobs) {
+        int length = 2;
+        while (length < maxJobs * 2) {
+            length <<= 1;
+        }
+        return length;
     }
 
     public long budgetBytes() {
@@ -80,13 +93,14 @@ public final class SwitchMemory {
 
     /** Bytes the plan uses (always at most the budget). */
     public long totalBytes() {
-        return fixedBytes(maxJobs, maxWorkers, roundRing) + 2L * maxJobs * poolSize * slotBytes(maxWorkers, chunkElements);
+        return fixedBytes(maxJobs, maxWorkers, roundRing, chunkElements)
+            + 2L * maxJobs * poolSize * slotBytes(maxWorkers, chunkElements);
     }
 
     @Override
     public String toString() {
         return "switch memory: " + totalBytes() + " of " + budgetBytes + " budget bytes = fixed "
-            + fixedBytes(maxJobs, maxWorkers, roundRing) + " + " + maxJobs + " jobs x 2 shadow sets x "
+            + fixedBytes(maxJobs, maxWorkers, roundRing, chunkElements) + " + " + maxJobs + " jobs x 2 shadow sets x "
             + poolSize + " slots x " + slotBytes(maxWorkers, chunkElements) + " B/slot (K=" + chunkElements
             + " elements, N<=" + maxWorkers + " workers, ring=" + roundRing + " rounds)";
     }

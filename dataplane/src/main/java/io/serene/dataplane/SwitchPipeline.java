@@ -129,6 +129,18 @@ public final class SwitchPipeline implements PacketEndpoint {
         return memory;
     }
 
+    /** Bytes of every array and buffer this pipeline allocated, counted from the arrays themselves. */
+    public long allocatedBytes() {
+        return jobTable.bytes()
+            + jobActive.length + 4L * (jobId.length + jobWorkers.length + jobElementsPerRound.length
+                + jobChunksPerRound.length + jobValueLimit.length + jobReleasedRound.length)
+            + 8L * jobJoined.length + 4L * (workerPort.length + workerClock.length + releaseCount.length)
+            + 8L * slotSeq.length + 4L * (slotCount.length + slotRound.length + slotChunk.length + slotLength.length)
+            + slotExponent.length + slotReleased.length + slotFlags.length
+            + 8L * slotBitmap.length + 4L * slotSums.length
+            + txBuffer.capacity() + 4L * scratch.length;
+    }
+
     public Counters<SwitchCounter> counters() {
         return counters;
     }

@@ -227,6 +227,20 @@ class SwitchPipelineTest {
     }
 
     @Test
+    void memoryFormulaShouldCountExactlyWhatThePipelineAllocates() {
+        for (final int workers : new int[] {1, 4, 64, 65, 256}) {
+            for (final int jobs : new int[] {1, 3, 4, 16}) {
+                final SwitchContext context = new SwitchContext().budgetBytes(64L << 20).maxJobs(jobs)
+                    .maxWorkers(workers).chunkElements(100 + workers).roundRing(5 + jobs).conclude();
+                final SwitchPipeline p = new SwitchPipeline(context, ex -> { });
+                assertThat(p.allocatedBytes()).as("%d workers, %d jobs", workers, jobs)
+                    .isEqualTo(context.memory().totalBytes())
+                    .isLessThanOrEqualTo(64L << 20);
+            }
+        }
+    }
+
+    @Test
     void memoryPlanShouldStayInsideTheBudgetAndRejectTooSmallBudgets() {
         final SwitchMemory memory = new SwitchContext().budgetBytes(10_000_000).conclude().memory();
         assertThat(memory.totalBytes()).isLessThanOrEqualTo(10_000_000);
