@@ -50,4 +50,37 @@ class InProcessAllreduceTest {
         }
         assertThat(cluster.errors()).isEmpty();
     }
+
+    @Test
+    void shouldAggregateExactlyWithMoreWorkersThanOneBitmapWord() {
+        final int n = 130;
+        final int elements = 300;
+        final InProcessCluster cluster = new InProcessCluster(
+            new SwitchContext().maxWorkers(256).maxPoolSize(16).chunkElements(32),
+            n, elements, new FaultInjector(3, 0.05, 0.02, 0.1), 10_000, 5_000);
+        final SplittableRandom random = new SplittableRandom(3);
+        final float[][] g = new float[n][elements];
+        for (int w = 0; w < n; w++) {
+            for (int i = 0; i < elements; i++) {
+                g[w][i] = (float) random.nextGaussian();
+            }
+        }
+        final List<CompletableFuture<Aggregate>> futures = cluster.submit(0, g);
+        assertThat(cluster.runUntilDone(futures, Long.MAX_VALUE)).isTrue();
+        final Aggregate first = futures.get(0).join();
+        assertThat(first.contributorCount()).isEqualTo(n);
+        assertThat(first.contributors().cardinality()).isEqualTo(n);
+        final int q = BlockFloat.scaleBits(n);
+        for (int i = 0; i < elements; i++) {
+            int expected = 0;
+            for (int w = 0; w < n; w++) {
+                expected += BlockFloat.quantize(g[w][i], first.exponent(i / 32), q);
+            }
+            assertThat(first.integerSums()[i]).isEqualTo(expected);
+        }
+        for (final CompletableFuture<Aggregate> f : futures) {
+            assertThat(f.join().integerSums()).isEqualTo(first.integerSums());
+        }
+        assertThat(cluster.errors()).isEmpty();
+    }
 }
