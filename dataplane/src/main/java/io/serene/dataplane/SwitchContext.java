@@ -1,5 +1,7 @@
 package io.serene.dataplane;
 
+import io.serene.protocol.SyncConfig;
+
 /**
  * Configuration of a switch: fluent setters, validated once by {@link #conclude()}, which also
  * derives the slot pool size from the byte budget (see {@link SwitchMemory}).
@@ -21,6 +23,7 @@ public final class SwitchContext {
     private int chunkElements = DEFAULT_CHUNK_ELEMENTS;
     private int roundRing = DEFAULT_ROUND_RING;
     private int maxPoolSize = MAX_POOL_SIZE;
+    private SyncConfig defaultSync = SyncConfig.asp();
     private SwitchMemory memory;
 
     public SwitchContext budgetBytes(final long bytes) {
@@ -53,6 +56,19 @@ public final class SwitchContext {
     public SwitchContext maxPoolSize(final int slots) {
         this.maxPoolSize = slots;
         return this;
+    }
+
+    /**
+     * The sync config every new job starts with, from round 0 (default {@code asp}: every chunk
+     * waits for every worker, and workers are held back only by the release ring).
+     */
+    public SwitchContext defaultSync(final SyncConfig config) {
+        this.defaultSync = config;
+        return this;
+    }
+
+    public SyncConfig defaultSync() {
+        return defaultSync;
     }
 
     public long budgetBytes() {

@@ -6,12 +6,14 @@ package io.serene.dataplane;
  * shadow set:
  *
  * <pre>
- *   slot bytes  = 4K (int32 sums) + 8W (contributor bitmap) + 27 (seq 8, count 4, round 4,
- *                 chunk 4, length 4, exponent 1, released 1, flags 1)
+ *   slot bytes  = 4K (int32 sums) + 8W (contributor bitmap) + 36 (seq 8, first contribution
+ *                 time 8, count 4, round 4, chunk 4, length 4, exponent 1, released 1, flags 1,
+ *                 config entry 1)
  *   fixed bytes = J * (8N (port 4, clock 4) + 8W (joined bitmap) + 4G (release counters)
  *                      + 25 (id, workers, elements, chunks, value limit, R: 4 each; active 1))
  *                 + 9T (job hash table: T = smallest power of two >= 2J; key 4, value 4, used 1)
  *                 + 52 + 8W + 8K (the result being composed, and one contribution's values)
+ *                 + J * (8 * (21 + 8W) + 8) (sync-config table: 8 entries per job)
  *   total       = fixed + J * 2 * P * slot bytes  &lt;= budget
  * </pre>
  *
@@ -19,7 +21,7 @@ package io.serene.dataplane;
  * model size or the run length.
  */
 public final class SwitchMemory {
-    static final int SLOT_SCALAR_BYTES = 27;
+    static final int SLOT_SCALAR_BYTES = 36;
     static final int JOB_SCALAR_BYTES = 25;
 
     private final long budgetBytes;
@@ -51,7 +53,8 @@ public final class SwitchMemory {
         final int words = bitmapWords(maxWorkers);
         return (long) maxJobs * (8L * maxWorkers + 8L * words + 4L * roundRing + JOB_SCALAR_BYTES)
             + 9L * jobTableLength(maxJobs)
-            + 52L + 8L * words + 8L * chunkElements;
+            + 52L + 8L * words + 8L * chunkElements
+            + ConfigTable.bytes(maxJobs, words);
     }
 
     /** Entries of the job hash table: the smallest power of two holding twice the jobs. */

@@ -8,6 +8,7 @@ import io.serene.protocol.PacketEndpoint;
 import io.serene.protocol.PacketFlyweight;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.Status;
+import io.serene.protocol.SyncConfig;
 
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
@@ -72,8 +73,17 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final int[] workerClock;         // [job * N + worker]
     private final int[] releaseCount;        // [job * G + round mod G]
 
+    // sync configs and the timeout scanner (a model of a packet generator sweeping the pool)
+    private final ConfigTable configs;
+    private final SyncConfig defaultSync;
+    private long timeoutSweepNs = SyncConfig.NO_TIMEOUT;
+    private int scanCursor;
+    private long lastScanNs = Long.MIN_VALUE;
+
     // slot registers, index = (job * 2 + set) * P + slot
     private final long[] slotSeq;
+    private final long[] slotFirstNs;
+    private final byte[] slotEntry;
     private final int[] slotCount;
     private final int[] slotRound;
     private final int[] slotChunk;
@@ -95,6 +105,8 @@ public final class SwitchPipeline implements PacketEndpoint {
         this.ring = memory.roundRing();
 
         jobTable = new JobTable(maxJobs);
+        configs = new ConfigTable(maxJobs, words);
+        defaultSync = context.defaultSync();
         jobActive = new boolean[maxJobs];
         jobId = new int[maxJobs];
         jobWorkers = new int[maxJobs];
@@ -109,6 +121,8 @@ public final class SwitchPipeline implements PacketEndpoint {
 
         final int slots = maxJobs * 2 * poolSize;
         slotSeq = new long[slots];
+        slotFirstNs = new long[slots];
+        slotEntry = new byte[slots];
         slotCount = new int[slots];
         slotRound = new int[slots];
         slotChunk = new int[slots];
@@ -135,7 +149,8 @@ public final class SwitchPipeline implements PacketEndpoint {
             + jobActive.length + 4L * (jobId.length + jobWorkers.length + jobElementsPerRound.length
                 + jobChunksPerRound.length + jobValueLimit.length + jobReleasedRound.length)
             + 8L * jobJoined.length + 4L * (workerPort.length + workerClock.length + releaseCount.length)
-            + 8L * slotSeq.length + 4L * (slotCount.length + slotRound.length + slotChunk.length + slotLength.length)
+            + configs.bytes()
+            + 8L * slotSeq.length + 8L * slotFirstNs.length + slotEntry.length + 4L * (slotCount.length + slotRound.length + slotChunk.length + slotLength.length)
             + slotExponent.length + slotReleased.length + slotFlags.length
             + 8L * slotBitmap.length + 4L * slotSums.length
             + txBuffer.capacity() + 4L * scratch.length;
@@ -174,7 +189,7 @@ public final class SwitchPipeline implements PacketEndpoint {
             }
             switch (in.type()) {
                 case DATA:
-                    onData(port, outbox);
+                    onData(port, nowNs, outbox);
                     break;
                 case JOIN:
                     onJoin(port, outbox);
@@ -192,12 +207,109 @@ public final class SwitchPipeline implements PacketEndpoint {
         }
     }
 
+    /**
+     * The timeout scanner: like a packet generator walking the pool, each call visits the share of
+     * all slots that the time since the last call allows (a full sweep per {@code timeoutSweepNs},
+     * a quarter of the smallest timeout in force) and releases pending chunks whose timeout passed.
+     */
     @Override
     public long onTimer(final long nowNs, final Outbox outbox) {
-        return NO_DEADLINE;
+        if (timeoutSweepNs == SyncConfig.NO_TIMEOUT) {
+            return NO_DEADLINE;
+        }
+        try {
+            final int slots = slotSeq.length;
+            final long elapsed = lastScanNs == Long.MIN_VALUE ? timeoutSweepNs : Math.max(0, nowNs - lastScanNs);
+            lastScanNs = nowNs;
+            final long visits = Math.min(slots, elapsed >= timeoutSweepNs ? slots : elapsed * slots / timeoutSweepNs + 1);
+            for (long v = 0; v < visits; v++) {
+                final int idx = scanCursor;
+                scanCursor = scanCursor + 1 == slots ? 0 : scanCursor + 1;
+                if (slotSeq[idx] == NO_SEQ || slotReleased[idx] || slotCount[idx] == 0) {
+                    continue;
+                }
+                final int j = idx / (2 * poolSize);
+                final long timeout = configs.timeoutNs(j, slotEntry[idx]);
+                if (timeout != SyncConfig.NO_TIMEOUT && nowNs - slotFirstNs[idx] >= timeout && jobActive[j]) {
+                    counters.increment(SwitchCounter.TIMEOUT_RELEASES);
+                    release(j, idx, outbox);
+                }
+            }
+        } catch (final RuntimeException ex) {
+            counters.increment(SwitchCounter.ERRORS);
+            errorHandler.accept(ex);
+        }
+        return nowNs + Math.max(1, timeoutSweepNs / 16);
     }
 
-    private void onData(final int port, final Outbox outbox) {
+    /** The release condition of the slot's config: every required worker and at least the quorum. */
+    private boolean releasable(final int j, final int idx) {
+        final int entry = slotEntry[idx];
+        return slotCount[idx] >= configs.quorum(j, entry) && configs.hasRequired(j, entry, slotBitmap, idx * words);
+    }
+
+    /**
+     * Installs a sync config for a job from round {@code firstRound} on (hot-swap, invariant 5):
+     * rounds below it keep their configs, so no round is released under a mix. The first round
+     * must be one no worker can have started: see {@link #earliestSwapRound}. Returns OK,
+     * UNKNOWN_JOB, TOO_EARLY, BAD_KEY (the config does not fit the job) or TABLE_FULL.
+     * Call on the switch's thread.
+     */
+    public Status installConfig(final int job, final int firstRound, final SyncConfig config) {
+        final int j = jobTable.get(job);
+        if (j == JobTable.MISSING) {
+            return Status.UNKNOWN_JOB;
+        }
+        if (firstRound < earliestSwapRound(job)) {
+            return Status.TOO_EARLY;
+        }
+        final SyncConfig.Resolved resolved;
+        try {
+            resolved = config.resolve(jobWorkers[j]);
+        } catch (final IllegalArgumentException ex) {
+            return Status.BAD_KEY;
+        }
+        final Status status = configs.install(j, firstRound, resolved, jobReleasedRound[j]);
+        if (status == Status.OK) {
+            counters.increment(SwitchCounter.CONFIG_INSTALLS);
+            updateTimeoutSweep();
+        }
+        return status;
+    }
+
+    /**
+     * The first round a config change may name for the job: past every worker's clock and past
+     * every round a worker may have started under the bounds in force (R + s + 1, at most the
+     * release ring ahead of R). -1 for an unknown job.
+     */
+    public int earliestSwapRound(final int job) {
+        final int j = jobTable.get(job);
+        if (j == JobTable.MISSING) {
+            return -1;
+        }
+        int maxClock = -1;
+        for (int w = 0; w < jobWorkers[j]; w++) {
+            maxClock = Math.max(maxClock, workerClock[j * maxWorkers + w]);
+        }
+        int maxBound = 0;
+        for (int e = configs.entryFor(j, jobReleasedRound[j] + 1); e < configs.entries(j); e++) {
+            maxBound = Math.max(maxBound, Math.min(configs.bound(j, e), ring - 1));
+        }
+        return (int) Math.max(maxClock + 1L, jobReleasedRound[j] + 2L + maxBound);
+    }
+
+    /** The job's config epoch (bumped by every install), stamped on every RESULT; -1 if unknown. */
+    public int configEpoch(final int job) {
+        final int j = jobTable.get(job);
+        return j == JobTable.MISSING ? -1 : configs.epoch(j);
+    }
+
+    private void updateTimeoutSweep() {
+        final long min = configs.minTimeoutNs(maxJobs);
+        timeoutSweepNs = min == SyncConfig.NO_TIMEOUT ? SyncConfig.NO_TIMEOUT : Math.max(100_000L, min / 4);
+    }
+
+    private void onData(final int port, final long nowNs, final Outbox outbox) {
         final int j = jobTable.get(in.jobId());
         if (j == JobTable.MISSING) {
             counters.increment(SwitchCounter.DROP_UNKNOWN_JOB);
@@ -234,12 +346,22 @@ public final class SwitchPipeline implements PacketEndpoint {
         final int idx = (j * 2 + set) * poolSize + slot;
         final long current = slotSeq[idx];
         if (seq > current) {
-            if (round > jobReleasedRound[j] + ring || !previousUseReleased(j, set, slot, seq)) {
+            final int entry = configs.entryFor(j, round);
+            // invariant 2: round c is accepted only while R >= c - s - 1 (and within the release ring)
+            final long limit = (long) jobReleasedRound[j] + 1 + Math.min(configs.bound(j, entry), ring - 1);
+            if (round > limit) {
+                counters.increment(SwitchCounter.DROP_BEYOND_BOUND);
+                nack(port, Status.AHEAD, outbox);
+                return;
+            }
+            if (!previousUseReleased(j, set, slot, seq)) {
                 counters.increment(SwitchCounter.DROP_AHEAD);
                 nack(port, Status.AHEAD, outbox);
                 return;
             }
             resetSlot(idx, seq, round, chunk, n, payload);
+            slotFirstNs[idx] = nowNs;
+            slotEntry[idx] = (byte) entry;
         } else if (seq < current) {
             counters.increment(SwitchCounter.DROP_STALE);
             nack(port, Status.STALE, outbox);
@@ -262,13 +384,14 @@ public final class SwitchPipeline implements PacketEndpoint {
         }
         if (slotReleased[idx]) {
             counters.increment(SwitchCounter.DROP_LATE);
+            nack(port, Status.LATE, outbox);
             return;
         }
         aggregate(j, idx, word, bit, n, payload);
         if (payload == Flags.VALUES && round > workerClock[j * maxWorkers + worker]) {
             workerClock[j * maxWorkers + worker] = round;
         }
-        if (slotCount[idx] == jobWorkers[j]) {
+        if (releasable(j, idx)) {
             release(j, idx, outbox);
         }
     }
@@ -376,6 +499,9 @@ public final class SwitchPipeline implements PacketEndpoint {
     private void release(final int j, final int idx, final Outbox outbox) {
         slotReleased[idx] = true;
         counters.increment(SwitchCounter.RELEASES);
+        if (slotCount[idx] < jobWorkers[j]) {
+            counters.increment(SwitchCounter.PARTIAL_RELEASES);
+        }
         if ((slotFlags[idx] & Flags.VALUES) != 0) {
             final int round = slotRound[idx];
             final int r = j * ring + Math.floorMod(round, ring);
@@ -427,6 +553,7 @@ public final class SwitchPipeline implements PacketEndpoint {
             .poolIndex((int) (seq % poolSize))
             .contributorCount(slotCount[idx])
             .releasedRound(jobReleasedRound[j])
+            .configEpoch(configs.epoch(j))
             .bitmapWords(words);
         for (int w = 0; w < words; w++) {
             out.bitmapWord(w, slotBitmap[idx * words + w]);
@@ -464,7 +591,14 @@ public final class SwitchPipeline implements PacketEndpoint {
         }
         int j = jobTable.get(job);
         if (j == JobTable.MISSING) {
-            j = allocateJob(job, workers, elements);
+            final SyncConfig.Resolved initial;
+            try {
+                initial = defaultSync.resolve(workers);
+            } catch (final IllegalArgumentException ex) {
+                refuseJoin(port, Status.BAD_KEY, outbox);
+                return;
+            }
+            j = allocateJob(job, workers, elements, initial);
             if (j == JobTable.MISSING) {
                 refuseJoin(port, Status.TABLE_FULL, outbox);
                 return;
@@ -501,7 +635,7 @@ public final class SwitchPipeline implements PacketEndpoint {
             .ackMaxWorkers(maxWorkers);
     }
 
-    private int allocateJob(final int job, final int workers, final int elements) {
+    private int allocateJob(final int job, final int workers, final int elements, final SyncConfig.Resolved initial) {
         for (int j = 0; j < maxJobs; j++) {
             if (!jobActive[j]) {
                 jobActive[j] = true;
@@ -511,6 +645,8 @@ public final class SwitchPipeline implements PacketEndpoint {
                 jobChunksPerRound[j] = (int) ((elements + (long) chunkElements - 1) / chunkElements);
                 jobValueLimit[j] = 1 << (30 - (32 - Integer.numberOfLeadingZeros(workers - 1)));
                 jobReleasedRound[j] = -1;
+                configs.reset(j, initial);
+                updateTimeoutSweep();
                 Arrays.fill(jobJoined, j * words, (j + 1) * words, 0L);
                 Arrays.fill(workerClock, j * maxWorkers, (j + 1) * maxWorkers, -1);
                 Arrays.fill(workerPort, j * maxWorkers, (j + 1) * maxWorkers, -1);

@@ -14,7 +14,11 @@ public enum Status {
     /** The contribution is for a step or round too far ahead of what the switch holds. */
     AHEAD(5),
     /** The contribution is for a step whose slot has been reused; its result is gone. */
-    STALE(6);
+    STALE(6),
+    /** The contribution arrived after its chunk was released without it (drop or fold it). */
+    LATE(7),
+    /** A config change names a first round some worker may already have started. */
+    TOO_EARLY(8);
 
     private final int code;
 
