@@ -10,9 +10,10 @@ package io.serene.dataplane;
  *                 time 8, count 4, round 4, chunk 4, length 4, exponent 1, released 1, flags 1,
  *                 config entry 1)
  *   fixed bytes = J * (8N (port 4, clock 4) + 8W (joined bitmap) + 4G (release counters)
- *                      + 25 (id, workers, elements, chunks, value limit, R: 4 each; active 1))
+ *                      + 33 (id, workers, elements, chunks, value limit, R: 4 each; open seq 8;
+ *                            active 1))
  *                 + 9T (job hash table: T = smallest power of two >= 2J; key 4, value 4, used 1)
- *                 + 52 + 8W + 8K (the result being composed, and one contribution's values)
+ *                 + 64 + 16W + 8K (the result being composed, and one contribution's values)
  *                 + J * (8 * (21 + 8W) + 8) (sync-config table: 8 entries per job)
  *   total       = fixed + J * 2 * P * slot bytes  &lt;= budget
  * </pre>
@@ -22,7 +23,7 @@ package io.serene.dataplane;
  */
 public final class SwitchMemory {
     static final int SLOT_SCALAR_BYTES = 36;
-    static final int JOB_SCALAR_BYTES = 25;
+    static final int JOB_SCALAR_BYTES = 33;
 
     private final long budgetBytes;
     private final int maxJobs;
@@ -53,7 +54,7 @@ public final class SwitchMemory {
         final int words = bitmapWords(maxWorkers);
         return (long) maxJobs * (8L * maxWorkers + 8L * words + 4L * roundRing + JOB_SCALAR_BYTES)
             + 9L * jobTableLength(maxJobs)
-            + 52L + 8L * words + 8L * chunkElements
+            + 64L + 16L * words + 8L * chunkElements
             + ConfigTable.bytes(maxJobs, words);
     }
 

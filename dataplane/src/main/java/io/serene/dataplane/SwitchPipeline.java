@@ -67,6 +67,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final int[] jobElementsPerRound;
     private final int[] jobChunksPerRound;
     private final int[] jobValueLimit;
+    private final long[] jobOpenSeq;
     private final int[] jobReleasedRound;
     private final long[] jobJoined;          // [job * W + word]
     private final int[] workerPort;          // [job * N + worker]
@@ -113,6 +114,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         jobElementsPerRound = new int[maxJobs];
         jobChunksPerRound = new int[maxJobs];
         jobValueLimit = new int[maxJobs];
+        jobOpenSeq = new long[maxJobs];
         jobReleasedRound = new int[maxJobs];
         jobJoined = new long[maxJobs * words];
         workerPort = new int[maxJobs * maxWorkers];
@@ -147,7 +149,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     public long allocatedBytes() {
         return jobTable.bytes()
             + jobActive.length + 4L * (jobId.length + jobWorkers.length + jobElementsPerRound.length
-                + jobChunksPerRound.length + jobValueLimit.length + jobReleasedRound.length)
+                + jobChunksPerRound.length + jobValueLimit.length + jobReleasedRound.length) + 8L * jobOpenSeq.length
             + 8L * jobJoined.length + 4L * (workerPort.length + workerClock.length + releaseCount.length)
             + configs.bytes()
             + 8L * slotSeq.length + 8L * slotFirstNs.length + slotEntry.length + 4L * (slotCount.length + slotRound.length + slotChunk.length + slotLength.length)
@@ -516,6 +518,7 @@ public final class SwitchPipeline implements PacketEndpoint {
                 next++;
             }
         }
+        advanceOpenSeq(j);
         final int length = writeResult(j, idx, 0);
         final int base = j * words;
         for (int w = 0; w < words; w++) {
@@ -528,6 +531,19 @@ public final class SwitchPipeline implements PacketEndpoint {
             }
         }
         counters.increment(SwitchCounter.RESULTS_MULTICAST);
+    }
+
+    /** Moves the job's lowest open step past every step released in order. */
+    private void advanceOpenSeq(final int j) {
+        long open = jobOpenSeq[j];
+        while (true) {
+            final int idx = (j * 2 + (int) ((open / poolSize) & 1)) * poolSize + (int) (open % poolSize);
+            if (slotSeq[idx] != open || !slotReleased[idx]) {
+                break;
+            }
+            open++;
+        }
+        jobOpenSeq[j] = open;
     }
 
     private void sendResult(final int j, final int idx, final int port, final int extraFlags, final Outbox outbox) {
@@ -558,8 +574,16 @@ public final class SwitchPipeline implements PacketEndpoint {
         for (int w = 0; w < words; w++) {
             out.bitmapWord(w, slotBitmap[idx * words + w]);
         }
+        // the loss-recovery hint: the job's lowest open step and who has contributed to it so far
+        final long open = jobOpenSeq[j];
+        out.openSeq(open);
+        final int openIdx = (j * 2 + (int) ((open / poolSize) & 1)) * poolSize + (int) (open % poolSize);
+        final boolean seen = slotSeq[openIdx] == open;
+        for (int w = 0; w < words; w++) {
+            out.openBitmapWord(w, seen ? slotBitmap[openIdx * words + w] : 0L);
+        }
         // the values start at a multiple of 4, so the int view can copy them in bulk
-        txInts.put((PacketFlyweight.RESULT_BITMAP_OFFSET + 8 * words) >> 2, slotSums, idx * chunkElements, n);
+        txInts.put((PacketFlyweight.RESULT_BITMAP_OFFSET + 16 * words) >> 2, slotSums, idx * chunkElements, n);
         return length;
     }
 
@@ -645,6 +669,7 @@ public final class SwitchPipeline implements PacketEndpoint {
                 jobChunksPerRound[j] = (int) ((elements + (long) chunkElements - 1) / chunkElements);
                 jobValueLimit[j] = 1 << (30 - (32 - Integer.numberOfLeadingZeros(workers - 1)));
                 jobReleasedRound[j] = -1;
+                jobOpenSeq[j] = 0;
                 configs.reset(j, initial);
                 updateTimeoutSweep();
                 Arrays.fill(jobJoined, j * words, (j + 1) * words, 0L);

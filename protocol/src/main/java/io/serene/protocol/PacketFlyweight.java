@@ -52,11 +52,17 @@ public final class PacketFlyweight {
     /** DATA body: {@code element count} big-endian int32 values. */
     public static final int DATA_VALUES_OFFSET = HEADER_LENGTH;
 
-    /** RESULT body: contributor count, highest fully released round R, bitmap words, bitmap, values. */
+    /**
+     * RESULT body: contributor count, highest fully released round R, bitmap words W, 4 reserved
+     * bytes, the job's lowest unreleased step ("open" seq), the chunk's contributor bitmap, the open
+     * step's contributors so far (a loss-recovery hint), then the values.
+     */
     public static final int RESULT_CONTRIBUTOR_COUNT_OFFSET = HEADER_LENGTH;
     public static final int RESULT_RELEASED_ROUND_OFFSET = HEADER_LENGTH + 4;
     public static final int RESULT_BITMAP_WORDS_OFFSET = HEADER_LENGTH + 8;
-    public static final int RESULT_BITMAP_OFFSET = HEADER_LENGTH + 12;
+    public static final int RESULT_RESERVED_OFFSET = HEADER_LENGTH + 12;
+    public static final int RESULT_OPEN_SEQ_OFFSET = HEADER_LENGTH + 16;
+    public static final int RESULT_BITMAP_OFFSET = HEADER_LENGTH + 24;
 
     /** JOIN and JOIN_ACK body: the job's shape; JOIN_ACK adds the switch's pool parameters. */
     public static final int JOIN_WORKER_COUNT_OFFSET = HEADER_LENGTH;
@@ -131,7 +137,7 @@ public final class PacketFlyweight {
                 if (words < 0 || words > 1024) {
                     return PacketCheck.BAD_LENGTH;
                 }
-                expected = RESULT_BITMAP_OFFSET + 8 * words + 4 * elementCount();
+                expected = resultLength(words, elementCount());
                 break;
             case JOIN:
                 expected = JOIN_LENGTH;
@@ -330,8 +336,10 @@ public final class PacketFlyweight {
         return buffer.getInt(offset + RESULT_BITMAP_WORDS_OFFSET);
     }
 
+    /** Sets the bitmap word count (and zeroes the reserved field after it). */
     public PacketFlyweight bitmapWords(final int words) {
         buffer.putInt(offset + RESULT_BITMAP_WORDS_OFFSET, words);
+        buffer.putInt(offset + RESULT_RESERVED_OFFSET, 0);
         return this;
     }
 
@@ -344,9 +352,28 @@ public final class PacketFlyweight {
         return this;
     }
 
+    public long openSeq() {
+        return buffer.getLong(offset + RESULT_OPEN_SEQ_OFFSET);
+    }
+
+    public PacketFlyweight openSeq(final long seq) {
+        buffer.putLong(offset + RESULT_OPEN_SEQ_OFFSET, seq);
+        return this;
+    }
+
+    /** Word i of the open step's contributors so far; needs {@link #bitmapWords()}. */
+    public long openBitmapWord(final int index) {
+        return buffer.getLong(offset + RESULT_BITMAP_OFFSET + 8 * (bitmapWords() + index));
+    }
+
+    public PacketFlyweight openBitmapWord(final int index, final long word) {
+        buffer.putLong(offset + RESULT_BITMAP_OFFSET + 8 * (bitmapWords() + index), word);
+        return this;
+    }
+
     /** Offset (relative to the packet) of the first result value; needs {@link #bitmapWords()}. */
     public int resultValuesOffset() {
-        return RESULT_BITMAP_OFFSET + 8 * bitmapWords();
+        return RESULT_BITMAP_OFFSET + 16 * bitmapWords();
     }
 
     public int resultValue(final int index) {
@@ -354,7 +381,7 @@ public final class PacketFlyweight {
     }
 
     public static int resultLength(final int bitmapWords, final int elementCount) {
-        return RESULT_BITMAP_OFFSET + 8 * bitmapWords + 4 * elementCount;
+        return RESULT_BITMAP_OFFSET + 16 * bitmapWords + 4 * elementCount;
     }
 
     // ---- JOIN / JOIN_ACK ----

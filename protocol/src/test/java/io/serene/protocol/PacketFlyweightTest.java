@@ -52,8 +52,10 @@ class PacketFlyweightTest {
         final ByteBuffer buffer = PacketFlyweight.allocate(length);
         flyweight.wrap(buffer, 0, length).initHeader(PacketType.RESULT).elementCount(n).bitmapWords(words)
             .contributorCount(count).releasedRound(released);
+        flyweight.openSeq(bits >>> 1);
         for (int w = 0; w < words; w++) {
             flyweight.bitmapWord(w, bits ^ w);
+            flyweight.openBitmapWord(w, ~bits + w);
         }
         for (int i = 0; i < n; i++) {
             buffer.putInt(flyweight.resultValuesOffset() + 4 * i, i * 7 - 3);
@@ -62,8 +64,10 @@ class PacketFlyweightTest {
         assertThat(read.check()).isEqualTo(PacketCheck.OK);
         assertThat(read.contributorCount()).isEqualTo(count);
         assertThat(read.releasedRound()).isEqualTo(released);
+        assertThat(read.openSeq()).isEqualTo(bits >>> 1);
         for (int w = 0; w < words; w++) {
             assertThat(read.bitmapWord(w)).isEqualTo(bits ^ w);
+            assertThat(read.openBitmapWord(w)).isEqualTo(~bits + w);
         }
         for (int i = 0; i < n; i++) {
             assertThat(read.resultValue(i)).isEqualTo(i * 7 - 3);

@@ -7,6 +7,7 @@ public enum WorkerCounter {
     STEPS_SENT,
     RETRANSMISSIONS,
     FAST_RETRANSMISSIONS,
+    RESENDS_AVOIDED,
     RESULTS,
     DUPLICATE_RESULTS,
     NACKS,

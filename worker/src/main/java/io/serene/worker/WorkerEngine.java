@@ -111,6 +111,9 @@ public final class WorkerEngine implements PacketEndpoint {
     private long tailProbeArmedAt = -1;
     private long minRttNs = Long.MAX_VALUE / 8;
     private long nextSeq;
+    /** Loss-recovery hint from the latest result: the job's lowest open step, and whether the switch has ours. */
+    private long openSeq = -1;
+    private boolean openHasMine;
     private long oldestSeq;
     private long earliestDeadlineNs = NO_DEADLINE;
 
@@ -390,6 +393,8 @@ public final class WorkerEngine implements PacketEndpoint {
             return;
         }
         final long seq = in.seq();
+        openSeq = in.openSeq();
+        openHasMine = (in.openBitmapWord(ctx.workerId() >>> 6) & (1L << (ctx.workerId() & 63))) != 0;
         if (seq < oldestSeq || seq >= nextSeq) {
             counters.increment(WorkerCounter.DUPLICATE_RESULTS);
             return;
@@ -520,6 +525,12 @@ public final class WorkerEngine implements PacketEndpoint {
         for (long s = oldestSeq; s <= seq - REORDER_THRESHOLD; s++) {
             final int e = (int) s & windowMask;
             if (!entryDone[e] && entrySendStamp[e] < stamp) {
+                if (s == openSeq && openHasMine) {
+                    // the switch holds this worker's contribution: the loss is a peer's
+                    counters.increment(WorkerCounter.RESENDS_AVOIDED);
+                    entrySendStamp[e] = ++sendStamp;
+                    continue;
+                }
                 resend(s, e, nowNs, outbox);
                 counters.increment(WorkerCounter.FAST_RETRANSMISSIONS);
             }
