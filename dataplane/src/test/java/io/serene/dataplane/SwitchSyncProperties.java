@@ -1,0 +1,175 @@
+package io.serene.dataplane;
+
+import io.serene.protocol.Flags;
+import io.serene.protocol.Outbox;
+import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.PacketType;
+import io.serene.protocol.SyncConfig;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+
+import java.nio.ByteBuffer;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The data plane's release rule under random sync configs and random arrival orders with
+ * duplicates: every released chunk satisfies the config in force for its round (required workers
+ * and quorum, or its timeout passed), holds exactly the contributions its bitmap names (each once),
+ * and never changes after release; contributions beyond the bound are refused. jqwik prints the
+ * falsifying sample, seed included.
+ */
+class SwitchSyncProperties {
+    private static final int POOL = 64;
+    private static final int CHUNKS = 2;
+
+    /** What the test saw of one released chunk. */
+    private static final class Release {
+        final long bitmap;
+        final int count;
+        final int value;
+        final long atNs;
+
+        Release(final long bitmap, final int count, final int value, final long atNs) {
+            this.bitmap = bitmap;
+            this.count = count;
+            this.value = value;
+            this.atNs = atNs;
+        }
+    }
+
+    @Property(tries = 300)
+    void releasesFollowTheConfigOfTheirRoundAndCountEachContributionOnce(
+        @ForAll @IntRange(min = 1, max = 8) final int workers,
+        @ForAll @IntRange(min = 0, max = 3) final int kind,
+        @ForAll @IntRange(min = 0, max = 3) final int bound,
+        @ForAll final long seed) {
+        final SplittableRandom random = new SplittableRandom(seed);
+        final SyncConfig config = config(kind, workers, bound, random);
+        final SyncConfig.Resolved rule = config.resolve(workers);
+        final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(1 << 20).maxJobs(1)
+            .maxWorkers(8).chunkElements(1).maxPoolSize(POOL).roundRing(8).defaultSync(config).conclude(), ex -> {
+                throw new AssertionError(ex);
+            });
+        final Map<Long, Release> releases = new HashMap<>();
+        final long[] now = {0};
+        final Outbox outbox = (port, buffer, offset, length) -> {
+            final PacketFlyweight p = new PacketFlyweight().wrap(buffer, offset, length);
+            if (p.type() == PacketType.RESULT && !p.hasFlag(Flags.RETRANSMIT)) {
+                final Release previous = releases.put(p.seq(), new Release(p.bitmapWord(0), p.contributorCount(),
+                    p.resultValue(0), now[0]));
+                if (previous != null) {
+                    assertThat(p.bitmapWord(0)).as("a chunk is released once; re-multicasts repeat it").isEqualTo(previous.bitmap);
+                }
+            }
+        };
+        for (int w = 0; w < workers; w++) {
+            final ByteBuffer b = PacketFlyweight.allocate(PacketFlyweight.JOIN_LENGTH);
+            new PacketFlyweight().wrap(b, 0, PacketFlyweight.JOIN_LENGTH).initHeader(PacketType.JOIN).jobId(1)
+                .workerId(w).joinWorkerCount(workers).joinElementsPerRound(CHUNKS);
+            pipeline.onPacket(w, b, 0, PacketFlyweight.JOIN_LENGTH, 0, outbox);
+        }
+        // every worker contributes 2^w to every chunk of rounds 0..5 in a random order, some twice
+        final int rounds = 6;
+        final int total = workers * rounds * CHUNKS;
+        final long[] order = new long[total * 2];
+        int n = 0;
+        for (int w = 0; w < workers; w++) {
+            for (int r = 0; r < rounds; r++) {
+                for (int c = 0; c < CHUNKS; c++) {
+                    order[n++] = ((long) w << 32) | ((long) r * CHUNKS + c);
+                    if (random.nextInt(4) == 0) {
+                        order[n++] = ((long) w << 32) | ((long) r * CHUNKS + c);
+                    }
+                }
+            }
+        }
+        for (int i = n - 1; i > 0; i--) {
+            final int k = random.nextInt(i + 1);
+            final long t = order[i];
+            order[i] = order[k];
+            order[k] = t;
+        }
+        final Map<Long, Long> contributedBefore = new HashMap<>();
+        for (int i = 0; i < n; i++) {
+            final int w = (int) (order[i] >>> 32);
+            final long seq = order[i] & 0xFFFF_FFFFL;
+            final int round = (int) (seq / CHUNKS);
+            final long refusedBefore = pipeline.counters().get(SwitchCounter.DROP_BEYOND_BOUND);
+            final int releasedRound = pipeline.releasedRound(1);
+            now[0] += random.nextInt(300_000);
+            contribute(pipeline, outbox, w, seq, round, now[0]);
+            pipeline.onTimer(now[0], outbox);
+            final boolean beyond = round > releasedRound + 1 + Math.min(rule.bound, 7);
+            assertThat(pipeline.counters().get(SwitchCounter.DROP_BEYOND_BOUND) > refusedBefore)
+                .as("round %d with R=%d, s=%d", round, releasedRound, rule.bound).isEqualTo(beyond);
+            if (!beyond) {
+                contributedBefore.merge(seq, 1L << w, (a, b) -> a | b);
+            }
+        }
+        // round 0 is never beyond the bound and gets every worker's contribution: it must be released
+        assertThat(releases).containsKeys(0L, 1L);
+        for (final Map.Entry<Long, Release> e : releases.entrySet()) {
+            final Release r = e.getValue();
+            final BitSet bits = BitSet.valueOf(new long[] {r.bitmap});
+            assertThat(r.count).isEqualTo(bits.cardinality());
+            // exactly once: the sum is the sum of 2^w over the bitmap
+            assertThat(r.value).as("seq %d", e.getKey()).isEqualTo((int) r.bitmap);
+            assertThat(r.bitmap & ~contributedBefore.getOrDefault(e.getKey(), 0L)).isZero();
+            final BitSet missing = (BitSet) rule.required.clone();
+            missing.andNot(bits);
+            final boolean byRule = missing.isEmpty() && r.count >= rule.quorum;
+            final boolean byTimeout = rule.timeoutNs != SyncConfig.NO_TIMEOUT && r.count >= 1;
+            assertThat(byRule || byTimeout).as("seq %d released with %s under %s", e.getKey(), bits, config).isTrue();
+        }
+        assertThat(pipeline.counters().get(SwitchCounter.CONTRIBUTIONS))
+            .isEqualTo(releases.values().stream().mapToLong(r -> r.count).sum()
+                + pendingContributions(releases, contributedBefore));
+    }
+
+    /** Contributions the switch accepted into chunks it has not released yet. */
+    private static long pendingContributions(final Map<Long, Release> releases, final Map<Long, Long> contributed) {
+        long pending = 0;
+        for (final Map.Entry<Long, Long> e : contributed.entrySet()) {
+            if (!releases.containsKey(e.getKey())) {
+                pending += Long.bitCount(e.getValue());
+            }
+        }
+        return pending;
+    }
+
+    private static SyncConfig config(final int kind, final int workers, final int bound, final SplittableRandom random) {
+        final SyncConfig base = SyncConfig.ssp(bound);
+        switch (kind) {
+            case 0:
+                return base;
+            case 1:
+                return base.requiringNone().withQuorum(1 + random.nextInt(workers));
+            case 2: {
+                if (workers == 1) {
+                    return base; // excluding the only worker leaves nothing to release a chunk
+                }
+                final BitSet excluded = new BitSet();
+                excluded.set(random.nextInt(workers));
+                return base.excluding(excluded);
+            }
+            default:
+                return base.withTimeoutNs(1_000_000L + random.nextInt(5_000_000));
+        }
+    }
+
+    private static void contribute(final SwitchPipeline pipeline, final Outbox outbox, final int worker,
+                                   final long seq, final int round, final long nowNs) {
+        final int length = PacketFlyweight.dataLength(1);
+        final ByteBuffer b = PacketFlyweight.allocate(length);
+        new PacketFlyweight().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(1).workerId(worker).seq(seq)
+            .round(round).chunk((int) (seq % CHUNKS)).poolIndex((int) (seq % POOL)).shadowSet((int) ((seq / POOL) & 1))
+            .flags(Flags.VALUES).elementCount(1).exponent((byte) 0).dataValue(0, 1 << worker);
+        pipeline.onPacket(worker, b, 0, length, nowNs, outbox);
+    }
+}
