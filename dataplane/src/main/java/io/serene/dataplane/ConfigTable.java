@@ -39,9 +39,9 @@ final class ConfigTable {
         Arrays.fill(first, UNUSED);
     }
 
-    /** Bytes of the table's arrays: per job and entry 21 + 8W, per job 8 more. */
+    /** Bytes of the table's arrays (and the per-job "changed" flag): per job and entry 21 + 8W, per job 9 more. */
     static long bytes(final int maxJobs, final int words) {
-        return (long) maxJobs * ENTRIES * (21L + 8L * words) + 8L * maxJobs;
+        return (long) maxJobs * ENTRIES * (21L + 8L * words) + 9L * maxJobs;
     }
 
     long bytes() {
@@ -172,6 +172,10 @@ final class ConfigTable {
         timeoutNs[b] = timeoutNs[a];
         late[b] = late[a];
         System.arraycopy(required, a * words, required, b * words, words);
+    }
+
+    long requiredWord(final int j, final int e, final int w) {
+        return required[(j * ENTRIES + e) * words + w];
     }
 
     /** The required set of an entry, for tests and telemetry. */

@@ -80,6 +80,8 @@ public final class SwitchPipeline implements PacketEndpoint {
     private long timeoutSweepNs = SyncConfig.NO_TIMEOUT;
     private int scanCursor;
     private long lastScanNs = Long.MIN_VALUE;
+    private final boolean[] configDirty;
+    private boolean configsChanged;
 
     // slot registers, index = (job * 2 + set) * P + slot
     private final long[] slotSeq;
@@ -107,6 +109,7 @@ public final class SwitchPipeline implements PacketEndpoint {
 
         jobTable = new JobTable(maxJobs);
         configs = new ConfigTable(maxJobs, words);
+        configDirty = new boolean[maxJobs];
         defaultSync = context.defaultSync();
         jobActive = new boolean[maxJobs];
         jobId = new int[maxJobs];
@@ -136,7 +139,8 @@ public final class SwitchPipeline implements PacketEndpoint {
         slotSums = new int[slots * chunkElements];
         Arrays.fill(slotSeq, NO_SEQ);
 
-        txBuffer = PacketFlyweight.allocate(PacketFlyweight.resultLength(words, chunkElements));
+        txBuffer = PacketFlyweight.allocate(Math.max(PacketFlyweight.resultLength(words, chunkElements),
+            PacketFlyweight.configLength(words)));
         txInts = txBuffer.asIntBuffer();
         scratch = new int[chunkElements];
     }
@@ -151,7 +155,7 @@ public final class SwitchPipeline implements PacketEndpoint {
             + jobActive.length + 4L * (jobId.length + jobWorkers.length + jobElementsPerRound.length
                 + jobChunksPerRound.length + jobValueLimit.length + jobReleasedRound.length) + 8L * jobOpenSeq.length
             + 8L * jobJoined.length + 4L * (workerPort.length + workerClock.length + releaseCount.length)
-            + configs.bytes()
+            + configs.bytes() + configDirty.length
             + 8L * slotSeq.length + 8L * slotFirstNs.length + slotEntry.length + 4L * (slotCount.length + slotRound.length + slotChunk.length + slotLength.length)
             + slotExponent.length + slotReleased.length + slotFlags.length
             + 8L * slotBitmap.length + 4L * slotSums.length
@@ -199,6 +203,9 @@ public final class SwitchPipeline implements PacketEndpoint {
                 case LEAVE:
                     onLeave(port, outbox);
                     break;
+                case CONFIG_REQUEST:
+                    onConfigRequest(port, outbox);
+                    break;
                 default:
                     counters.increment(SwitchCounter.DROP_UNEXPECTED_TYPE);
                     break;
@@ -216,6 +223,12 @@ public final class SwitchPipeline implements PacketEndpoint {
      */
     @Override
     public long onTimer(final long nowNs, final Outbox outbox) {
+        try {
+            announceConfigs(outbox);
+        } catch (final RuntimeException ex) {
+            counters.increment(SwitchCounter.ERRORS);
+            errorHandler.accept(ex);
+        }
         if (timeoutSweepNs == SyncConfig.NO_TIMEOUT) {
             return NO_DEADLINE;
         }
@@ -275,6 +288,9 @@ public final class SwitchPipeline implements PacketEndpoint {
         if (status == Status.OK) {
             counters.increment(SwitchCounter.CONFIG_INSTALLS);
             updateTimeoutSweep();
+            // announced to the workers by the next timer call (the transport calls it after a task)
+            configDirty[j] = true;
+            configsChanged = true;
         }
         return status;
     }
@@ -636,6 +652,64 @@ public final class SwitchPipeline implements PacketEndpoint {
         writeJoinAck(Status.OK, workers, elements);
         outbox.send(port, txBuffer, 0, PacketFlyweight.JOIN_ACK_LENGTH);
         counters.increment(SwitchCounter.PACKETS_OUT);
+        sendConfigs(j, port, outbox);
+    }
+
+    private void onConfigRequest(final int port, final Outbox outbox) {
+        final int j = jobTable.get(in.jobId());
+        if (j == JobTable.MISSING) {
+            counters.increment(SwitchCounter.DROP_UNKNOWN_JOB);
+            return;
+        }
+        counters.increment(SwitchCounter.CONFIG_REQUESTS);
+        sendConfigs(j, port, outbox);
+    }
+
+    /** Sends every entry of the job's config table to one port. */
+    private void sendConfigs(final int j, final int port, final Outbox outbox) {
+        final int entries = configs.entries(j);
+        final int length = PacketFlyweight.configLength(words);
+        for (int e = 0; e < entries; e++) {
+            out.wrap(txBuffer, 0, length)
+                .initHeader(PacketType.CONFIG)
+                .jobId(jobId[j])
+                .configEpoch(configs.epoch(j))
+                .chunk(e)
+                .elementCount(entries)
+                .configFirstRound(configs.firstRound(j, e))
+                .configBound(configs.bound(j, e))
+                .configQuorum(configs.quorum(j, e))
+                .configLateMode(configs.lateMode(j, e).ordinal())
+                .configTimeoutNs(configs.timeoutNs(j, e))
+                .configBitmapWords(words);
+            for (int w = 0; w < words; w++) {
+                out.configRequiredWord(w, configs.requiredWord(j, e, w));
+            }
+            outbox.send(port, txBuffer, 0, length);
+            counters.increment(SwitchCounter.PACKETS_OUT);
+        }
+    }
+
+    /** Multicasts the config tables changed since the last call to every joined worker. */
+    private void announceConfigs(final Outbox outbox) {
+        if (!configsChanged) {
+            return;
+        }
+        configsChanged = false;
+        for (int j = 0; j < maxJobs; j++) {
+            if (!jobActive[j] || !configDirty[j]) {
+                continue;
+            }
+            configDirty[j] = false;
+            for (int w = 0; w < words; w++) {
+                long joined = jobJoined[j * words + w];
+                while (joined != 0) {
+                    final int worker = (w << 6) + Long.numberOfTrailingZeros(joined);
+                    joined &= joined - 1;
+                    sendConfigs(j, workerPort[j * maxWorkers + worker], outbox);
+                }
+            }
+        }
     }
 
     private void refuseJoin(final int port, final Status status, final Outbox outbox) {

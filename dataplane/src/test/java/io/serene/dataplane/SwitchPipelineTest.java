@@ -50,8 +50,18 @@ class SwitchPipelineTest {
     @Test
     void shouldCreateJobOnJoinAndAnswerWithPoolParameters() {
         join(0, 2, 8);
-        final PacketFlyweight ack = last().packet;
+        assertThat(sent).hasSize(2);
+        final PacketFlyweight ack = sent.get(0).packet;
         assertThat(ack.type()).isEqualTo(PacketType.JOIN_ACK);
+        // then the job's config table (one entry: the default asp, from round 0)
+        final PacketFlyweight config = last().packet;
+        assertThat(config.type()).isEqualTo(PacketType.CONFIG);
+        assertThat(config.check()).isEqualTo(PacketCheck.OK);
+        assertThat(config.elementCount()).isEqualTo(1);
+        assertThat(config.configFirstRound()).isZero();
+        assertThat(config.configBound()).isEqualTo(io.serene.protocol.SyncConfig.UNBOUNDED);
+        assertThat(config.configQuorum()).isEqualTo(2);
+        assertThat(config.configRequiredWord(0)).isEqualTo(0b11L);
         assertThat(Status.fromCode(ack.status())).isEqualTo(Status.OK);
         assertThat(ack.ackPoolSize()).isEqualTo(2);
         assertThat(ack.ackChunkElements()).isEqualTo(4);

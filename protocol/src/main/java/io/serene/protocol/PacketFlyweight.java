@@ -74,6 +74,19 @@ public final class PacketFlyweight {
     public static final int ACK_MAX_WORKERS_OFFSET = HEADER_LENGTH + 20;
     public static final int JOIN_ACK_LENGTH = HEADER_LENGTH + 24;
 
+    /**
+     * CONFIG body: the entry's first round, bound, quorum, late mode (0 drop, 1 fold), timeout in ns,
+     * bitmap words W, 4 reserved bytes, the required-workers bitmap. The header's config epoch is the
+     * table's epoch, its chunk field the entry's index and its element count the number of entries.
+     */
+    public static final int CONFIG_FIRST_ROUND_OFFSET = HEADER_LENGTH;
+    public static final int CONFIG_BOUND_OFFSET = HEADER_LENGTH + 4;
+    public static final int CONFIG_QUORUM_OFFSET = HEADER_LENGTH + 8;
+    public static final int CONFIG_LATE_MODE_OFFSET = HEADER_LENGTH + 12;
+    public static final int CONFIG_TIMEOUT_OFFSET = HEADER_LENGTH + 16;
+    public static final int CONFIG_BITMAP_WORDS_OFFSET = HEADER_LENGTH + 24;
+    public static final int CONFIG_BITMAP_OFFSET = HEADER_LENGTH + 32;
+
     /** Exponent value meaning "no exponent carried". */
     public static final byte NO_EXPONENT = Byte.MIN_VALUE;
 
@@ -145,6 +158,17 @@ public final class PacketFlyweight {
             case JOIN_ACK:
                 expected = JOIN_ACK_LENGTH;
                 break;
+            case CONFIG: {
+                if (length < CONFIG_BITMAP_OFFSET) {
+                    return PacketCheck.TRUNCATED;
+                }
+                final int configWords = configBitmapWords();
+                if (configWords < 0 || configWords > 1024) {
+                    return PacketCheck.BAD_LENGTH;
+                }
+                expected = configLength(configWords);
+                break;
+            }
             default:
                 expected = HEADER_LENGTH;
                 break;
@@ -437,6 +461,77 @@ public final class PacketFlyweight {
 
     public PacketFlyweight ackMaxWorkers(final int workers) {
         buffer.putInt(offset + ACK_MAX_WORKERS_OFFSET, workers);
+        return this;
+    }
+
+    // ---- CONFIG ----
+
+    public static int configLength(final int bitmapWords) {
+        return CONFIG_BITMAP_OFFSET + 8 * bitmapWords;
+    }
+
+    public int configFirstRound() {
+        return buffer.getInt(offset + CONFIG_FIRST_ROUND_OFFSET);
+    }
+
+    public PacketFlyweight configFirstRound(final int round) {
+        buffer.putInt(offset + CONFIG_FIRST_ROUND_OFFSET, round);
+        return this;
+    }
+
+    public int configBound() {
+        return buffer.getInt(offset + CONFIG_BOUND_OFFSET);
+    }
+
+    public PacketFlyweight configBound(final int bound) {
+        buffer.putInt(offset + CONFIG_BOUND_OFFSET, bound);
+        return this;
+    }
+
+    public int configQuorum() {
+        return buffer.getInt(offset + CONFIG_QUORUM_OFFSET);
+    }
+
+    public PacketFlyweight configQuorum(final int quorum) {
+        buffer.putInt(offset + CONFIG_QUORUM_OFFSET, quorum);
+        return this;
+    }
+
+    public int configLateMode() {
+        return buffer.getInt(offset + CONFIG_LATE_MODE_OFFSET);
+    }
+
+    public PacketFlyweight configLateMode(final int mode) {
+        buffer.putInt(offset + CONFIG_LATE_MODE_OFFSET, mode);
+        return this;
+    }
+
+    public long configTimeoutNs() {
+        return buffer.getLong(offset + CONFIG_TIMEOUT_OFFSET);
+    }
+
+    public PacketFlyweight configTimeoutNs(final long ns) {
+        buffer.putLong(offset + CONFIG_TIMEOUT_OFFSET, ns);
+        return this;
+    }
+
+    public int configBitmapWords() {
+        return buffer.getInt(offset + CONFIG_BITMAP_WORDS_OFFSET);
+    }
+
+    /** Sets the required bitmap's word count (and zeroes the reserved field after it). */
+    public PacketFlyweight configBitmapWords(final int words) {
+        buffer.putInt(offset + CONFIG_BITMAP_WORDS_OFFSET, words);
+        buffer.putInt(offset + CONFIG_BITMAP_WORDS_OFFSET + 4, 0);
+        return this;
+    }
+
+    public long configRequiredWord(final int index) {
+        return buffer.getLong(offset + CONFIG_BITMAP_OFFSET + 8 * index);
+    }
+
+    public PacketFlyweight configRequiredWord(final int index, final long word) {
+        buffer.putLong(offset + CONFIG_BITMAP_OFFSET + 8 * index, word);
         return this;
     }
 

@@ -15,9 +15,13 @@ public enum PacketType {
     /** Switch to worker: leave acknowledged. */
     LEAVE_ACK(6),
     /** Switch to worker: a DATA packet was refused; status names why. */
-    NACK(7);
+    NACK(7),
+    /** Switch to workers: one entry of the job's sync-config table (epoch, entry index and count in the header). */
+    CONFIG(8),
+    /** Worker to switch: send me the job's config table (my epoch is in the header). */
+    CONFIG_REQUEST(9);
 
-    private static final PacketType[] BY_CODE = new PacketType[8];
+    private static final PacketType[] BY_CODE = new PacketType[10];
 
     static {
         for (final PacketType type : values()) {
