@@ -401,8 +401,10 @@ public final class SwitchPipeline implements PacketEndpoint {
             return;
         }
         if (slotReleased[idx]) {
+            // late: the answer is the released result itself, whose bitmap leaves this worker out
             counters.increment(SwitchCounter.DROP_LATE);
-            nack(port, Status.LATE, outbox);
+            counters.increment(SwitchCounter.RESULTS_RETRANSMITTED);
+            sendResult(j, idx, port, Flags.RETRANSMIT, outbox);
             return;
         }
         aggregate(j, idx, word, bit, n, payload);

@@ -10,24 +10,35 @@ final class RoundBuffers {
     final boolean[] expKnown;
     final int[] integerSums;
     final int[] chunkContributors;
+    final boolean[] chunkReleased;
+    final boolean[] mineResolved;
+    final boolean[] expStepReleased;
+    final float[] data;
     final BitSet contributors = new BitSet();
 
-    RoundBuffers(final int chunks, final int elements) {
+    RoundBuffers(final int chunks, final int elements, final int expSteps) {
         localExp = new byte[chunks];
         agreedExp = new byte[chunks];
         expKnown = new boolean[chunks];
         integerSums = new int[elements];
         chunkContributors = new int[chunks];
+        chunkReleased = new boolean[chunks];
+        mineResolved = new boolean[chunks];
+        expStepReleased = new boolean[Math.max(1, expSteps)];
+        data = new float[elements];
     }
 
-    boolean fits(final int chunks, final int elements) {
-        return localExp.length == chunks && integerSums.length == elements;
+    boolean fits(final int chunks, final int elements, final int expSteps) {
+        return localExp.length == chunks && integerSums.length == elements && expStepReleased.length == Math.max(1, expSteps);
     }
 
-    /** Forgets the previous round; the integer sums are overwritten chunk by chunk. */
+    /** Forgets the previous round; sums and data are overwritten before they are read. */
     void clear() {
         Arrays.fill(expKnown, false);
         Arrays.fill(chunkContributors, 0);
+        Arrays.fill(chunkReleased, false);
+        Arrays.fill(mineResolved, false);
+        Arrays.fill(expStepReleased, false);
         contributors.clear();
     }
 }

@@ -2,6 +2,7 @@ package io.serene.worker;
 
 import io.serene.protocol.Counters;
 import io.serene.protocol.Flags;
+import io.serene.protocol.LateMode;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.PacketCheck;
 import io.serene.protocol.PacketEndpoint;
@@ -9,11 +10,14 @@ import io.serene.protocol.PacketFlyweight;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.RttEstimator;
 import io.serene.protocol.Status;
+import io.serene.protocol.SyncConfig;
 
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.BitSet;
+import java.util.Iterator;
+import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -21,8 +25,8 @@ import java.util.function.Consumer;
 
 /**
  * The worker side of the aggregation protocol, sans-IO: joins the job, turns each round's
- * gradient into a stream of steps over the switch's slot pool, retransmits with an adaptive
- * timeout and exponential backoff, and reassembles released results into {@link Aggregate}s.
+ * gradient into a stream of steps over the switch's slot pool, recovers losses, follows the
+ * job's sync configs, and reassembles released results into {@link Aggregate}s.
  *
  * <p>Steps of a round with C chunks of K elements and pool size P, with b = min(P, C) and
  * X = ceil(b / K):
@@ -31,30 +35,45 @@ import java.util.function.Consumer;
  *   step t = X + j  : values of chunk j, quantized with chunk j's agreed exponent, carrying the
  *                     exponent of chunk j + b in the header (look-ahead, as SwitchML does)
  * </pre>
- * Step numbers (seq) run on across rounds: seq = round * (X + C) + t. Step seq may be sent once
- * the result of seq - P has arrived (its slot is then free) and, for a value step, once the
- * chunk's exponent is agreed. Every worker derives the same numbering, so the switch sees the
- * same (seq, round, chunk) from all of them.
+ * Step numbers (seq) run on across rounds: seq = round * (X + C) + t; every worker derives the
+ * same numbering.
+ *
+ * <p>Synchronization (DESIGN.md section 2): the switch sends the job's config table (bound s,
+ * release rule, late mode per first round) and stamps its epoch on every result. A worker is
+ * cleared for round c once it knows the current table and R &gt;= c - s - 1 ({@link #awaitClearance});
+ * it sends a round's steps only when cleared. A chunk can be released without this worker
+ * (quorum, exclusion, timeout): results arrive for steps it has not sent, the steps are then skipped,
+ * and its values for such a chunk, or for a chunk its contribution reached too late, are folded
+ * into its next round's gradient or dropped, as the round's late mode says. Each released chunk is
+ * applied once, in round order, averaged by its own contributor count.
  *
  * <p>Single-threaded: the transport calls every method from its one thread.
  */
 public final class WorkerEngine implements PacketEndpoint {
     private enum Phase { JOINING, READY, LEAVING, LEFT, FAILED }
 
-    private static final class RoundWork {
+    /** One round as this worker knows it: released parts, and its own gradient once submitted. */
+    private static final class RoundState {
         final int round;
-        final float[] data;
-        final CompletableFuture<Aggregate> future;
         final RoundBuffers buffers;
-        int chunksDone;
+        CompletableFuture<Aggregate> future;
+        boolean submitted;
+        int chunksReleased;
         boolean saturated;
 
-        RoundWork(final int round, final float[] data, final CompletableFuture<Aggregate> future,
-                  final RoundBuffers buffers) {
+        RoundState(final int round, final RoundBuffers buffers) {
             this.round = round;
-            this.data = data;
-            this.future = future;
             this.buffers = buffers;
+        }
+    }
+
+    /** A caller waiting until the worker may start computing a round. */
+    private static final class ClearanceWaiter {
+        final int round;
+        final CompletableFuture<Void> future = new CompletableFuture<>();
+
+        ClearanceWaiter(final int round) {
+            this.round = round;
         }
     }
 
@@ -66,6 +85,8 @@ public final class WorkerEngine implements PacketEndpoint {
     private static final long MIN_PROBE_NS = 200_000L;
     /** Largest chunk a JOIN_ACK may announce (a DATA packet must fit one datagram). */
     private static final int MAX_CHUNK_ELEMENTS = 16_000;
+    /** Most entries of a config table (the switch keeps eight). */
+    private static final int MAX_CONFIG_ENTRIES = 64;
 
     private final WorkerContext ctx;
     private final Counters<WorkerCounter> counters = new Counters<>(WorkerCounter.class);
@@ -75,13 +96,14 @@ public final class WorkerEngine implements PacketEndpoint {
     private final ByteBuffer txBuffer = PacketFlyweight.allocate(PacketFlyweight.dataLength(MAX_CHUNK_ELEMENTS));
     private final IntBuffer txInts = txBuffer.asIntBuffer();
     private final int[] quantized = new int[MAX_CHUNK_ELEMENTS];
-    private ByteBuffer viewSource;
-    private IntBuffer view;
     private final CompletableFuture<Void> joined = new CompletableFuture<>();
+    private final CompletableFuture<Void> left = new CompletableFuture<>();
     /** Round buffers handed back by {@link Aggregate#release()}, from any thread. */
     private final Queue<RoundBuffers> pool = new ConcurrentLinkedQueue<>();
-    private final CompletableFuture<Void> left = new CompletableFuture<>();
+    private final RttEstimator rtt;
     private final int q;
+    private ByteBuffer viewSource;
+    private IntBuffer view;
 
     private Phase phase = Phase.JOINING;
     private long phaseDeadlineNs;
@@ -98,8 +120,21 @@ public final class WorkerEngine implements PacketEndpoint {
     private int stepsPerRound;
     private int window;
 
-    // window registers, indexed by seq & windowMask (a power of two >= the window, so the steps in
-    // flight never share an entry); step seq - P is done whenever seq - window < oldestSeq
+    // the job's config table as last received whole, and the newest epoch seen anywhere
+    private final int[] cfgFirst = new int[MAX_CONFIG_ENTRIES];
+    private final int[] cfgBound = new int[MAX_CONFIG_ENTRIES];
+    private final LateMode[] cfgLate = new LateMode[MAX_CONFIG_ENTRIES];
+    private int cfgCount;
+    private int knownEpoch = -1;
+    private int seenEpoch;
+    private final int[] pendingFirst = new int[MAX_CONFIG_ENTRIES];
+    private final int[] pendingBound = new int[MAX_CONFIG_ENTRIES];
+    private final LateMode[] pendingLate = new LateMode[MAX_CONFIG_ENTRIES];
+    private int pendingEpoch = -1;
+    private long pendingMask;
+    private long configRequestAtNs;
+
+    // window registers of this worker's own steps in flight, indexed by seq & windowMask
     private int windowMask;
     private long[] entrySeq;
     private boolean[] entryDone;
@@ -117,12 +152,17 @@ public final class WorkerEngine implements PacketEndpoint {
     private long oldestSeq;
     private long earliestDeadlineNs = NO_DEADLINE;
 
-    // rounds: ring of submitted, not yet completed rounds
-    private RoundWork[] rounds = new RoundWork[8];
+    // rounds from baseRound (the oldest not yet delivered) on, created when submitted or first heard of
+    private RoundState[] rounds = new RoundState[16];
+    private int baseRound;
+    private int roundsHeld;
     private int submittedRounds;
-    private int completedRounds;
-
-    private final RttEstimator rtt;
+    private int releasedRound = -1;
+    private final List<ClearanceWaiter> waiters = new ArrayList<>();
+    private float[] fold;
+    private boolean foldPending;
+    /** Rounds submitted before the JOIN_ACK: gradient copy and future. */
+    private final List<Object[]> beforeJoin = new ArrayList<>();
 
     public WorkerEngine(final WorkerContext context, final Consumer<Throwable> errorHandler) {
         this.ctx = context.conclude();
@@ -144,8 +184,19 @@ public final class WorkerEngine implements PacketEndpoint {
         return joined;
     }
 
+    /** Rounds delivered to the caller (all before this one are complete). */
     public int completedRounds() {
-        return completedRounds;
+        return baseRound;
+    }
+
+    /** The highest round R such that every round up to it is released, as this worker last heard. */
+    public int releasedRound() {
+        return releasedRound;
+    }
+
+    /** The epoch of the config table this worker holds, -1 before the first. */
+    public int configEpoch() {
+        return knownEpoch;
     }
 
     public int poolSize() {
@@ -167,21 +218,22 @@ public final class WorkerEngine implements PacketEndpoint {
         return rtt.rtoNs();
     }
 
-    /** The window's position, for diagnostics. */
-    public String debugState() {
-        return "phase=" + phase + ", nextSeq=" + nextSeq + ", oldestSeq=" + oldestSeq + ", submitted=" + submittedRounds
-            + ", completed=" + completedRounds + ", earliestDeadline in " + (earliestDeadlineNs == NO_DEADLINE ? "never"
-            : (earliestDeadlineNs - System.nanoTime()) / 1000 + " us") + ", rto=" + rtt.rtoNs() / 1000 + " us";
-    }
-
     /** Smoothed round-trip time of a step (send to result), -1 before the first sample. */
     public long srttNs() {
         return rtt.srttNs();
     }
 
+    /** The window's position, for diagnostics. */
+    public String debugState() {
+        return "phase=" + phase + ", nextSeq=" + nextSeq + ", oldestSeq=" + oldestSeq + ", submitted=" + submittedRounds
+            + ", completed=" + baseRound + ", R=" + releasedRound + ", epoch=" + knownEpoch + "/" + seenEpoch
+            + ", rto=" + rtt.rtoNs() / 1000 + " us";
+    }
+
     /**
      * Contributes this worker's gradient for a round and returns the future aggregate. Rounds are
-     * numbered 0, 1, 2, ... without gaps; the array is read until the future completes.
+     * numbered 0, 1, 2, ... without gaps; the array is copied (folded late values are added to
+     * the copy). The aggregate holds whoever made it into each chunk, this worker or not.
      */
     public CompletableFuture<Aggregate> allreduce(final int round, final float[] gradient) {
         return allreduce(round, gradient, null);
@@ -201,7 +253,7 @@ public final class WorkerEngine implements PacketEndpoint {
             future.completeExceptionally(new WorkerException("worker " + ctx.workerId() + " has left the job"));
             return future;
         }
-        if (round != submittedRounds) {
+        if (round != submittedRounds + beforeJoin.size()) {
             future.completeExceptionally(new WorkerException(
                 "rounds must be submitted in order without gaps: expected round " + submittedRounds + ", got " + round));
             return future;
@@ -211,19 +263,57 @@ public final class WorkerEngine implements PacketEndpoint {
                 "gradient has " + gradient.length + " elements, the job has " + ctx.elementsPerRound()));
             return future;
         }
-        // before the JOIN_ACK the chunking is unknown; onJoinAck redoes the bookkeeping
-        final RoundWork work = new RoundWork(round, gradient, future, buffers());
-        if (chunkExponents != null && chunkExponents.length == chunks && chunkElements != 0) {
-            System.arraycopy(chunkExponents, 0, work.buffers.localExp, 0, chunks);
-        } else {
-            computeLocalExponents(work);
+        if (phase == Phase.JOINING) {
+            // the chunking is known only from the JOIN_ACK: keep the round until then
+            beforeJoin.add(new Object[] {gradient.clone(), future});
+            return future;
         }
-        if (submittedRounds - completedRounds == rounds.length) {
-            growRounds();
-        }
-        rounds[round & (rounds.length - 1)] = work;
-        submittedRounds++;
+        submit(round, gradient, chunkExponents, future);
         return future;
+    }
+
+    private void submit(final int round, final float[] gradient, final byte[] chunkExponents,
+                        final CompletableFuture<Aggregate> future) {
+        final RoundState st = state(round);
+        final float[] data = st.buffers.data;
+        System.arraycopy(gradient, 0, data, 0, data.length);
+        if (foldPending) {
+            for (int i = 0; i < data.length; i++) {
+                data[i] += fold[i];
+            }
+            Arrays.fill(fold, 0f);
+            foldPending = false;
+            computeLocalExponents(st);
+        } else if (chunkExponents != null && chunkExponents.length == chunks) {
+            System.arraycopy(chunkExponents, 0, st.buffers.localExp, 0, chunks);
+        } else {
+            computeLocalExponents(st);
+        }
+        st.future = future;
+        st.submitted = true;
+        submittedRounds++;
+    }
+
+    /**
+     * Completes once this worker may start computing {@code round}: it holds the current config
+     * table and R &gt;= round - s - 1 for the bound s in force for that round (at most the release
+     * ring ahead of R). Call on the engine's thread.
+     */
+    public CompletableFuture<Void> awaitClearance(final int round) {
+        final ClearanceWaiter waiter = new ClearanceWaiter(round);
+        if (phase == Phase.READY && cleared(round)) {
+            waiter.future.complete(null);
+        } else if (phase == Phase.FAILED) {
+            waiter.future.completeExceptionally(failure);
+        } else {
+            waiters.add(waiter);
+        }
+        return waiter.future;
+    }
+
+    /** The bound in force for a round, as this worker knows the config table (UNBOUNDED before it knows). */
+    public int boundFor(final int round) {
+        return cfgCount == 0 ? SyncConfig.UNBOUNDED : cfgBound[entryFor(round)];
     }
 
     /** Leaves the job; completes when the switch acknowledged or after the join retry budget. */
@@ -252,6 +342,9 @@ public final class WorkerEngine implements PacketEndpoint {
                 case RESULT:
                     onResult(nowNs, outbox);
                     break;
+                case CONFIG:
+                    onConfig();
+                    break;
                 case JOIN_ACK:
                     onJoinAck();
                     break;
@@ -270,6 +363,8 @@ public final class WorkerEngine implements PacketEndpoint {
             }
             if (phase == Phase.READY) {
                 pump(nowNs, outbox);
+                deliverRounds();
+                wakeWaiters();
             }
         } catch (final RuntimeException ex) {
             counters.increment(WorkerCounter.ERRORS);
@@ -285,12 +380,19 @@ public final class WorkerEngine implements PacketEndpoint {
                     return retryControl(nowNs, outbox, PacketType.JOIN);
                 case LEAVING:
                     return retryControl(nowNs, outbox, PacketType.LEAVE);
-                case READY:
+                case READY: {
+                    long next = NO_DEADLINE;
+                    if (!configFresh()) {
+                        next = requestConfig(nowNs, outbox);
+                    }
                     pump(nowNs, outbox);
                     if (nowNs >= earliestDeadlineNs) {
                         retransmit(nowNs, outbox);
                     }
-                    return earliestDeadlineNs;
+                    deliverRounds();
+                    wakeWaiters();
+                    return Math.min(next, earliestDeadlineNs);
+                }
                 default:
                     return NO_DEADLINE;
             }
@@ -363,15 +465,315 @@ public final class WorkerEngine implements PacketEndpoint {
         entryDeadlineNs = new long[entries];
         entryRetries = new int[entries];
         Arrays.fill(entrySeq, -1L);
-        // rounds submitted before the join knew no chunking: redo their bookkeeping
-        for (int r = completedRounds; r < submittedRounds; r++) {
-            final RoundWork old = rounds[r & (rounds.length - 1)];
-            final RoundWork work = new RoundWork(old.round, old.data, old.future, buffers());
-            computeLocalExponents(work);
-            rounds[r & (rounds.length - 1)] = work;
-        }
+        fold = new float[ctx.elementsPerRound()];
         phase = Phase.READY;
+        for (final Object[] pending : beforeJoin) {
+            @SuppressWarnings("unchecked")
+            final CompletableFuture<Aggregate> future = (CompletableFuture<Aggregate>) pending[1];
+            submit(submittedRounds, (float[]) pending[0], null, future);
+        }
+        beforeJoin.clear();
         joined.complete(null);
+    }
+
+    /** One entry of the job's config table; the table is taken once every entry of its epoch arrived. */
+    private void onConfig() {
+        final int epoch = in.configEpoch();
+        seenEpoch = Math.max(seenEpoch, epoch);
+        if (epoch <= knownEpoch) {
+            return;
+        }
+        final int count = in.elementCount();
+        final int index = in.chunk();
+        if (count < 1 || count > MAX_CONFIG_ENTRIES || index >= count) {
+            counters.increment(WorkerCounter.DROP_UNEXPECTED);
+            return;
+        }
+        if (epoch != pendingEpoch) {
+            pendingEpoch = epoch;
+            pendingMask = 0;
+        }
+        pendingFirst[index] = in.configFirstRound();
+        pendingBound[index] = in.configBound();
+        pendingLate[index] = in.configLateMode() == 0 ? LateMode.DROP : LateMode.FOLD;
+        pendingMask |= 1L << index;
+        if (pendingMask == (count == 64 ? -1L : (1L << count) - 1)) {
+            System.arraycopy(pendingFirst, 0, cfgFirst, 0, count);
+            System.arraycopy(pendingBound, 0, cfgBound, 0, count);
+            System.arraycopy(pendingLate, 0, cfgLate, 0, count);
+            cfgCount = count;
+            knownEpoch = epoch;
+            counters.increment(WorkerCounter.CONFIG_UPDATES);
+        }
+    }
+
+    private boolean configFresh() {
+        return knownEpoch >= 0 && knownEpoch >= seenEpoch;
+    }
+
+    /** Asks the switch for the config table, again every join-retry interval until it is current. */
+    private long requestConfig(final long nowNs, final Outbox outbox) {
+        if (nowNs >= configRequestAtNs) {
+            out.wrap(txBuffer, 0, PacketFlyweight.HEADER_LENGTH).initHeader(PacketType.CONFIG_REQUEST)
+                .jobId(ctx.jobId()).workerId(ctx.workerId()).configEpoch(knownEpoch);
+            outbox.send(ctx.switchPort(), txBuffer, 0, PacketFlyweight.HEADER_LENGTH);
+            counters.increment(WorkerCounter.PACKETS_OUT);
+            counters.increment(WorkerCounter.CONFIG_REQUESTS);
+            // the first request waits a little: the table normally follows the JOIN_ACK by itself
+            configRequestAtNs = nowNs + Math.max(ctx.minRtoNs(), Math.min(ctx.joinRetryNs(), rtt.rtoNs()));
+        }
+        return configRequestAtNs;
+    }
+
+    private int entryFor(final int round) {
+        int e = 0;
+        for (int i = 1; i < cfgCount; i++) {
+            if (cfgFirst[i] <= round) {
+                e = i;
+            }
+        }
+        return e;
+    }
+
+    /** Whether this worker may work on round r: current config and R >= r - s - 1 (at most the ring ahead). */
+    private boolean cleared(final int round) {
+        if (!configFresh()) {
+            return false;
+        }
+        final int bound = Math.min(cfgBound[entryFor(round)], roundRing - 1);
+        return (long) releasedRound >= (long) round - bound - 1;
+    }
+
+    private void wakeWaiters() {
+        if (waiters.isEmpty()) {
+            return;
+        }
+        final Iterator<ClearanceWaiter> it = waiters.iterator();
+        while (it.hasNext()) {
+            final ClearanceWaiter waiter = it.next();
+            if (cleared(waiter.round)) {
+                it.remove();
+                waiter.future.complete(null);
+            }
+        }
+    }
+
+    /** The state of a round at or after baseRound, created (with recycled buffers) on first use. */
+    private RoundState state(final int round) {
+        while (round - baseRound >= rounds.length) {
+            growRounds();
+        }
+        RoundState st = rounds[round & (rounds.length - 1)];
+        if (st == null) {
+            st = new RoundState(round, buffers());
+            rounds[round & (rounds.length - 1)] = st;
+            roundsHeld++;
+        }
+        return st;
+    }
+
+    private RoundState existing(final int round) {
+        if (round < baseRound || round - baseRound >= rounds.length) {
+            return null;
+        }
+        final RoundState st = rounds[round & (rounds.length - 1)];
+        return st != null && st.round == round ? st : null;
+    }
+
+    /** Whether step seq has been released (rounds already delivered are). */
+    private boolean stepReleased(final long seq) {
+        final int round = (int) (seq / stepsPerRound);
+        if (round < baseRound) {
+            return true;
+        }
+        final RoundState st = existing(round);
+        if (st == null) {
+            return false;
+        }
+        final int t = (int) (seq % stepsPerRound);
+        return t < expSteps ? st.buffers.expStepReleased[t] : st.buffers.chunkReleased[t - expSteps];
+    }
+
+    private void onResult(final long nowNs, final Outbox outbox) {
+        if (phase != Phase.READY) {
+            counters.increment(WorkerCounter.DROP_UNEXPECTED);
+            return;
+        }
+        final long seq = in.seq();
+        final int round = (int) (seq / stepsPerRound);
+        final int t = (int) (seq % stepsPerRound);
+        final boolean valueStep = t >= expSteps;
+        final int chunk = valueStep ? t - expSteps : t * chunkElements;
+        final int n = valueStep ? chunkLength(chunk) : exponentCount(t);
+        if (seq < 0 || in.round() != round || in.chunk() != chunk || in.elementCount() != n
+            || (in.flags() & Flags.PAYLOAD) != (valueStep ? Flags.VALUES : Flags.EXPONENTS)) {
+            counters.increment(WorkerCounter.DROP_UNEXPECTED);
+            return;
+        }
+        seenEpoch = Math.max(seenEpoch, in.configEpoch());
+        releasedRound = Math.max(releasedRound, in.releasedRound());
+        openSeq = in.openSeq();
+        final int me = ctx.workerId();
+        final boolean mine = (in.bitmapWord(me >>> 6) & (1L << (me & 63))) != 0;
+        openHasMine = (in.openBitmapWord(me >>> 6) & (1L << (me & 63))) != 0;
+
+        // this worker's own step, if in flight
+        final int e = (int) seq & windowMask;
+        if (seq < nextSeq && entrySeq[e] == seq && !entryDone[e]) {
+            entryDone[e] = true;
+            if (entryRetries[e] == 0) {
+                counters.increment(WorkerCounter.RTT_SAMPLES);
+                rtt.sample(nowNs - entrySentNs[e]);
+                minRttNs = Math.min(minRttNs, nowNs - entrySentNs[e]);
+            }
+            fastRetransmit(seq, entrySendStamp[e], nowNs, outbox);
+            while (oldestSeq < nextSeq && entryDone[(int) oldestSeq & windowMask]) {
+                oldestSeq++;
+            }
+        }
+        if (round < baseRound || round - baseRound > roundRing + rounds.length) {
+            counters.increment(WorkerCounter.DUPLICATE_RESULTS);
+            return;
+        }
+        final RoundState st = state(round);
+        final RoundBuffers b = st.buffers;
+        final ByteBuffer buffer = in.buffer();
+        final int at = in.offset() + in.resultValuesOffset();
+        if (!valueStep) {
+            if (b.expStepReleased[t]) {
+                counters.increment(WorkerCounter.DUPLICATE_RESULTS);
+                return;
+            }
+            counters.increment(WorkerCounter.RESULTS);
+            b.expStepReleased[t] = true;
+            for (int i = 0; i < n; i++) {
+                b.agreedExp[chunk + i] = (byte) buffer.getInt(at + 4 * i);
+                b.expKnown[chunk + i] = true;
+            }
+            return;
+        }
+        if (b.chunkReleased[chunk]) {
+            counters.increment(WorkerCounter.DUPLICATE_RESULTS);
+            return;
+        }
+        counters.increment(WorkerCounter.RESULTS);
+        b.chunkReleased[chunk] = true;
+        st.chunksReleased++;
+        if (chunk + lookAhead < chunks) {
+            b.agreedExp[chunk + lookAhead] = in.exponent();
+            b.expKnown[chunk + lookAhead] = true;
+        }
+        final int base = chunk * chunkElements;
+        if ((at & 3) == 0) {
+            intView(buffer).get(at >> 2, b.integerSums, base, n);
+        } else {
+            for (int i = 0; i < n; i++) {
+                b.integerSums[base + i] = buffer.getInt(at + 4 * i);
+            }
+        }
+        b.chunkContributors[chunk] = in.contributorCount();
+        final int words = in.bitmapWords();
+        for (int w = 0; w < words; w++) {
+            long bits = in.bitmapWord(w);
+            while (bits != 0) {
+                b.contributors.set((w << 6) + Long.numberOfTrailingZeros(bits));
+                bits &= bits - 1;
+            }
+        }
+        if (in.hasFlag(Flags.SATURATED)) {
+            st.saturated = true;
+        }
+        if (mine) {
+            b.mineResolved[chunk] = true;
+            counters.increment(WorkerCounter.INCLUDED_CHUNKS);
+        } else if (st.submitted && seq < nextSeq && !b.mineResolved[chunk]) {
+            // sent, but released without it: it reached the switch too late, or not at all
+            resolveLate(st, chunk);
+        }
+    }
+
+    /** This worker's values for a chunk did not make it into the release: fold or drop them. */
+    private void resolveLate(final RoundState st, final int chunk) {
+        st.buffers.mineResolved[chunk] = true;
+        if (cfgCount > 0 && cfgLate[entryFor(st.round)] == LateMode.DROP) {
+            counters.increment(WorkerCounter.DROPPED_CHUNKS);
+            return;
+        }
+        final int from = chunk * chunkElements;
+        final int to = from + chunkLength(chunk);
+        final float[] data = st.buffers.data;
+        for (int i = from; i < to; i++) {
+            fold[i] += data[i];
+        }
+        foldPending = true;
+        counters.increment(WorkerCounter.FOLDED_CHUNKS);
+    }
+
+    /** Hands out complete rounds in order: every chunk released and every own step passed. */
+    private void deliverRounds() {
+        while (baseRound < submittedRounds) {
+            final RoundState st = rounds[baseRound & (rounds.length - 1)];
+            if (st == null || st.chunksReleased < chunks || nextSeq < (long) (baseRound + 1) * stepsPerRound) {
+                return;
+            }
+            rounds[baseRound & (rounds.length - 1)] = null;
+            roundsHeld--;
+            baseRound++;
+            counters.increment(WorkerCounter.ROUNDS_COMPLETED);
+            st.future.complete(new Aggregate(st.round, chunkElements, q, ctx.elementsPerRound(), chunks, st.buffers,
+                st.saturated, pool));
+        }
+    }
+
+    private void pump(final long nowNs, final Outbox outbox) {
+        while (true) {
+            final long seq = nextSeq;
+            final int round = (int) (seq / stepsPerRound);
+            if (round >= submittedRounds || !cleared(round)) {
+                armTailProbe(nowNs);
+                return;
+            }
+            final int t = (int) (seq % stepsPerRound);
+            final RoundState st = state(round);
+            final int e = (int) seq & windowMask;
+            if (stepReleased(seq)) {
+                // released without this worker: nothing to send
+                if (t >= expSteps && !st.buffers.mineResolved[t - expSteps]) {
+                    resolveLate(st, t - expSteps);
+                }
+                if (seq - oldestSeq >= windowMask + 1) {
+                    return;
+                }
+                entrySeq[e] = seq;
+                entryDone[e] = true;
+                if (oldestSeq == seq) {
+                    oldestSeq++;
+                }
+                nextSeq++;
+                counters.increment(WorkerCounter.STEPS_SKIPPED);
+                continue;
+            }
+            if (seq - oldestSeq >= window) {
+                return;
+            }
+            // the slot's previous use must be released before the switch accepts this one
+            if (seq >= poolSize && !stepReleased(seq - poolSize)) {
+                return;
+            }
+            if (t >= expSteps && !st.buffers.expKnown[t - expSteps]) {
+                return;
+            }
+            entrySeq[e] = seq;
+            entryDone[e] = false;
+            entryRetries[e] = 0;
+            entrySentNs[e] = nowNs;
+            entrySendStamp[e] = ++sendStamp;
+            entryDeadlineNs[e] = nowNs + rtt.rtoNs();
+            earliestDeadlineNs = Math.min(earliestDeadlineNs, entryDeadlineNs[e]);
+            sendStep(seq, st, t, outbox);
+            nextSeq++;
+            counters.increment(WorkerCounter.STEPS_SENT);
+        }
     }
 
     private static String describe(final Status status) {
@@ -384,130 +786,6 @@ public final class WorkerEngine implements PacketEndpoint {
                 return " (worker id, worker count or gradient size out of the switch's range)";
             default:
                 return "";
-        }
-    }
-
-    private void onResult(final long nowNs, final Outbox outbox) {
-        if (phase != Phase.READY) {
-            counters.increment(WorkerCounter.DROP_UNEXPECTED);
-            return;
-        }
-        final long seq = in.seq();
-        openSeq = in.openSeq();
-        openHasMine = (in.openBitmapWord(ctx.workerId() >>> 6) & (1L << (ctx.workerId() & 63))) != 0;
-        if (seq < oldestSeq || seq >= nextSeq) {
-            counters.increment(WorkerCounter.DUPLICATE_RESULTS);
-            return;
-        }
-        final int e = (int) seq & windowMask;
-        if (entrySeq[e] != seq || entryDone[e]) {
-            counters.increment(WorkerCounter.DUPLICATE_RESULTS);
-            return;
-        }
-        final int round = (int) (seq / stepsPerRound);
-        final int t = (int) (seq % stepsPerRound);
-        final RoundWork work = rounds[round & (rounds.length - 1)];
-        final boolean valueStep = t >= expSteps;
-        final int chunk = valueStep ? t - expSteps : t * chunkElements;
-        final int n = valueStep ? chunkLength(chunk) : exponentCount(t);
-        if (in.round() != round || in.chunk() != chunk || in.elementCount() != n
-            || (in.flags() & Flags.PAYLOAD) != (valueStep ? Flags.VALUES : Flags.EXPONENTS)) {
-            counters.increment(WorkerCounter.DROP_UNEXPECTED);
-            return;
-        }
-        counters.increment(WorkerCounter.RESULTS);
-        entryDone[e] = true;
-        if (entryRetries[e] == 0) {
-            counters.increment(WorkerCounter.RTT_SAMPLES);
-            rtt.sample(nowNs - entrySentNs[e]);
-            minRttNs = Math.min(minRttNs, nowNs - entrySentNs[e]);
-        }
-        fastRetransmit(seq, entrySendStamp[e], nowNs, outbox);
-        final ByteBuffer buffer = in.buffer();
-        final int at = in.offset() + in.resultValuesOffset();
-        if (!valueStep) {
-            for (int i = 0; i < n; i++) {
-                work.buffers.agreedExp[chunk + i] = (byte) buffer.getInt(at + 4 * i);
-                work.buffers.expKnown[chunk + i] = true;
-            }
-        } else {
-            if (chunk + lookAhead < chunks) {
-                work.buffers.agreedExp[chunk + lookAhead] = in.exponent();
-                work.buffers.expKnown[chunk + lookAhead] = true;
-            }
-            final int base = chunk * chunkElements;
-            if ((at & 3) == 0) {
-                intView(buffer).get(at >> 2, work.buffers.integerSums, base, n);
-            } else {
-                for (int i = 0; i < n; i++) {
-                    work.buffers.integerSums[base + i] = buffer.getInt(at + 4 * i);
-                }
-            }
-            work.buffers.chunkContributors[chunk] = in.contributorCount();
-            final int words = in.bitmapWords();
-            for (int w = 0; w < words; w++) {
-                long bits = in.bitmapWord(w);
-                while (bits != 0) {
-                    work.buffers.contributors.set((w << 6) + Long.numberOfTrailingZeros(bits));
-                    bits &= bits - 1;
-                }
-            }
-            if (in.hasFlag(Flags.SATURATED)) {
-                work.saturated = true;
-            }
-            work.chunksDone++;
-            if (work.chunksDone == chunks) {
-                completeRounds();
-            }
-        }
-        while (oldestSeq < nextSeq && entryDone[(int) oldestSeq & windowMask]) {
-            oldestSeq++;
-        }
-    }
-
-    private void completeRounds() {
-        while (completedRounds < submittedRounds) {
-            final RoundWork work = rounds[completedRounds & (rounds.length - 1)];
-            if (work.chunksDone != chunks) {
-                return;
-            }
-            rounds[completedRounds & (rounds.length - 1)] = null;
-            completedRounds++;
-            counters.increment(WorkerCounter.ROUNDS_COMPLETED);
-            final Aggregate aggregate = new Aggregate(work.round, chunkElements, q, ctx.elementsPerRound(), chunks,
-                work.buffers, work.saturated, pool);
-            work.future.complete(aggregate);
-        }
-    }
-
-    private void pump(final long nowNs, final Outbox outbox) {
-        while (true) {
-            final long seq = nextSeq;
-            if (seq - oldestSeq >= window) {
-                return;
-            }
-            final int round = (int) (seq / stepsPerRound);
-            if (round >= submittedRounds || round >= completedRounds + roundRing) {
-                armTailProbe(nowNs);
-                return;
-            }
-            // seq - oldestSeq < window <= P: the slot's previous use, seq - P, is done
-            final int e = (int) seq & windowMask;
-            final int t = (int) (seq % stepsPerRound);
-            final RoundWork work = rounds[round & (rounds.length - 1)];
-            if (t >= expSteps && !work.buffers.expKnown[t - expSteps]) {
-                return;
-            }
-            entrySeq[e] = seq;
-            entryDone[e] = false;
-            entryRetries[e] = 0;
-            entrySentNs[e] = nowNs;
-            entrySendStamp[e] = ++sendStamp;
-            entryDeadlineNs[e] = nowNs + rtt.rtoNs();
-            earliestDeadlineNs = Math.min(earliestDeadlineNs, entryDeadlineNs[e]);
-            sendStep(seq, work, t, outbox);
-            nextSeq++;
-            counters.increment(WorkerCounter.STEPS_SENT);
         }
     }
 
@@ -544,7 +822,7 @@ public final class WorkerEngine implements PacketEndpoint {
         entryDeadlineNs[e] = nowNs + rtt.backedOffRtoNs(entryRetries[e]);
         earliestDeadlineNs = Math.min(earliestDeadlineNs, entryDeadlineNs[e]);
         final int round = (int) (seq / stepsPerRound);
-        sendStep(seq, rounds[round & (rounds.length - 1)], (int) (seq % stepsPerRound), outbox);
+        sendStep(seq, state(round), (int) (seq % stepsPerRound), outbox);
     }
 
     /**
@@ -597,32 +875,34 @@ public final class WorkerEngine implements PacketEndpoint {
         earliestDeadlineNs = earliest;
     }
 
-    private void sendStep(final long seq, final RoundWork work, final int t, final Outbox outbox) {
+    private void sendStep(final long seq, final RoundState st, final int t, final Outbox outbox) {
         final boolean valueStep = t >= expSteps;
         final int chunk = valueStep ? t - expSteps : t * chunkElements;
         final int n = valueStep ? chunkLength(chunk) : exponentCount(t);
         final int length = PacketFlyweight.dataLength(n);
+        final RoundBuffers b = st.buffers;
         out.wrap(txBuffer, 0, length)
             .initHeader(PacketType.DATA)
             .jobId(ctx.jobId())
             .workerId(ctx.workerId())
             .seq(seq)
-            .round(work.round)
+            .round(st.round)
             .chunk(chunk)
             .poolIndex((int) (seq % poolSize))
             .shadowSet((int) ((seq / poolSize) & 1))
+            .configEpoch(knownEpoch)
             .elementCount(n);
         if (!valueStep) {
             out.exponent(PacketFlyweight.NO_EXPONENT).flags(Flags.EXPONENTS);
             for (int i = 0; i < n; i++) {
-                txBuffer.putInt(PacketFlyweight.DATA_VALUES_OFFSET + 4 * i, work.buffers.localExp[chunk + i]);
+                txBuffer.putInt(PacketFlyweight.DATA_VALUES_OFFSET + 4 * i, b.localExp[chunk + i]);
             }
         } else {
             final int ahead = chunk + lookAhead;
-            out.exponent(ahead < chunks ? work.buffers.localExp[ahead] : PacketFlyweight.NO_EXPONENT);
-            final int agreed = work.buffers.agreedExp[chunk];
-            final int local = work.buffers.localExp[chunk];
-            final int saturated = BlockFloat.quantizeChunk(work.data, chunk * chunkElements, n, agreed, q, quantized,
+            out.exponent(ahead < chunks ? b.localExp[ahead] : PacketFlyweight.NO_EXPONENT);
+            final int agreed = b.agreedExp[chunk];
+            final int local = b.localExp[chunk];
+            final int saturated = BlockFloat.quantizeChunk(b.data, chunk * chunkElements, n, agreed, q, quantized,
                 local > agreed || local == BlockFloat.MAX_EXPONENT);
             txInts.put(PacketFlyweight.DATA_VALUES_OFFSET >> 2, quantized, 0, n);
             int flags = Flags.VALUES;
@@ -634,25 +914,6 @@ public final class WorkerEngine implements PacketEndpoint {
         }
         outbox.send(ctx.switchPort(), txBuffer, 0, length);
         counters.increment(WorkerCounter.PACKETS_OUT);
-    }
-
-    private void computeLocalExponents(final RoundWork work) {
-        for (int c = 0; c < chunks; c++) {
-            work.buffers.localExp[c] = BlockFloat.exponentOf(work.data, c * chunkElements, chunkLength(c));
-        }
-    }
-
-    /** Buffers for one round: recycled from released aggregates when their shape fits. */
-    private RoundBuffers buffers() {
-        final int c = Math.max(chunks, 1);
-        RoundBuffers b;
-        while ((b = pool.poll()) != null) {
-            if (b.fits(c, ctx.elementsPerRound())) {
-                b.clear();
-                return b;
-            }
-        }
-        return new RoundBuffers(c, ctx.elementsPerRound());
     }
 
     /** An int view of a receive buffer, kept while the transport hands over the same buffer. */
@@ -673,10 +934,30 @@ public final class WorkerEngine implements PacketEndpoint {
         return Math.min(chunkElements, ctx.elementsPerRound() - chunk * chunkElements);
     }
 
+    /** Buffers for one round: recycled from released aggregates when their shape fits. */
+    private RoundBuffers buffers() {
+        RoundBuffers b;
+        while ((b = pool.poll()) != null) {
+            if (b.fits(chunks, ctx.elementsPerRound(), expSteps)) {
+                b.clear();
+                return b;
+            }
+        }
+        return new RoundBuffers(chunks, ctx.elementsPerRound(), expSteps);
+    }
+
+    private void computeLocalExponents(final RoundState st) {
+        for (int c = 0; c < chunks; c++) {
+            st.buffers.localExp[c] = BlockFloat.exponentOf(st.buffers.data, c * chunkElements, chunkLength(c));
+        }
+    }
+
     private void growRounds() {
-        final RoundWork[] bigger = new RoundWork[rounds.length * 2];
-        for (int r = completedRounds; r < submittedRounds; r++) {
-            bigger[r & (bigger.length - 1)] = rounds[r & (rounds.length - 1)];
+        final RoundState[] bigger = new RoundState[rounds.length * 2];
+        for (final RoundState st : rounds) {
+            if (st != null) {
+                bigger[st.round & (bigger.length - 1)] = st;
+            }
         }
         rounds = bigger;
     }
@@ -686,11 +967,18 @@ public final class WorkerEngine implements PacketEndpoint {
         failure = ex;
         joined.completeExceptionally(ex);
         left.complete(null);
-        for (int r = completedRounds; r < submittedRounds; r++) {
-            final RoundWork work = rounds[r & (rounds.length - 1)];
-            if (work != null) {
-                work.future.completeExceptionally(ex);
+        for (final RoundState st : rounds) {
+            if (st != null && st.future != null) {
+                st.future.completeExceptionally(ex);
             }
         }
+        for (final ClearanceWaiter waiter : waiters) {
+            waiter.future.completeExceptionally(ex);
+        }
+        waiters.clear();
+        for (final Object[] pending : beforeJoin) {
+            ((CompletableFuture<?>) pending[1]).completeExceptionally(ex);
+        }
+        beforeJoin.clear();
     }
 }
