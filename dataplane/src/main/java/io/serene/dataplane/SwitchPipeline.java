@@ -458,6 +458,7 @@ public final class SwitchPipeline implements PacketEndpoint {
                 slotSums[base + i] = Math.max(slotSums[base + i], in.dataValue(i));
             }
         } else if (payload == Flags.VALUES) {
+            counters.increment(SwitchCounter.VALUE_CONTRIBUTIONS);
             final int[] contribution = readValues(n);
             // Fast path: while every contribution to the slot lies within the job's scale 2^Q
             // (Q = 30 - ceil(log2 N), what a correct worker sends), N of them sum to at most 2^30

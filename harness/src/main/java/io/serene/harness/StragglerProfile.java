@@ -241,7 +241,7 @@ public final class StragglerProfile {
     }
 
     /** A uniform draw in [0, 1) from (seed, stream, worker, round) alone (SplitMix64 finalizer). */
-    static double uniform(final long seed, final int stream, final int worker, final int round) {
+    public static double uniform(final long seed, final int stream, final int worker, final int round) {
         long z = seed + 0x9E3779B97F4A7C15L * (1 + stream);
         z = mix(z ^ ((long) worker << 32 | (round & 0xFFFF_FFFFL)));
         z = mix(z + 0x9E3779B97F4A7C15L);

@@ -22,14 +22,20 @@ public final class InProcessNetwork {
         final long order;
         final int from;
         final int to;
-        final byte[] data; // null: a timer event
+        final byte[] data; // null: a timer event or a task
+        final Runnable task;
 
         Event(final long timeNs, final long order, final int from, final int to, final byte[] data) {
+            this(timeNs, order, from, to, data, null);
+        }
+
+        Event(final long timeNs, final long order, final int from, final int to, final byte[] data, final Runnable task) {
             this.timeNs = timeNs;
             this.order = order;
             this.from = from;
             this.to = to;
             this.data = data;
+            this.task = task;
         }
 
         @Override
@@ -90,6 +96,11 @@ public final class InProcessNetwork {
         return faults;
     }
 
+    /** Runs a task at a virtual time (not before now), in order with packets and timers. */
+    public void schedule(final long atNs, final Runnable task) {
+        events.add(new Event(Math.max(atNs, nowNs), order++, -1, -1, null, task));
+    }
+
     /** Schedules a timer call of the endpoint now, e.g. after work was handed to it from outside. */
     public void wake(final int address) {
         scheduleTimer(address, nowNs);
@@ -105,6 +116,10 @@ public final class InProcessNetwork {
             events.poll();
             nowNs = Math.max(nowNs, event.timeNs);
             processed++;
+            if (event.task != null) {
+                event.task.run();
+                continue;
+            }
             final PacketEndpoint endpoint = endpoints.get(event.to);
             final Outbox outbox = outboxOf(event.to);
             if (event.data == null) {

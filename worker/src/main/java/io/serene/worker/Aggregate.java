@@ -64,6 +64,12 @@ public final class Aggregate {
         return live().chunkContributors[chunk];
     }
 
+    /** The workers whose contributions are in chunk c. */
+    public BitSet chunkContributors(final int chunk) {
+        final RoundBuffers b = live();
+        return BitSet.valueOf(java.util.Arrays.copyOfRange(b.chunkBitmaps, chunk * b.words, (chunk + 1) * b.words));
+    }
+
     /** Workers that contributed to at least one chunk of the round. */
     public BitSet contributors() {
         return (BitSet) live().contributors.clone();

@@ -15,8 +15,12 @@ final class RoundBuffers {
     final boolean[] expStepReleased;
     final float[] data;
     final BitSet contributors = new BitSet();
+    final long[] chunkBitmaps;
+    final int words;
 
-    RoundBuffers(final int chunks, final int elements, final int expSteps) {
+    RoundBuffers(final int chunks, final int elements, final int expSteps, final int words) {
+        this.words = words;
+        chunkBitmaps = new long[chunks * words];
         localExp = new byte[chunks];
         agreedExp = new byte[chunks];
         expKnown = new boolean[chunks];
@@ -28,8 +32,9 @@ final class RoundBuffers {
         data = new float[elements];
     }
 
-    boolean fits(final int chunks, final int elements, final int expSteps) {
-        return localExp.length == chunks && integerSums.length == elements && expStepReleased.length == Math.max(1, expSteps);
+    boolean fits(final int chunks, final int elements, final int expSteps, final int words) {
+        return localExp.length == chunks && integerSums.length == elements && expStepReleased.length == Math.max(1, expSteps)
+            && this.words == words;
     }
 
     /** Forgets the previous round; sums and data are overwritten before they are read. */
@@ -40,5 +45,6 @@ final class RoundBuffers {
         Arrays.fill(mineResolved, false);
         Arrays.fill(expStepReleased, false);
         contributors.clear();
+        Arrays.fill(chunkBitmaps, 0L);
     }
 }

@@ -560,6 +560,9 @@ public final class WorkerEngine implements PacketEndpoint {
 
     /** The state of a round at or after baseRound, created (with recycled buffers) on first use. */
     private RoundState state(final int round) {
+        if (round < baseRound) {
+            throw new IllegalStateException("round " + round + " was already delivered (next is " + baseRound + ")");
+        }
         while (round - baseRound >= rounds.length) {
             growRounds();
         }
@@ -631,7 +634,8 @@ public final class WorkerEngine implements PacketEndpoint {
                 oldestSeq++;
             }
         }
-        if (round < baseRound || round - baseRound > roundRing + rounds.length) {
+        // the switch releases no round beyond R + ring, so anything further is not a result of this job
+        if (round < baseRound || (long) round > (long) releasedRound + roundRing + 1) {
             counters.increment(WorkerCounter.DUPLICATE_RESULTS);
             return;
         }
@@ -675,6 +679,9 @@ public final class WorkerEngine implements PacketEndpoint {
         final int words = in.bitmapWords();
         for (int w = 0; w < words; w++) {
             long bits = in.bitmapWord(w);
+            if (w < b.words) {
+                b.chunkBitmaps[chunk * b.words + w] = bits;
+            }
             while (bits != 0) {
                 b.contributors.set((w << 6) + Long.numberOfTrailingZeros(bits));
                 bits &= bits - 1;
@@ -816,12 +823,18 @@ public final class WorkerEngine implements PacketEndpoint {
     }
 
     private void resend(final long seq, final int e, final long nowNs, final Outbox outbox) {
+        final int round = (int) (seq / stepsPerRound);
+        if (round < baseRound) {
+            // the round was delivered (its chunks all released) while this step's result was lost:
+            // nothing left to recover
+            entryDone[e] = true;
+            return;
+        }
         entryRetries[e]++;
         entrySentNs[e] = nowNs;
         entrySendStamp[e] = ++sendStamp;
         entryDeadlineNs[e] = nowNs + rtt.backedOffRtoNs(entryRetries[e]);
         earliestDeadlineNs = Math.min(earliestDeadlineNs, entryDeadlineNs[e]);
-        final int round = (int) (seq / stepsPerRound);
         sendStep(seq, state(round), (int) (seq % stepsPerRound), outbox);
     }
 
@@ -938,12 +951,16 @@ public final class WorkerEngine implements PacketEndpoint {
     private RoundBuffers buffers() {
         RoundBuffers b;
         while ((b = pool.poll()) != null) {
-            if (b.fits(chunks, ctx.elementsPerRound(), expSteps)) {
+            if (b.fits(chunks, ctx.elementsPerRound(), expSteps, bitmapWords())) {
                 b.clear();
                 return b;
             }
         }
-        return new RoundBuffers(chunks, ctx.elementsPerRound(), expSteps);
+        return new RoundBuffers(chunks, ctx.elementsPerRound(), expSteps, bitmapWords());
+    }
+
+    private int bitmapWords() {
+        return (ctx.workers() + 63) >>> 6;
     }
 
     private void computeLocalExponents(final RoundState st) {

@@ -1,0 +1,99 @@
+package io.serene.harness;
+
+import io.serene.protocol.SyncSchedule;
+
+/** What {@link ScenarioRunner} simulates; fluent setters, checked by {@link #validate()}. */
+public final class Scenario {
+    int workers = 16;
+    int rounds = 100;
+    SyncSchedule schedule = SyncSchedule.parse("bsp");
+    String stragglers = "none";
+    long seed = 1;
+    int elements = 512;
+    int chunkElements = 256;
+    long computeNs = 10_000_000L;
+    double computeJitter = 0.05;
+    long latencyNs = 50_000L;
+    long jitterNs = 10_000L;
+    double loss;
+    double duplication;
+    double reordering;
+    int randomSwaps;
+    long timeLimitNs = 24L * 3600 * 1_000_000_000L;
+
+    public Scenario workers(final int n) {
+        workers = n;
+        return this;
+    }
+
+    public Scenario rounds(final int n) {
+        rounds = n;
+        return this;
+    }
+
+    public Scenario schedule(final SyncSchedule s) {
+        schedule = s;
+        return this;
+    }
+
+    public Scenario stragglers(final String profile) {
+        stragglers = profile;
+        return this;
+    }
+
+    public Scenario seed(final long s) {
+        seed = s;
+        return this;
+    }
+
+    public Scenario elements(final int n) {
+        elements = n;
+        return this;
+    }
+
+    public Scenario chunkElements(final int k) {
+        chunkElements = k;
+        return this;
+    }
+
+    /** Mean compute time of one round on an unslowed worker (virtual nanoseconds). */
+    public Scenario computeNs(final long ns) {
+        computeNs = ns;
+        return this;
+    }
+
+    public Scenario latencyNs(final long ns) {
+        latencyNs = ns;
+        return this;
+    }
+
+    public Scenario faults(final double lossRate, final double duplicationRate, final double reorderRate) {
+        loss = lossRate;
+        duplication = duplicationRate;
+        reordering = reorderRate;
+        return this;
+    }
+
+    /** Besides the schedule, this many config changes at random times to random configs (for tests). */
+    public Scenario randomSwaps(final int n) {
+        randomSwaps = n;
+        return this;
+    }
+
+    void validate() {
+        require(workers >= 1 && workers <= 4096, "--workers must be in 1..4096, was " + workers);
+        require(rounds >= 1, "--rounds must be >= 1, was " + rounds);
+        require(elements >= 1, "--elements must be >= 1, was " + elements);
+        require(computeNs >= 1, "compute time must be > 0");
+        require(loss >= 0 && loss < 0.5, "--loss must be in [0, 0.5), was " + loss);
+        for (final SyncSchedule.Entry entry : schedule.entries()) {
+            entry.config.resolve(workers);
+        }
+    }
+
+    private static void require(final boolean ok, final String message) {
+        if (!ok) {
+            throw new IllegalArgumentException(message);
+        }
+    }
+}
