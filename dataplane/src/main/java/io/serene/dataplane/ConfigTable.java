@@ -9,8 +9,10 @@ import java.util.BitSet;
 
 /**
  * The versioned sync-config table of every job: up to {@link #ENTRIES} entries per job, each in
- * force from its first round until the next entry's, sorted by first round. Preallocated; written
- * only by the switch thread. An install bumps the job's epoch, which the switch stamps on replies.
+ * force from its first round until the next entry's, sorted by first round. The entries of a job
+ * form a ring: an entry never moves while it lives, so a slot can keep the index of the entry it
+ * was opened under. Preallocated; written only by the switch thread. An install bumps the job's
+ * epoch, which the switch stamps on replies.
  */
 final class ConfigTable {
     static final int ENTRIES = 8;
@@ -24,6 +26,7 @@ final class ConfigTable {
     private final byte[] late;
     private final long[] required;
     private final int[] count;
+    private final int[] head;
     private final int[] epoch;
 
     ConfigTable(final int maxJobs, final int words) {
@@ -35,36 +38,44 @@ final class ConfigTable {
         late = new byte[maxJobs * ENTRIES];
         required = new long[maxJobs * ENTRIES * words];
         count = new int[maxJobs];
+        head = new int[maxJobs];
         epoch = new int[maxJobs];
         Arrays.fill(first, UNUSED);
     }
 
-    /** Bytes of the table's arrays (and the per-job "changed" flag): per job and entry 21 + 8W, per job 9 more. */
+    /** Bytes of the table's arrays (and the per-job "changed" flag): per job and entry 21 + 8W, per job 13 more. */
     static long bytes(final int maxJobs, final int words) {
-        return (long) maxJobs * ENTRIES * (21L + 8L * words) + 9L * maxJobs;
+        return (long) maxJobs * ENTRIES * (21L + 8L * words) + 13L * maxJobs;
     }
 
     long bytes() {
         return 4L * (first.length + bound.length + quorum.length) + 8L * timeoutNs.length + late.length
-            + 8L * required.length + 4L * (count.length + epoch.length);
+            + 8L * required.length + 4L * (count.length + head.length + epoch.length);
+    }
+
+    /** The physical index of the job's i-th live entry (0 = oldest); entry accessors take physical indexes. */
+    int at(final int j, final int i) {
+        return (head[j] + i) % ENTRIES;
     }
 
     /** A new job starts with one entry, from round 0, and epoch 0. */
     void reset(final int j, final SyncConfig.Resolved initial) {
         Arrays.fill(first, j * ENTRIES, (j + 1) * ENTRIES, UNUSED);
         count[j] = 0;
+        head[j] = 0;
         epoch[j] = 0;
         write(j, 0, 0, initial);
         count[j] = 1;
     }
 
-    /** The entry in force for a round (rounds before the first entry use the first). */
+    /** The (physical) index of the entry in force for a round; rounds before the oldest use it. */
     int entryFor(final int j, final int round) {
         final int base = j * ENTRIES;
-        int e = 0;
+        int e = at(j, 0);
         for (int i = 1; i < count[j]; i++) {
-            if (first[base + i] <= round) {
-                e = i;
+            final int p = at(j, i);
+            if (first[base + p] <= round) {
+                e = p;
             }
         }
         return e;
@@ -78,22 +89,24 @@ final class ConfigTable {
     Status install(final int j, final int firstRound, final SyncConfig.Resolved config, final int releasedRound) {
         final int base = j * ENTRIES;
         int n = count[j];
-        while (n > 0 && first[base + n - 1] >= firstRound) {
+        // replaced: entries starting at or after the new first round (the newest end of the ring)
+        while (n > 1 && first[base + at(j, n - 1)] >= firstRound) {
             n--;
         }
-        // drop leading entries whose successor already starts at or before the oldest open round
-        int dead = 0;
-        while (dead + 1 < n && first[base + dead + 1] <= releasedRound + 1) {
-            dead++;
+        if (n == 1 && first[base + at(j, 0)] >= firstRound) {
+            n = 0;
         }
-        if (n - dead >= ENTRIES) {
+        // freed: the oldest entries whose rounds are all released (their successor starts by R + 1)
+        int h = head[j];
+        while (n > 1 && first[base + (h + 1) % ENTRIES] <= releasedRound + 1) {
+            h = (h + 1) % ENTRIES;
+            n--;
+        }
+        if (n >= ENTRIES) {
             return Status.TABLE_FULL;
         }
-        for (int i = dead; i < n; i++) {
-            copy(j, i, i - dead);
-        }
-        n -= dead;
-        write(j, n, firstRound, config);
+        head[j] = h;
+        write(j, (h + n) % ENTRIES, firstRound, config);
         count[j] = n + 1;
         epoch[j]++;
         return Status.OK;
@@ -139,15 +152,29 @@ final class ConfigTable {
         return true;
     }
 
-    /** The smallest timeout of any entry of any job, or NO_TIMEOUT. */
+    /** The smallest timeout of any live entry of any job, or NO_TIMEOUT. */
     long minTimeoutNs(final int maxJobs) {
         long min = SyncConfig.NO_TIMEOUT;
         for (int j = 0; j < maxJobs; j++) {
-            for (int e = 0; e < count[j]; e++) {
-                min = Math.min(min, timeoutNs[j * ENTRIES + e]);
+            for (int i = 0; i < count[j]; i++) {
+                min = Math.min(min, timeoutNs[j * ENTRIES + at(j, i)]);
             }
         }
         return min;
+    }
+
+    /** The largest bound among the entry in force for {@code round} and every later one. */
+    int maxBoundFrom(final int j, final int round) {
+        int max = 0;
+        boolean reached = false;
+        for (int i = count[j] - 1; i >= 0; i--) {
+            final int p = at(j, i);
+            if (!reached) {
+                max = Math.max(max, bound[j * ENTRIES + p]);
+                reached = first[j * ENTRIES + p] <= round;
+            }
+        }
+        return max;
     }
 
     private void write(final int j, final int e, final int firstRound, final SyncConfig.Resolved c) {
@@ -163,16 +190,6 @@ final class ConfigTable {
         }
     }
 
-    private void copy(final int j, final int from, final int to) {
-        final int a = j * ENTRIES + from;
-        final int b = j * ENTRIES + to;
-        first[b] = first[a];
-        bound[b] = bound[a];
-        quorum[b] = quorum[a];
-        timeoutNs[b] = timeoutNs[a];
-        late[b] = late[a];
-        System.arraycopy(required, a * words, required, b * words, words);
-    }
 
     long requiredWord(final int j, final int e, final int w) {
         return required[(j * ENTRIES + e) * words + w];

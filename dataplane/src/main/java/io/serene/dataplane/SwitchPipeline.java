@@ -309,10 +309,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         for (int w = 0; w < jobWorkers[j]; w++) {
             maxClock = Math.max(maxClock, workerClock[j * maxWorkers + w]);
         }
-        int maxBound = 0;
-        for (int e = configs.entryFor(j, jobReleasedRound[j] + 1); e < configs.entries(j); e++) {
-            maxBound = Math.max(maxBound, Math.min(configs.bound(j, e), ring - 1));
-        }
+        final int maxBound = Math.min(configs.maxBoundFrom(j, jobReleasedRound[j] + 1), ring - 1);
         return (int) Math.max(maxClock + 1L, jobReleasedRound[j] + 2L + maxBound);
     }
 
@@ -672,12 +669,13 @@ public final class SwitchPipeline implements PacketEndpoint {
     private void sendConfigs(final int j, final int port, final Outbox outbox) {
         final int entries = configs.entries(j);
         final int length = PacketFlyweight.configLength(words);
-        for (int e = 0; e < entries; e++) {
+        for (int i = 0; i < entries; i++) {
+            final int e = configs.at(j, i);
             out.wrap(txBuffer, 0, length)
                 .initHeader(PacketType.CONFIG)
                 .jobId(jobId[j])
                 .configEpoch(configs.epoch(j))
-                .chunk(e)
+                .chunk(i)
                 .elementCount(entries)
                 .configFirstRound(configs.firstRound(j, e))
                 .configBound(configs.bound(j, e))
