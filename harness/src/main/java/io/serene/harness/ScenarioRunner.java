@@ -29,6 +29,11 @@ import java.util.SplittableRandom;
  * worker starts a round beyond the bound in force; every release follows the config of its round;
  * and every round completes.
  *
+ * <p>JCT is the virtual time from the start to the last round's release (as the first worker to
+ * receive it sees it); a worker released from waiting for stragglers may finish its own compute
+ * later ({@code allWorkersDone}). Waiting time is time blocked in clearance plus the wait for the
+ * final aggregates; compute share is compute time over the workers' time until all are done.
+ *
  * <p>Each worker loops: wait for clearance of round r, compute (base time x straggler factor),
  * contribute, go on with r + 1. Sync configs come from the schedule: its first entry is the
  * switch's default for the job, the others are installed at the start (and, with
@@ -60,6 +65,8 @@ public final class ScenarioRunner {
     private int maxStaleness = Integer.MIN_VALUE;
     private int boundViolations;
     private long lastDeliveryNs;
+    /** When the first worker received the last round's aggregate: the last release, plus one hop. */
+    private long lastRoundReleasedNs = Long.MAX_VALUE;
 
     public ScenarioRunner(final Scenario scenario) {
         scenario.validate();
@@ -120,7 +127,7 @@ public final class ScenarioRunner {
         }
         final boolean done = network.runUntil(() -> allDelivered(), start + s.timeLimitNs);
         final long wallNs = System.nanoTime() - wallStart;
-        return result(done, lastDeliveryNs - start, wallNs);
+        return result(done, lastRoundReleasedNs - start, lastDeliveryNs - start, wallNs);
     }
 
     private boolean allDelivered() {
@@ -197,6 +204,9 @@ public final class ScenarioRunner {
             readySince[w] = network.nowNs();
         }
         lastDeliveryNs = Math.max(lastDeliveryNs, network.nowNs());
+        if (round == s.rounds - 1) {
+            lastRoundReleasedNs = Math.min(lastRoundReleasedNs, network.nowNs());
+        }
     }
 
     private void randomSwap() {
@@ -240,11 +250,12 @@ public final class ScenarioRunner {
         return g;
     }
 
-    private ScenarioResult result(final boolean done, final long jctNs, final long wallNs) {
+    private ScenarioResult result(final boolean done, final long jctNs, final long allDoneNs, final long wallNs) {
         final ScenarioResult r = new ScenarioResult();
         r.seed = s.seed;
         r.completed = done;
-        r.jctNs = jctNs;
+        r.jctNs = done ? jctNs : allDoneNs;
+        r.allWorkersDoneNs = allDoneNs;
         r.wallNs = wallNs;
         r.events = network.eventsProcessed();
         long waiting = 0;
@@ -266,7 +277,7 @@ public final class ScenarioRunner {
             resolvedOnce &= in + fo + dr == chunks;
         }
         r.cumulativeWaitingNs = waiting;
-        r.computeShare = jctNs <= 0 ? 0 : (double) compute / ((double) s.workers * jctNs);
+        r.computeShare = allDoneNs <= 0 ? 0 : (double) compute / ((double) s.workers * allDoneNs);
         r.included = included;
         r.folded = folded;
         r.dropped = dropped;
@@ -337,6 +348,7 @@ public final class ScenarioRunner {
         public long seed;
         public boolean completed;
         public long jctNs;
+        public long allWorkersDoneNs;
         public long wallNs;
         public long events;
         public long cumulativeWaitingNs;
@@ -365,6 +377,7 @@ public final class ScenarioRunner {
         public Map<String, Object> toJson() {
             final Map<String, Object> m = new LinkedHashMap<>();
             m.put("jct", jctNs / 1e9);
+            m.put("allWorkersDone", allWorkersDoneNs / 1e9);
             m.put("cumulativeWaiting", cumulativeWaitingNs / 1e9);
             m.put("computeShare", computeShare);
             m.put("maxStaleness", maxStaleness);
