@@ -155,7 +155,6 @@ public final class WorkerEngine implements PacketEndpoint {
     // rounds from baseRound (the oldest not yet delivered) on, created when submitted or first heard of
     private RoundState[] rounds = new RoundState[16];
     private int baseRound;
-    private int roundsHeld;
     private int submittedRounds;
     private int releasedRound = -1;
     private final List<ClearanceWaiter> waiters = new ArrayList<>();
@@ -570,7 +569,6 @@ public final class WorkerEngine implements PacketEndpoint {
         if (st == null) {
             st = new RoundState(round, buffers());
             rounds[round & (rounds.length - 1)] = st;
-            roundsHeld++;
         }
         return st;
     }
@@ -724,7 +722,6 @@ public final class WorkerEngine implements PacketEndpoint {
                 return;
             }
             rounds[baseRound & (rounds.length - 1)] = null;
-            roundsHeld--;
             baseRound++;
             counters.increment(WorkerCounter.ROUNDS_COMPLETED);
             st.future.complete(new Aggregate(st.round, chunkElements, q, ctx.elementsPerRound(), chunks, st.buffers,
