@@ -1,5 +1,6 @@
 package io.serene.harness;
 
+import io.serene.controlplane.Policy;
 import io.serene.protocol.SyncSchedule;
 
 /** What {@link ScenarioRunner} simulates; fluent setters, checked by {@link #validate()}. */
@@ -19,6 +20,7 @@ public final class Scenario {
     double duplication;
     double reordering;
     int randomSwaps;
+    Policy policy;
     long timeLimitNs = 24L * 3600 * 1_000_000_000L;
 
     public Scenario workers(final int n) {
@@ -71,6 +73,15 @@ public final class Scenario {
         loss = lossRate;
         duplication = duplicationRate;
         reordering = reorderRate;
+        return this;
+    }
+
+    /** A policy whose controller changes the config while the job runs (replaces the schedule). */
+    public Scenario policy(final Policy p) {
+        policy = p;
+        if (p != null) {
+            schedule = new SyncSchedule(java.util.List.of(new SyncSchedule.Entry(0, p.start())));
+        }
         return this;
     }
 

@@ -1,5 +1,6 @@
 package io.serene.harness;
 
+import io.serene.controlplane.Controller;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
@@ -65,6 +66,15 @@ public final class ScenarioRunner {
     private int maxStaleness = Integer.MIN_VALUE;
     private int boundViolations;
     private long lastDeliveryNs;
+    // the policy controller and its telemetry
+    private final Controller controller;
+    private final long[] lastComputeNs;
+    private int lastEvaluatedRound = -1;
+    private long lastAdvanceNs;
+    private long waitingAtEvaluation;
+    private long computeAtEvaluation;
+    private long stalenessAtEvaluation;
+    private long startsAtEvaluation;
     /** When the first worker received the last round's aggregate: the last release, plus one hop. */
     private long lastRoundReleasedNs = Long.MAX_VALUE;
 
@@ -90,6 +100,23 @@ public final class ScenarioRunner {
                 .joinRetryNs(20 * s.latencyNs).maxJoinAttempts(1000), errors::add);
             addresses[w] = network.attach(engines[w]);
         }
+        lastComputeNs = new long[s.workers];
+        controller = s.policy == null ? null : new Controller(s.policy, s.workers, new Controller.SwitchControl() {
+            @Override
+            public int earliestSwapRound() {
+                return pipeline.earliestSwapRound(1);
+            }
+
+            @Override
+            public Status install(final int firstRound, final SyncConfig config) {
+                final Status status = pipeline.installConfig(1, firstRound, config);
+                if (status == Status.OK) {
+                    installed = installed.with(firstRound, config);
+                    network.wake(switchAddress);
+                }
+                return status;
+            }
+        });
         waitingNs = new long[s.workers];
         computeNs = new long[s.workers];
         readySince = new long[s.workers];
@@ -162,6 +189,7 @@ public final class ScenarioRunner {
         final double jitter = 1 + s.computeJitter * (2 * StragglerProfile.uniform(s.seed, 99, w, round) - 1);
         final long duration = (long) (s.computeNs * jitter * profile.factor(w, round));
         computeNs[w] += duration;
+        lastComputeNs[w] = duration;
         network.schedule(now + duration, () -> contribute(w, round));
     }
 
@@ -204,9 +232,43 @@ public final class ScenarioRunner {
             readySince[w] = network.nowNs();
         }
         lastDeliveryNs = Math.max(lastDeliveryNs, network.nowNs());
+        evaluatePolicy();
         if (round == s.rounds - 1) {
             lastRoundReleasedNs = Math.min(lastRoundReleasedNs, network.nowNs());
         }
+    }
+
+    /** Hands the controller the telemetry of each newly released round. */
+    private void evaluatePolicy() {
+        final int released = pipeline.releasedRound(1);
+        if (controller == null || released <= lastEvaluatedRound) {
+            return;
+        }
+        lastEvaluatedRound = released;
+        final long now = network.nowNs();
+        final Controller.Telemetry t = new Controller.Telemetry();
+        t.releasedRound = released;
+        t.clocks = new int[s.workers];
+        long waiting = 0;
+        long compute = 0;
+        for (int w = 0; w < s.workers; w++) {
+            t.clocks[w] = pipeline.clock(1, w);
+            waiting += waitingNs[w];
+            compute += computeNs[w];
+        }
+        t.iterationNs = lastComputeNs.clone();
+        t.roundTimeNs = now - lastAdvanceNs;
+        final long dw = waiting - waitingAtEvaluation;
+        final long dc = compute - computeAtEvaluation;
+        t.waitingShare = dw + dc == 0 ? 0 : (double) dw / (dw + dc);
+        final long starts = stalenessCount - startsAtEvaluation;
+        t.staleness = starts == 0 ? 0 : (double) (stalenessSum - stalenessAtEvaluation) / starts;
+        waitingAtEvaluation = waiting;
+        computeAtEvaluation = compute;
+        stalenessAtEvaluation = stalenessSum;
+        startsAtEvaluation = stalenessCount;
+        lastAdvanceNs = now;
+        controller.onRound(t);
     }
 
     private void randomSwap() {
@@ -294,6 +356,7 @@ public final class ScenarioRunner {
         r.hotSwapConsistent = done && hotSwapConsistent();
         r.errors = errors.size() + (int) pipeline.counters().get(SwitchCounter.ERRORS);
         r.schedule = installed.toString();
+        r.decisions = controller == null ? java.util.List.of() : controller.decisions();
         return r;
     }
 
@@ -369,6 +432,7 @@ public final class ScenarioRunner {
         public boolean hotSwapConsistent;
         public int errors;
         public String schedule;
+        public java.util.List<Controller.Decision> decisions = java.util.List.of();
 
         public boolean allChecks() {
             return completed && exactlyOnce && agreement && boundRespected && hotSwapConsistent && errors == 0;
@@ -400,6 +464,17 @@ public final class ScenarioRunner {
             m.put("events", events);
             m.put("eventsPerSecond", events / (wallNs / 1e9));
             m.put("schedule", schedule);
+            m.put("modeSwitches", decisions.size());
+            final java.util.List<Map<String, Object>> switches = new ArrayList<>();
+            for (final Controller.Decision d : decisions) {
+                final Map<String, Object> e = new LinkedHashMap<>();
+                e.put("round", d.firstRound);
+                e.put("from", d.from);
+                e.put("to", d.to);
+                e.put("reason", d.reason);
+                switches.add(e);
+            }
+            m.put("switches", switches);
             return m;
         }
     }

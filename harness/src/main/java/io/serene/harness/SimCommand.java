@@ -31,6 +31,9 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--policy", defaultValue = "bsp", description = "Sync config or schedule (see above). Default: ${DEFAULT-VALUE}.")
     String policy;
 
+    @Option(names = "--policy-file", description = "A policy (docs/policy.md) whose controller changes the config while the job runs; replaces --policy.")
+    java.nio.file.Path policyFile;
+
     @Option(names = "--stragglers", defaultValue = "none", description = "Straggler profile (see above). Default: ${DEFAULT-VALUE}.")
     String stragglers;
 
@@ -54,6 +57,10 @@ public final class SimCommand implements Callable<Integer> {
         final Scenario scenario = new Scenario().workers(workers).rounds(rounds).schedule(SyncSchedule.parse(policy))
             .stragglers(stragglers).seed(seed).elements(elements).computeNs((long) (computeMs * 1e6))
             .faults(loss, 0, 0);
+        if (policyFile != null) {
+            scenario.policy(PolicyCommand.load(policyFile));
+            policy = policyFile.toString();
+        }
         final PrintStream out = System.out;
         out.printf("sim: %d workers, %d rounds, policy %s, stragglers %s, seed %d%n", workers, rounds, policy,
             stragglers, seed);
@@ -65,6 +72,8 @@ public final class SimCommand implements Callable<Integer> {
             r.included, r.folded, r.dropped, r.refusals, r.late, r.partialReleases, r.timeoutReleases, r.configInstalls);
         out.printf("checks: completed %s, exactly once %s, agreement %s, bound respected %s, hot-swap consistent %s, "
                 + "errors %d%n", r.completed, r.exactlyOnce, r.agreement, r.boundRespected, r.hotSwapConsistent, r.errors);
+        out.printf("mode switches: %d%n", r.decisions.size());
+        r.decisions.forEach(d -> out.println("  " + d));
         out.printf("%d events in %.2f s wall (%.0f events/s)%n", r.events, r.wallNs / 1e9, r.events / (r.wallNs / 1e9));
         if (json) {
             out.println(Json.write(r.toJson()));

@@ -1,0 +1,199 @@
+package io.serene.controlplane;
+
+import io.serene.protocol.LateMode;
+import io.serene.protocol.Status;
+import io.serene.protocol.SyncConfig;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.List;
+
+/**
+ * Evaluates a {@link Policy} on telemetry, once per released round, and installs the resulting
+ * sync config through the hot-swap mechanism: from the earliest round the switch allows. A rule
+ * fires when its condition held for its last N evaluations in a row (hysteresis); the first firing
+ * config rule (in file order) sets the job's config, and per-worker rules exclude or include the
+ * worker they name. Every change is logged with its reason and first round.
+ */
+public final class Controller {
+    /** What the controller needs from the switch (in-process: the pipeline; remote: the RPC client). */
+    public interface SwitchControl {
+        int earliestSwapRound();
+
+        Status install(int firstRound, SyncConfig config);
+    }
+
+    /** What the controller sees after a round's release. */
+    public static final class Telemetry {
+        public int releasedRound;
+        /** Per worker: the highest round it contributed to (lag = the fastest clock minus R, see {@link Policy.Metric#LAG}). */
+        public int[] clocks;
+        /** Per worker: its last iteration's compute time. */
+        public long[] iterationNs;
+        public long roundTimeNs;
+        public double waitingShare;
+        public double staleness;
+    }
+
+    /** One change of config: when it applies, what it replaced, and why. */
+    public static final class Decision {
+        public final int releasedRound;
+        public final int firstRound;
+        public final String from;
+        public final String to;
+        public final String reason;
+
+        Decision(final int releasedRound, final int firstRound, final String from, final String to, final String reason) {
+            this.releasedRound = releasedRound;
+            this.firstRound = firstRound;
+            this.from = from;
+            this.to = to;
+            this.reason = reason;
+        }
+
+        @Override
+        public String toString() {
+            return "round " + firstRound + ": " + from + " -> " + to + " (" + reason + ", decided at R=" + releasedRound + ")";
+        }
+    }
+
+    private final Policy policy;
+    private final int workers;
+    private final SwitchControl control;
+    private final int[] streak;
+    private final int[][] workerStreak;
+    private final BitSet excluded = new BitSet();
+    private LateMode excludeLate = LateMode.FOLD;
+    private SyncConfig base;
+    private SyncConfig installed;
+    private final List<Decision> decisions = new ArrayList<>();
+
+    public Controller(final Policy policy, final int workers, final SwitchControl control) {
+        this.policy = policy;
+        this.workers = workers;
+        this.control = control;
+        this.base = policy.start();
+        this.installed = policy.start();
+        this.streak = new int[policy.rules().size()];
+        this.workerStreak = new int[policy.rules().size()][workers];
+        policy.start().resolve(workers);
+    }
+
+    /** The config the job starts with (install it as the switch's default before the first round). */
+    public SyncConfig initial() {
+        return policy.start();
+    }
+
+    public List<Decision> decisions() {
+        return List.copyOf(decisions);
+    }
+
+    /** Evaluates every rule on this round's telemetry and installs a change if one fired. */
+    public void onRound(final Telemetry t) {
+        String reason = null;
+        final List<Policy.Rule> rules = policy.rules();
+        for (int i = 0; i < rules.size(); i++) {
+            final Policy.Rule rule = rules.get(i);
+            if (rule.metric.perWorker()) {
+                reason = perWorker(i, rule, t, reason);
+                continue;
+            }
+            final double value = value(rule.metric, t);
+            streak[i] = rule.comparator.test(value, rule.threshold) ? streak[i] + 1 : 0;
+            if (streak[i] >= rule.rounds && reason == null && !rule.action.config.equals(base)) {
+                base = rule.action.config;
+                reason = rule.condition() + " (" + rule.metric.text + " = " + round2(value) + ")";
+                Arrays.fill(streak, 0);
+            }
+        }
+        final SyncConfig effective = effective();
+        if (reason != null && !effective.equals(installed)) {
+            final int first = control.earliestSwapRound();
+            if (control.install(first, effective) == Status.OK) {
+                decisions.add(new Decision(t.releasedRound, first, installed.toString(), effective.toString(), reason));
+                installed = effective;
+            }
+        }
+    }
+
+    private String perWorker(final int i, final Policy.Rule rule, final Controller.Telemetry t, final String reason) {
+        String why = reason;
+        final double median = median(t.iterationNs);
+        for (int w = 0; w < workers; w++) {
+            final double slowdown = median <= 0 ? 1.0 : t.iterationNs[w] / median;
+            workerStreak[i][w] = rule.comparator.test(slowdown, rule.threshold) ? workerStreak[i][w] + 1 : 0;
+            if (workerStreak[i][w] < rule.rounds) {
+                continue;
+            }
+            workerStreak[i][w] = 0;
+            if (rule.action.kind == Policy.Action.Kind.EXCLUDE && !excluded.get(w)) {
+                excluded.set(w);
+                if (!fits(effective())) {
+                    excluded.clear(w);
+                    continue;
+                }
+                excludeLate = rule.action.lateMode;
+                why = why == null ? "worker " + w + ": " + rule.condition() + " (slowdown = " + round2(slowdown) + ")" : why;
+            } else if (rule.action.kind == Policy.Action.Kind.INCLUDE && excluded.get(w)) {
+                excluded.clear(w);
+                why = why == null ? "worker " + w + ": " + rule.condition() + " (slowdown = " + round2(slowdown) + ")" : why;
+            }
+        }
+        return why;
+    }
+
+    private SyncConfig effective() {
+        if (excluded.isEmpty()) {
+            return base;
+        }
+        return base.excluding(excluded).withLateMode(excludeLate);
+    }
+
+    private boolean fits(final SyncConfig config) {
+        try {
+            config.resolve(workers);
+            return excluded.cardinality() < workers;
+        } catch (final IllegalArgumentException ex) {
+            return false;
+        }
+    }
+
+    private static double value(final Policy.Metric metric, final Telemetry t) {
+        switch (metric) {
+            case LAG: {
+                // how far the fastest worker is ahead of R, or would be without the barrier: the
+                // rounds it could finish while the slowest finishes one
+                int max = -1;
+                for (final int c : t.clocks) {
+                    max = Math.max(max, c);
+                }
+                long fastest = Long.MAX_VALUE;
+                long slowest = 0;
+                for (final long ns : t.iterationNs) {
+                    fastest = Math.min(fastest, ns);
+                    slowest = Math.max(slowest, ns);
+                }
+                final double blocked = fastest <= 0 || fastest == Long.MAX_VALUE ? 0 : Math.floor((double) slowest / fastest) - 1;
+                return Math.max(max - t.releasedRound, blocked);
+            }
+            case ROUND_TIME:
+                return t.roundTimeNs / 1e6;
+            case WAITING_SHARE:
+                return t.waitingShare;
+            default:
+                return t.staleness;
+        }
+    }
+
+    private static double median(final long[] values) {
+        final long[] sorted = values.clone();
+        Arrays.sort(sorted);
+        final int n = sorted.length;
+        return n == 0 ? 0 : n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
+    }
+
+    private static String round2(final double v) {
+        return String.format(java.util.Locale.ROOT, "%.2f", v);
+    }
+}

@@ -1,0 +1,334 @@
+package io.serene.controlplane;
+
+import io.serene.protocol.LateMode;
+import io.serene.protocol.SyncConfig;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Parses the policy language (docs/policy.md), one statement per line, {@code #} comments:
+ * <pre>
+ *   policy NAME
+ *   start CONFIG
+ *   when METRIC CMP NUMBER [for N rounds] then ACTION
+ *
+ *   METRIC := lag | round_time | waiting_share | staleness | slowdown(worker)
+ *   CMP    := &gt;= | &lt;= | &gt; | &lt; | ==
+ *   ACTION := CONFIG | exclude(worker) [fold|drop] | include(worker)
+ *   CONFIG := PART (+ PART)*,  PART := bsp | asp | ssp(S) | fastest(K) | quorum(K) | timeout(MS) | fold | drop
+ * </pre>
+ * Errors are {@link PolicyException}s naming line and column.
+ */
+public final class PolicyParser {
+    private enum Kind { WORD, NUMBER, SYMBOL, END }
+
+    private static final class Token {
+        final Kind kind;
+        final String text;
+        final int column;
+
+        Token(final Kind kind, final String text, final int column) {
+            this.kind = kind;
+            this.text = text;
+            this.column = column;
+        }
+
+        String describe() {
+            return kind == Kind.END ? "the end of the line" : "'" + text + "'";
+        }
+    }
+
+    private final String source;
+    private List<Token> tokens;
+    private int pos;
+    private int line;
+
+    private PolicyParser(final String source) {
+        this.source = source;
+    }
+
+    public static Policy parse(final String source) {
+        return new PolicyParser(source).policy();
+    }
+
+    private Policy policy() {
+        String name = null;
+        SyncConfig start = null;
+        final List<Policy.Rule> rules = new ArrayList<>();
+        final String[] lines = source.split("\n", -1);
+        for (int i = 0; i < lines.length; i++) {
+            line = i + 1;
+            tokens = tokenize(lines[i]);
+            pos = 0;
+            if (peek().kind == Kind.END) {
+                continue;
+            }
+            final Token first = next();
+            switch (first.text) {
+                case "policy":
+                    if (name != null) {
+                        throw error(first, "the policy is already named '" + name + "'");
+                    }
+                    name = expectWord("a policy name").text;
+                    break;
+                case "start":
+                    if (start != null) {
+                        throw error(first, "a policy has one start config");
+                    }
+                    start = config();
+                    break;
+                case "when":
+                    rules.add(rule());
+                    break;
+                default:
+                    throw error(first, "expected 'policy', 'start' or 'when', found " + first.describe());
+            }
+            if (peek().kind != Kind.END) {
+                throw error(peek(), "unexpected " + peek().describe() + " after the statement");
+            }
+        }
+        return new Policy(name == null ? "unnamed" : name, start == null ? SyncConfig.bsp() : start, rules);
+    }
+
+    private Policy.Rule rule() {
+        final Token metricToken = expectWord("a metric (lag, slowdown(worker), round_time, waiting_share, staleness)");
+        final Policy.Metric metric;
+        switch (metricToken.text) {
+            case "lag":
+                metric = Policy.Metric.LAG;
+                break;
+            case "round_time":
+                metric = Policy.Metric.ROUND_TIME;
+                break;
+            case "waiting_share":
+                metric = Policy.Metric.WAITING_SHARE;
+                break;
+            case "staleness":
+                metric = Policy.Metric.STALENESS;
+                break;
+            case "slowdown":
+                expectSymbol("(");
+                expectKeyword("worker");
+                expectSymbol(")");
+                metric = Policy.Metric.SLOWDOWN;
+                break;
+            default:
+                throw error(metricToken, "unknown metric " + metricToken.describe()
+                    + " (expected lag, slowdown(worker), round_time, waiting_share or staleness)");
+        }
+        final Token cmp = next();
+        final Policy.Comparator comparator;
+        switch (cmp.text) {
+            case ">=":
+                comparator = Policy.Comparator.GE;
+                break;
+            case "<=":
+                comparator = Policy.Comparator.LE;
+                break;
+            case ">":
+                comparator = Policy.Comparator.GT;
+                break;
+            case "<":
+                comparator = Policy.Comparator.LT;
+                break;
+            case "==":
+                comparator = Policy.Comparator.EQ;
+                break;
+            default:
+                throw error(cmp, "expected a comparison (>=, <=, >, <, ==) after '" + metric.text + "', found "
+                    + cmp.describe());
+        }
+        final Token number = next();
+        if (number.kind != Kind.NUMBER) {
+            throw error(number, "expected a number after '" + cmp.text + "', found " + number.describe());
+        }
+        final double threshold = Double.parseDouble(number.text);
+        int rounds = 1;
+        if (peek().text.equals("for")) {
+            next();
+            final Token n = next();
+            if (n.kind != Kind.NUMBER || n.text.contains(".") || Integer.parseInt(n.text) < 1) {
+                throw error(n, "expected a whole number of rounds >= 1 after 'for', found " + n.describe());
+            }
+            rounds = Integer.parseInt(n.text);
+            final Token unit = next();
+            if (!unit.text.equals("rounds") && !unit.text.equals("round")) {
+                throw error(unit, "expected 'rounds' after 'for " + n.text + "', found " + unit.describe());
+            }
+        }
+        final Token then = next();
+        if (!then.text.equals("then")) {
+            throw error(then, "expected 'then' or 'for N rounds', found " + then.describe());
+        }
+        final Token actionStart = peek();
+        final Policy.Action action;
+        if (actionStart.text.equals("exclude") || actionStart.text.equals("include")) {
+            next();
+            expectSymbol("(");
+            expectKeyword("worker");
+            expectSymbol(")");
+            if (!metric.perWorker()) {
+                throw error(actionStart, actionStart.text + "(worker) needs a per-worker condition such as slowdown(worker)");
+            }
+            if (actionStart.text.equals("include")) {
+                action = Policy.Action.include();
+            } else {
+                LateMode mode = LateMode.FOLD;
+                if (peek().text.equals("drop") || peek().text.equals("fold")) {
+                    mode = next().text.equals("drop") ? LateMode.DROP : LateMode.FOLD;
+                }
+                action = Policy.Action.exclude(mode);
+            }
+        } else {
+            if (metric.perWorker()) {
+                throw error(actionStart, "a per-worker condition needs exclude(worker) or include(worker), found "
+                    + actionStart.describe());
+            }
+            action = Policy.Action.config(config());
+        }
+        return new Policy.Rule(metric, comparator, threshold, rounds, action, line);
+    }
+
+    private SyncConfig config() {
+        SyncConfig config = null;
+        int bases = 0;
+        do {
+            final Token part = expectWord("a config (bsp, asp, ssp(S), fastest(K), quorum(K), timeout(MS), fold, drop)");
+            switch (part.text) {
+                case "bsp":
+                case "asp":
+                    bases++;
+                    config = (config == null ? SyncConfig.bsp() : config)
+                        .withBound(part.text.equals("bsp") ? 0 : SyncConfig.UNBOUNDED);
+                    break;
+                case "ssp":
+                    bases++;
+                    config = (config == null ? SyncConfig.bsp() : config).withBound(intArgument(part, 0));
+                    break;
+                case "fastest":
+                    config = (config == null ? SyncConfig.bsp() : config).requiringNone().withQuorum(intArgument(part, 1));
+                    break;
+                case "quorum":
+                    config = (config == null ? SyncConfig.bsp() : config).withQuorum(intArgument(part, 1));
+                    break;
+                case "timeout":
+                    config = (config == null ? SyncConfig.bsp() : config).withTimeoutNs(millisArgument(part));
+                    break;
+                case "fold":
+                case "drop":
+                    config = (config == null ? SyncConfig.bsp() : config)
+                        .withLateMode(part.text.equals("drop") ? LateMode.DROP : LateMode.FOLD);
+                    break;
+                default:
+                    throw error(part, "unknown config " + part.describe()
+                        + " (expected bsp, asp, ssp(S), fastest(K), quorum(K), timeout(MS), fold or drop)");
+            }
+            if (bases > 1) {
+                throw error(part, "a config names at most one of bsp, asp, ssp");
+            }
+        } while (peek().text.equals("+") && next() != null);
+        return config;
+    }
+
+    private int intArgument(final Token name, final int min) {
+        expectSymbol("(");
+        final Token n = next();
+        if (n.kind != Kind.NUMBER || n.text.contains(".") || Long.parseLong(n.text) < min || Long.parseLong(n.text) > Integer.MAX_VALUE) {
+            throw error(n, "expected a whole number >= " + min + " in " + name.text + "(...), found " + n.describe());
+        }
+        expectSymbol(")");
+        return Integer.parseInt(n.text);
+    }
+
+    private long millisArgument(final Token name) {
+        expectSymbol("(");
+        final Token n = next();
+        if (n.kind != Kind.NUMBER || Double.parseDouble(n.text) <= 0) {
+            throw error(n, "expected milliseconds > 0 in " + name.text + "(...), found " + n.describe());
+        }
+        expectSymbol(")");
+        return Math.round(Double.parseDouble(n.text) * 1e6);
+    }
+
+    private Token expectWord(final String what) {
+        final Token t = next();
+        if (t.kind != Kind.WORD) {
+            throw error(t, "expected " + what + ", found " + t.describe());
+        }
+        return t;
+    }
+
+    private void expectKeyword(final String word) {
+        final Token t = next();
+        if (!t.text.equals(word)) {
+            throw error(t, "expected '" + word + "', found " + t.describe());
+        }
+    }
+
+    private void expectSymbol(final String symbol) {
+        final Token t = next();
+        if (!t.text.equals(symbol)) {
+            throw error(t, "expected '" + symbol + "', found " + t.describe());
+        }
+    }
+
+    private Token peek() {
+        return tokens.get(pos);
+    }
+
+    private Token next() {
+        final Token t = tokens.get(pos);
+        if (t.kind != Kind.END) {
+            pos++;
+        }
+        return t;
+    }
+
+    private PolicyException error(final Token at, final String message) {
+        return new PolicyException(source, line, at.column, message);
+    }
+
+    private List<Token> tokenize(final String text) {
+        final List<Token> out = new ArrayList<>();
+        int i = 0;
+        while (i < text.length()) {
+            final char c = text.charAt(i);
+            if (c == '#') {
+                break;
+            }
+            if (Character.isWhitespace(c)) {
+                i++;
+                continue;
+            }
+            final int start = i;
+            if (Character.isLetter(c) || c == '_') {
+                while (i < text.length() && (Character.isLetterOrDigit(text.charAt(i)) || text.charAt(i) == '_'
+                    || text.charAt(i) == '-')) {
+                    i++;
+                }
+                out.add(new Token(Kind.WORD, text.substring(start, i).toLowerCase(Locale.ROOT), start + 1));
+            } else if (Character.isDigit(c) || (c == '.' && i + 1 < text.length() && Character.isDigit(text.charAt(i + 1)))) {
+                while (i < text.length() && (Character.isDigit(text.charAt(i)) || text.charAt(i) == '.')) {
+                    i++;
+                }
+                final String number = text.substring(start, i);
+                if (number.indexOf('.') != number.lastIndexOf('.')) {
+                    throw new PolicyException(source, line, start + 1, "malformed number '" + number + "'");
+                }
+                out.add(new Token(Kind.NUMBER, number, start + 1));
+            } else if ((c == '>' || c == '<' || c == '=') && i + 1 < text.length() && text.charAt(i + 1) == '=') {
+                out.add(new Token(Kind.SYMBOL, text.substring(i, i + 2), start + 1));
+                i += 2;
+            } else if ("()+<>,".indexOf(c) >= 0) {
+                out.add(new Token(Kind.SYMBOL, String.valueOf(c), start + 1));
+                i++;
+            } else {
+                throw new PolicyException(source, line, start + 1, "unexpected character '" + c + "'");
+            }
+        }
+        out.add(new Token(Kind.END, "", text.length() + 1));
+        return out;
+    }
+}

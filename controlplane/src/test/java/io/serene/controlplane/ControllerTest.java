@@ -1,0 +1,74 @@
+package io.serene.controlplane;
+
+import io.serene.protocol.Status;
+import io.serene.protocol.SyncConfig;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Controller decisions on recorded telemetry. */
+class ControllerTest {
+    private final List<String> installs = new ArrayList<>();
+    private int earliest = 5;
+
+    private Controller controller(final String policy, final int workers) {
+        return new Controller(PolicyParser.parse(policy), workers, new Controller.SwitchControl() {
+            @Override
+            public int earliestSwapRound() {
+                return earliest;
+            }
+
+            @Override
+            public Status install(final int firstRound, final SyncConfig config) {
+                installs.add(config + "@" + firstRound);
+                return Status.OK;
+            }
+        });
+    }
+
+    private static Controller.Telemetry round(final int released, final int[] clocks, final long... iterationMs) {
+        final Controller.Telemetry t = new Controller.Telemetry();
+        t.releasedRound = released;
+        t.clocks = clocks;
+        t.iterationNs = new long[iterationMs.length];
+        for (int i = 0; i < iterationMs.length; i++) {
+            t.iterationNs[i] = iterationMs[i] * 1_000_000L;
+        }
+        return t;
+    }
+
+    @Test
+    void aRuleFiresOnlyAfterItsConditionHeldForNRoundsInARow() {
+        final Controller c = controller("start bsp\nwhen lag >= 2 for 3 rounds then ssp(4)\nwhen lag <= 1 for 2 rounds then bsp", 3);
+        c.onRound(round(0, new int[] {1, 1, 1}, 10, 10, 30));   // blocked lag 2
+        c.onRound(round(1, new int[] {2, 2, 2}, 10, 10, 10));   // lag 1: streak broken
+        c.onRound(round(2, new int[] {3, 3, 3}, 10, 10, 30));
+        c.onRound(round(3, new int[] {4, 4, 4}, 10, 10, 30));
+        assertThat(installs).isEmpty();
+        c.onRound(round(4, new int[] {5, 5, 5}, 10, 10, 35));
+        assertThat(installs).containsExactly("ssp:4@5");
+        assertThat(c.decisions().get(0).reason).isEqualTo("lag >= 2 for 3 rounds (lag = 2.00)");
+        earliest = 11;
+        c.onRound(round(5, new int[] {6, 6, 6}, 10, 10, 10));
+        c.onRound(round(6, new int[] {7, 7, 7}, 10, 10, 10));
+        assertThat(installs).containsExactly("ssp:4@5", "bsp@11");
+        assertThat(c.decisions()).hasSize(2);
+        assertThat(c.decisions().get(1).from).isEqualTo("ssp:4");
+    }
+
+    @Test
+    void slowWorkersAreExcludedAndIncludedAgain() {
+        final Controller c = controller("start bsp\nwhen slowdown(worker) > 3 for 2 rounds then exclude(worker) drop\n"
+            + "when slowdown(worker) < 1.5 for 2 rounds then include(worker)", 4);
+        c.onRound(round(0, new int[] {0, 0, 0, 0}, 10, 10, 10, 40));
+        c.onRound(round(1, new int[] {1, 1, 1, 1}, 10, 10, 10, 40));
+        assertThat(installs).containsExactly("bsp+exclude:3+drop@5");
+        c.onRound(round(2, new int[] {2, 2, 2, 2}, 10, 10, 10, 11));
+        c.onRound(round(3, new int[] {3, 3, 3, 3}, 10, 10, 10, 11));
+        assertThat(installs).containsExactly("bsp+exclude:3+drop@5", "bsp@5");
+        assertThat(c.decisions().get(0).reason).startsWith("worker 3: slowdown(worker) > 3 for 2 rounds");
+    }
+}

@@ -1,0 +1,75 @@
+package io.serene.controlplane;
+
+import io.serene.protocol.LateMode;
+import io.serene.protocol.SyncConfig;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class PolicyParserTest {
+    private static final String ADAPTIVE = String.join("\n",
+        "policy adaptive",
+        "start bsp",
+        "when lag >= 2 for 3 rounds then ssp(4)",
+        "when lag <= 1 for 20 rounds then bsp",
+        "when slowdown(worker) > 3.0 for 10 rounds then exclude(worker) fold",
+        "when slowdown(worker) < 1.5 for 10 rounds then include(worker)");
+
+    @Test
+    void parsesTheIssueExampleIntoTheSamePolicyAsTheJavaApi() {
+        final Policy parsed = PolicyParser.parse(ADAPTIVE);
+        final Policy built = PolicyBuilder.policy("adaptive").start(SyncConfig.bsp())
+            .when(Policy.Metric.LAG, Policy.Comparator.GE, 2).forRounds(3).then(SyncConfig.ssp(4))
+            .when(Policy.Metric.LAG, Policy.Comparator.LE, 1).forRounds(20).then(SyncConfig.bsp())
+            .when(Policy.Metric.SLOWDOWN, Policy.Comparator.GT, 3.0).forRounds(10).thenExclude(LateMode.FOLD)
+            .when(Policy.Metric.SLOWDOWN, Policy.Comparator.LT, 1.5).forRounds(10).thenInclude()
+            .build();
+        assertThat(parsed).isEqualTo(built);
+        assertThat(parsed.rules().get(0).toString()).isEqualTo("when lag >= 2 for 3 rounds then ssp:4");
+        assertThat(parsed.rules().get(2).line).isEqualTo(5);
+    }
+
+    @Test
+    void configsCombineAndCommentsAndBlankLinesAreIgnored() {
+        final Policy p = PolicyParser.parse("# a comment\n\npolicy p\nstart ssp(2) + timeout(50) # trailing\n"
+            + "when round_time > 40 then fastest(3) + drop\nwhen waiting_share >= 0.5 for 2 rounds then asp\n"
+            + "when staleness < 0.5 then quorum(2)\n");
+        assertThat(p.start()).isEqualTo(SyncConfig.ssp(2).withTimeoutNs(50_000_000L));
+        assertThat(p.rules().get(0).action.config).isEqualTo(SyncConfig.bsp().requiringNone().withQuorum(3)
+            .withLateMode(LateMode.DROP));
+        assertThat(p.rules().get(1).metric).isEqualTo(Policy.Metric.WAITING_SHARE);
+        assertThat(p.rules().get(2).action.config.quorum()).isEqualTo(2);
+    }
+
+    @Test
+    void errorsNameLineAndColumnWithACaret() {
+        assertThatThrownBy(() -> PolicyParser.parse("policy bad\nstart bsp\nwhen lag >= then ssp(4)\n"))
+            .isInstanceOf(PolicyException.class)
+            .hasMessage("3:13: expected a number after '>=', found 'then'\n  when lag >= then ssp(4)\n              ^");
+        expectError("when lagg >= 2 then bsp", 1, 6, "unknown metric 'lagg'");
+        expectError("when lag >= 2 for 0 rounds then bsp", 1, 19, "expected a whole number of rounds >= 1 after 'for'");
+        expectError("when lag >= 2 for 3 laps then bsp", 1, 21, "expected 'rounds' after 'for 3'");
+        expectError("when lag >= 2 then sspp(4)", 1, 20, "unknown config 'sspp'");
+        expectError("when lag >= 2 then ssp(x)", 1, 24, "expected a whole number >= 0 in ssp(...)");
+        expectError("when lag >= 2 then exclude(worker)", 1, 20, "exclude(worker) needs a per-worker condition");
+        expectError("when slowdown(worker) > 3 then bsp", 1, 32, "a per-worker condition needs exclude(worker)");
+        expectError("when lag >= 2 then bsp extra", 1, 24, "unexpected 'extra' after the statement");
+        expectError("start bsp + ssp(2)", 1, 13, "at most one of bsp, asp, ssp");
+        expectError("begin bsp", 1, 1, "expected 'policy', 'start' or 'when', found 'begin'");
+        expectError("when lag => 2 then bsp", 1, 10, "unexpected character '='");
+        expectError("start timeout(0)", 1, 15, "expected milliseconds > 0");
+        expectError("start bsp\nstart ssp(1)", 2, 1, "a policy has one start config");
+    }
+
+    private static void expectError(final String text, final int line, final int column, final String message) {
+        assertThatThrownBy(() -> PolicyParser.parse(text))
+            .isInstanceOf(PolicyException.class)
+            .hasMessageStartingWith(line + ":" + column + ": ")
+            .hasMessageContaining(message)
+            .satisfies(ex -> {
+                assertThat(((PolicyException) ex).line()).isEqualTo(line);
+                assertThat(((PolicyException) ex).column()).isEqualTo(column);
+            });
+    }
+}

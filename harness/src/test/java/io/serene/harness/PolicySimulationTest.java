@@ -1,0 +1,48 @@
+package io.serene.harness;
+
+import io.serene.controlplane.Policy;
+import io.serene.protocol.SyncSchedule;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Policies drive simulations through the controller; the invariants still hold. */
+class PolicySimulationTest {
+    private static final Path EXAMPLES = Path.of(System.getProperty("user.dir")).resolveSibling("examples");
+
+    @Test
+    void everyExamplePolicyParses() throws Exception {
+        try (Stream<Path> files = Files.list(EXAMPLES)) {
+            assertThat(files.filter(f -> f.toString().endsWith(".policy")).peek(PolicyCommand::load).count())
+                .isGreaterThanOrEqualTo(4);
+        }
+    }
+
+    @Test
+    void theAdaptivePolicyLeavesBspUnderStragglersAndWaitsLess() {
+        final Policy adaptive = PolicyCommand.load(EXAMPLES.resolve("adaptive.policy"));
+        final ScenarioRunner.ScenarioResult r = new ScenarioRunner(new Scenario().workers(32).rounds(150)
+            .policy(adaptive).stragglers("transient:p=0.02,x5").seed(3)).run();
+        final ScenarioRunner.ScenarioResult bsp = new ScenarioRunner(new Scenario().workers(32).rounds(150)
+            .schedule(SyncSchedule.parse("bsp")).stragglers("transient:p=0.02,x5").seed(3)).run();
+        assertThat(r.allChecks()).isTrue();
+        assertThat(r.decisions).isNotEmpty();
+        assertThat(r.decisions.get(0).to).isEqualTo("ssp:4");
+        assertThat(r.cumulativeWaitingNs).isLessThan(bsp.cumulativeWaitingNs);
+    }
+
+    @Test
+    void excludingAPersistentStragglerKeepsTheInvariants() {
+        final Policy policy = PolicyCommand.load(EXAMPLES.resolve("exclude-stragglers.policy"));
+        final ScenarioRunner.ScenarioResult r = new ScenarioRunner(new Scenario().workers(8).rounds(120)
+            .policy(policy).stragglers("persistent:2:x4").seed(9).faults(0.02, 0.01, 0.02)).run();
+        assertThat(r.allChecks()).isTrue();
+        assertThat(r.decisions).isNotEmpty();
+        assertThat(r.decisions.get(0).to).contains("exclude:2");
+        assertThat(r.folded).isPositive();
+    }
+}
