@@ -34,6 +34,11 @@ public final class SwitchCommand implements Callable<Integer> {
     @Option(names = "--chunk-elements", defaultValue = "256", description = "Elements per packet (K). Default: ${DEFAULT-VALUE}.")
     int chunkElements;
 
+    @Option(names = "--sync", defaultValue = "asp", description = "Sync config every new job starts with (docs/sync.md), "
+        + "e.g. bsp, ssp:3, fastest:14+timeout:50. Default: ${DEFAULT-VALUE} (every chunk waits for every worker; "
+        + "workers held back only by the release ring).")
+    String sync;
+
     @Option(names = "--stats-seconds", defaultValue = "5", description = "Print counters every N seconds (0: never). Default: ${DEFAULT-VALUE}.")
     int statsSeconds;
 
@@ -43,7 +48,7 @@ public final class SwitchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         final SwitchContext context = new SwitchContext().budgetBytes(budget).maxJobs(maxJobs).maxWorkers(maxWorkers)
-            .chunkElements(chunkElements).conclude();
+            .chunkElements(chunkElements).defaultSync(io.serene.protocol.SyncConfigParser.parse(sync)).conclude();
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("--port must be in 0..65535, was " + port);
         }
@@ -53,7 +58,8 @@ public final class SwitchCommand implements Callable<Integer> {
         try (UdpTransport transport = UdpTransport.create(1, !nio);
              UdpHost host = transport.bind(pipeline, new InetSocketAddress(bind, port), UdpOptions.defaults())) {
             System.out.println(context.memory());
-            System.out.println("switch listening on udp " + host.localAddress() + " (" + transport.kind() + ")");
+            System.out.println("switch listening on udp " + host.localAddress() + " (" + transport.kind() + "), new jobs start with "
+                + context.defaultSync());
             System.out.flush();
             Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
             while (!stop.await(statsSeconds > 0 ? statsSeconds : 3600, java.util.concurrent.TimeUnit.SECONDS)) {

@@ -56,4 +56,55 @@ class UdpAllreduceSystemTest {
             assertThat(errors).isEmpty();
         }
     }
+
+    @Test
+    @Timeout(120)
+    void fastestThreeOfFourOverUdpLeavesTheSlowWorkerOutAndFoldsItsGradients() throws Exception {
+        final int workers = 4;
+        final int elements = 2_000;
+        final List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(4 << 20)
+            .defaultSync(io.serene.protocol.SyncConfig.fastest(3)).conclude(), errors::add);
+        try (UdpTransport switchLoop = UdpTransport.create(1, true);
+             UdpTransport workerLoop = UdpTransport.create(1, true);
+             UdpHost switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults())) {
+            final List<UdpWorker> udpWorkers = new ArrayList<>();
+            for (int w = 0; w < workers; w++) {
+                udpWorkers.add(UdpWorker.start(new WorkerContext().jobId(6).workerId(w).workers(workers)
+                        .elementsPerRound(elements), switchHost.localAddress(), new InetSocketAddress("127.0.0.1", 0),
+                    workerLoop, UdpOptions.defaults(), errors::add));
+            }
+            try {
+                for (final UdpWorker worker : udpWorkers) {
+                    worker.joined().get(20, TimeUnit.SECONDS);
+                }
+                final float[] g = new float[elements];
+                java.util.Arrays.fill(g, 1f);
+                for (int round = 0; round < 5; round++) {
+                    final List<CompletableFuture<Aggregate>> futures = new ArrayList<>();
+                    for (int w = 0; w < workers - 1; w++) {
+                        udpWorkers.get(w).awaitClearance(round).get(20, TimeUnit.SECONDS);
+                        futures.add(udpWorkers.get(w).allreduce(round, g));
+                    }
+                    final List<Aggregate> aggregates = new ArrayList<>();
+                    for (final CompletableFuture<Aggregate> f : futures) {
+                        aggregates.add(f.get(30, TimeUnit.SECONDS));
+                    }
+                    // the slow worker contributes after the round was released without it
+                    final Aggregate late = udpWorkers.get(workers - 1).allreduce(round, g).get(30, TimeUnit.SECONDS);
+                    for (final Aggregate a : aggregates) {
+                        assertThat(a.integerSums()).isEqualTo(late.integerSums());
+                        assertThat(a.contributorCount()).isEqualTo(3);
+                        assertThat(a.chunkContributors(0).get(workers - 1)).isFalse();
+                    }
+                }
+                final long folded = udpWorkers.get(workers - 1).call(e -> e.counters().get(
+                    io.serene.worker.WorkerCounter.FOLDED_CHUNKS)).get();
+                assertThat(folded).as("every chunk of the slow worker folded").isEqualTo(5L * 8);
+            } finally {
+                udpWorkers.forEach(UdpWorker::close);
+            }
+            assertThat(errors).isEmpty();
+        }
+    }
 }

@@ -52,6 +52,11 @@ public final class UdpWorker implements AutoCloseable {
         return host.call(() -> engine.allreduce(round, gradient)).thenCompose(f -> f);
     }
 
+    /** Completes once this worker may start computing {@code round} under the job's sync config (any thread). */
+    public CompletableFuture<Void> awaitClearance(final int round) {
+        return host.call(() -> engine.awaitClearance(round)).thenCompose(f -> f);
+    }
+
     /** A snapshot of the engine's counters, taken on its thread. */
     public String counters() {
         return host.call(() -> engine.counters().toString()).join();
