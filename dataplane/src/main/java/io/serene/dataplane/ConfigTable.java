@@ -195,6 +195,16 @@ final class ConfigTable {
         return required[(j * ENTRIES + e) * words + w];
     }
 
+    /** An entry as text for operators: bound, required workers, quorum, timeout, late mode. */
+    String describe(final int j, final int e) {
+        final int b = bound(j, e);
+        final long t = timeoutNs(j, e);
+        return "bound=" + (b == SyncConfig.UNBOUNDED ? "unbounded" : Integer.toString(b))
+            + " required=" + required(j, e) + " quorum=" + quorum(j, e)
+            + " timeout=" + (t == SyncConfig.NO_TIMEOUT ? "none" : (t / 1_000_000.0) + "ms")
+            + " late=" + lateMode(j, e).name().toLowerCase(java.util.Locale.ROOT);
+    }
+
     /** The required set of an entry, for tests and telemetry. */
     BitSet required(final int j, final int e) {
         final int base = (j * ENTRIES + e) * words;

@@ -178,6 +178,28 @@ public final class SwitchPipeline implements PacketEndpoint {
         return j == JobTable.MISSING || worker >= jobWorkers[j] ? -1 : workerClock[j * maxWorkers + worker];
     }
 
+    /** The job's worker count; -1 if unknown. */
+    public int workers(final int job) {
+        final int j = jobTable.get(job);
+        return j == JobTable.MISSING ? -1 : jobWorkers[j];
+    }
+
+    /**
+     * The job's config table, oldest entry first, as {@code first round -> rule} (for telemetry and
+     * operators; allocates). Empty for an unknown job. Call on the switch's thread.
+     */
+    public java.util.SortedMap<Integer, String> configEntries(final int job) {
+        final java.util.SortedMap<Integer, String> entries = new java.util.TreeMap<>();
+        final int j = jobTable.get(job);
+        if (j != JobTable.MISSING) {
+            for (int i = 0; i < configs.entries(j); i++) {
+                final int e = configs.at(j, i);
+                entries.put(configs.firstRound(j, e), configs.describe(j, e));
+            }
+        }
+        return entries;
+    }
+
     public int activeJobs() {
         return jobTable.size();
     }

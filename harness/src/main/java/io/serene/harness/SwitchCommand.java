@@ -42,6 +42,10 @@ public final class SwitchCommand implements Callable<Integer> {
     @Option(names = "--stats-seconds", defaultValue = "5", description = "Print counters every N seconds (0: never). Default: ${DEFAULT-VALUE}.")
     int statsSeconds;
 
+    @Option(names = "--control-port", defaultValue = "-1", description = "TCP port of the gRPC control service "
+        + "(serene control, docs/policy.md); -1: none. Default: ${DEFAULT-VALUE}.")
+    int controlPort;
+
     @Option(names = "--nio", description = "Use plain NIO instead of native epoll.")
     boolean nio;
 
@@ -52,14 +56,24 @@ public final class SwitchCommand implements Callable<Integer> {
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("--port must be in 0..65535, was " + port);
         }
+        if (controlPort < -1 || controlPort > 65535) {
+            throw new IllegalArgumentException("--control-port must be in 0..65535 (or -1: none), was " + controlPort);
+        }
         final SwitchPipeline pipeline = new SwitchPipeline(context,
             ex -> System.err.println("switch error: " + ex));
         final CountDownLatch stop = new CountDownLatch(1);
         try (UdpTransport transport = UdpTransport.create(1, !nio);
-             UdpHost host = transport.bind(pipeline, new InetSocketAddress(bind, port), UdpOptions.defaults())) {
+             UdpHost host = transport.bind(pipeline, new InetSocketAddress(bind, port), UdpOptions.defaults());
+             SwitchControlService control = new SwitchControlService(host::call, pipeline)) {
+            final io.grpc.Server server = controlPort < 0 ? null
+                : io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder.forAddress(new InetSocketAddress(bind, controlPort))
+                    .addService(control).build().start();
             System.out.println(context.memory());
             System.out.println("switch listening on udp " + host.localAddress() + " (" + transport.kind() + "), new jobs start with "
                 + context.defaultSync());
+            if (server != null) {
+                System.out.println("control service on tcp " + bind + ":" + server.getPort());
+            }
             System.out.flush();
             Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
             while (!stop.await(statsSeconds > 0 ? statsSeconds : 3600, java.util.concurrent.TimeUnit.SECONDS)) {
@@ -67,6 +81,9 @@ public final class SwitchCommand implements Callable<Integer> {
                     System.out.println("counters: " + host.call(() -> pipeline.counters().toString()).get()
                         + ", jobs=" + host.call(pipeline::activeJobs).get());
                 }
+            }
+            if (server != null) {
+                server.shutdownNow();
             }
         }
         return 0;

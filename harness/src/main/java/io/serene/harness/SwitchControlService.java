@@ -1,0 +1,185 @@
+package io.serene.harness;
+
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.serene.controlplane.rpc.ConfigEntry;
+import io.serene.controlplane.rpc.CountersReply;
+import io.serene.controlplane.rpc.CountersRequest;
+import io.serene.controlplane.rpc.InstallConfigReply;
+import io.serene.controlplane.rpc.InstallConfigRequest;
+import io.serene.controlplane.rpc.JobRequest;
+import io.serene.controlplane.rpc.JobState;
+import io.serene.controlplane.rpc.SwitchControlGrpc;
+import io.serene.controlplane.rpc.WatchRequest;
+import io.serene.dataplane.SwitchCounter;
+import io.serene.dataplane.SwitchPipeline;
+import io.serene.protocol.SyncConfig;
+import io.serene.protocol.SyncConfigParser;
+
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * The switch's gRPC control service: every call runs on the switch's own thread (the data plane is
+ * single-threaded), so reads see a consistent job and installs are ordered with packets exactly as
+ * in-process ones. A config that does not parse or does not fit the job is INVALID_ARGUMENT, an
+ * unknown job NOT_FOUND, a first round below the earliest safe one FAILED_PRECONDITION.
+ */
+public final class SwitchControlService extends SwitchControlGrpc.SwitchControlImplBase implements AutoCloseable {
+    /** Runs a function on the switch's thread ({@code UdpHost::call}). */
+    public interface SwitchThread {
+        <T> CompletableFuture<T> call(Supplier<T> function);
+    }
+
+    private static final long CALL_TIMEOUT_S = 5;
+    private final SwitchThread thread;
+    private final SwitchPipeline pipeline;
+    private final ScheduledExecutorService watchers = Executors.newSingleThreadScheduledExecutor(r -> {
+        final Thread t = new Thread(r, "serene-control-watch");
+        t.setDaemon(true);
+        return t;
+    });
+
+    public SwitchControlService(final SwitchThread thread, final SwitchPipeline pipeline) {
+        this.thread = thread;
+        this.pipeline = pipeline;
+    }
+
+    @Override
+    public void installConfig(final InstallConfigRequest request, final StreamObserver<InstallConfigReply> reply) {
+        final SyncConfig config;
+        try {
+            config = SyncConfigParser.parse(request.getConfig());
+        } catch (final IllegalArgumentException ex) {
+            reply.onError(Status.INVALID_ARGUMENT.withDescription(ex.getMessage()).asRuntimeException());
+            return;
+        }
+        final InstallConfigReply result;
+        try {
+            result = onSwitch(() -> {
+                final int job = request.getJob();
+                final int first = request.getFirstRound() < 0 ? pipeline.earliestSwapRound(job) : request.getFirstRound();
+                final io.serene.protocol.Status status = pipeline.installConfig(job, first, config);
+                return InstallConfigReply.newBuilder().setStatus(status.name()).setFirstRound(first)
+                    .setEpoch(pipeline.configEpoch(job)).build();
+            });
+        } catch (final Exception ex) {
+            reply.onError(Status.UNAVAILABLE.withDescription("switch thread: " + ex).asRuntimeException());
+            return;
+        }
+        switch (io.serene.protocol.Status.valueOf(result.getStatus())) {
+            case OK:
+                reply.onNext(result);
+                reply.onCompleted();
+                return;
+            case UNKNOWN_JOB:
+                reply.onError(Status.NOT_FOUND.withDescription("no job " + request.getJob() + " on this switch").asRuntimeException());
+                return;
+            case BAD_KEY:
+                reply.onError(Status.INVALID_ARGUMENT.withDescription("config '" + config + "' does not fit job "
+                    + request.getJob()).asRuntimeException());
+                return;
+            case TOO_EARLY:
+                reply.onError(Status.FAILED_PRECONDITION.withDescription("first round " + result.getFirstRound()
+                    + " is below the earliest safe round; pass -1 for it").asRuntimeException());
+                return;
+            default:
+                reply.onError(Status.RESOURCE_EXHAUSTED.withDescription(result.getStatus()).asRuntimeException());
+        }
+    }
+
+    @Override
+    public void readJob(final JobRequest request, final StreamObserver<JobState> reply) {
+        try {
+            final JobState state = onSwitch(() -> jobState(request.getJob()));
+            if (state == null) {
+                reply.onError(Status.NOT_FOUND.withDescription("no job " + request.getJob() + " on this switch").asRuntimeException());
+                return;
+            }
+            reply.onNext(state);
+            reply.onCompleted();
+        } catch (final Exception ex) {
+            reply.onError(Status.UNAVAILABLE.withDescription("switch thread: " + ex).asRuntimeException());
+        }
+    }
+
+    @Override
+    public void readCounters(final CountersRequest request, final StreamObserver<CountersReply> reply) {
+        try {
+            final Map<SwitchCounter, Long> snapshot = onSwitch(() -> pipeline.counters().snapshot());
+            final CountersReply.Builder b = CountersReply.newBuilder();
+            snapshot.forEach((k, v) -> b.putValues(k.name().toLowerCase(Locale.ROOT), v));
+            reply.onNext(b.build());
+            reply.onCompleted();
+        } catch (final Exception ex) {
+            reply.onError(Status.UNAVAILABLE.withDescription("switch thread: " + ex).asRuntimeException());
+        }
+    }
+
+    @Override
+    public void watchJob(final WatchRequest request, final StreamObserver<JobState> reply) {
+        final int intervalMs = request.getIntervalMs() <= 0 ? 100 : request.getIntervalMs();
+        final ServerCallStreamObserver<JobState> stream = (ServerCallStreamObserver<JobState>) reply;
+        final ScheduledFuture<?>[] task = new ScheduledFuture<?>[1];
+        stream.setOnCancelHandler(() -> {
+            if (task[0] != null) {
+                task[0].cancel(false);
+            }
+        });
+        task[0] = watchers.scheduleAtFixedRate(() -> {
+            if (stream.isCancelled()) {
+                task[0].cancel(false);
+                return;
+            }
+            try {
+                final JobState state = onSwitch(() -> jobState(request.getJob()));
+                if (state == null) {
+                    task[0].cancel(false);
+                    reply.onError(Status.NOT_FOUND.withDescription("no job " + request.getJob() + " on this switch").asRuntimeException());
+                    return;
+                }
+                reply.onNext(state);
+            } catch (final Exception ex) {
+                task[0].cancel(false);
+                try {
+                    reply.onError(Status.UNAVAILABLE.withDescription("switch thread: " + ex).asRuntimeException());
+                } catch (final RuntimeException ignored) {
+                    // the stream was closed meanwhile
+                }
+            }
+        }, 0, intervalMs, TimeUnit.MILLISECONDS);
+    }
+
+    /** The job's registers, or null if the switch has no such job. Call on the switch's thread. */
+    private JobState jobState(final int job) {
+        final int workers = pipeline.workers(job);
+        if (workers < 0) {
+            return null;
+        }
+        final JobState.Builder b = JobState.newBuilder().setJob(job).setReleasedRound(pipeline.releasedRound(job))
+            .setEpoch(pipeline.configEpoch(job)).setEarliestSwapRound(pipeline.earliestSwapRound(job))
+            .setTimeNs(System.nanoTime());
+        for (int w = 0; w < workers; w++) {
+            b.addClocks(pipeline.clock(job, w));
+        }
+        pipeline.configEntries(job).forEach((first, rule) ->
+            b.addEntries(ConfigEntry.newBuilder().setFirstRound(first).setRule(rule)));
+        return b.build();
+    }
+
+    private <T> T onSwitch(final Supplier<T> function) throws Exception {
+        return thread.call(function).get(CALL_TIMEOUT_S, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public void close() {
+        watchers.shutdownNow();
+    }
+}

@@ -1,0 +1,136 @@
+package io.serene.systemtests;
+
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.serene.dataplane.SwitchContext;
+import io.serene.dataplane.SwitchPipeline;
+import io.serene.harness.Serene;
+import io.serene.harness.SwitchControlService;
+import io.serene.protocol.SyncConfig;
+import io.serene.transport.UdpHost;
+import io.serene.transport.UdpOptions;
+import io.serene.transport.UdpTransport;
+import io.serene.worker.Aggregate;
+import io.serene.worker.UdpWorker;
+import io.serene.worker.WorkerContext;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A switch with its gRPC control service and two UDP workers; {@code serene control} reads the
+ * job, hot-swaps it from BSP to SSP while it trains, and is refused with a clear reason for bad
+ * configs, unknown jobs and unsafe first rounds.
+ */
+class RemoteControlSystemTest {
+    private static final int JOB = 9;
+
+    /** Runs the CLI in this JVM; returns exit code and everything it printed. */
+    private static Object[] cli(final String... args) {
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        final PrintStream savedOut = System.out;
+        try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+             PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
+            System.setOut(o);
+            final picocli.CommandLine cl = Serene.commandLine();
+            cl.setErr(new java.io.PrintWriter(e, true));
+            final int code = cl.execute(args);
+            return new Object[] {code, out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8)};
+        } finally {
+            System.setOut(savedOut);
+        }
+    }
+
+    private static void rounds(final List<UdpWorker> workers, final int from, final int to) throws Exception {
+        final float[] g = new float[1_000];
+        java.util.Arrays.fill(g, 1f);
+        for (int round = from; round < to; round++) {
+            final List<CompletableFuture<Aggregate>> futures = new ArrayList<>();
+            for (final UdpWorker w : workers) {
+                w.awaitClearance(round).get(20, TimeUnit.SECONDS);
+                futures.add(w.allreduce(round, g));
+            }
+            for (final CompletableFuture<Aggregate> f : futures) {
+                assertThat(f.get(30, TimeUnit.SECONDS).contributorCount()).isEqualTo(workers.size());
+            }
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void controlCliReadsAndHotSwapsARunningJob() throws Exception {
+        final List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(4 << 20)
+            .defaultSync(SyncConfig.bsp()).conclude(), errors::add);
+        try (UdpTransport switchLoop = UdpTransport.create(1, true);
+             UdpTransport workerLoop = UdpTransport.create(1, true);
+             UdpHost switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
+             SwitchControlService service = new SwitchControlService(switchHost::call, pipeline)) {
+            final Server server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(service).build().start();
+            final String target = "127.0.0.1:" + server.getPort();
+            final List<UdpWorker> workers = new ArrayList<>();
+            for (int w = 0; w < 2; w++) {
+                workers.add(UdpWorker.start(new WorkerContext().jobId(JOB).workerId(w).workers(2).elementsPerRound(1_000),
+                    switchHost.localAddress(), new InetSocketAddress("127.0.0.1", 0), workerLoop, UdpOptions.defaults(), errors::add));
+            }
+            try {
+                for (final UdpWorker w : workers) {
+                    w.joined().get(20, TimeUnit.SECONDS);
+                }
+                rounds(workers, 0, 3);
+
+                Object[] r = cli("control", "show", "--switch", target, "--job", "" + JOB);
+                assertThat(r[0]).as((String) r[1]).isEqualTo(0);
+                assertThat((String) r[1]).contains("job 9: R=2 epoch=0").contains("clocks=[2, 2]")
+                    .contains("from round 0: bound=0 required={0, 1} quorum=2");
+
+                r = cli("control", "install", "ssp:2", "--switch", target, "--job", "" + JOB);
+                assertThat(r[0]).as((String) r[1]).isEqualTo(0);
+                assertThat((String) r[1]).contains("job 9: ssp:2 from round 4 (epoch 1)");
+                rounds(workers, 3, 8);
+                for (final UdpWorker w : workers) {
+                    assertThat(w.call(e -> e.configEpoch()).get()).isEqualTo(1);
+                }
+                r = cli("control", "show", "--switch", target, "--job", "" + JOB);
+                assertThat((String) r[1]).contains("R=7 epoch=1 earliest swap round=11 clocks=[7, 7]")
+                    .contains("from round 0: bound=0 required={0, 1} quorum=2 timeout=none late=fold")
+                    .contains("from round 4: bound=2 required={0, 1} quorum=2 timeout=none late=fold");
+
+                r = cli("control", "install", "ssp:x", "--switch", target, "--job", "" + JOB);
+                assertThat(r[0]).isEqualTo(1);
+                assertThat((String) r[1]).contains("INVALID_ARGUMENT");
+                r = cli("control", "install", "bsp+exclude:5", "--switch", target, "--job", "" + JOB);
+                assertThat((String) r[1]).contains("INVALID_ARGUMENT").contains("does not fit job 9");
+                r = cli("control", "install", "bsp", "--switch", target, "--job", "42");
+                assertThat((String) r[1]).contains("NOT_FOUND").contains("no job 42");
+                r = cli("control", "install", "bsp", "--first-round", "1", "--switch", target, "--job", "" + JOB);
+                assertThat((String) r[1]).contains("FAILED_PRECONDITION");
+                r = cli("control", "show", "--switch", "nonsense", "--job", "" + JOB);
+                assertThat(r[0]).isEqualTo(2);
+                assertThat((String) r[1]).contains("--switch must be HOST:PORT");
+
+                r = cli("control", "watch", "--count", "2", "--interval-ms", "20", "--switch", target, "--job", "" + JOB);
+                assertThat(r[0]).as((String) r[1]).isEqualTo(0);
+                assertThat(((String) r[1]).split("job 9: R=7", -1)).hasSize(3);
+
+                r = cli("control", "counters", "--switch", target);
+                assertThat((String) r[1]).contains("config_installs 1");
+            } finally {
+                workers.forEach(UdpWorker::close);
+                server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+            assertThat(errors).isEmpty();
+        }
+    }
+}
