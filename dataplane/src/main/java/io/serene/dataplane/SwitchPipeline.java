@@ -38,6 +38,7 @@ import java.util.function.Consumer;
  */
 public final class SwitchPipeline implements PacketEndpoint {
     private static final long NO_SEQ = -1L;
+    private static final long NO_ARRIVAL = Long.MIN_VALUE;
     /** Slot flag kept in the switch only: a contribution lay outside the job's scale, so adds saturate. */
     private static final int OUT_OF_SCALE = 0x40;
 
@@ -73,6 +74,9 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final int[] workerPort;          // [job * N + worker]
     private final int[] workerClock;         // [job * N + worker]
     private final int[] releaseCount;        // [job * G + round mod G]
+    private final long[] releaseNs;          // [job * G + round mod G]: when R passed the round
+    private final long[] workerArrivalNs;    // [job * N + worker]: first packet of its newest round
+    private final long[] workerIterationNs;  // [job * N + worker]: estimated compute time of that round
 
     // sync configs and the timeout scanner (a model of a packet generator sweeping the pool)
     private final ConfigTable configs;
@@ -123,6 +127,9 @@ public final class SwitchPipeline implements PacketEndpoint {
         workerPort = new int[maxJobs * maxWorkers];
         workerClock = new int[maxJobs * maxWorkers];
         releaseCount = new int[maxJobs * ring];
+        releaseNs = new long[maxJobs * ring];
+        workerArrivalNs = new long[maxJobs * maxWorkers];
+        workerIterationNs = new long[maxJobs * maxWorkers];
 
         final int slots = maxJobs * 2 * poolSize;
         slotSeq = new long[slots];
@@ -155,6 +162,7 @@ public final class SwitchPipeline implements PacketEndpoint {
             + jobActive.length + 4L * (jobId.length + jobWorkers.length + jobElementsPerRound.length
                 + jobChunksPerRound.length + jobValueLimit.length + jobReleasedRound.length) + 8L * jobOpenSeq.length
             + 8L * jobJoined.length + 4L * (workerPort.length + workerClock.length + releaseCount.length)
+            + 8L * (releaseNs.length + workerArrivalNs.length + workerIterationNs.length)
             + configs.bytes() + configDirty.length
             + 8L * slotSeq.length + 8L * slotFirstNs.length + slotEntry.length + 4L * (slotCount.length + slotRound.length + slotChunk.length + slotLength.length)
             + slotExponent.length + slotReleased.length + slotFlags.length
@@ -198,6 +206,15 @@ public final class SwitchPipeline implements PacketEndpoint {
             }
         }
         return entries;
+    }
+
+    /**
+     * Worker w's last compute time as the switch estimates it (see {@code estimateIteration}); 0
+     * before its second round, -1 if unknown.
+     */
+    public long iterationNs(final int job, final int worker) {
+        final int j = jobTable.get(job);
+        return j == JobTable.MISSING || worker >= jobWorkers[j] ? -1 : workerIterationNs[j * maxWorkers + worker];
     }
 
     public int activeJobs() {
@@ -269,7 +286,7 @@ public final class SwitchPipeline implements PacketEndpoint {
                 final long timeout = configs.timeoutNs(j, slotEntry[idx]);
                 if (timeout != SyncConfig.NO_TIMEOUT && nowNs - slotFirstNs[idx] >= timeout && jobActive[j]) {
                     counters.increment(SwitchCounter.TIMEOUT_RELEASES);
-                    release(j, idx, outbox);
+                    release(j, idx, nowNs, outbox);
                 }
             }
         } catch (final RuntimeException ex) {
@@ -429,9 +446,10 @@ public final class SwitchPipeline implements PacketEndpoint {
         aggregate(j, idx, word, bit, n, payload);
         if (payload == Flags.VALUES && round > workerClock[j * maxWorkers + worker]) {
             workerClock[j * maxWorkers + worker] = round;
+            estimateIteration(j, worker, round, nowNs);
         }
         if (releasable(j, idx)) {
-            release(j, idx, outbox);
+            release(j, idx, nowNs, outbox);
         }
     }
 
@@ -536,7 +554,30 @@ public final class SwitchPipeline implements PacketEndpoint {
         return scratch;
     }
 
-    private void release(final int j, final int idx, final Outbox outbox) {
+    /**
+     * A worker's compute time for a round, as the switch sees it: from when it could start (its
+     * previous round's first packet, or the release of the round its clearance waited for,
+     * whichever was later) to the first packet of this round. Includes one network delay.
+     */
+    private void estimateIteration(final int j, final int worker, final int round, final long nowNs) {
+        final int w = j * maxWorkers + worker;
+        final long previous = workerArrivalNs[w];
+        workerArrivalNs[w] = nowNs;
+        if (previous == NO_ARRIVAL) {
+            return;
+        }
+        long start = previous;
+        final int bound = configs.bound(j, configs.entryFor(j, round));
+        if (bound != SyncConfig.UNBOUNDED) {
+            final long gate = (long) round - 1 - bound;
+            if (gate >= 0 && gate <= jobReleasedRound[j] && gate > jobReleasedRound[j] - ring) {
+                start = Math.max(start, releaseNs[j * ring + (int) (gate % ring)]);
+            }
+        }
+        workerIterationNs[w] = Math.max(0, nowNs - start);
+    }
+
+    private void release(final int j, final int idx, final long nowNs, final Outbox outbox) {
         slotReleased[idx] = true;
         counters.increment(SwitchCounter.RELEASES);
         if (slotCount[idx] < jobWorkers[j]) {
@@ -552,6 +593,7 @@ public final class SwitchPipeline implements PacketEndpoint {
             final int needed = jobChunksPerRound[j];
             while (releaseCount[j * ring + Math.floorMod(next, ring)] == needed) {
                 releaseCount[j * ring + Math.floorMod(next, ring)] = 0;
+                releaseNs[j * ring + Math.floorMod(next, ring)] = nowNs;
                 jobReleasedRound[j] = next;
                 next++;
             }
@@ -771,6 +813,8 @@ public final class SwitchPipeline implements PacketEndpoint {
                 updateTimeoutSweep();
                 Arrays.fill(jobJoined, j * words, (j + 1) * words, 0L);
                 Arrays.fill(workerClock, j * maxWorkers, (j + 1) * maxWorkers, -1);
+                Arrays.fill(workerArrivalNs, j * maxWorkers, (j + 1) * maxWorkers, NO_ARRIVAL);
+                Arrays.fill(workerIterationNs, j * maxWorkers, (j + 1) * maxWorkers, 0L);
                 Arrays.fill(workerPort, j * maxWorkers, (j + 1) * maxWorkers, -1);
                 Arrays.fill(releaseCount, j * ring, (j + 1) * ring, 0);
                 Arrays.fill(slotSeq, j * 2 * poolSize, (j + 1) * 2 * poolSize, NO_SEQ);

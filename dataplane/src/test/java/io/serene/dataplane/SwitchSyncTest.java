@@ -179,6 +179,32 @@ class SwitchSyncTest {
         assertThat(pipeline.configEpoch(JOB)).isEqualTo(ConfigTable.ENTRIES);
     }
 
+    @Test
+    void theSwitchEstimatesEachWorkersComputeTimeFromArrivalsAndTheReleasesItWaitedFor() {
+        final long ms = 1_000_000L;
+        start("bsp", 2);
+        both(0, 0, 1 * ms);
+        assertThat(pipeline.iterationNs(JOB, 0)).as("unknown before a second round").isZero();
+        both(1, 0, 10 * ms);
+        // round 1: both were held until round 0's release at 10 ms; worker 1 is the straggler
+        both(0, 1, 12 * ms);
+        both(1, 1, 40 * ms);
+        assertThat(pipeline.iterationNs(JOB, 0)).isEqualTo(2 * ms);
+        assertThat(pipeline.iterationNs(JOB, 1)).isEqualTo(30 * ms);
+        // round 2: worker 0 waited for round 1's release at 40 ms, not since its own last packet
+        both(1, 2, 43 * ms);
+        both(0, 2, 45 * ms);
+        assertThat(pipeline.iterationNs(JOB, 0)).isEqualTo(5 * ms);
+        assertThat(pipeline.iterationNs(JOB, 1)).isEqualTo(3 * ms);
+        assertThat(pipeline.iterationNs(JOB + 1, 0)).isEqualTo(-1);
+    }
+
+    /** Both chunks of a round from one worker at one time. */
+    private void both(final int worker, final int round, final long nowNs) {
+        contribute(worker, round, 0, 1, nowNs);
+        contribute(worker, round, 1, 1, nowNs);
+    }
+
     private List<PacketFlyweight> results() {
         final List<PacketFlyweight> results = new ArrayList<>();
         for (final PacketFlyweight p : sent) {
