@@ -9,7 +9,7 @@ package io.serene.dataplane;
  *   slot bytes  = 4K (int32 sums) + 8W (contributor bitmap) + 36 (seq 8, first contribution
  *                 time 8, count 4, round 4, chunk 4, length 4, exponent 1, released 1, flags 1,
  *                 config entry 1)
- *   fixed bytes = J * (24N (port 4, clock 4, last arrival 8, iteration estimate 8) + 8W (joined bitmap)
+ *   fixed bytes = J * (28N (port 4, clock 4, arrival round 4, its time 8, iteration estimate 8) + 8W (joined bitmap)
  *                      + 12G (release counters 4, release times 8)
  *                      + 33 (id, workers, elements, chunks, value limit, R: 4 each; open seq 8;
  *                            active 1))
@@ -53,7 +53,7 @@ public final class SwitchMemory {
 
     public static long fixedBytes(final int maxJobs, final int maxWorkers, final int roundRing, final int chunkElements) {
         final int words = bitmapWords(maxWorkers);
-        return (long) maxJobs * (24L * maxWorkers + 8L * words + 12L * roundRing + JOB_SCALAR_BYTES)
+        return (long) maxJobs * (28L * maxWorkers + 8L * words + 12L * roundRing + JOB_SCALAR_BYTES)
             + 9L * jobTableLength(maxJobs)
             + 64L + 16L * words + 8L * chunkElements
             + ConfigTable.bytes(maxJobs, words);

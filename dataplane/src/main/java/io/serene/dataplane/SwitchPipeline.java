@@ -75,7 +75,8 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final int[] workerClock;         // [job * N + worker]
     private final int[] releaseCount;        // [job * G + round mod G]
     private final long[] releaseNs;          // [job * G + round mod G]: when R passed the round
-    private final long[] workerArrivalNs;    // [job * N + worker]: first packet of its newest round
+    private final int[] workerArrivalRound;  // [job * N + worker]: its newest round with a packet here
+    private final long[] workerArrivalNs;    // [job * N + worker]: first packet of that round
     private final long[] workerIterationNs;  // [job * N + worker]: estimated compute time of that round
 
     // sync configs and the timeout scanner (a model of a packet generator sweeping the pool)
@@ -128,6 +129,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         workerClock = new int[maxJobs * maxWorkers];
         releaseCount = new int[maxJobs * ring];
         releaseNs = new long[maxJobs * ring];
+        workerArrivalRound = new int[maxJobs * maxWorkers];
         workerArrivalNs = new long[maxJobs * maxWorkers];
         workerIterationNs = new long[maxJobs * maxWorkers];
 
@@ -161,7 +163,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         return jobTable.bytes()
             + jobActive.length + 4L * (jobId.length + jobWorkers.length + jobElementsPerRound.length
                 + jobChunksPerRound.length + jobValueLimit.length + jobReleasedRound.length) + 8L * jobOpenSeq.length
-            + 8L * jobJoined.length + 4L * (workerPort.length + workerClock.length + releaseCount.length)
+            + 8L * jobJoined.length + 4L * (workerPort.length + workerClock.length + workerArrivalRound.length + releaseCount.length)
             + 8L * (releaseNs.length + workerArrivalNs.length + workerIterationNs.length)
             + configs.bytes() + configDirty.length
             + 8L * slotSeq.length + 8L * slotFirstNs.length + slotEntry.length + 4L * (slotCount.length + slotRound.length + slotChunk.length + slotLength.length)
@@ -446,6 +448,10 @@ public final class SwitchPipeline implements PacketEndpoint {
         aggregate(j, idx, word, bit, n, payload);
         if (payload == Flags.VALUES && round > workerClock[j * maxWorkers + worker]) {
             workerClock[j * maxWorkers + worker] = round;
+        }
+        if (round > workerArrivalRound[j * maxWorkers + worker]) {
+            // the first packet of a round (exponents or values) marks the end of its computation
+            workerArrivalRound[j * maxWorkers + worker] = round;
             estimateIteration(j, worker, round, nowNs);
         }
         if (releasable(j, idx)) {
@@ -557,7 +563,8 @@ public final class SwitchPipeline implements PacketEndpoint {
     /**
      * A worker's compute time for a round, as the switch sees it: from when it could start (its
      * previous round's first packet, or the release of the round its clearance waited for,
-     * whichever was later) to the first packet of this round. Includes one network delay.
+     * whichever was later) to the first packet of this round (exponents come first, and do not
+     * wait for other workers). Includes one network delay.
      */
     private void estimateIteration(final int j, final int worker, final int round, final long nowNs) {
         final int w = j * maxWorkers + worker;
@@ -813,6 +820,7 @@ public final class SwitchPipeline implements PacketEndpoint {
                 updateTimeoutSweep();
                 Arrays.fill(jobJoined, j * words, (j + 1) * words, 0L);
                 Arrays.fill(workerClock, j * maxWorkers, (j + 1) * maxWorkers, -1);
+                Arrays.fill(workerArrivalRound, j * maxWorkers, (j + 1) * maxWorkers, -1);
                 Arrays.fill(workerArrivalNs, j * maxWorkers, (j + 1) * maxWorkers, NO_ARRIVAL);
                 Arrays.fill(workerIterationNs, j * maxWorkers, (j + 1) * maxWorkers, 0L);
                 Arrays.fill(workerPort, j * maxWorkers, (j + 1) * maxWorkers, -1);

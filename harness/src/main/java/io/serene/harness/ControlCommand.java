@@ -24,7 +24,8 @@ import java.util.concurrent.TimeUnit;
 /** {@code serene control}: reads and hot-swaps a running switch's sync configs over gRPC. */
 @Command(name = "control", mixinStandardHelpOptions = true,
     description = "Talks to a switch started with --control-port: show a job, watch it, install a sync config, read counters.",
-    subcommands = {ControlCommand.Show.class, ControlCommand.Watch.class, ControlCommand.Install.class, ControlCommand.CountersCmd.class})
+    subcommands = {ControlCommand.Show.class, ControlCommand.Watch.class, ControlCommand.Install.class, ControlCommand.CountersCmd.class,
+        ControlCommand.Apply.class})
 public final class ControlCommand implements Runnable {
     @Override
     public void run() {
@@ -81,6 +82,11 @@ public final class ControlCommand implements Runnable {
         final StringBuilder sb = new StringBuilder();
         sb.append("job ").append(s.getJob()).append(": R=").append(s.getReleasedRound()).append(" epoch=").append(s.getEpoch())
             .append(" earliest swap round=").append(s.getEarliestSwapRound()).append(" clocks=").append(s.getClocksList());
+        sb.append(" compute ms=[");
+        for (int w = 0; w < s.getIterationNsCount(); w++) {
+            sb.append(w == 0 ? "" : ", ").append(String.format(java.util.Locale.ROOT, "%.1f", s.getIterationNs(w) / 1e6));
+        }
+        sb.append(']');
         for (final ConfigEntry e : s.getEntriesList()) {
             sb.append(System.lineSeparator()).append("  from round ").append(e.getFirstRound()).append(": ").append(e.getRule());
         }
@@ -156,6 +162,161 @@ public final class ControlCommand implements Runnable {
             } finally {
                 channel.shutdownNow();
             }
+        }
+    }
+
+    @Command(name = "apply", mixinStandardHelpOptions = true,
+        description = "Runs a policy's controller (docs/policy.md) against the job on a remote switch: installs the policy's "
+            + "start config, then evaluates the rules on every observed advance of R and hot-swaps through the switch.")
+    static final class Apply extends Target implements Callable<Integer> {
+        @Parameters(paramLabel = "FILE", description = "Policy file.")
+        java.nio.file.Path file;
+
+        @Option(names = "--interval-ms", defaultValue = "20", description = "How often the switch reports the job. Default: ${DEFAULT-VALUE}.")
+        int intervalMs;
+
+        @Option(names = "--until-round", defaultValue = "-1",
+            description = "Stop once R reaches this round (-1: when the job ends or on Ctrl-C). Default: ${DEFAULT-VALUE}.")
+        int untilRound;
+
+        @Option(names = "--wait-seconds", defaultValue = "30", description = "How long to wait for the job to appear. Default: ${DEFAULT-VALUE}.")
+        int waitSeconds;
+
+        @Override
+        public Integer call() throws Exception {
+            final io.serene.controlplane.Policy policy = PolicyCommand.load(file);
+            for (final io.serene.controlplane.Policy.Rule rule : policy.rules()) {
+                if (rule.metric == io.serene.controlplane.Policy.Metric.WAITING_SHARE
+                    || rule.metric == io.serene.controlplane.Policy.Metric.STALENESS) {
+                    throw new IllegalArgumentException(file + ": '" + rule.condition() + "' needs worker-side telemetry; "
+                        + "against a remote switch a policy may use lag, round_time and slowdown(worker)");
+                }
+            }
+            if (intervalMs <= 0) {
+                throw new IllegalArgumentException("--interval-ms must be positive, was " + intervalMs);
+            }
+            final ManagedChannel channel = channel();
+            try {
+                final SwitchControlGrpc.SwitchControlBlockingStub stub = SwitchControlGrpc.newBlockingStub(channel);
+                final JobState first = awaitJob(stub);
+                final int workers = first.getClocksCount();
+                final RemoteSwitch remote = new RemoteSwitch(stub, job);
+                final io.serene.controlplane.Controller controller = new io.serene.controlplane.Controller(policy, workers, remote);
+                final int from = remote.earliestSwapRound();
+                final io.serene.protocol.Status initial = remote.install(from, controller.initial());
+                System.out.println("policy " + policy.name() + " on job " + job + " (" + workers + " workers): start "
+                    + controller.initial() + " from round " + from + " (" + initial + ")");
+                System.out.flush();
+                final Iterator<JobState> states = stub.watchJob(WatchRequest.newBuilder().setJob(job).setIntervalMs(intervalMs).build());
+                int lastR = first.getReleasedRound();
+                long lastNs = first.getTimeNs();
+                int printed = 0;
+                try {
+                    while (states.hasNext()) {
+                        final JobState s = states.next();
+                        if (s.getReleasedRound() <= lastR) {
+                            continue;
+                        }
+                        final io.serene.controlplane.Controller.Telemetry t = new io.serene.controlplane.Controller.Telemetry();
+                        t.releasedRound = s.getReleasedRound();
+                        t.clocks = s.getClocksList().stream().mapToInt(Integer::intValue).toArray();
+                        t.iterationNs = s.getIterationNsList().stream().mapToLong(Long::longValue).toArray();
+                        t.roundTimeNs = (s.getTimeNs() - lastNs) / (s.getReleasedRound() - lastR);
+                        lastR = s.getReleasedRound();
+                        lastNs = s.getTimeNs();
+                        controller.onRound(t);
+                        final java.util.List<io.serene.controlplane.Controller.Decision> decisions = controller.decisions();
+                        for (; printed < decisions.size(); printed++) {
+                            System.out.println(decisions.get(printed));
+                        }
+                        System.out.flush();
+                        if (untilRound >= 0 && lastR >= untilRound) {
+                            break;
+                        }
+                    }
+                } catch (final StatusRuntimeException ex) {
+                    if (ex.getStatus().getCode() != io.grpc.Status.Code.NOT_FOUND) {
+                        throw failure(address, ex);
+                    }
+                    System.out.println("job " + job + " ended");
+                }
+                System.out.println("stopped at R=" + lastR + ": " + controller.decisions().size() + " config changes");
+                return 0;
+            } catch (final StatusRuntimeException ex) {
+                throw failure(address, ex);
+            } finally {
+                channel.shutdownNow();
+            }
+        }
+
+        private JobState awaitJob(final SwitchControlGrpc.SwitchControlBlockingStub stub) throws InterruptedException {
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(waitSeconds);
+            boolean told = false;
+            while (true) {
+                try {
+                    return stub.readJob(JobRequest.newBuilder().setJob(job).build());
+                } catch (final StatusRuntimeException ex) {
+                    if (ex.getStatus().getCode() != io.grpc.Status.Code.NOT_FOUND || System.nanoTime() > deadline) {
+                        throw ex;
+                    }
+                    if (!told) {
+                        System.out.println("waiting up to " + waitSeconds + " s for job " + job + " to join");
+                        System.out.flush();
+                        told = true;
+                    }
+                    Thread.sleep(100);
+                }
+            }
+        }
+    }
+
+    /** The controller's view of a remote switch: reads and installs through the control service. */
+    static final class RemoteSwitch implements io.serene.controlplane.Controller.SwitchControl {
+        private final SwitchControlGrpc.SwitchControlBlockingStub stub;
+        private final int job;
+
+        RemoteSwitch(final SwitchControlGrpc.SwitchControlBlockingStub stub, final int job) {
+            this.stub = stub;
+            this.job = job;
+        }
+
+        @Override
+        public int earliestSwapRound() {
+            return stub.withDeadlineAfter(10, TimeUnit.SECONDS).readJob(JobRequest.newBuilder().setJob(job).build())
+                .getEarliestSwapRound();
+        }
+
+        @Override
+        public io.serene.protocol.Status install(final int firstRound, final io.serene.protocol.SyncConfig config) {
+            try {
+                try {
+                    install(firstRound, config.toString());
+                } catch (final StatusRuntimeException ex) {
+                    if (ex.getStatus().getCode() != io.grpc.Status.Code.FAILED_PRECONDITION) {
+                        throw ex;
+                    }
+                    // a worker moved on between reading the earliest round and installing: let the
+                    // switch pick the earliest safe round atomically
+                    install(-1, config.toString());
+                }
+                return io.serene.protocol.Status.OK;
+            } catch (final StatusRuntimeException ex) {
+                switch (ex.getStatus().getCode()) {
+                    case FAILED_PRECONDITION:
+                        return io.serene.protocol.Status.TOO_EARLY;
+                    case INVALID_ARGUMENT:
+                        return io.serene.protocol.Status.BAD_KEY;
+                    case RESOURCE_EXHAUSTED:
+                        return io.serene.protocol.Status.TABLE_FULL;
+                    default:
+                        throw ex;
+                }
+            }
+        }
+
+        private void install(final int firstRound, final String config) {
+            stub.withDeadlineAfter(10, TimeUnit.SECONDS).installConfig(InstallConfigRequest.newBuilder().setJob(job)
+                .setFirstRound(firstRound).setConfig(config).build());
         }
     }
 }

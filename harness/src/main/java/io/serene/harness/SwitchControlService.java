@@ -168,6 +168,7 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
             .setTimeNs(System.nanoTime());
         for (int w = 0; w < workers; w++) {
             b.addClocks(pipeline.clock(job, w));
+            b.addIterationNs(pipeline.iterationNs(job, w));
         }
         pipeline.configEntries(job).forEach((first, rule) ->
             b.addEntries(ConfigEntry.newBuilder().setFirstRound(first).setRule(rule)));

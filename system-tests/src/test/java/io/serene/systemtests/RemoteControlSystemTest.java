@@ -103,7 +103,7 @@ class RemoteControlSystemTest {
                     assertThat(w.call(e -> e.configEpoch()).get()).isEqualTo(1);
                 }
                 r = cli("control", "show", "--switch", target, "--job", "" + JOB);
-                assertThat((String) r[1]).contains("R=7 epoch=1 earliest swap round=11 clocks=[7, 7]")
+                assertThat((String) r[1]).contains("R=7 epoch=1 earliest swap round=11 clocks=[7, 7] compute ms=[")
                     .contains("from round 0: bound=0 required={0, 1} quorum=2 timeout=none late=fold")
                     .contains("from round 4: bound=2 required={0, 1} quorum=2 timeout=none late=fold");
 
@@ -129,6 +129,72 @@ class RemoteControlSystemTest {
             } finally {
                 workers.forEach(UdpWorker::close);
                 server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+            assertThat(errors).isEmpty();
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void controlApplyExcludesAStragglerTheSwitchMeasured() throws Exception {
+        final List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(4 << 20)
+            .defaultSync(SyncConfig.bsp()).conclude(), errors::add);
+        final java.nio.file.Path policy = java.nio.file.Files.createTempFile("serene", ".policy");
+        java.nio.file.Files.writeString(policy, "policy exclude-slow\nstart bsp\n"
+            + "when slowdown(worker) > 4 for 3 rounds then exclude(worker) fold\n");
+        final int workers = 3;
+        final int rounds = 60;
+        try (UdpTransport switchLoop = UdpTransport.create(1, true);
+             UdpTransport workerLoop = UdpTransport.create(1, true);
+             UdpHost switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
+             SwitchControlService service = new SwitchControlService(switchHost::call, pipeline)) {
+            final Server server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(service).build().start();
+            final String target = "127.0.0.1:" + server.getPort();
+            final CompletableFuture<Object[]> apply = CompletableFuture.supplyAsync(() -> cli("control", "apply",
+                policy.toString(), "--switch", target, "--job", "" + (JOB + 1), "--until-round", "" + (rounds - 10),
+                "--interval-ms", "5"));
+            final List<UdpWorker> udpWorkers = new ArrayList<>();
+            final List<CompletableFuture<Void>> loops = new ArrayList<>();
+            try {
+                for (int w = 0; w < workers; w++) {
+                    udpWorkers.add(UdpWorker.start(new WorkerContext().jobId(JOB + 1).workerId(w).workers(workers)
+                            .elementsPerRound(1_000), switchHost.localAddress(), new InetSocketAddress("127.0.0.1", 0),
+                        workerLoop, UdpOptions.defaults(), errors::add));
+                }
+                for (int w = 0; w < workers; w++) {
+                    final UdpWorker worker = udpWorkers.get(w);
+                    final long computeMs = w == workers - 1 ? 60 : 2;
+                    loops.add(CompletableFuture.runAsync(() -> {
+                        try {
+                            worker.joined().get(20, TimeUnit.SECONDS);
+                            final float[] g = new float[1_000];
+                            for (int round = 0; round < rounds; round++) {
+                                worker.awaitClearance(round).get(60, TimeUnit.SECONDS);
+                                Thread.sleep(computeMs);
+                                worker.allreduce(round, g).get(60, TimeUnit.SECONDS);
+                            }
+                        } catch (final Exception ex) {
+                            throw new IllegalStateException(ex);
+                        }
+                    }));
+                }
+                final Object[] r = apply.get(90, TimeUnit.SECONDS);
+                System.out.println("serene control apply printed:\n" + r[1]);
+                assertThat(r[0]).as((String) r[1]).isEqualTo(0);
+                assertThat((String) r[1]).contains("policy exclude-slow on job 10 (3 workers): start bsp")
+                    .contains("bsp -> bsp+exclude:2 (worker 2: slowdown(worker) > 4 for 3 rounds")
+                    .contains("1 config changes");
+                for (final CompletableFuture<Void> loop : loops) {
+                    loop.get(90, TimeUnit.SECONDS);
+                }
+                final long folded = udpWorkers.get(workers - 1).call(e -> e.counters().get(
+                    io.serene.worker.WorkerCounter.FOLDED_CHUNKS)).get();
+                assertThat(folded).as("the excluded worker's late chunks were folded").isPositive();
+            } finally {
+                udpWorkers.forEach(UdpWorker::close);
+                server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                java.nio.file.Files.deleteIfExists(policy);
             }
             assertThat(errors).isEmpty();
         }
