@@ -1,0 +1,214 @@
+package io.serene.training;
+
+import ai.djl.Model;
+import ai.djl.engine.Engine;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDList;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.types.Shape;
+import ai.djl.nn.Activation;
+import ai.djl.nn.Blocks;
+import ai.djl.nn.Parameter;
+import ai.djl.nn.SequentialBlock;
+import ai.djl.nn.convolutional.Conv2d;
+import ai.djl.nn.core.Linear;
+import ai.djl.nn.pooling.Pool;
+import ai.djl.training.DefaultTrainingConfig;
+import ai.djl.training.GradientCollector;
+import ai.djl.training.Trainer;
+import ai.djl.training.initializer.XavierInitializer;
+import ai.djl.training.loss.Loss;
+import ai.djl.training.optimizer.Optimizer;
+import ai.djl.training.tracker.Tracker;
+import ai.djl.util.Pair;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+
+/**
+ * One worker's model: computes the gradient of a batch as one flat {@code float[]} (every
+ * parameter in block order), takes the averaged aggregate back in place of its own gradient and
+ * steps SGD with momentum. Same seed, same aggregates: bitwise the same model (one thread).
+ * Not thread-safe; one per JVM (PyTorch allows one gradient collector per process).
+ */
+public final class DjlModel implements AutoCloseable {
+    /** Pixels of one image. */
+    public static final int PIXELS = 28 * 28;
+    /** Classes. */
+    public static final int CLASSES = 10;
+
+    private final ModelKind kind;
+    private final int batchSize;
+    private final Model model;
+    private final Trainer trainer;
+    private final List<NDArray> weights = new ArrayList<>();
+    private final int elements;
+    private final float[] gradient;
+    private float lastLoss = Float.NaN;
+
+    public DjlModel(final ModelKind kind, final int batchSize, final float learningRate, final float momentum, final long seed) {
+        if (batchSize <= 0) {
+            throw new IllegalArgumentException("batch size must be positive, was " + batchSize);
+        }
+        if (!(learningRate > 0)) {
+            throw new IllegalArgumentException("learning rate must be positive, was " + learningRate);
+        }
+        this.kind = kind;
+        this.batchSize = batchSize;
+        Engine.getInstance().setRandomSeed((int) seed);
+        model = Model.newInstance(kind.toString(), "PyTorch");
+        model.setBlock(block(kind));
+        final Optimizer sgd = Optimizer.sgd().setLearningRateTracker(Tracker.fixed(learningRate)).optMomentum(momentum).build();
+        trainer = model.newTrainer(new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss())
+            .optOptimizer(sgd).optInitializer(new XavierInitializer(), Parameter.Type.WEIGHT));
+        trainer.initialize(inputShape(1));
+        int n = 0;
+        for (final Pair<String, Parameter> p : model.getBlock().getParameters()) {
+            final NDArray a = p.getValue().getArray();
+            weights.add(a);
+            n += Math.toIntExact(a.size());
+        }
+        elements = n;
+        gradient = new float[n];
+    }
+
+    private static SequentialBlock block(final ModelKind kind) {
+        final SequentialBlock b = new SequentialBlock();
+        if (kind == ModelKind.MLP) {
+            b.add(Blocks.batchFlattenBlock(PIXELS))
+                .add(Linear.builder().setUnits(128).build()).add(Activation::relu)
+                .add(Linear.builder().setUnits(CLASSES).build());
+        } else {
+            b.add(Conv2d.builder().setKernelShape(new Shape(5, 5)).optPadding(new Shape(2, 2)).setFilters(6).build())
+                .add(Activation::relu).add(Pool.maxPool2dBlock(new Shape(2, 2), new Shape(2, 2)))
+                .add(Conv2d.builder().setKernelShape(new Shape(5, 5)).setFilters(16).build())
+                .add(Activation::relu).add(Pool.maxPool2dBlock(new Shape(2, 2), new Shape(2, 2)))
+                .add(Blocks.batchFlattenBlock())
+                .add(Linear.builder().setUnits(120).build()).add(Activation::relu)
+                .add(Linear.builder().setUnits(84).build()).add(Activation::relu)
+                .add(Linear.builder().setUnits(CLASSES).build());
+        }
+        return b;
+    }
+
+    private Shape inputShape(final int batch) {
+        return kind == ModelKind.MLP ? new Shape(batch, PIXELS) : new Shape(batch, 1, 28, 28);
+    }
+
+    /** Parameters in the flat gradient. */
+    public int elements() {
+        return elements;
+    }
+
+    public ModelKind kind() {
+        return kind;
+    }
+
+    public int batchSize() {
+        return batchSize;
+    }
+
+    /** Loss of the last {@link #computeGradient} batch. */
+    public float lastLoss() {
+        return lastLoss;
+    }
+
+    /**
+     * Forward and backward on one batch (pixels in [0, 1], row-major, {@code labels.length}
+     * images); returns the flat gradient (a buffer this model reuses: copy it to keep it).
+     */
+    public float[] computeGradient(final float[] pixels, final int[] labels) {
+        final int batch = labels.length;
+        try (NDManager scope = trainer.getManager().newSubManager()) {
+            final NDArray x = scope.create(pixels, inputShape(batch));
+            final NDArray y = scope.create(toFloats(labels), new Shape(batch));
+            try (GradientCollector collector = trainer.newGradientCollector()) {
+                final NDList out = trainer.forward(new NDList(x));
+                final NDArray loss = trainer.getLoss().evaluate(new NDList(y), out);
+                collector.backward(loss);
+                lastLoss = loss.getFloat();
+            }
+            int at = 0;
+            for (final NDArray w : weights) {
+                final float[] g = w.getGradient().toFloatArray();
+                System.arraycopy(g, 0, gradient, at, g.length);
+                at += g.length;
+            }
+        }
+        return gradient;
+    }
+
+    /** Replaces the gradient with {@code averaged} (in place) and steps the optimizer. */
+    public void applyGradient(final float[] averaged) {
+        if (averaged.length != elements) {
+            throw new IllegalArgumentException("gradient has " + averaged.length + " elements, the model " + elements);
+        }
+        try (NDManager scope = trainer.getManager().newSubManager()) {
+            int at = 0;
+            for (final NDArray w : weights) {
+                final int n = Math.toIntExact(w.size());
+                final float[] part = new float[n];
+                System.arraycopy(averaged, at, part, 0, n);
+                at += n;
+                final NDArray g = w.getGradient();
+                // in place: never set(Buffer) on a gradient
+                g.subi(g).addi(scope.create(part, g.getShape()));
+            }
+        }
+        trainer.step();
+    }
+
+    /** Accuracy on a labelled set, in batches of at most 1000 images. */
+    public double accuracy(final float[] pixels, final int[] labels) {
+        int correct = 0;
+        final int step = 1000;
+        for (int from = 0; from < labels.length; from += step) {
+            final int n = Math.min(step, labels.length - from);
+            final float[] part = new float[n * PIXELS];
+            System.arraycopy(pixels, from * PIXELS, part, 0, n * PIXELS);
+            try (NDManager scope = trainer.getManager().newSubManager()) {
+                final NDArray logits = trainer.evaluate(new NDList(scope.create(part, inputShape(n)))).singletonOrThrow();
+                final long[] predicted = logits.argMax(1).toLongArray();
+                for (int i = 0; i < n; i++) {
+                    correct += predicted[i] == labels[from + i] ? 1 : 0;
+                }
+            }
+        }
+        return labels.length == 0 ? 0 : (double) correct / labels.length;
+    }
+
+    /** SHA-256 of every parameter's bytes (little-endian floats, block order): equal models, equal hashes. */
+    public String hash() {
+        try {
+            final MessageDigest sha = MessageDigest.getInstance("SHA-256");
+            for (final NDArray w : weights) {
+                final float[] v = w.toFloatArray();
+                final ByteBuffer b = ByteBuffer.allocate(4 * v.length).order(ByteOrder.LITTLE_ENDIAN);
+                b.asFloatBuffer().put(v);
+                sha.update(b);
+            }
+            return HexFormat.of().formatHex(sha.digest());
+        } catch (final NoSuchAlgorithmException ex) {
+            throw new IllegalStateException(ex);
+        }
+    }
+
+    private static float[] toFloats(final int[] labels) {
+        final float[] f = new float[labels.length];
+        for (int i = 0; i < labels.length; i++) {
+            f[i] = labels[i];
+        }
+        return f;
+    }
+
+    @Override
+    public void close() {
+        trainer.close();
+        model.close();
+    }
+}
