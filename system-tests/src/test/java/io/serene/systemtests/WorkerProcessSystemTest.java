@@ -1,0 +1,91 @@
+package io.serene.systemtests;
+
+import io.serene.dataplane.SwitchContext;
+import io.serene.dataplane.SwitchPipeline;
+import io.serene.harness.FashionMnist;
+import io.serene.protocol.SyncConfig;
+import io.serene.transport.UdpHost;
+import io.serene.transport.UdpOptions;
+import io.serene.transport.UdpTransport;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code serene worker} as separate processes training through a switch over UDP, on a synthetic dataset. */
+class WorkerProcessSystemTest {
+    private static final Pattern HASH = Pattern.compile("\"modelHash\":\"([0-9a-f]{64})\"");
+
+    @Test
+    @Timeout(180)
+    void twoWorkerProcessesTrainThroughTheSwitchAndEndWithTheSameModel(@TempDir final Path dir) throws Exception {
+        FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
+        final List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(8 << 20)
+            .defaultSync(SyncConfig.bsp()).conclude(), errors::add);
+        try (UdpTransport loop = UdpTransport.create(1, true);
+             UdpHost host = loop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults())) {
+            final String target = "127.0.0.1:" + host.localAddress().getPort();
+            final List<Process> workers = new ArrayList<>();
+            for (int w = 0; w < 2; w++) {
+                workers.add(serene("worker", "--switch", target, "--job", "3", "--id", "" + w, "--workers", "2",
+                    "--rounds", "40", "--batch", "32", "--eval-every", "20", "--data", dir.toString(), "--seed", "9"));
+            }
+            final List<String> hashes = new ArrayList<>();
+            for (final Process p : workers) {
+                final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+                assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
+                assertThat(p.exitValue()).as(out + err).isZero();
+                assertThat(out).contains("round 20 loss").contains("done: 40 rounds");
+                final Matcher m = HASH.matcher(out);
+                assertThat(m.find()).as(out).isTrue();
+                hashes.add(m.group(1));
+            }
+            assertThat(hashes.get(1)).as("both workers hold the same model").isEqualTo(hashes.get(0));
+            assertThat(errors).isEmpty();
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void badInputGetsAClearMessageAndANonZeroExit(@TempDir final Path dir) throws Exception {
+        expect(2, "no dataset directory", "worker", "--id", "0", "--workers", "1", "--data", dir.resolve("missing").toString());
+        expect(2, "unknown model 'resnet': expected mlp or cnn", "worker", "--id", "0", "--workers", "1", "--model", "resnet");
+        expect(2, "--id must be in 0..1", "worker", "--id", "5", "--workers", "2");
+        FashionMnist.writeSynthetic(dir, 100, 20, 5);
+        expect(1, "no join job 1 at 127.0.0.1:9 within 2 s", "worker", "--id", "0", "--workers", "1", "--data", dir.toString(),
+            "--switch", "127.0.0.1:9", "--timeout-seconds", "2");
+    }
+
+    private static void expect(final int code, final String message, final String... args) throws Exception {
+        final Process p = serene(args);
+        final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(err).isEqualTo(code);
+        assertThat(err).contains(message).doesNotContain("Exception");
+    }
+
+    private static Process serene(final String... args) throws Exception {
+        final List<String> command = new ArrayList<>();
+        command.add(System.getProperty("java.home") + "/bin/java");
+        command.add("-Xmx512m");
+        command.add("-Dai.djl.offline=true");
+        command.add("-Dai.djl.pytorch.num_threads=1");
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add("io.serene.harness.Serene");
+        command.addAll(List.of(args));
+        return new ProcessBuilder(command).start();
+    }
+}
