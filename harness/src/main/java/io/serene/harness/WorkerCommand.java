@@ -64,6 +64,11 @@ public final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "1", description = "Seed of the model, the shards and the batches. Default: ${DEFAULT-VALUE}.")
     long seed;
 
+    @Option(names = "--stragglers", defaultValue = "none", description = "Straggler profile, as in serene sim "
+        + "(none | persistent:W:xF | transient:p=P,xF | heavytail:alpha=A | classes:A-B=xF,... | trace:FILE): this worker "
+        + "sleeps (F - 1) times its measured compute time after each gradient. Default: ${DEFAULT-VALUE}.")
+    String stragglers;
+
     @Option(names = "--timeout-seconds", defaultValue = "60", description = "Give up if the switch does not answer a round for this long. Default: ${DEFAULT-VALUE}.")
     int timeoutSeconds;
 
@@ -76,6 +81,7 @@ public final class WorkerCommand implements Callable<Integer> {
         if (rounds <= 0 || batch <= 0 || evalEvery < 0) {
             throw new IllegalArgumentException("--rounds and --batch must be positive and --eval-every >= 0");
         }
+        final StragglerProfile profile = StragglerProfile.parse(stragglers, seed);
         final InetSocketAddress target = parse(switchAddress);
         final FashionMnist dataset = FashionMnist.load(data != null ? data : FashionMnist.DEBIAN_DIR);
         final int[] shard = dataset.train.shard(id, workers, seed);
@@ -100,6 +106,7 @@ public final class WorkerCommand implements Callable<Integer> {
                     + shard.length + " images, seed " + seed);
                 final long start = System.nanoTime();
                 long computeNs = 0;
+                long injectedNs = 0;
                 for (int round = 0; round < rounds; round++) {
                     await(worker.awaitClearance(round), "clearance for round " + round);
                     final long t0 = System.nanoTime();
@@ -109,7 +116,13 @@ public final class WorkerCommand implements Callable<Integer> {
                         labels[b] = dataset.train.label(i);
                     }
                     final float[] gradient = net.computeGradient(pixels, labels);
-                    computeNs += System.nanoTime() - t0;
+                    final long measured = System.nanoTime() - t0;
+                    final long extra = (long) ((profile.factor(id, round) - 1) * measured);
+                    if (extra > 0) {
+                        java.util.concurrent.locks.LockSupport.parkNanos(extra);
+                        injectedNs += extra;
+                    }
+                    computeNs += measured;
                     final Aggregate aggregate = await(worker.allreduce(round, gradient), "the aggregate of round " + round);
                     aggregate.averageInto(averaged);
                     aggregate.release();
@@ -122,13 +135,16 @@ public final class WorkerCommand implements Callable<Integer> {
                 }
                 final double seconds = (System.nanoTime() - start) / 1e9;
                 final double accuracy = net.accuracy(testPixels, testLabels);
-                System.out.printf(Locale.ROOT, "worker %d done: %d rounds in %.2f s (compute %.2f s), loss %.4f, accuracy %.4f, model %s%n",
-                    id, rounds, seconds, computeNs / 1e9, net.lastLoss(), accuracy, net.hash());
+                System.out.printf(Locale.ROOT, "worker %d done: %d rounds in %.2f s (compute %.2f s, injected straggling %.2f s), "
+                    + "loss %.4f, accuracy %.4f, model %s%n", id, rounds, seconds, computeNs / 1e9, injectedNs / 1e9, net.lastLoss(),
+                    accuracy, net.hash());
                 final java.util.Map<String, Object> json = new java.util.LinkedHashMap<>();
                 json.put("worker", id);
                 json.put("rounds", rounds);
                 json.put("seconds", seconds);
                 json.put("computeSeconds", computeNs / 1e9);
+                json.put("injectedSeconds", injectedNs / 1e9);
+                json.put("stragglers", profile.toString());
                 json.put("finalAccuracy", accuracy);
                 json.put("modelHash", net.hash());
                 json.put("seed", seed);

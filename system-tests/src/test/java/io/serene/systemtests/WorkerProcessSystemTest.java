@@ -39,9 +39,11 @@ class WorkerProcessSystemTest {
             final List<Process> workers = new ArrayList<>();
             for (int w = 0; w < 2; w++) {
                 workers.add(serene("worker", "--switch", target, "--job", "3", "--id", "" + w, "--workers", "2",
-                    "--rounds", "40", "--batch", "32", "--eval-every", "20", "--data", dir.toString(), "--seed", "9"));
+                    "--rounds", "40", "--batch", "32", "--eval-every", "20", "--data", dir.toString(), "--seed", "9",
+                    "--stragglers", "persistent:1:x3"));
             }
             final List<String> hashes = new ArrayList<>();
+            final List<Double> injectedSeconds = new ArrayList<>();
             for (final Process p : workers) {
                 final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
                 final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -51,8 +53,13 @@ class WorkerProcessSystemTest {
                 final Matcher m = HASH.matcher(out);
                 assertThat(m.find()).as(out).isTrue();
                 hashes.add(m.group(1));
+                final Matcher injected = Pattern.compile("\"injectedSeconds\":([0-9.E-]+)").matcher(out);
+                assertThat(injected.find()).as(out).isTrue();
+                injectedSeconds.add(Double.parseDouble(injected.group(1)));
             }
             assertThat(hashes.get(1)).as("both workers hold the same model").isEqualTo(hashes.get(0));
+            assertThat(injectedSeconds.get(0)).as("worker 0 is not a straggler").isZero();
+            assertThat(injectedSeconds.get(1)).as("worker 1 sleeps twice its compute time").isPositive();
             assertThat(errors).isEmpty();
         }
     }
@@ -63,6 +70,7 @@ class WorkerProcessSystemTest {
         expect(2, "no dataset directory", "worker", "--id", "0", "--workers", "1", "--data", dir.resolve("missing").toString());
         expect(2, "unknown model 'resnet': expected mlp or cnn", "worker", "--id", "0", "--workers", "1", "--model", "resnet");
         expect(2, "--id must be in 0..1", "worker", "--id", "5", "--workers", "2");
+        expect(2, "unknown straggler profile part 'sometimes'", "worker", "--id", "0", "--workers", "1", "--stragglers", "sometimes");
         FashionMnist.writeSynthetic(dir, 100, 20, 5);
         expect(1, "no join job 1 at 127.0.0.1:9 within 2 s", "worker", "--id", "0", "--workers", "1", "--data", dir.toString(),
             "--switch", "127.0.0.1:9", "--timeout-seconds", "2");
