@@ -23,7 +23,9 @@ import java.util.concurrent.TimeoutException;
  * {@code serene worker}: one training worker (one JVM: PyTorch allows one gradient collector per
  * process). Each round: a batch of its seeded shard, forward and backward, the flat gradient
  * through the switch, the aggregate averaged by contributor count back into the model, SGD with
- * momentum. The worker waits for its own round's aggregate before the next one.
+ * momentum. Under a bound s the worker computes round r once round r - 1 - s is released and
+ * its aggregate applied, applying every later aggregate that has already arrived first (under BSP:
+ * exactly round r - 1's, so every worker steps through the same models).
  */
 @Command(name = "worker", mixinStandardHelpOptions = true,
     description = "Runs one training worker against a switch (serene switch) on Fashion-MNIST.")
@@ -107,8 +109,20 @@ public final class WorkerCommand implements Callable<Integer> {
                 final long start = System.nanoTime();
                 long computeNs = 0;
                 long injectedNs = 0;
+                final java.util.ArrayDeque<java.util.concurrent.CompletableFuture<Aggregate>> pending = new java.util.ArrayDeque<>();
+                int nextToApply = 0;
                 for (int round = 0; round < rounds; round++) {
                     await(worker.awaitClearance(round), "clearance for round " + round);
+                    final int r = round;
+                    final int bound = await(worker.call(e -> e.boundFor(r)), "the bound of round " + round);
+                    // required: every round up to r - 1 - s; then whatever else already arrived
+                    while (!pending.isEmpty() && ((long) nextToApply <= (long) round - 1 - bound || pending.peek().isDone())) {
+                        final Aggregate aggregate = await(pending.poll(), "the aggregate of round " + nextToApply);
+                        aggregate.averageInto(averaged);
+                        aggregate.release();
+                        net.applyGradient(averaged);
+                        nextToApply++;
+                    }
                     final long t0 = System.nanoTime();
                     for (int b = 0; b < batch; b++) {
                         final int i = shard[order.nextInt(shard.length)];
@@ -123,15 +137,20 @@ public final class WorkerCommand implements Callable<Integer> {
                         injectedNs += extra;
                     }
                     computeNs += measured;
-                    final Aggregate aggregate = await(worker.allreduce(round, gradient), "the aggregate of round " + round);
-                    aggregate.averageInto(averaged);
-                    aggregate.release();
-                    net.applyGradient(averaged);
+                    // a copy: the model reuses its gradient buffer, and the engine reads it while sending
+                    pending.add(worker.allreduce(round, gradient.clone()));
                     if (evalEvery > 0 && (round + 1) % evalEvery == 0 && round + 1 < rounds) {
                         System.out.printf(Locale.ROOT, "worker %d round %d loss %.4f accuracy %.4f%n", id, round + 1, net.lastLoss(),
                             net.accuracy(testPixels, testLabels));
                         System.out.flush();
                     }
+                }
+                while (!pending.isEmpty()) {
+                    final Aggregate aggregate = await(pending.poll(), "the aggregate of round " + nextToApply);
+                    aggregate.averageInto(averaged);
+                    aggregate.release();
+                    net.applyGradient(averaged);
+                    nextToApply++;
                 }
                 final double seconds = (System.nanoTime() - start) / 1e9;
                 final double accuracy = net.accuracy(testPixels, testLabels);
