@@ -42,17 +42,8 @@ public final class ControlCommand implements Runnable {
         int job;
 
         ManagedChannel channel() {
-            final int colon = address.lastIndexOf(':');
-            if (colon <= 0 || colon == address.length() - 1) {
-                throw new IllegalArgumentException("--switch must be HOST:PORT, was '" + address + "'");
-            }
-            final int port;
-            try {
-                port = Integer.parseInt(address.substring(colon + 1));
-            } catch (final NumberFormatException ex) {
-                throw new IllegalArgumentException("--switch port is not a number: '" + address + "'");
-            }
-            return NettyChannelBuilder.forAddress(address.substring(0, colon), port).usePlaintext().build();
+            final java.net.InetSocketAddress target = Addresses.parse("--switch", address);
+            return NettyChannelBuilder.forAddress(target.getHostString(), target.getPort()).usePlaintext().build();
         }
 
         /** Runs a call; an RPC error becomes a one-line message with the switch's reason. */

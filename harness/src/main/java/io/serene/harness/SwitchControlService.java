@@ -71,7 +71,7 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
                     .setEpoch(pipeline.configEpoch(job)).build();
             });
         } catch (final Exception ex) {
-            reply.onError(Status.UNAVAILABLE.withDescription("switch thread: " + ex).asRuntimeException());
+            reply.onError(unavailable(ex));
             return;
         }
         switch (io.serene.protocol.Status.valueOf(result.getStatus())) {
@@ -80,7 +80,7 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
                 reply.onCompleted();
                 return;
             case UNKNOWN_JOB:
-                reply.onError(Status.NOT_FOUND.withDescription("no job " + request.getJob() + " on this switch").asRuntimeException());
+                reply.onError(notFound(request.getJob()));
                 return;
             case BAD_KEY:
                 reply.onError(Status.INVALID_ARGUMENT.withDescription("config '" + config + "' does not fit job "
@@ -100,13 +100,13 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
         try {
             final JobState state = onSwitch(() -> jobState(request.getJob()));
             if (state == null) {
-                reply.onError(Status.NOT_FOUND.withDescription("no job " + request.getJob() + " on this switch").asRuntimeException());
+                reply.onError(notFound(request.getJob()));
                 return;
             }
             reply.onNext(state);
             reply.onCompleted();
         } catch (final Exception ex) {
-            reply.onError(Status.UNAVAILABLE.withDescription("switch thread: " + ex).asRuntimeException());
+            reply.onError(unavailable(ex));
         }
     }
 
@@ -119,7 +119,7 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
             reply.onNext(b.build());
             reply.onCompleted();
         } catch (final Exception ex) {
-            reply.onError(Status.UNAVAILABLE.withDescription("switch thread: " + ex).asRuntimeException());
+            reply.onError(unavailable(ex));
         }
     }
 
@@ -142,14 +142,14 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
                 final JobState state = onSwitch(() -> jobState(request.getJob()));
                 if (state == null) {
                     task[0].cancel(false);
-                    reply.onError(Status.NOT_FOUND.withDescription("no job " + request.getJob() + " on this switch").asRuntimeException());
+                    reply.onError(notFound(request.getJob()));
                     return;
                 }
                 reply.onNext(state);
             } catch (final Exception ex) {
                 task[0].cancel(false);
                 try {
-                    reply.onError(Status.UNAVAILABLE.withDescription("switch thread: " + ex).asRuntimeException());
+                    reply.onError(unavailable(ex));
                 } catch (final RuntimeException ignored) {
                     // the stream was closed meanwhile
                 }
@@ -173,6 +173,14 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
         pipeline.configEntries(job).forEach((first, rule) ->
             b.addEntries(ConfigEntry.newBuilder().setFirstRound(first).setRule(rule)));
         return b.build();
+    }
+
+    private static RuntimeException notFound(final int job) {
+        return Status.NOT_FOUND.withDescription("no job " + job + " on this switch").asRuntimeException();
+    }
+
+    private static RuntimeException unavailable(final Exception ex) {
+        return Status.UNAVAILABLE.withDescription("switch thread: " + ex).asRuntimeException();
     }
 
     private <T> T onSwitch(final Supplier<T> function) throws Exception {

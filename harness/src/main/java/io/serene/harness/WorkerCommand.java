@@ -84,7 +84,8 @@ public final class WorkerCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--rounds and --batch must be positive and --eval-every >= 0");
         }
         final StragglerProfile profile = StragglerProfile.parse(stragglers, seed);
-        final InetSocketAddress target = parse(switchAddress);
+        final InetSocketAddress parsed = Addresses.parse("--switch", switchAddress);
+        final InetSocketAddress target = new InetSocketAddress(parsed.getHostString(), parsed.getPort());
         final FashionMnist dataset = FashionMnist.load(data != null ? data : FashionMnist.DEBIAN_DIR);
         final int[] shard = dataset.train.shard(id, workers, seed);
         final float[] testPixels = new float[dataset.test.size() * DjlModel.PIXELS];
@@ -117,11 +118,7 @@ public final class WorkerCommand implements Callable<Integer> {
                     final int bound = await(worker.call(e -> e.boundFor(r)), "the bound of round " + round);
                     // required: every round up to r - 1 - s; then whatever else already arrived
                     while (!pending.isEmpty() && ((long) nextToApply <= (long) round - 1 - bound || pending.peek().isDone())) {
-                        final Aggregate aggregate = await(pending.poll(), "the aggregate of round " + nextToApply);
-                        aggregate.averageInto(averaged);
-                        aggregate.release();
-                        net.applyGradient(averaged);
-                        nextToApply++;
+                        applyNext(pending, nextToApply++, net, averaged);
                     }
                     final long t0 = System.nanoTime();
                     for (int b = 0; b < batch; b++) {
@@ -146,11 +143,7 @@ public final class WorkerCommand implements Callable<Integer> {
                     }
                 }
                 while (!pending.isEmpty()) {
-                    final Aggregate aggregate = await(pending.poll(), "the aggregate of round " + nextToApply);
-                    aggregate.averageInto(averaged);
-                    aggregate.release();
-                    net.applyGradient(averaged);
-                    nextToApply++;
+                    applyNext(pending, nextToApply++, net, averaged);
                 }
                 final double seconds = (System.nanoTime() - start) / 1e9;
                 final double accuracy = net.accuracy(testPixels, testLabels);
@@ -175,6 +168,15 @@ public final class WorkerCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** Waits for the oldest pending aggregate (round {@code round}) and steps the model with its average. */
+    private void applyNext(final java.util.Queue<java.util.concurrent.CompletableFuture<Aggregate>> pending, final int round,
+                           final DjlModel net, final float[] averaged) throws InterruptedException {
+        final Aggregate aggregate = await(pending.poll(), "the aggregate of round " + round);
+        aggregate.averageInto(averaged);
+        aggregate.release();
+        net.applyGradient(averaged);
+    }
+
     private <T> T await(final java.util.concurrent.CompletableFuture<T> future, final String what) throws InterruptedException {
         try {
             return future.get(timeoutSeconds, TimeUnit.SECONDS);
@@ -184,17 +186,5 @@ public final class WorkerCommand implements Callable<Integer> {
         } catch (final ExecutionException ex) {
             throw new IllegalStateException("worker " + id + ": " + what + " failed: " + ex.getCause().getMessage());
         }
-    }
-
-    static InetSocketAddress parse(final String address) {
-        final int colon = address.lastIndexOf(':');
-        try {
-            if (colon > 0) {
-                return new InetSocketAddress(address.substring(0, colon), Integer.parseInt(address.substring(colon + 1)));
-            }
-        } catch (final IllegalArgumentException ex) {
-            // falls through to the message below
-        }
-        throw new IllegalArgumentException("--switch must be HOST:PORT, was '" + address + "'");
     }
 }

@@ -49,6 +49,8 @@ public final class DjlModel implements AutoCloseable {
     private final List<NDArray> weights = new ArrayList<>();
     private final int elements;
     private final float[] gradient;
+    /** One reused buffer per parameter, for writing the averaged gradient back. */
+    private final float[][] parts;
     private float lastLoss = Float.NaN;
 
     public DjlModel(final ModelKind kind, final int batchSize, final float learningRate, final float momentum, final long seed) {
@@ -75,6 +77,10 @@ public final class DjlModel implements AutoCloseable {
         }
         elements = n;
         gradient = new float[n];
+        parts = new float[weights.size()][];
+        for (int i = 0; i < parts.length; i++) {
+            parts[i] = new float[Math.toIntExact(weights.get(i).size())];
+        }
     }
 
     private static SequentialBlock block(final ModelKind kind) {
@@ -150,12 +156,11 @@ public final class DjlModel implements AutoCloseable {
         }
         try (NDManager scope = trainer.getManager().newSubManager()) {
             int at = 0;
-            for (final NDArray w : weights) {
-                final int n = Math.toIntExact(w.size());
-                final float[] part = new float[n];
-                System.arraycopy(averaged, at, part, 0, n);
-                at += n;
-                final NDArray g = w.getGradient();
+            for (int i = 0; i < weights.size(); i++) {
+                final float[] part = parts[i];
+                System.arraycopy(averaged, at, part, 0, part.length);
+                at += part.length;
+                final NDArray g = weights.get(i).getGradient();
                 // in place: never set(Buffer) on a gradient
                 g.subi(g).addi(scope.create(part, g.getShape()));
             }
