@@ -12,12 +12,16 @@ import picocli.CommandLine.Option;
 
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.LinkedHashMap;
 import java.util.Locale;
-import java.util.SplittableRandom;
+import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * {@code serene worker}: one training worker (one JVM: PyTorch allows one gradient collector per
@@ -45,8 +49,11 @@ public final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--model", defaultValue = "mlp", description = "mlp or cnn. Default: ${DEFAULT-VALUE}.")
     String model;
 
-    @Option(names = "--rounds", defaultValue = "200", description = "Rounds (one batch each). Default: ${DEFAULT-VALUE}.")
-    int rounds;
+    @Option(names = "--rounds", description = "Rounds (one batch each). Default: 200, or what --epochs gives.")
+    Integer rounds;
+
+    @Option(names = "--epochs", description = "Passes over this worker's shard instead of --rounds: rounds = E x ceil(shard / batch).")
+    Double epochs;
 
     @Option(names = "--batch", defaultValue = "64", description = "Batch size. Default: ${DEFAULT-VALUE}.")
     int batch;
@@ -74,93 +81,60 @@ public final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--timeout-seconds", defaultValue = "60", description = "Give up if the switch does not answer a round for this long. Default: ${DEFAULT-VALUE}.")
     int timeoutSeconds;
 
+    @Option(names = "--records", description = "Write one JSON line per round to this file (compute, waiting, staleness, "
+        + "release time, loss, accuracy when evaluated).")
+    Path records;
+
+    @Option(names = "--epoch-ms", description = "Wall-clock origin (ms since 1970) of the times in records and results; "
+        + "serene train passes its own so all workers share one time axis. Default: when this worker starts.")
+    Long epochMs;
+
+    @Option(names = "--progress-lines", hidden = true, description = "Print '@progress ROUND LOSS' after every round (for serene train).")
+    boolean progressLines;
+
+    @Option(names = "--exit-with-parent", hidden = true, description = "Exit when standard input closes (serene train: no orphans).")
+    boolean exitWithParent;
+
     @Override
     public Integer call() throws Exception {
         final ModelKind kind = ModelKind.parse(model);
         if (workers <= 0 || id < 0 || id >= workers) {
             throw new IllegalArgumentException("--id must be in 0.." + (workers - 1) + " and --workers positive, were " + id + " and " + workers);
         }
-        if (rounds <= 0 || batch <= 0 || evalEvery < 0) {
-            throw new IllegalArgumentException("--rounds and --batch must be positive and --eval-every >= 0");
+        if (batch <= 0 || evalEvery < 0 || (rounds != null && rounds <= 0) || (epochs != null && !(epochs > 0))) {
+            throw new IllegalArgumentException("--rounds, --epochs and --batch must be positive and --eval-every >= 0");
+        }
+        if (rounds != null && epochs != null) {
+            throw new IllegalArgumentException("give --rounds or --epochs, not both");
+        }
+        if (exitWithParent) {
+            exitWhenStdinCloses();
         }
         final StragglerProfile profile = StragglerProfile.parse(stragglers, seed);
         final InetSocketAddress parsed = Addresses.parse("--switch", switchAddress);
         final InetSocketAddress target = new InetSocketAddress(parsed.getHostString(), parsed.getPort());
         final FashionMnist dataset = FashionMnist.load(data != null ? data : FashionMnist.DEBIAN_DIR);
         final int[] shard = dataset.train.shard(id, workers, seed);
+        final int total = roundsFor(shard.length, batch, rounds, epochs);
         final float[] testPixels = new float[dataset.test.size() * DjlModel.PIXELS];
         final int[] testLabels = new int[dataset.test.size()];
         for (int i = 0; i < testLabels.length; i++) {
             dataset.test.image(i, testPixels, i * DjlModel.PIXELS);
             testLabels[i] = dataset.test.label(i);
         }
-        final float[] pixels = new float[batch * DjlModel.PIXELS];
-        final int[] labels = new int[batch];
-        final SplittableRandom order = new SplittableRandom(seed * 31 + id);
         try (DjlModel net = new DjlModel(kind, batch, learningRate, momentum, seed);
-             UdpTransport transport = UdpTransport.create(1, true)) {
-            final float[] averaged = new float[net.elements()];
+             UdpTransport transport = UdpTransport.create(1, true);
+             RoundRecords log = new RoundRecords(id, total, records, epochMs)) {
             final UdpWorker worker = UdpWorker.start(new WorkerContext().jobId(job).workerId(id).workers(workers)
                 .elementsPerRound(net.elements()), target, new InetSocketAddress(0), transport, UdpOptions.defaults(),
                 ex -> System.err.println("worker " + id + " error: " + ex));
             try {
                 await(worker.joined(), "join job " + job + " at " + switchAddress);
                 System.out.println("worker " + id + "/" + workers + ": " + kind + " with " + net.elements() + " parameters, shard of "
-                    + shard.length + " images, seed " + seed);
-                final long start = System.nanoTime();
-                long computeNs = 0;
-                long injectedNs = 0;
-                final java.util.ArrayDeque<java.util.concurrent.CompletableFuture<Aggregate>> pending = new java.util.ArrayDeque<>();
-                int nextToApply = 0;
-                for (int round = 0; round < rounds; round++) {
-                    await(worker.awaitClearance(round), "clearance for round " + round);
-                    final int r = round;
-                    final int bound = await(worker.call(e -> e.boundFor(r)), "the bound of round " + round);
-                    // required: every round up to r - 1 - s; then whatever else already arrived
-                    while (!pending.isEmpty() && ((long) nextToApply <= (long) round - 1 - bound || pending.peek().isDone())) {
-                        applyNext(pending, nextToApply++, net, averaged);
-                    }
-                    final long t0 = System.nanoTime();
-                    for (int b = 0; b < batch; b++) {
-                        final int i = shard[order.nextInt(shard.length)];
-                        dataset.train.image(i, pixels, b * DjlModel.PIXELS);
-                        labels[b] = dataset.train.label(i);
-                    }
-                    final float[] gradient = net.computeGradient(pixels, labels);
-                    final long measured = System.nanoTime() - t0;
-                    final long extra = (long) ((profile.factor(id, round) - 1) * measured);
-                    if (extra > 0) {
-                        java.util.concurrent.locks.LockSupport.parkNanos(extra);
-                        injectedNs += extra;
-                    }
-                    computeNs += measured;
-                    // a copy: the model reuses its gradient buffer, and the engine reads it while sending
-                    pending.add(worker.allreduce(round, gradient.clone()));
-                    if (evalEvery > 0 && (round + 1) % evalEvery == 0 && round + 1 < rounds) {
-                        System.out.printf(Locale.ROOT, "worker %d round %d loss %.4f accuracy %.4f%n", id, round + 1, net.lastLoss(),
-                            net.accuracy(testPixels, testLabels));
-                        System.out.flush();
-                    }
-                }
-                while (!pending.isEmpty()) {
-                    applyNext(pending, nextToApply++, net, averaged);
-                }
-                final double seconds = (System.nanoTime() - start) / 1e9;
-                final double accuracy = net.accuracy(testPixels, testLabels);
-                System.out.printf(Locale.ROOT, "worker %d done: %d rounds in %.2f s (compute %.2f s, injected straggling %.2f s), "
-                    + "loss %.4f, accuracy %.4f, model %s%n", id, rounds, seconds, computeNs / 1e9, injectedNs / 1e9, net.lastLoss(),
-                    accuracy, net.hash());
-                final java.util.Map<String, Object> json = new java.util.LinkedHashMap<>();
-                json.put("worker", id);
-                json.put("rounds", rounds);
-                json.put("seconds", seconds);
-                json.put("computeSeconds", computeNs / 1e9);
-                json.put("injectedSeconds", injectedNs / 1e9);
-                json.put("stragglers", profile.toString());
-                json.put("finalAccuracy", accuracy);
-                json.put("modelHash", net.hash());
-                json.put("seed", seed);
-                System.out.println(Json.write(json));
+                    + shard.length + " images, " + total + " rounds, seed " + seed);
+                System.out.flush();
+                train(worker, net, new Batches(dataset.train, shard, batch, seed * 31 + id), profile, total, log,
+                    testPixels, testLabels);
             } finally {
                 worker.close();
             }
@@ -168,13 +142,122 @@ public final class WorkerCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** Waits for the oldest pending aggregate (round {@code round}) and steps the model with its average. */
-    private void applyNext(final java.util.Queue<java.util.concurrent.CompletableFuture<Aggregate>> pending, final int round,
-                           final DjlModel net, final float[] averaged) throws InterruptedException {
+    /** Rounds for a run: --rounds, or E passes over the shard, or 200. */
+    static int roundsFor(final int shard, final int batch, final Integer rounds, final Double epochs) {
+        if (rounds != null) {
+            return rounds;
+        }
+        if (epochs == null) {
+            return 200;
+        }
+        final long perEpoch = (shard + batch - 1) / batch;
+        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, Math.round(epochs * perEpoch)));
+    }
+
+    private void train(final UdpWorker worker, final DjlModel net, final Batches batches, final StragglerProfile profile,
+                       final int total, final RoundRecords log, final float[] testPixels, final int[] testLabels)
+        throws Exception {
+        final float[] averaged = new float[net.elements()];
+        final ArrayDeque<CompletableFuture<Aggregate>> pending = new ArrayDeque<>();
+        final long start = System.nanoTime();
+        log.start();
+        int nextToApply = 0;
+        for (int round = 0; round < total; round++) {
+            log.beginRound(round);
+            await(worker.awaitClearance(round), "clearance for round " + round);
+            log.waited(round, System.nanoTime() - log.roundStartNs(round));
+            final int r = round;
+            final int bound = await(worker.call(e -> e.boundFor(r)), "the bound of round " + round);
+            // required: every round up to r - 1 - s; then whatever else already arrived
+            while (!pending.isEmpty() && ((long) nextToApply <= (long) round - 1 - bound || pending.peek().isDone())) {
+                applyNext(pending, nextToApply++, net, averaged, log, total, testPixels, testLabels);
+            }
+            final long t0 = System.nanoTime();
+            final float[] gradient = net.computeGradient(batches.next(), batches.labels());
+            final long measured = System.nanoTime() - t0;
+            final long extra = (long) ((profile.factor(id, round) - 1) * measured);
+            if (extra > 0) {
+                LockSupport.parkNanos(extra);
+            }
+            log.computed(round, measured, Math.max(0, extra), round - nextToApply, net.lastLoss());
+            // a copy: the model reuses its gradient buffer, and the engine reads it while sending
+            pending.add(worker.allreduce(round, gradient.clone()).whenComplete((a, e) -> log.released(r)));
+            if (progressLines) {
+                System.out.printf(Locale.ROOT, "@progress %d %.5f%n", round + 1, net.lastLoss());
+            }
+            if (evalEvery > 0 && (round + 1) % evalEvery == 0 && round + 1 < total) {
+                final long e0 = System.nanoTime();
+                final double accuracy = net.accuracy(testPixels, testLabels);
+                log.evaluating(System.nanoTime() - e0);
+                log.evaluated(round, accuracy);
+                System.out.printf(Locale.ROOT, "worker %d round %d loss %.4f accuracy %.4f%n", id, round + 1, net.lastLoss(), accuracy);
+                System.out.flush();
+            }
+        }
+        while (!pending.isEmpty()) {
+            applyNext(pending, nextToApply++, net, averaged, log, total, testPixels, testLabels);
+        }
+        final double seconds = (System.nanoTime() - start) / 1e9;
+        final double accuracy = log.finalAccuracy();
+        System.out.printf(Locale.ROOT, "worker %d done: %d rounds in %.2f s (compute %.2f s, injected straggling %.2f s, waiting %.2f s), "
+            + "loss %.4f, accuracy %.4f, model %s%n", id, total, seconds, log.computeNs() / 1e9, log.injectedNs() / 1e9,
+            log.waitingNs() / 1e9, net.lastLoss(), accuracy, net.hash());
+        final Map<String, Object> json = new LinkedHashMap<>();
+        json.put("worker", id);
+        json.put("rounds", total);
+        json.put("seconds", seconds);
+        json.put("startSeconds", log.startSeconds());
+        json.put("endSeconds", log.now());
+        json.put("computeSeconds", log.computeNs() / 1e9);
+        json.put("injectedSeconds", log.injectedNs() / 1e9);
+        json.put("waitingSeconds", log.waitingNs() / 1e9);
+        json.put("evaluationSeconds", log.evaluationNs() / 1e9);
+        json.put("stragglers", profile.toString());
+        json.put("finalLoss", (double) net.lastLoss());
+        json.put("finalAccuracy", accuracy);
+        json.put("modelHash", net.hash());
+        json.put("seed", seed);
+        System.out.println(Json.write(json));
+        System.out.flush();
+    }
+
+    /**
+     * Waits for the oldest pending aggregate (round {@code round}), steps the model with its
+     * average and writes the round's record (after the final evaluation, for the last round).
+     */
+    private void applyNext(final ArrayDeque<CompletableFuture<Aggregate>> pending, final int round, final DjlModel net,
+                           final float[] averaged, final RoundRecords log, final int total, final float[] testPixels,
+                           final int[] testLabels) throws InterruptedException, java.io.IOException {
+        final long t0 = System.nanoTime();
         final Aggregate aggregate = await(pending.poll(), "the aggregate of round " + round);
+        log.waited(round, System.nanoTime() - t0);
         aggregate.averageInto(averaged);
         aggregate.release();
         net.applyGradient(averaged);
+        if (round == total - 1) {
+            final long e0 = System.nanoTime();
+            final double accuracy = net.accuracy(testPixels, testLabels);
+            log.evaluating(System.nanoTime() - e0);
+            log.evaluated(round, accuracy);
+        }
+        log.write(round);
+    }
+
+    /** Closes the JVM when standard input ends: the launcher that started this worker is gone. */
+    private void exitWhenStdinCloses() {
+        final Thread watcher = new Thread(() -> {
+            try {
+                while (System.in.read() >= 0) {
+                    // the launcher writes nothing; only the end matters
+                }
+            } catch (final java.io.IOException ignored) {
+                // treated as the end
+            }
+            System.err.println("worker " + id + ": launcher gone, stopping");
+            Runtime.getRuntime().halt(3);
+        }, "parent-watch");
+        watcher.setDaemon(true);
+        watcher.start();
     }
 
     private <T> T await(final java.util.concurrent.CompletableFuture<T> future, final String what) throws InterruptedException {

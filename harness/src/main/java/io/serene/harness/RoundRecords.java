@@ -1,0 +1,168 @@
+package io.serene.harness;
+
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * One training worker's per-round record: when the round started, how long the worker was blocked
+ * (clearance for the round, then the wait for the round's aggregate), compute time (measured and
+ * injected), staleness (earlier rounds whose aggregate the model did not hold when the gradient was
+ * computed), when the gradient was sent and the aggregate arrived, loss and test accuracy. Written as
+ * JSON lines (one per round, when the round's aggregate is applied) on a time axis shared by all
+ * workers of a run: seconds since a wall-clock origin.
+ */
+final class RoundRecords implements AutoCloseable {
+    private final int worker;
+    private final BufferedWriter out;
+    private final long originMicros;
+    private final long baseMicros;
+    private final long baseNs;
+    private final long[] startNs;
+    private final long[] waitingNs;
+    private final long[] computeNs;
+    private final long[] injectedNs;
+    private final long[] sendNs;
+    private final long[] releaseNs;
+    private final int[] staleness;
+    private final float[] loss;
+    private final double[] accuracy;
+    private final long[] evaluatedNs;
+    private long trainingStartNs;
+    private long evaluationNs;
+    private double lastAccuracy = Double.NaN;
+
+    /**
+     * @param file where to write the lines, or null to keep only the totals
+     * @param originMs the time axis' origin (ms since 1970), or null for now
+     */
+    RoundRecords(final int worker, final int rounds, final Path file, final Long originMs) throws IOException {
+        this.worker = worker;
+        final Instant now = Instant.now();
+        this.baseNs = System.nanoTime();
+        this.baseMicros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+        this.originMicros = originMs != null ? originMs * 1_000L : baseMicros;
+        this.out = file == null ? null : Files.newBufferedWriter(file, StandardCharsets.UTF_8);
+        startNs = new long[rounds];
+        waitingNs = new long[rounds];
+        computeNs = new long[rounds];
+        injectedNs = new long[rounds];
+        sendNs = new long[rounds];
+        releaseNs = new long[rounds];
+        staleness = new int[rounds];
+        loss = new float[rounds];
+        accuracy = new double[rounds];
+        evaluatedNs = new long[rounds];
+        Arrays.fill(accuracy, Double.NaN);
+    }
+
+    /** Seconds on the shared axis at {@code nanoTime}. */
+    double seconds(final long nanoTime) {
+        return (baseMicros + (nanoTime - baseNs) / 1_000 - originMicros) / 1e6;
+    }
+
+    double now() {
+        return seconds(System.nanoTime());
+    }
+
+    void start() {
+        trainingStartNs = System.nanoTime();
+    }
+
+    double startSeconds() {
+        return seconds(trainingStartNs);
+    }
+
+    void beginRound(final int round) {
+        startNs[round] = System.nanoTime();
+    }
+
+    long roundStartNs(final int round) {
+        return startNs[round];
+    }
+
+    /** Blocked time charged to a round: its clearance, or the wait for its aggregate. */
+    void waited(final int round, final long ns) {
+        waitingNs[round] += ns;
+    }
+
+    void computed(final int round, final long measuredNs, final long extraNs, final int stale, final float roundLoss) {
+        computeNs[round] = measuredNs;
+        injectedNs[round] = extraNs;
+        staleness[round] = stale;
+        loss[round] = roundLoss;
+        sendNs[round] = System.nanoTime();
+    }
+
+    /** The round's aggregate arrived (called on the transport's thread, before the waiting thread resumes). */
+    void released(final int round) {
+        releaseNs[round] = System.nanoTime();
+    }
+
+    /** Time spent evaluating on the test set (not compute: it is no part of a round's gradient). */
+    void evaluating(final long ns) {
+        evaluationNs += ns;
+    }
+
+    long evaluationNs() {
+        return evaluationNs;
+    }
+
+    void evaluated(final int round, final double value) {
+        accuracy[round] = value;
+        evaluatedNs[round] = System.nanoTime();
+        lastAccuracy = value;
+    }
+
+    double finalAccuracy() {
+        return lastAccuracy;
+    }
+
+    long computeNs() {
+        return Arrays.stream(computeNs).sum();
+    }
+
+    long injectedNs() {
+        return Arrays.stream(injectedNs).sum();
+    }
+
+    long waitingNs() {
+        return Arrays.stream(waitingNs).sum();
+    }
+
+    /** Writes the round's line (once its aggregate is applied). */
+    void write(final int round) throws IOException {
+        if (out == null) {
+            return;
+        }
+        final Map<String, Object> line = new LinkedHashMap<>();
+        line.put("worker", worker);
+        line.put("round", round);
+        line.put("startSeconds", seconds(startNs[round]));
+        line.put("computeSeconds", computeNs[round] / 1e9);
+        line.put("injectedSeconds", injectedNs[round] / 1e9);
+        line.put("waitingSeconds", waitingNs[round] / 1e9);
+        line.put("staleness", staleness[round]);
+        line.put("sendSeconds", seconds(sendNs[round]));
+        line.put("releaseSeconds", seconds(releaseNs[round]));
+        line.put("loss", (double) loss[round]);
+        line.put("accuracy", Double.isNaN(accuracy[round]) ? null : accuracy[round]);
+        line.put("evaluatedSeconds", Double.isNaN(accuracy[round]) ? null : seconds(evaluatedNs[round]));
+        out.write(Json.write(line));
+        out.newLine();
+        out.flush();
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (out != null) {
+            out.close();
+        }
+    }
+}

@@ -1,0 +1,146 @@
+package io.serene.systemtests;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.serene.harness.FashionMnist;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code serene train} end to end on a synthetic dataset: records, summary, JSON line, failures, no orphans. */
+class TrainSystemTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Test
+    @Timeout(240)
+    void trainsTwoWorkerProcessesAndWritesRecordsAndSummary(@TempDir final Path dir) throws Exception {
+        FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
+        final Path out = dir.resolve("run");
+        final Process p = serene("train", "--workers", "2", "--rounds", "40", "--batch", "32", "--eval-every", "10",
+            "--data", dir.toString(), "--seed", "3", "--out", out.toString(), "--stragglers", "persistent:1:x2",
+            "--target-accuracy", "0.5", "--json");
+        final String stdout = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(200, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(stdout).isZero();
+        final String[] lines = stdout.strip().split("\n");
+        final JsonNode last = JSON.readTree(lines[lines.length - 1]);
+        for (final String field : List.of("finalAccuracy", "jctSeconds", "ttaSeconds", "cumulativeWaitingSeconds", "computeShare",
+            "modelHashes", "seed")) {
+            assertThat(last.has(field)).as(field + " in " + last).isTrue();
+        }
+        assertThat(last.get("seed").asLong()).isEqualTo(3);
+        assertThat(last.get("finalAccuracy").asDouble()).as("learns the synthetic classes").isGreaterThan(0.5);
+        assertThat(last.get("ttaSeconds").asDouble()).isPositive().isLessThanOrEqualTo(last.get("jctSeconds").asDouble());
+        assertThat(last.get("modelHashes")).hasSize(2);
+        assertThat(last.get("modelHashes").get(0)).as("BSP: both workers hold the same model").isEqualTo(last.get("modelHashes").get(1));
+        assertThat(last.get("computeShare").asDouble()).isBetween(0.0, 1.0);
+        assertThat(last.get("cumulativeWaitingSeconds").asDouble()).as("worker 0 waits for the 2x straggler").isPositive();
+        assertThat(JSON.readTree(Files.readString(out.resolve("summary.json")))).isEqualTo(last);
+
+        final List<String> records = Files.readAllLines(out.resolve("records.jsonl"));
+        assertThat(records).hasSize(80);
+        int evaluated = 0;
+        double injected0 = 0;
+        double injected1 = 0;
+        for (int i = 0; i < records.size(); i++) {
+            final JsonNode r = JSON.readTree(records.get(i));
+            assertThat(r.get("round").asInt()).as("sorted by round, then worker").isEqualTo(i / 2);
+            assertThat(r.get("worker").asInt()).isEqualTo(i % 2);
+            assertThat(r.get("staleness").asInt()).as("BSP: no staleness").isZero();
+            assertThat(r.get("releaseSeconds").asDouble()).isGreaterThanOrEqualTo(r.get("sendSeconds").asDouble());
+            assertThat(r.get("computeSeconds").asDouble()).isPositive();
+            if (r.get("worker").asInt() == 0) {
+                injected0 += r.get("injectedSeconds").asDouble();
+            } else {
+                injected1 += r.get("injectedSeconds").asDouble();
+            }
+            if (!r.get("accuracy").isNull()) {
+                evaluated++;
+            }
+        }
+        assertThat(injected0).isZero();
+        assertThat(injected1).as("worker 1 is the straggler").isPositive();
+        assertThat(evaluated).as("rounds 9, 19, 29 and the final one, on both workers").isEqualTo(8);
+        assertThat(last.get("accuracyCurve")).hasSize(4);
+    }
+
+    @Test
+    @Timeout(120)
+    void badInputGetsAClearMessageAndANonZeroExit(@TempDir final Path dir) throws Exception {
+        expect(2, "no dataset directory", "train", "--data", dir.resolve("missing").toString(), "--out", dir.resolve("o").toString());
+        FashionMnist.writeSynthetic(dir, 100, 20, 5);
+        final String data = dir.toString();
+        expect(2, "unknown model 'resnet': expected mlp or cnn", "train", "--model", "resnet", "--data", data);
+        expect(2, "unknown straggler profile part 'sometimes'", "train", "--stragglers", "sometimes", "--data", data);
+        expect(2, "--workers must be in 1..64", "train", "--workers", "0", "--data", data);
+        expect(2, "give --rounds or --epochs, not both", "train", "--rounds", "3", "--epochs", "1", "--data", data);
+        expect(2, "ssp:x", "train", "--policy", "ssp:x", "--data", data);
+        final Path bad = dir.resolve("bad.policy");
+        Files.writeString(bad, "policy bad\nstart bsp\nwhen lag >= then ssp(4)\n");
+        expect(2, "3:", "train", "--policy-file", bad.toString(), "--data", data);
+    }
+
+    @Test
+    @Timeout(180)
+    void stoppingTheLauncherStopsEveryWorker(@TempDir final Path dir) throws Exception {
+        FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
+        for (final boolean kill : new boolean[] {false, true}) {
+            final Process p = serene("train", "--workers", "2", "--rounds", "100000", "--batch", "16", "--eval-every", "0",
+                "--data", dir.toString(), "--out", dir.resolve("run-" + kill).toString());
+            // the workers are training once worker 0 recorded a round
+            final Path records = dir.resolve("run-" + kill).resolve("workers").resolve("worker-0.jsonl");
+            final long started = System.nanoTime();
+            while (!(Files.exists(records) && Files.size(records) > 0)) {
+                if (!p.isAlive()) {
+                    throw new AssertionError("serene train ended early: " + new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+                }
+                assertThat(System.nanoTime() - started).as("training started").isLessThan(TimeUnit.SECONDS.toNanos(90));
+                Thread.sleep(100);
+            }
+            final List<ProcessHandle> workers = new ArrayList<>(p.descendants().toList());
+            assertThat(workers).as("two worker processes").hasSizeGreaterThanOrEqualTo(2);
+            if (kill) {
+                p.destroyForcibly(); // SIGKILL: no shutdown hook; the workers see their stdin close
+            } else {
+                p.destroy(); // SIGTERM, as Ctrl-C: the shutdown hook stops them
+            }
+            assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (workers.stream().anyMatch(ProcessHandle::isAlive) && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+            assertThat(workers.stream().filter(ProcessHandle::isAlive).toList()).as("orphans after " + (kill ? "SIGKILL" : "SIGTERM"))
+                .isEmpty();
+        }
+    }
+
+    private static void expect(final int code, final String message, final String... args) throws Exception {
+        final Process p = serene(args);
+        final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(err).isEqualTo(code);
+        assertThat(err).contains(message).doesNotContain("Exception");
+    }
+
+    static Process serene(final String... args) throws Exception {
+        final List<String> command = new ArrayList<>();
+        command.add(System.getProperty("java.home") + "/bin/java");
+        command.add("-Xmx512m");
+        command.add("-Dai.djl.offline=true");
+        command.add("-Dai.djl.pytorch.num_threads=1");
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add("io.serene.harness.Serene");
+        command.addAll(List.of(args));
+        return new ProcessBuilder(command).start();
+    }
+}
