@@ -68,6 +68,13 @@ public final class Controller {
     private SyncConfig base;
     private SyncConfig installed;
     private final List<Decision> decisions = new ArrayList<>();
+    /** Per worker, its last {@link #WINDOW} compute-time samples: slowdown(worker) uses their median. */
+    private final long[][] samples;
+    private int sampled;
+    private final long[] smoothed;
+
+    /** Samples in the per-worker median that smooths compute-time telemetry (real timings are noisy). */
+    static final int WINDOW = 5;
 
     public Controller(final Policy policy, final int workers, final SwitchControl control) {
         this.policy = policy;
@@ -77,6 +84,8 @@ public final class Controller {
         this.installed = policy.start();
         this.streak = new int[policy.rules().size()];
         this.workerStreak = new int[policy.rules().size()][workers];
+        this.samples = new long[workers][WINDOW];
+        this.smoothed = new long[workers];
         policy.start().resolve(workers);
     }
 
@@ -91,6 +100,7 @@ public final class Controller {
 
     /** Evaluates every rule on this round's telemetry and installs a change if one fired. */
     public void onRound(final Telemetry t) {
+        smooth(t);
         String reason = null;
         final List<Policy.Rule> rules = policy.rules();
         for (int i = 0; i < rules.size(); i++) {
@@ -117,11 +127,29 @@ public final class Controller {
         }
     }
 
+    /**
+     * Each worker's compute time as per-worker rules see it: the median of its last samples, so one
+     * noisy measurement neither starts nor breaks a streak (lag reads the raw samples: a transient
+     * straggler is one sample long).
+     */
+    private void smooth(final Telemetry t) {
+        final int n = Math.min(workers, t.iterationNs.length);
+        final int slot = sampled % WINDOW;
+        sampled++;
+        final int count = Math.min(sampled, WINDOW);
+        for (int w = 0; w < n; w++) {
+            samples[w][slot] = t.iterationNs[w];
+            final long[] recent = Arrays.copyOf(samples[w], count);
+            Arrays.sort(recent);
+            smoothed[w] = recent[count / 2];
+        }
+    }
+
     private String perWorker(final int i, final Policy.Rule rule, final Controller.Telemetry t, final String reason) {
         String why = reason;
-        final double median = median(t.iterationNs);
+        final double median = median(smoothed);
         for (int w = 0; w < workers; w++) {
-            final double slowdown = median <= 0 ? 1.0 : t.iterationNs[w] / median;
+            final double slowdown = median <= 0 ? 1.0 : smoothed[w] / median;
             workerStreak[i][w] = rule.comparator.test(slowdown, rule.threshold) ? workerStreak[i][w] + 1 : 0;
             if (workerStreak[i][w] < rule.rounds) {
                 continue;
@@ -159,22 +187,24 @@ public final class Controller {
         }
     }
 
-    private static double value(final Policy.Metric metric, final Telemetry t) {
+    private double value(final Policy.Metric metric, final Telemetry t) {
         switch (metric) {
             case LAG: {
                 // how far the fastest worker is ahead of R, or would be without the barrier: the
-                // rounds it could finish while the slowest finishes one
+                // rounds a typical (median) worker could finish while the slowest it waits for
+                // (an excluded worker holds nobody back) finishes one
                 int max = -1;
                 for (final int c : t.clocks) {
                     max = Math.max(max, c);
                 }
-                long fastest = Long.MAX_VALUE;
                 long slowest = 0;
-                for (final long ns : t.iterationNs) {
-                    fastest = Math.min(fastest, ns);
-                    slowest = Math.max(slowest, ns);
+                for (int w = 0; w < t.iterationNs.length; w++) {
+                    if (!excluded.get(w)) {
+                        slowest = Math.max(slowest, t.iterationNs[w]);
+                    }
                 }
-                final double blocked = fastest <= 0 || fastest == Long.MAX_VALUE ? 0 : Math.floor((double) slowest / fastest) - 1;
+                final double typical = median(t.iterationNs);
+                final double blocked = typical <= 0 ? 0 : Math.floor(slowest / typical) - 1;
                 return Math.max(max - t.releasedRound, blocked);
             }
             case ROUND_TIME:

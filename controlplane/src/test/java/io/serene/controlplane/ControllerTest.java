@@ -43,12 +43,12 @@ class ControllerTest {
     @Test
     void aRuleFiresOnlyAfterItsConditionHeldForNRoundsInARow() {
         final Controller c = controller("start bsp\nwhen lag >= 2 for 3 rounds then ssp(4)\nwhen lag <= 1 for 2 rounds then bsp", 3);
-        c.onRound(round(0, new int[] {1, 1, 1}, 10, 10, 30));   // blocked lag 2
+        c.onRound(round(0, new int[] {2, 1, 1}, 10, 10, 10));   // lag 2
         c.onRound(round(1, new int[] {2, 2, 2}, 10, 10, 10));   // lag 1: streak broken
-        c.onRound(round(2, new int[] {3, 3, 3}, 10, 10, 30));
-        c.onRound(round(3, new int[] {4, 4, 4}, 10, 10, 30));
+        c.onRound(round(2, new int[] {4, 3, 3}, 10, 10, 10));
+        c.onRound(round(3, new int[] {5, 4, 4}, 10, 10, 10));
         assertThat(installs).isEmpty();
-        c.onRound(round(4, new int[] {5, 5, 5}, 10, 10, 35));
+        c.onRound(round(4, new int[] {6, 5, 5}, 10, 10, 10));
         assertThat(installs).containsExactly("ssp:4@5");
         assertThat(c.decisions().get(0).reason).isEqualTo("lag >= 2 for 3 rounds (lag = 2.00)");
         earliest = 11;
@@ -60,14 +60,36 @@ class ControllerTest {
     }
 
     @Test
+    void lagSeesATransientStragglerInOneSampleAndIgnoresExcludedWorkers() {
+        // lag under BSP: the rounds a median worker finishes while the slowest finishes one
+        final Controller c = controller("start bsp\nwhen lag >= 2 for 1 rounds then ssp(4)", 3);
+        c.onRound(round(0, new int[] {1, 1, 1}, 10, 10, 10));
+        assertThat(installs).isEmpty();
+        c.onRound(round(1, new int[] {2, 2, 2}, 10, 10, 30));
+        assertThat(installs).containsExactly("ssp:4@5");
+
+        installs.clear();
+        final Controller excluding = controller("start bsp\nwhen slowdown(worker) > 3 for 1 rounds then exclude(worker)\n"
+            + "when lag >= 2 for 1 rounds then ssp(4)", 3);
+        excluding.onRound(round(0, new int[] {1, 1, 1}, 10, 10, 40));
+        assertThat(installs).as("the slow worker is excluded; it holds nobody back").containsExactly("bsp+exclude:2@5");
+        excluding.onRound(round(1, new int[] {2, 2, 1}, 10, 10, 40));
+        assertThat(installs).hasSize(1);
+    }
+
+    @Test
     void slowWorkersAreExcludedAndIncludedAgain() {
         final Controller c = controller("start bsp\nwhen slowdown(worker) > 3 for 2 rounds then exclude(worker) drop\n"
             + "when slowdown(worker) < 1.5 for 2 rounds then include(worker)", 4);
         c.onRound(round(0, new int[] {0, 0, 0, 0}, 10, 10, 10, 40));
         c.onRound(round(1, new int[] {1, 1, 1, 1}, 10, 10, 10, 40));
         assertThat(installs).containsExactly("bsp+exclude:3+drop@5");
-        c.onRound(round(2, new int[] {2, 2, 2, 2}, 10, 10, 10, 11));
-        c.onRound(round(3, new int[] {3, 3, 3, 3}, 10, 10, 10, 11));
+        // recovered: once its fast samples are the median of its last 5, for 2 rounds
+        for (int r = 2; r < 5; r++) {
+            c.onRound(round(r, new int[] {r, r, r, r}, 10, 10, 10, 11));
+        }
+        assertThat(installs).hasSize(1);
+        c.onRound(round(5, new int[] {5, 5, 5, 5}, 10, 10, 10, 11));
         assertThat(installs).containsExactly("bsp+exclude:3+drop@5", "bsp@5");
         assertThat(c.decisions().get(0).reason).startsWith("worker 3: slowdown(worker) > 3 for 2 rounds");
     }

@@ -32,6 +32,7 @@ final class RoundRecords implements AutoCloseable {
     private final long[] releaseNs;
     private final int[] staleness;
     private final float[] loss;
+    private final boolean[] skipped;
     private final double[] accuracy;
     private final long[] evaluatedNs;
     private long trainingStartNs;
@@ -57,6 +58,7 @@ final class RoundRecords implements AutoCloseable {
         releaseNs = new long[rounds];
         staleness = new int[rounds];
         loss = new float[rounds];
+        skipped = new boolean[rounds];
         accuracy = new double[rounds];
         evaluatedNs = new long[rounds];
         Arrays.fill(accuracy, Double.NaN);
@@ -98,6 +100,22 @@ final class RoundRecords implements AutoCloseable {
         staleness[round] = stale;
         loss[round] = roundLoss;
         sendNs[round] = System.nanoTime();
+    }
+
+    /** The round was released without this worker before it started it: not computed, only applied. */
+    void skipped(final int round, final int stale) {
+        skipped[round] = true;
+        staleness[round] = stale;
+        loss[round] = Float.NaN;
+        sendNs[round] = System.nanoTime();
+    }
+
+    int skippedRounds() {
+        int n = 0;
+        for (final boolean b : skipped) {
+            n += b ? 1 : 0;
+        }
+        return n;
     }
 
     /** The round's aggregate arrived (called on the transport's thread, before the waiting thread resumes). */
@@ -151,7 +169,8 @@ final class RoundRecords implements AutoCloseable {
         line.put("staleness", staleness[round]);
         line.put("sendSeconds", seconds(sendNs[round]));
         line.put("releaseSeconds", seconds(releaseNs[round]));
-        line.put("loss", (double) loss[round]);
+        line.put("skipped", skipped[round]);
+        line.put("loss", skipped[round] ? null : (Object) (double) loss[round]);
         line.put("accuracy", Double.isNaN(accuracy[round]) ? null : accuracy[round]);
         line.put("evaluatedSeconds", Double.isNaN(accuracy[round]) ? null : seconds(evaluatedNs[round]));
         out.write(Json.write(line));

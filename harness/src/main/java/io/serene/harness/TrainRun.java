@@ -162,7 +162,10 @@ final class TrainRun {
             if (!switchErrors.isEmpty()) {
                 throw new IllegalStateException("the switch reported " + switchErrors.size() + " errors, first: " + switchErrors.get(0));
             }
-            return summarize(workers, rounds, decisions);
+            final Map<String, Long> counters = new LinkedHashMap<>();
+            host.call(() -> pipeline.counters().snapshot()).get(10, TimeUnit.SECONDS)
+                .forEach((k, v) -> counters.put(k.name().toLowerCase(Locale.ROOT), v));
+            return summarize(workers, rounds, decisions, counters);
         }
     }
 
@@ -190,8 +193,8 @@ final class TrainRun {
         return s.out.resolve("workers").resolve("worker-" + w + ".jsonl");
     }
 
-    private Map<String, Object> summarize(final Workers workers, final int rounds, final List<Controller.Decision> decisions)
-        throws IOException {
+    private Map<String, Object> summarize(final Workers workers, final int rounds, final List<Controller.Decision> decisions,
+                                          final Map<String, Long> switchCounters) throws IOException {
         final List<TrainSummary.Round> all = new ArrayList<>();
         final List<String> lines = new ArrayList<>();
         for (int w = 0; w < s.workers; w++) {
@@ -240,6 +243,7 @@ final class TrainRun {
         run.put("momentum", Double.parseDouble(Float.toString(s.momentum)));
         run.put("evalEvery", s.evalEvery);
         summary.put("run", run);
+        summary.put("switchCounters", switchCounters);
         summary.put("seed", s.seed);
         Files.writeString(s.out.resolve("summary.json"), Json.write(summary) + "\n", StandardCharsets.UTF_8);
         return summary;

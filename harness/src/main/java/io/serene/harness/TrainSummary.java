@@ -77,6 +77,7 @@ final class TrainSummary {
         final double finalAccuracy;
         final double finalLoss;
         final String modelHash;
+        int skippedRounds;
 
         Result(final int worker, final double startSeconds, final double endSeconds, final double computeSeconds,
                final double injectedSeconds, final double waitingSeconds, final double evaluationSeconds,
@@ -94,9 +95,12 @@ final class TrainSummary {
         }
 
         static Result of(final JsonNode n) {
-            return new Result(n.path("worker").asInt(), n.path("startSeconds").asDouble(), n.path("endSeconds").asDouble(),
+            final Result r = new Result(n.path("worker").asInt(), n.path("startSeconds").asDouble(), n.path("endSeconds").asDouble(),
                 n.path("computeSeconds").asDouble(), n.path("injectedSeconds").asDouble(), n.path("waitingSeconds").asDouble(),
-                n.path("evaluationSeconds").asDouble(), n.path("finalAccuracy").asDouble(), n.path("finalLoss").asDouble(), n.path("modelHash").asText());
+                n.path("evaluationSeconds").asDouble(), n.path("finalAccuracy").asDouble(), n.path("finalLoss").asDouble(),
+                n.path("modelHash").asText());
+            r.skippedRounds = n.path("skippedRounds").asInt();
+            return r;
         }
     }
 
@@ -165,6 +169,9 @@ final class TrainSummary {
         final List<Double> waitingPerWorker = new ArrayList<>();
         byWorker.forEach(r -> waitingPerWorker.add(r.waitingSeconds));
         s.put("waitingSecondsPerWorker", waitingPerWorker);
+        final List<Integer> skipped = new ArrayList<>();
+        byWorker.forEach(r -> skipped.add(r.skippedRounds));
+        s.put("skippedRoundsPerWorker", skipped);
         return s;
     }
 

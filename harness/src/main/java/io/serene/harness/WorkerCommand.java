@@ -7,6 +7,7 @@ import io.serene.transport.UdpTransport;
 import io.serene.worker.Aggregate;
 import io.serene.worker.UdpWorker;
 import io.serene.worker.WorkerContext;
+import io.serene.worker.WorkerEngine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -29,7 +30,10 @@ import java.util.concurrent.locks.LockSupport;
  * through the switch, the aggregate averaged by contributor count back into the model, SGD with
  * momentum. Under a bound s the worker computes round r once round r - 1 - s is released and
  * its aggregate applied, applying every later aggregate that has already arrived first (under BSP:
- * exactly round r - 1's, so every worker steps through the same models).
+ * exactly round r - 1's, so every worker steps through the same models). A worker that finds
+ * round r released without it (excluded, or beyond a quorum), before or while it computed, sends
+ * nothing for it and takes its aggregate, catching up with the others; the gradient it computed goes
+ * to the first round still open (late chunks are still folded or dropped, as the config says).
  */
 @Command(name = "worker", mixinStandardHelpOptions = true,
     description = "Runs one training worker against a switch (serene switch) on Fashion-MNIST.")
@@ -63,6 +67,11 @@ public final class WorkerCommand implements Callable<Integer> {
 
     @Option(names = "--momentum", defaultValue = "0.9", description = "SGD momentum. Default: ${DEFAULT-VALUE}.")
     float momentum;
+
+    @Option(names = "--stale-momentum", defaultValue = "compensate", description = "compensate: a round computed under a "
+        + "bound s > 0 is applied with momentum max(0, m - s/(s+1)) (asynchrony acts as momentum of its own; the bound is "
+        + "agreed, so every worker takes the same step); fixed: always --momentum. Default: ${DEFAULT-VALUE}.")
+    String staleMomentum;
 
     @Option(names = "--eval-every", defaultValue = "50", description = "Evaluate on the test set every E rounds (0: only at the end). Default: ${DEFAULT-VALUE}.")
     int evalEvery;
@@ -106,6 +115,9 @@ public final class WorkerCommand implements Callable<Integer> {
         }
         if (rounds != null && epochs != null) {
             throw new IllegalArgumentException("give --rounds or --epochs, not both");
+        }
+        if (!staleMomentum.equals("compensate") && !staleMomentum.equals("fixed")) {
+            throw new IllegalArgumentException("--stale-momentum must be compensate or fixed, was '" + staleMomentum + "'");
         }
         if (exitWithParent) {
             exitWhenStdinCloses();
@@ -158,7 +170,15 @@ public final class WorkerCommand implements Callable<Integer> {
                        final int total, final RoundRecords log, final float[] testPixels, final int[] testLabels)
         throws Exception {
         final float[] averaged = new float[net.elements()];
+        final float[] zeros = new float[net.elements()];
         final ArrayDeque<CompletableFuture<Aggregate>> pending = new ArrayDeque<>();
+        final int[] bounds = new int[total];
+        // a gradient computed but not sent yet: its round was released while it was computed
+        float[] held = null;
+        long heldNs = 0;
+        long heldExtraNs = 0;
+        int heldApplied = 0;
+        float heldLoss = Float.NaN;
         final long start = System.nanoTime();
         log.start();
         int nextToApply = 0;
@@ -168,20 +188,36 @@ public final class WorkerCommand implements Callable<Integer> {
             log.waited(round, System.nanoTime() - log.roundStartNs(round));
             final int r = round;
             final int bound = await(worker.call(e -> e.boundFor(r)), "the bound of round " + round);
+            bounds[round] = bound;
             // required: every round up to r - 1 - s; then whatever else already arrived
             while (!pending.isEmpty() && ((long) nextToApply <= (long) round - 1 - bound || pending.peek().isDone())) {
-                applyNext(pending, nextToApply++, net, averaged, log, total, testPixels, testLabels);
+                final int next = nextToApply++;
+                applyNext(pending, next, momentumFor(net, bounds[next]), net, averaged, log, total, testPixels, testLabels);
             }
-            final long t0 = System.nanoTime();
-            final float[] gradient = net.computeGradient(batches.next(), batches.labels());
-            final long measured = System.nanoTime() - t0;
-            final long extra = (long) ((profile.factor(id, round) - 1) * measured);
-            if (extra > 0) {
-                LockSupport.parkNanos(extra);
+            if (held == null && released(worker) < round) {
+                final long t0 = System.nanoTime();
+                held = net.computeGradient(batches.next(), batches.labels()).clone();
+                heldNs = System.nanoTime() - t0;
+                heldExtraNs = Math.max(0, (long) ((profile.factor(id, round) - 1) * heldNs));
+                if (heldExtraNs > 0) {
+                    LockSupport.parkNanos(heldExtraNs);
+                }
+                heldApplied = nextToApply;
+                heldLoss = net.lastLoss();
             }
-            log.computed(round, measured, Math.max(0, extra), round - nextToApply, net.lastLoss());
-            // a copy: the model reuses its gradient buffer, and the engine reads it while sending
-            pending.add(worker.allreduce(round, gradient.clone()).whenComplete((a, e) -> log.released(r)));
+            if (released(worker) >= round) {
+                // released without this worker (it is excluded, or beyond a quorum), before or while it
+                // computed: a contribution would only be late; take the aggregate and keep the gradient
+                // for the first round still open
+                log.skipped(round, round - nextToApply);
+                pending.add(worker.allreduce(round, zeros).whenComplete((a, e) -> log.released(r)));
+            } else {
+                log.computed(round, heldNs, heldExtraNs, round - heldApplied, heldLoss);
+                pending.add(worker.allreduce(round, held).whenComplete((a, e) -> log.released(r)));
+                held = null;
+                heldNs = 0;
+                heldExtraNs = 0;
+            }
             if (progressLines) {
                 System.out.printf(Locale.ROOT, "@progress %d %.5f%n", round + 1, net.lastLoss());
             }
@@ -195,7 +231,8 @@ public final class WorkerCommand implements Callable<Integer> {
             }
         }
         while (!pending.isEmpty()) {
-            applyNext(pending, nextToApply++, net, averaged, log, total, testPixels, testLabels);
+            final int next = nextToApply++;
+            applyNext(pending, next, momentumFor(net, bounds[next]), net, averaged, log, total, testPixels, testLabels);
         }
         final double seconds = (System.nanoTime() - start) / 1e9;
         final double accuracy = log.finalAccuracy();
@@ -210,6 +247,7 @@ public final class WorkerCommand implements Callable<Integer> {
         json.put("endSeconds", log.now());
         json.put("computeSeconds", log.computeNs() / 1e9);
         json.put("injectedSeconds", log.injectedNs() / 1e9);
+        json.put("skippedRounds", log.skippedRounds());
         json.put("waitingSeconds", log.waitingNs() / 1e9);
         json.put("evaluationSeconds", log.evaluationNs() / 1e9);
         json.put("stragglers", profile.toString());
@@ -225,7 +263,24 @@ public final class WorkerCommand implements Callable<Integer> {
      * Waits for the oldest pending aggregate (round {@code round}), steps the model with its
      * average and writes the round's record (after the final evaluation, for the last round).
      */
-    private void applyNext(final ArrayDeque<CompletableFuture<Aggregate>> pending, final int round, final DjlModel net,
+    private int released(final UdpWorker worker) throws InterruptedException {
+        return await(worker.call(WorkerEngine::releasedRound), "the released round");
+    }
+
+    /** The momentum a round is applied with: see --stale-momentum. */
+    private float momentumFor(final DjlModel net, final int bound) {
+        return staleMomentum.equals("fixed") ? net.momentum() : compensatedMomentum(net.momentum(), bound);
+    }
+
+    /** max(0, m - s / (s + 1)): m for BSP, 0 when unbounded. */
+    static float compensatedMomentum(final float momentum, final int bound) {
+        if (bound <= 0) {
+            return momentum;
+        }
+        return Math.max(0f, momentum - (float) bound / (bound + 1f));
+    }
+
+    private void applyNext(final ArrayDeque<CompletableFuture<Aggregate>> pending, final int round, final float momentum, final DjlModel net,
                            final float[] averaged, final RoundRecords log, final int total, final float[] testPixels,
                            final int[] testLabels) throws InterruptedException, java.io.IOException {
         final long t0 = System.nanoTime();
@@ -233,7 +288,7 @@ public final class WorkerCommand implements Callable<Integer> {
         log.waited(round, System.nanoTime() - t0);
         aggregate.averageInto(averaged);
         aggregate.release();
-        net.applyGradient(averaged);
+        net.applyGradient(averaged, momentum);
         if (round == total - 1) {
             final long e0 = System.nanoTime();
             final double accuracy = net.accuracy(testPixels, testLabels);

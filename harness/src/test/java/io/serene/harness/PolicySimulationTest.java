@@ -31,7 +31,7 @@ class PolicySimulationTest {
             .schedule(SyncSchedule.parse("bsp")).stragglers("transient:p=0.02,x5").seed(3)).run();
         assertThat(r.allChecks()).isTrue();
         assertThat(r.decisions).isNotEmpty();
-        assertThat(r.decisions.get(0).to).isEqualTo("ssp:4");
+        assertThat(r.decisions.get(0).to).isEqualTo("ssp:2");
         assertThat(r.cumulativeWaitingNs).isLessThan(bsp.cumulativeWaitingNs);
     }
 

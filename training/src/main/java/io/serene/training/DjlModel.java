@@ -51,6 +51,9 @@ public final class DjlModel implements AutoCloseable {
     private final float[] gradient;
     /** One reused buffer per parameter, for writing the averaged gradient back. */
     private final float[][] parts;
+    /** SGD momentum, kept here (the optimizer steps plain SGD) so each step can choose its coefficient. */
+    private final float momentum;
+    private final float[] velocity;
     private float lastLoss = Float.NaN;
 
     public DjlModel(final ModelKind kind, final int batchSize, final float learningRate, final float momentum, final long seed) {
@@ -65,7 +68,11 @@ public final class DjlModel implements AutoCloseable {
         Engine.getInstance().setRandomSeed((int) seed);
         model = Model.newInstance(kind.toString(), "PyTorch");
         model.setBlock(block(kind));
-        final Optimizer sgd = Optimizer.sgd().setLearningRateTracker(Tracker.fixed(learningRate)).optMomentum(momentum).build();
+        if (!(momentum >= 0 && momentum < 1)) {
+            throw new IllegalArgumentException("momentum must be in [0, 1), was " + momentum);
+        }
+        this.momentum = momentum;
+        final Optimizer sgd = Optimizer.sgd().setLearningRateTracker(Tracker.fixed(learningRate)).build();
         trainer = model.newTrainer(new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss())
             .optOptimizer(sgd).optInitializer(new XavierInitializer(), Parameter.Type.WEIGHT));
         trainer.initialize(inputShape(1));
@@ -77,6 +84,7 @@ public final class DjlModel implements AutoCloseable {
         }
         elements = n;
         gradient = new float[n];
+        velocity = new float[n];
         parts = new float[weights.size()][];
         for (int i = 0; i < parts.length; i++) {
             parts[i] = new float[Math.toIntExact(weights.get(i).size())];
@@ -134,6 +142,9 @@ public final class DjlModel implements AutoCloseable {
             final NDArray x = scope.create(pixels, inputShape(batch));
             final NDArray y = scope.create(toFloats(labels), new Shape(batch));
             try (GradientCollector collector = trainer.newGradientCollector()) {
+                // PyTorch adds each backward pass to the gradients; only the optimizer's step clears
+                // them, and under a bound s > 0 several batches are computed between two steps
+                collector.zeroGradients();
                 final NDList out = trainer.forward(new NDList(x));
                 final NDArray loss = trainer.getLoss().evaluate(new NDList(y), out);
                 collector.backward(loss);
@@ -149,16 +160,33 @@ public final class DjlModel implements AutoCloseable {
         return gradient;
     }
 
-    /** Replaces the gradient with {@code averaged} (in place) and steps the optimizer. */
+    /** The configured SGD momentum. */
+    public float momentum() {
+        return momentum;
+    }
+
+    /** One SGD step with the configured momentum: see {@link #applyGradient(float[], float)}. */
     public void applyGradient(final float[] averaged) {
+        applyGradient(averaged, momentum);
+    }
+
+    /**
+     * One SGD step with momentum {@code beta} on the averaged gradient: {@code v = beta v + g},
+     * {@code w -= lr v} (DJL's SGD with momentum, computed here so beta may change per step; the
+     * velocity is written into the gradients in place, never with set(Buffer)).
+     */
+    public void applyGradient(final float[] averaged, final float beta) {
         if (averaged.length != elements) {
             throw new IllegalArgumentException("gradient has " + averaged.length + " elements, the model " + elements);
+        }
+        for (int i = 0; i < elements; i++) {
+            velocity[i] = beta * velocity[i] + averaged[i];
         }
         try (NDManager scope = trainer.getManager().newSubManager()) {
             int at = 0;
             for (int i = 0; i < weights.size(); i++) {
                 final float[] part = parts[i];
-                System.arraycopy(averaged, at, part, 0, part.length);
+                System.arraycopy(velocity, at, part, 0, part.length);
                 at += part.length;
                 final NDArray g = weights.get(i).getGradient();
                 // in place: never set(Buffer) on a gradient

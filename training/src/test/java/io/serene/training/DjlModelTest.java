@@ -41,6 +41,18 @@ class DjlModelTest {
     }
 
     @Test
+    void gradientsOfConsecutiveBatchesDoNotAccumulateWithoutAStep() {
+        // SSP computes several gradients before it applies an aggregate: each must stand alone
+        final SyntheticImages data = new SyntheticImages(64, 4);
+        try (DjlModel m = new DjlModel(ModelKind.MLP, 32, 0.05f, 0.9f, 3)) {
+            final float[] first = m.computeGradient(data.pixels(0, 32), data.labels(0, 32)).clone();
+            m.computeGradient(data.pixels(32, 32), data.labels(32, 32));
+            final float[] again = m.computeGradient(data.pixels(0, 32), data.labels(0, 32)).clone();
+            assertThat(again).isEqualTo(first);
+        }
+    }
+
+    @Test
     void theCnnHasLeNetsParametersAndTakesAStep() {
         final SyntheticImages data = new SyntheticImages(16, 3);
         try (DjlModel cnn = new DjlModel(ModelKind.CNN, 16, 0.01f, 0.9f, 1)) {
