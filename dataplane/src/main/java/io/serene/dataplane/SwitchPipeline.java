@@ -211,8 +211,8 @@ public final class SwitchPipeline implements PacketEndpoint {
     }
 
     /**
-     * Worker w's last compute time as the switch estimates it (see {@code estimateIteration}); 0
-     * before its second round, -1 if unknown.
+     * Worker w's last compute time, as it reported it or the switch estimates it (see
+     * {@code estimateIteration}); 0 before it is known, -1 for an unknown job or worker.
      */
     public long iterationNs(final int job, final int worker) {
         final int j = jobTable.get(job);
@@ -452,7 +452,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         if (round > workerArrivalRound[j * maxWorkers + worker]) {
             // the first packet of a round (exponents or values) marks the end of its computation
             workerArrivalRound[j * maxWorkers + worker] = round;
-            estimateIteration(j, worker, round, nowNs);
+            estimateIteration(j, worker, round, nowNs, in.computeTimeNs());
         }
         if (releasable(j, idx)) {
             release(j, idx, nowNs, outbox);
@@ -561,15 +561,21 @@ public final class SwitchPipeline implements PacketEndpoint {
     }
 
     /**
-     * A worker's compute time for a round, as the switch sees it: from when it could start (its
-     * previous round's first packet, or the release of the round its clearance waited for,
-     * whichever was later) to the first packet of this round (exponents come first, and do not
-     * wait for other workers). Includes one network delay.
+     * A worker's compute time for a round: what the worker reports in its DATA packets, if it does;
+     * else as the switch sees it: from when it could start (its previous round's first packet, or
+     * the release of the round its clearance waited for, whichever was later) to the first packet of
+     * this round (exponents come first, and do not wait for other workers), one network delay included.
      */
-    private void estimateIteration(final int j, final int worker, final int round, final long nowNs) {
+    private void estimateIteration(final int j, final int worker, final int round, final long nowNs, final long reportedNs) {
         final int w = j * maxWorkers + worker;
         final long previous = workerArrivalNs[w];
         workerArrivalNs[w] = nowNs;
+        if (reportedNs > 0) {
+            // the worker measured it: no network or scheduling delay in it, and right even when the
+            // worker computed the gradient before its round opened (a round released without it)
+            workerIterationNs[w] = reportedNs;
+            return;
+        }
         if (previous == NO_ARRIVAL) {
             return;
         }

@@ -199,10 +199,33 @@ class SwitchSyncTest {
         assertThat(pipeline.iterationNs(JOB + 1, 0)).isEqualTo(-1);
     }
 
+    @Test
+    void aComputeTimeTheWorkerReportsReplacesTheEstimate() {
+        final long ms = 1_000_000L;
+        start("bsp", 2);
+        both(0, 0, 1 * ms, 7 * ms);
+        assertThat(pipeline.iterationNs(JOB, 0)).as("known from the first round").isEqualTo(7 * ms);
+        both(1, 0, 10 * ms);
+        // worker 1 computed round 1's gradient long before (say, while excluded): its packet comes
+        // at once after the release, but it reports 80 ms
+        both(1, 1, 10 * ms + 100_000, 80 * ms);
+        both(0, 1, 12 * ms);
+        assertThat(pipeline.iterationNs(JOB, 1)).isEqualTo(80 * ms);
+        assertThat(pipeline.iterationNs(JOB, 0)).as("not reported: estimated").isEqualTo(2 * ms);
+        final PacketFlyweight p = new PacketFlyweight().wrap(PacketFlyweight.allocate(PacketFlyweight.HEADER_LENGTH), 0,
+            PacketFlyweight.HEADER_LENGTH);
+        assertThat(p.computeTimeNs(1).computeTimeNs()).as("rounded up to 100 us").isEqualTo(PacketFlyweight.COMPUTE_TIME_UNIT_NS);
+        assertThat(p.computeTimeNs(3_600_000_000_000L).computeTimeNs()).as("saturates").isEqualTo(0xFFFF * PacketFlyweight.COMPUTE_TIME_UNIT_NS);
+    }
+
     /** Both chunks of a round from one worker at one time. */
     private void both(final int worker, final int round, final long nowNs) {
-        contribute(worker, round, 0, 1, nowNs);
-        contribute(worker, round, 1, 1, nowNs);
+        both(worker, round, nowNs, 0);
+    }
+
+    private void both(final int worker, final int round, final long nowNs, final long reportedNs) {
+        contribute(worker, round, 0, 1, nowNs, reportedNs);
+        contribute(worker, round, 1, 1, nowNs, reportedNs);
     }
 
     private List<PacketFlyweight> results() {
@@ -217,12 +240,17 @@ class SwitchSyncTest {
 
     /** Worker w's values for chunk c of round r (seq = 2r + c; 2 chunks per round). */
     private void contribute(final int worker, final int round, final int chunk, final int value, final long nowNs) {
+        contribute(worker, round, chunk, value, nowNs, 0);
+    }
+
+    private void contribute(final int worker, final int round, final int chunk, final int value, final long nowNs,
+                            final long reportedNs) {
         final long seq = 2L * round + chunk;
         final int length = PacketFlyweight.dataLength(4);
         final ByteBuffer b = PacketFlyweight.allocate(length);
         final PacketFlyweight p = new PacketFlyweight().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(JOB)
             .workerId(worker).seq(seq).round(round).chunk(chunk).poolIndex((int) (seq % POOL))
-            .shadowSet((int) ((seq / POOL) & 1)).flags(Flags.VALUES).elementCount(4).exponent((byte) 0);
+            .shadowSet((int) ((seq / POOL) & 1)).flags(Flags.VALUES).elementCount(4).exponent((byte) 0).computeTimeNs(reportedNs);
         for (int i = 0; i < 4; i++) {
             p.dataValue(i, value);
         }

@@ -179,6 +179,7 @@ public final class WorkerCommand implements Callable<Integer> {
         long heldExtraNs = 0;
         int heldApplied = 0;
         float heldLoss = Float.NaN;
+        long lastComputeNs = 0;
         final long start = System.nanoTime();
         log.start();
         int nextToApply = 0;
@@ -210,10 +211,12 @@ public final class WorkerCommand implements Callable<Integer> {
                 // computed: a contribution would only be late; take the aggregate and keep the gradient
                 // for the first round still open
                 log.skipped(round, round - nextToApply);
-                pending.add(worker.allreduce(round, zeros).whenComplete((a, e) -> log.released(r)));
+                // reports its last compute time: it is still that slow
+                pending.add(worker.allreduce(round, zeros, lastComputeNs).whenComplete((a, e) -> log.released(r)));
             } else {
                 log.computed(round, heldNs, heldExtraNs, round - heldApplied, heldLoss);
-                pending.add(worker.allreduce(round, held).whenComplete((a, e) -> log.released(r)));
+                lastComputeNs = heldNs + heldExtraNs;
+                pending.add(worker.allreduce(round, held, lastComputeNs).whenComplete((a, e) -> log.released(r)));
                 held = null;
                 heldNs = 0;
                 heldExtraNs = 0;

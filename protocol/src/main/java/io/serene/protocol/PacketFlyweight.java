@@ -323,6 +323,26 @@ public final class PacketFlyweight {
 
     // ---- DATA ----
 
+    /** Unit of the compute time a DATA packet reports in its status field: 100 microseconds. */
+    public static final long COMPUTE_TIME_UNIT_NS = 100_000L;
+
+    /**
+     * DATA: the sender's compute time for the packet's round, reported in the status field in units
+     * of {@link #COMPUTE_TIME_UNIT_NS} (0: not reported; saturates at 65535, 6.5 s), for the
+     * switch's per-worker telemetry.
+     */
+    public long computeTimeNs() {
+        return status() * COMPUTE_TIME_UNIT_NS;
+    }
+
+    /** Sets the reported compute time (rounded up to a unit, so a reported time is never 0; saturating). */
+    public PacketFlyweight computeTimeNs(final long ns) {
+        if (ns <= 0) {
+            return status(0);
+        }
+        return status((int) Math.min(0xFFFF, (ns + COMPUTE_TIME_UNIT_NS - 1) / COMPUTE_TIME_UNIT_NS));
+    }
+
     public int dataValue(final int index) {
         return buffer.getInt(offset + DATA_VALUES_OFFSET + 4 * index);
     }

@@ -43,13 +43,21 @@ public final class UdpWorker implements AutoCloseable {
 
     /** Contributes this worker's gradient for a round (0, 1, 2, ... in order); the array is read until the future completes. */
     public CompletableFuture<Aggregate> allreduce(final int round, final float[] gradient) {
+        return allreduce(round, gradient, 0);
+    }
+
+    /**
+     * {@link #allreduce(int, float[])} reporting this worker's compute time for the round (ns, 0:
+     * none), which its packets carry to the switch's telemetry.
+     */
+    public CompletableFuture<Aggregate> allreduce(final int round, final float[] gradient, final long computeNs) {
         final CompletableFuture<Void> joined = engine.joined();
         if (joined.isDone() && !joined.isCompletedExceptionally() && gradient.length == engine.context().elementsPerRound()) {
             final int k = engine.chunkElements();
             final byte[] exponents = BlockFloat.chunkExponents(gradient, k, new byte[(gradient.length + k - 1) / k]);
-            return host.call(() -> engine.allreduce(round, gradient, exponents)).thenCompose(f -> f);
+            return host.call(() -> engine.allreduce(round, gradient, exponents, computeNs)).thenCompose(f -> f);
         }
-        return host.call(() -> engine.allreduce(round, gradient)).thenCompose(f -> f);
+        return host.call(() -> engine.allreduce(round, gradient, null, computeNs)).thenCompose(f -> f);
     }
 
     /** Completes once this worker may start computing {@code round} under the job's sync config (any thread). */

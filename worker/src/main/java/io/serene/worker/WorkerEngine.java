@@ -60,6 +60,8 @@ public final class WorkerEngine implements PacketEndpoint {
         boolean submitted;
         int chunksReleased;
         boolean saturated;
+        /** The compute time the caller reported for this round (sent in every DATA packet; 0: none). */
+        long computeNs;
 
         RoundState(final int round, final RoundBuffers buffers) {
             this.round = round;
@@ -243,6 +245,15 @@ public final class WorkerEngine implements PacketEndpoint {
      * {@link BlockFloat#chunkExponents} (on another thread, say) for {@link #chunkElements()}.
      */
     public CompletableFuture<Aggregate> allreduce(final int round, final float[] gradient, final byte[] chunkExponents) {
+        return allreduce(round, gradient, chunkExponents, 0);
+    }
+
+    /**
+     * {@link #allreduce(int, float[], byte[])} reporting the worker's compute time for the round
+     * (nanoseconds; 0: none): every DATA packet of the round carries it, for the switch's telemetry.
+     */
+    public CompletableFuture<Aggregate> allreduce(final int round, final float[] gradient, final byte[] chunkExponents,
+                                                  final long computeNs) {
         final CompletableFuture<Aggregate> future = new CompletableFuture<>();
         if (phase == Phase.FAILED) {
             future.completeExceptionally(failure);
@@ -264,16 +275,17 @@ public final class WorkerEngine implements PacketEndpoint {
         }
         if (phase == Phase.JOINING) {
             // the chunking is known only from the JOIN_ACK: keep the round until then
-            beforeJoin.add(new Object[] {gradient.clone(), future});
+            beforeJoin.add(new Object[] {gradient.clone(), future, computeNs});
             return future;
         }
-        submit(round, gradient, chunkExponents, future);
+        submit(round, gradient, chunkExponents, computeNs, future);
         return future;
     }
 
-    private void submit(final int round, final float[] gradient, final byte[] chunkExponents,
+    private void submit(final int round, final float[] gradient, final byte[] chunkExponents, final long computeNs,
                         final CompletableFuture<Aggregate> future) {
         final RoundState st = state(round);
+        st.computeNs = computeNs;
         final float[] data = st.buffers.data;
         System.arraycopy(gradient, 0, data, 0, data.length);
         if (foldPending) {
@@ -469,7 +481,7 @@ public final class WorkerEngine implements PacketEndpoint {
         for (final Object[] pending : beforeJoin) {
             @SuppressWarnings("unchecked")
             final CompletableFuture<Aggregate> future = (CompletableFuture<Aggregate>) pending[1];
-            submit(submittedRounds, (float[]) pending[0], null, future);
+            submit(submittedRounds, (float[]) pending[0], null, (Long) pending[2], future);
         }
         beforeJoin.clear();
         joined.complete(null);
@@ -901,6 +913,7 @@ public final class WorkerEngine implements PacketEndpoint {
             .poolIndex((int) (seq % poolSize))
             .shadowSet((int) ((seq / poolSize) & 1))
             .configEpoch(knownEpoch)
+            .computeTimeNs(st.computeNs)
             .elementCount(n);
         if (!valueStep) {
             out.exponent(PacketFlyweight.NO_EXPONENT).flags(Flags.EXPONENTS);
