@@ -123,6 +123,35 @@ class TrainSystemTest {
         }
     }
 
+    @Test
+    @Timeout(180)
+    void aFailingWorkerStopsTheRunWithItsLastOutputAndLeavesNoOrphans(@TempDir final Path dir) throws Exception {
+        FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
+        final Process p = serene("train", "--workers", "3", "--rounds", "100000", "--batch", "16", "--eval-every", "0",
+            "--data", dir.toString(), "--out", dir.resolve("run").toString());
+        final Path records = dir.resolve("run").resolve("workers").resolve("worker-0.jsonl");
+        final long started = System.nanoTime();
+        while (!(Files.exists(records) && Files.size(records) > 0)) {
+            if (!p.isAlive()) {
+                throw new AssertionError("serene train ended early: " + new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+            }
+            assertThat(System.nanoTime() - started).as("training started").isLessThan(TimeUnit.SECONDS.toNanos(90));
+            Thread.sleep(100);
+        }
+        final List<ProcessHandle> workers = new ArrayList<>(p.descendants().toList());
+        assertThat(workers).hasSizeGreaterThanOrEqualTo(3);
+        workers.get(1).destroyForcibly();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("the launcher gives up").isTrue();
+        final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.exitValue()).as(err).isEqualTo(1);
+        assertThat(err).containsPattern("worker \\d failed \\(exit \\d+\\)").doesNotContain("Exception");
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (workers.stream().anyMatch(ProcessHandle::isAlive) && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+        }
+        assertThat(workers.stream().filter(ProcessHandle::isAlive).toList()).as("orphans").isEmpty();
+    }
+
     private static void expect(final int code, final String message, final String... args) throws Exception {
         final Process p = serene(args);
         final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
