@@ -112,6 +112,89 @@ final class ConfigTable {
         return Status.OK;
     }
 
+    /** The physical index of the job's entry starting exactly at {@code firstRound}, or -1. */
+    int find(final int j, final int firstRound) {
+        for (int i = 0; i < count[j]; i++) {
+            final int p = at(j, i);
+            if (first[j * ENTRIES + p] == firstRound) {
+                return p;
+            }
+        }
+        return -1;
+    }
+
+    /** The first round of the job's newest entry. */
+    int newestFirstRound(final int j) {
+        return first[j * ENTRIES + at(j, count[j] - 1)];
+    }
+
+    /**
+     * Inserts an entry at its place in round order (the caller checks no round has used the entries
+     * after it; they move up one place), after dropping entries no longer reachable as
+     * {@link #install} does. Returns OK or TABLE_FULL; the caller checks the key is free.
+     */
+    Status insert(final int j, final int firstRound, final SyncConfig.Resolved config, final int releasedRound) {
+        final int base = j * ENTRIES;
+        int n = count[j];
+        int h = head[j];
+        while (n > 1 && first[base + (h + 1) % ENTRIES] <= releasedRound + 1) {
+            h = (h + 1) % ENTRIES;
+            n--;
+        }
+        if (n >= ENTRIES) {
+            return Status.TABLE_FULL;
+        }
+        head[j] = h;
+        count[j] = n;
+        int at = n;
+        while (at > 0 && first[base + at(j, at - 1)] > firstRound) {
+            at--;
+        }
+        for (int k = n; k > at; k--) {
+            copy(j, at(j, k - 1), at(j, k));
+        }
+        write(j, at(j, at), firstRound, config);
+        count[j] = n + 1;
+        epoch[j]++;
+        return Status.OK;
+    }
+
+    /** Replaces the value of an entry no round has used yet (the caller checks), keeping its first round. */
+    void modify(final int j, final int e, final SyncConfig.Resolved config) {
+        write(j, e, first[j * ENTRIES + e], config);
+        epoch[j]++;
+    }
+
+    /**
+     * Deletes the entry at logical position {@code i} (not the oldest; no round has used it or any
+     * later one, the caller checks): later entries move down one place.
+     */
+    void delete(final int j, final int i) {
+        final int n = count[j];
+        for (int k = i; k < n - 1; k++) {
+            copy(j, at(j, k + 1), at(j, k));
+        }
+        first[j * ENTRIES + at(j, n - 1)] = UNUSED;
+        count[j] = n - 1;
+        epoch[j]++;
+    }
+
+    /** The logical position (0 = oldest) of a physical index. */
+    int position(final int j, final int e) {
+        return Math.floorMod(e - head[j], ENTRIES);
+    }
+
+    private void copy(final int j, final int from, final int to) {
+        final int a = j * ENTRIES + from;
+        final int b = j * ENTRIES + to;
+        first[b] = first[a];
+        bound[b] = bound[a];
+        quorum[b] = quorum[a];
+        timeoutNs[b] = timeoutNs[a];
+        late[b] = late[a];
+        System.arraycopy(required, a * words, required, b * words, words);
+    }
+
     int epoch(final int j) {
         return epoch[j];
     }

@@ -44,6 +44,8 @@ public final class SwitchPipeline implements PacketEndpoint {
 
     private final SwitchMemory memory;
     private final Counters<SwitchCounter> counters = new Counters<>(SwitchCounter.class);
+    private final SwitchCommands commands = new SwitchCommands(this);
+    private final SwitchContext context;
     private final Consumer<Throwable> errorHandler;
     private final PacketFlyweight in = new PacketFlyweight();
     private final PacketFlyweight out = new PacketFlyweight();
@@ -103,6 +105,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final int[] slotSums;            // [slotIndex * K + element]
 
     public SwitchPipeline(final SwitchContext context, final Consumer<Throwable> errorHandler) {
+        this.context = context;
         this.memory = context.memory();
         this.errorHandler = errorHandler;
         this.maxJobs = memory.maxJobs();
@@ -219,6 +222,111 @@ public final class SwitchPipeline implements PacketEndpoint {
         return j == JobTable.MISSING || worker >= jobWorkers[j] ? -1 : workerIterationNs[j * maxWorkers + worker];
     }
 
+    /** The context this switch was built from (its limits). */
+    public SwitchContext context() {
+        return context;
+    }
+
+    /** The single-writer command queue through which other threads write and read the tables. */
+    public SwitchCommands commands() {
+        return commands;
+    }
+
+    /**
+     * Writes the {@code sync_config} table (switch thread; other threads use {@link #commands()}).
+     * Returns OK; UNKNOWN_JOB; TOO_EARLY for a first round below {@link #earliestSwapRound} (some
+     * worker may have started it); DUPLICATE_ENTRY for an insert at a taken first round; NOT_FOUND
+     * for a modify or delete of a missing one; BAD_KEY for a config that does not fit the job or a
+     * delete of the oldest entry (it covers every earlier round); TABLE_FULL.
+     */
+    public Status write(final TableWrite write) {
+        final SyncConfigEntry entry = write.entry();
+        final int j = jobTable.get(entry.job());
+        if (j == JobTable.MISSING) {
+            return Status.UNKNOWN_JOB;
+        }
+        if (entry.firstRound() < earliestSwapRound(entry.job())) {
+            return Status.TOO_EARLY;
+        }
+        final int e = configs.find(j, entry.firstRound());
+        SyncConfig.Resolved resolved = null;
+        if (write.kind() != TableWrite.Kind.DELETE) {
+            try {
+                resolved = entry.config().resolve(jobWorkers[j]);
+            } catch (final IllegalArgumentException ex) {
+                return Status.BAD_KEY;
+            }
+        }
+        final Status status;
+        switch (write.kind()) {
+            case INSERT:
+                status = e >= 0 ? Status.DUPLICATE_ENTRY : configs.insert(j, entry.firstRound(), resolved, jobReleasedRound[j]);
+                break;
+            case MODIFY:
+                if (e < 0) {
+                    return Status.NOT_FOUND;
+                }
+                configs.modify(j, e, resolved);
+                status = Status.OK;
+                break;
+            default:
+                if (e < 0) {
+                    return Status.NOT_FOUND;
+                }
+                final int position = configs.position(j, e);
+                if (position == 0) {
+                    return Status.BAD_KEY;
+                }
+                configs.delete(j, position);
+                status = Status.OK;
+        }
+        if (status == Status.OK) {
+            counters.increment(SwitchCounter.CONFIG_INSTALLS);
+            updateTimeoutSweep();
+            configDirty[j] = true;
+            configsChanged = true;
+        }
+        return status;
+    }
+
+    /** The job's sync_config entries, oldest first; empty for an unknown job (allocates; switch thread). */
+    public java.util.List<SyncConfigEntry> entries(final int job) {
+        final java.util.List<SyncConfigEntry> list = new java.util.ArrayList<>();
+        final int j = jobTable.get(job);
+        if (j == JobTable.MISSING) {
+            return list;
+        }
+        for (int i = 0; i < configs.entries(j); i++) {
+            final int e = configs.at(j, i);
+            list.add(SyncConfigEntry.builder().job(job).firstRound(configs.firstRound(j, e)).config(config(j, e)).build());
+        }
+        return list;
+    }
+
+    /** An entry's value as a sync config (normalized: the required set as exclusions, the quorum if not all required). */
+    private SyncConfig config(final int j, final int e) {
+        final java.util.BitSet required = configs.required(j, e);
+        final int n = jobWorkers[j];
+        SyncConfig c = SyncConfig.bsp().withBound(configs.bound(j, e));
+        if (required.isEmpty()) {
+            c = c.requiringNone();
+        } else {
+            final java.util.BitSet excluded = new java.util.BitSet();
+            excluded.set(0, n);
+            excluded.andNot(required);
+            if (!excluded.isEmpty()) {
+                c = c.excluding(excluded);
+            }
+        }
+        if (configs.quorum(j, e) != (required.isEmpty() ? 0 : required.cardinality())) {
+            c = c.withQuorum(configs.quorum(j, e));
+        }
+        if (configs.timeoutNs(j, e) != SyncConfig.NO_TIMEOUT) {
+            c = c.withTimeoutNs(configs.timeoutNs(j, e));
+        }
+        return c.withLateMode(configs.lateMode(j, e));
+    }
+
     public int activeJobs() {
         return jobTable.size();
     }
@@ -265,6 +373,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     @Override
     public long onTimer(final long nowNs, final Outbox outbox) {
         try {
+            commands.drain();
             announceConfigs(outbox);
         } catch (final RuntimeException ex) {
             counters.increment(SwitchCounter.ERRORS);

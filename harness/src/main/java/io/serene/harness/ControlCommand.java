@@ -16,6 +16,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
@@ -25,7 +26,7 @@ import java.util.concurrent.TimeUnit;
 @Command(name = "control", mixinStandardHelpOptions = true,
     description = "Talks to a switch started with --control-port: show a job, watch it, install a sync config, read counters.",
     subcommands = {ControlCommand.Show.class, ControlCommand.Watch.class, ControlCommand.Install.class, ControlCommand.CountersCmd.class,
-        ControlCommand.Apply.class})
+        ControlCommand.Apply.class, ControlCommand.Write.class, ControlCommand.Schema.class})
 public final class ControlCommand implements Runnable {
     @Override
     public void run() {
@@ -101,6 +102,76 @@ public final class ControlCommand implements Runnable {
                 .getValuesMap());
             values.forEach((k, v) -> System.out.println(k + " " + v));
             return 0;
+        }
+    }
+
+    @Command(name = "schema", mixinStandardHelpOptions = true, description = "Prints the switch's tables, registers and counters.")
+    static final class Schema extends Target implements Callable<Integer> {
+        @Override
+        public Integer call() {
+            System.out.print(call(stub -> stub.readSchema(io.serene.controlplane.rpc.SchemaRequest.getDefaultInstance())).getText());
+            return 0;
+        }
+    }
+
+    @Command(name = "write", mixinStandardHelpOptions = true,
+        description = {"Writes the job's sync_config table entry by entry, in order, and prints each result code "
+            + "(OK, UNKNOWN_JOB, TOO_EARLY, DUPLICATE_ENTRY, NOT_FOUND, BAD_KEY, TABLE_FULL); exits 1 unless all are OK.",
+            "Example: serene control write --job 1 insert:200=ssp:2 modify:200=ssp:3 delete:200"})
+    static final class Write extends Target implements Callable<Integer> {
+        @Parameters(paramLabel = "UPDATE", arity = "1..*", description = "insert:ROUND=CONFIG, modify:ROUND=CONFIG or delete:ROUND")
+        List<String> updates;
+
+        @Override
+        public Integer call() {
+            final io.serene.controlplane.rpc.WriteRequest.Builder request = io.serene.controlplane.rpc.WriteRequest.newBuilder().setJob(job);
+            for (final String text : updates) {
+                request.addUpdates(parse(text));
+            }
+            final io.serene.controlplane.rpc.WriteReply reply = call(stub -> stub.write(request.build()));
+            boolean ok = true;
+            for (int i = 0; i < updates.size(); i++) {
+                final String result = reply.getResults(i);
+                System.out.println(updates.get(i) + ": " + result);
+                ok &= result.equals("OK");
+            }
+            System.out.println("job " + job + ": config epoch " + reply.getEpoch());
+            return ok ? 0 : 1;
+        }
+
+        static io.serene.controlplane.rpc.Update parse(final String text) {
+            final int colon = text.indexOf(':');
+            final String kind = colon < 0 ? "" : text.substring(0, colon).toLowerCase(java.util.Locale.ROOT);
+            final String rest = colon < 0 ? "" : text.substring(colon + 1);
+            final int eq = rest.indexOf('=');
+            final String round = eq < 0 ? rest : rest.substring(0, eq);
+            final io.serene.controlplane.rpc.Update.Builder u = io.serene.controlplane.rpc.Update.newBuilder();
+            switch (kind) {
+                case "insert":
+                    u.setKind(io.serene.controlplane.rpc.Update.Kind.INSERT);
+                    break;
+                case "modify":
+                    u.setKind(io.serene.controlplane.rpc.Update.Kind.MODIFY);
+                    break;
+                case "delete":
+                    u.setKind(io.serene.controlplane.rpc.Update.Kind.DELETE);
+                    break;
+                default:
+                    throw new IllegalArgumentException("bad update '" + text + "': expected insert:ROUND=CONFIG, modify:ROUND=CONFIG or delete:ROUND");
+            }
+            if ((kind.equals("delete") && eq >= 0) || (!kind.equals("delete") && (eq < 0 || eq == rest.length() - 1))) {
+                throw new IllegalArgumentException("bad update '" + text + "': " + (kind.equals("delete")
+                    ? "delete takes only a round" : kind + " needs =CONFIG"));
+            }
+            try {
+                u.setFirstRound(Integer.parseInt(round.trim()));
+            } catch (final NumberFormatException ex) {
+                throw new IllegalArgumentException("bad update '" + text + "': '" + round + "' is not a round number");
+            }
+            if (eq >= 0) {
+                u.setConfig(rest.substring(eq + 1));
+            }
+            return u.build();
         }
     }
 

@@ -50,6 +50,56 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
     public SwitchControlService(final SwitchThread thread, final SwitchPipeline pipeline) {
         this.thread = thread;
         this.pipeline = pipeline;
+        // every call goes through the switch's command queue; a task on its thread makes it drain it
+        pipeline.commands().wakeup(() -> thread.call(() -> null));
+    }
+
+    @Override
+    public void write(final io.serene.controlplane.rpc.WriteRequest request,
+                      final StreamObserver<io.serene.controlplane.rpc.WriteReply> reply) {
+        final java.util.List<io.serene.dataplane.TableWrite> writes = new java.util.ArrayList<>();
+        try {
+            for (final io.serene.controlplane.rpc.Update u : request.getUpdatesList()) {
+                final io.serene.dataplane.SyncConfigEntry.Builder entry = io.serene.dataplane.SyncConfigEntry.builder()
+                    .job(request.getJob()).firstRound(u.getFirstRound());
+                switch (u.getKind()) {
+                    case INSERT:
+                        writes.add(io.serene.dataplane.TableWrite.insert(entry.config(SyncConfigParser.parse(u.getConfig())).build()));
+                        break;
+                    case MODIFY:
+                        writes.add(io.serene.dataplane.TableWrite.modify(entry.config(SyncConfigParser.parse(u.getConfig())).build()));
+                        break;
+                    case DELETE:
+                        writes.add(io.serene.dataplane.TableWrite.delete(entry.build()));
+                        break;
+                    default:
+                        throw new IllegalArgumentException("unknown update kind " + u.getKindValue());
+                }
+            }
+        } catch (final IllegalArgumentException ex) {
+            reply.onError(Status.INVALID_ARGUMENT.withDescription(ex.getMessage()).asRuntimeException());
+            return;
+        }
+        try {
+            reply.onNext(onSwitch(() -> {
+                final io.serene.controlplane.rpc.WriteReply.Builder b = io.serene.controlplane.rpc.WriteReply.newBuilder();
+                for (final io.serene.dataplane.TableWrite w : writes) {
+                    b.addResults(pipeline.write(w).name());
+                }
+                return b.setEpoch(pipeline.configEpoch(request.getJob())).build();
+            }));
+            reply.onCompleted();
+        } catch (final Exception ex) {
+            reply.onError(unavailable(ex));
+        }
+    }
+
+    @Override
+    public void readSchema(final io.serene.controlplane.rpc.SchemaRequest request,
+                           final StreamObserver<io.serene.controlplane.rpc.SchemaReply> reply) {
+        reply.onNext(io.serene.controlplane.rpc.SchemaReply.newBuilder()
+            .setText(io.serene.dataplane.TableSchema.of(pipeline.context()).describe()).build());
+        reply.onCompleted();
     }
 
     @Override
@@ -184,7 +234,7 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
     }
 
     private <T> T onSwitch(final Supplier<T> function) throws Exception {
-        return thread.call(function).get(CALL_TIMEOUT_S, TimeUnit.SECONDS);
+        return pipeline.commands().submit(p -> function.get()).get(CALL_TIMEOUT_S, TimeUnit.SECONDS);
     }
 
     @Override

@@ -494,9 +494,10 @@ final class TrainRun {
             return t;
         }
 
+        /** Runs f on the switch thread, through its command queue (the control service set its wake-up). */
         private <T> T call(final java.util.function.Supplier<T> f) {
             try {
-                return host.call(f).get(10, TimeUnit.SECONDS);
+                return pipeline.commands().submit(p -> f.get()).get(10, TimeUnit.SECONDS);
             } catch (final InterruptedException ex) {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted");

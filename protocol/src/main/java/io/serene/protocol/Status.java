@@ -18,7 +18,11 @@ public enum Status {
     /** The contribution arrived after its chunk was released without it (drop or fold it). */
     LATE(7),
     /** A config change names a first round some worker may already have started. */
-    TOO_EARLY(8);
+    TOO_EARLY(8),
+    /** A table insert whose key is taken (modify it instead). */
+    DUPLICATE_ENTRY(9),
+    /** A table modify or delete whose key has no entry. */
+    NOT_FOUND(10);
 
     private final int code;
 

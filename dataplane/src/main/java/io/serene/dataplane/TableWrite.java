@@ -1,0 +1,62 @@
+package io.serene.dataplane;
+
+import java.util.Objects;
+
+/** One write to a switch table: insert, modify or delete an entry. Immutable. */
+public final class TableWrite {
+    /** What a write does (as P4Runtime's update types). */
+    public enum Kind {
+        /** Adds an entry; DUPLICATE_ENTRY if its key is taken. */
+        INSERT,
+        /** Replaces the value of an existing entry; NOT_FOUND if there is none. */
+        MODIFY,
+        /** Removes an entry; NOT_FOUND if there is none. */
+        DELETE
+    }
+
+    private final Kind kind;
+    private final SyncConfigEntry entry;
+
+    private TableWrite(final Kind kind, final SyncConfigEntry entry) {
+        this.kind = Objects.requireNonNull(kind);
+        this.entry = Objects.requireNonNull(entry);
+        if (kind != Kind.DELETE && entry.config() == null) {
+            throw new IllegalArgumentException(kind + " needs a config: " + entry);
+        }
+    }
+
+    public static TableWrite insert(final SyncConfigEntry entry) {
+        return new TableWrite(Kind.INSERT, entry);
+    }
+
+    public static TableWrite modify(final SyncConfigEntry entry) {
+        return new TableWrite(Kind.MODIFY, entry);
+    }
+
+    public static TableWrite delete(final SyncConfigEntry key) {
+        return new TableWrite(Kind.DELETE, key.config() == null ? key : key.toBuilder().config(null).build());
+    }
+
+    public Kind kind() {
+        return kind;
+    }
+
+    public SyncConfigEntry entry() {
+        return entry;
+    }
+
+    @Override
+    public boolean equals(final Object o) {
+        return o instanceof TableWrite && ((TableWrite) o).kind == kind && ((TableWrite) o).entry.equals(entry);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(kind, entry);
+    }
+
+    @Override
+    public String toString() {
+        return kind + " " + entry;
+    }
+}
