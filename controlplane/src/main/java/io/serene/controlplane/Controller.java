@@ -70,7 +70,8 @@ public final class Controller {
     private final List<Decision> decisions = new ArrayList<>();
     /** Per worker, its last {@link #WINDOW} compute-time samples: slowdown(worker) uses their median. */
     private final long[][] samples;
-    private int sampled;
+    private final int[] sampled;
+    private final int[] sampledClock;
     private final long[] smoothed;
 
     /** Samples in the per-worker median that smooths compute-time telemetry (real timings are noisy). */
@@ -85,6 +86,8 @@ public final class Controller {
         this.streak = new int[policy.rules().size()];
         this.workerStreak = new int[policy.rules().size()][workers];
         this.samples = new long[workers][WINDOW];
+        this.sampled = new int[workers];
+        this.sampledClock = new int[workers];
         this.smoothed = new long[workers];
         policy.start().resolve(workers);
     }
@@ -109,6 +112,10 @@ public final class Controller {
                 reason = perWorker(i, rule, t, reason);
                 continue;
             }
+            if (rule.in != null && !rule.in.equals(base)) {
+                streak[i] = 0;
+                continue;
+            }
             final double value = value(rule.metric, t);
             streak[i] = rule.comparator.test(value, rule.threshold) ? streak[i] + 1 : 0;
             if (streak[i] >= rule.rounds && reason == null && !rule.action.config.equals(base)) {
@@ -128,17 +135,22 @@ public final class Controller {
     }
 
     /**
-     * Each worker's compute time as per-worker rules see it: the median of its last samples, so one
-     * noisy measurement neither starts nor breaks a streak (lag reads the raw samples: a transient
-     * straggler is one sample long).
+     * Each worker's compute time as per-worker rules see it: the median of its last samples, one per
+     * round it contributed to, so one noisy measurement (or one slow round) neither starts nor breaks
+     * a streak (lag reads the raw values: a transient straggler is one sample long).
      */
     private void smooth(final Telemetry t) {
         final int n = Math.min(workers, t.iterationNs.length);
-        final int slot = sampled % WINDOW;
-        sampled++;
-        final int count = Math.min(sampled, WINDOW);
         for (int w = 0; w < n; w++) {
-            samples[w][slot] = t.iterationNs[w];
+            // one sample per round the worker contributed to: while R waits, its last time repeats
+            final int clock = w < t.clocks.length ? t.clocks[w] : -1;
+            if (sampled[w] > 0 && clock == sampledClock[w]) {
+                continue;
+            }
+            sampledClock[w] = clock;
+            samples[w][sampled[w] % WINDOW] = t.iterationNs[w];
+            sampled[w]++;
+            final int count = Math.min(sampled[w], WINDOW);
             final long[] recent = Arrays.copyOf(samples[w], count);
             Arrays.sort(recent);
             smoothed[w] = recent[count / 2];

@@ -117,27 +117,36 @@ public final class Policy {
         }
     }
 
-    /** when METRIC CMP THRESHOLD for ROUNDS rounds then ACTION. */
+    /** when METRIC CMP THRESHOLD for ROUNDS rounds [in CONFIG] then ACTION. */
     public static final class Rule {
         public final Metric metric;
         public final Comparator comparator;
         public final double threshold;
         public final int rounds;
+        /** The base config the rule applies in (null: in any). */
+        public final SyncConfig in;
         public final Action action;
         public final int line;
 
         public Rule(final Metric metric, final Comparator comparator, final double threshold, final int rounds,
                     final Action action, final int line) {
+            this(metric, comparator, threshold, rounds, null, action, line);
+        }
+
+        public Rule(final Metric metric, final Comparator comparator, final double threshold, final int rounds,
+                    final SyncConfig in, final Action action, final int line) {
             this.metric = metric;
             this.comparator = comparator;
             this.threshold = threshold;
             this.rounds = rounds;
+            this.in = in;
             this.action = action;
             this.line = line;
         }
 
         public String condition() {
-            return metric.text + " " + comparator.text + " " + formatNumber(threshold) + " for " + rounds + " rounds";
+            return metric.text + " " + comparator.text + " " + formatNumber(threshold) + " for " + rounds + " rounds"
+                + (in == null ? "" : " in " + in);
         }
 
         @Override
@@ -147,12 +156,12 @@ public final class Policy {
             }
             final Rule r = (Rule) o;
             return metric == r.metric && comparator == r.comparator && threshold == r.threshold && rounds == r.rounds
-                && action.equals(r.action);
+                && Objects.equals(in, r.in) && action.equals(r.action);
         }
 
         @Override
         public int hashCode() {
-            return Objects.hash(metric, comparator, threshold, rounds, action);
+            return Objects.hash(metric, comparator, threshold, rounds, in, action);
         }
 
         @Override

@@ -40,6 +40,7 @@ public final class PolicyBuilder {
         private final Policy.Comparator comparator;
         private final double threshold;
         private int rounds = 1;
+        private SyncConfig in;
 
         private RuleBuilder(final Policy.Metric metric, final Policy.Comparator comparator, final double threshold) {
             this.metric = metric;
@@ -52,6 +53,15 @@ public final class PolicyBuilder {
                 throw new IllegalArgumentException("for N rounds needs N >= 1, was " + n);
             }
             this.rounds = n;
+            return this;
+        }
+
+        /** Applies the rule only while the job's base config is {@code config} ({@code in CONFIG}). */
+        public RuleBuilder in(final SyncConfig config) {
+            if (metric.perWorker()) {
+                throw new IllegalArgumentException("'in CONFIG' guards config rules; a per-worker rule applies in every config");
+            }
+            this.in = config;
             return this;
         }
 
@@ -71,7 +81,7 @@ public final class PolicyBuilder {
             if (action.kind != Policy.Action.Kind.CONFIG && !metric.perWorker()) {
                 throw new IllegalArgumentException(action + " needs a per-worker condition such as slowdown(worker)");
             }
-            rules.add(new Policy.Rule(metric, comparator, threshold, rounds, action, rules.size() + 1));
+            rules.add(new Policy.Rule(metric, comparator, threshold, rounds, in, action, rules.size() + 1));
             return PolicyBuilder.this;
         }
     }

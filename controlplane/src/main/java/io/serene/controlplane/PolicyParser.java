@@ -12,7 +12,7 @@ import java.util.Locale;
  * <pre>
  *   policy NAME
  *   start CONFIG
- *   when METRIC CMP NUMBER [for N rounds] then ACTION
+ *   when METRIC CMP NUMBER [for N rounds] [in CONFIG] then ACTION
  *
  *   METRIC := lag | round_time | waiting_share | staleness | slowdown(worker)
  *   CMP    := &gt;= | &lt;= | &gt; | &lt; | ==
@@ -158,9 +158,17 @@ public final class PolicyParser {
                 throw error(unit, "expected 'rounds' after 'for " + n.text + "', found " + unit.describe());
             }
         }
+        SyncConfig in = null;
+        if (peek().text.equals("in")) {
+            final Token inToken = next();
+            if (metric.perWorker()) {
+                throw error(inToken, "'in CONFIG' guards config rules; a per-worker rule applies in every config");
+            }
+            in = config();
+        }
         final Token then = next();
         if (!then.text.equals("then")) {
-            throw error(then, "expected 'then' or 'for N rounds', found " + then.describe());
+            throw error(then, "expected 'then', 'for N rounds' or 'in CONFIG', found " + then.describe());
         }
         final Token actionStart = peek();
         final Policy.Action action;
@@ -188,7 +196,7 @@ public final class PolicyParser {
             }
             action = Policy.Action.config(config());
         }
-        return new Policy.Rule(metric, comparator, threshold, rounds, action, line);
+        return new Policy.Rule(metric, comparator, threshold, rounds, in, action, line);
     }
 
     private SyncConfig config() {

@@ -78,6 +78,22 @@ class ControllerTest {
     }
 
     @Test
+    void aGuardedRuleAppliesOnlyInItsConfigSoRulesCanEscalate() {
+        final Controller c = controller("start bsp\nwhen lag >= 2 for 1 rounds in bsp then ssp(2)\n"
+            + "when lag >= 3 for 2 rounds in ssp(2) then ssp(4)\nwhen lag <= 1 for 2 rounds then bsp", 3);
+        c.onRound(round(0, new int[] {3, 1, 1}, 10, 10, 10));   // lag 3: only the bsp rule applies
+        assertThat(installs).containsExactly("ssp:2@5");
+        c.onRound(round(1, new int[] {4, 2, 2}, 10, 10, 10));   // lag 3 in ssp(2): 1 of 2 rounds
+        c.onRound(round(2, new int[] {5, 3, 3}, 10, 10, 10));
+        assertThat(installs).containsExactly("ssp:2@5", "ssp:4@5");
+        // in ssp(4) neither raising rule applies (without the guard "lag >= 2 then ssp(2)" would pull it back)
+        c.onRound(round(3, new int[] {6, 4, 4}, 10, 10, 10));
+        c.onRound(round(4, new int[] {7, 5, 5}, 10, 10, 10));
+        assertThat(installs).hasSize(2);
+        assertThat(c.decisions().get(1).reason).startsWith("lag >= 3 for 2 rounds in ssp:2");
+    }
+
+    @Test
     void slowWorkersAreExcludedAndIncludedAgain() {
         final Controller c = controller("start bsp\nwhen slowdown(worker) > 3 for 2 rounds then exclude(worker) drop\n"
             + "when slowdown(worker) < 1.5 for 2 rounds then include(worker)", 4);

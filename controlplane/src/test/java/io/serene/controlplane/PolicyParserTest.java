@@ -60,6 +60,21 @@ class PolicyParserTest {
         expectError("when lag => 2 then bsp", 1, 10, "unexpected character '='");
         expectError("start timeout(0)", 1, 15, "expected milliseconds > 0");
         expectError("start bsp\nstart ssp(1)", 2, 1, "a policy has one start config");
+        expectError("when lag >= 2 in sspp(2) then bsp", 1, 18, "unknown config 'sspp'");
+        expectError("when slowdown(worker) > 2 in bsp then exclude(worker)", 1, 27, "'in CONFIG' guards config rules");
+        expectError("when lag >= 2 in bsp ssp(2)", 1, 22, "expected 'then', 'for N rounds' or 'in CONFIG'");
+    }
+
+    @Test
+    void aRuleCanBeGuardedByTheConfigInForce() {
+        final Policy parsed = PolicyParser.parse("start bsp\nwhen lag >= 3 for 10 rounds in ssp(2) then ssp(4)");
+        final Policy built = PolicyBuilder.policy("unnamed").start(SyncConfig.bsp())
+            .when(Policy.Metric.LAG, Policy.Comparator.GE, 3).forRounds(10).in(SyncConfig.ssp(2)).then(SyncConfig.ssp(4)).build();
+        assertThat(parsed).isEqualTo(built);
+        assertThat(parsed.rules().get(0).in).isEqualTo(SyncConfig.ssp(2));
+        assertThat(parsed.rules().get(0).condition()).isEqualTo("lag >= 3 for 10 rounds in ssp:2");
+        assertThatThrownBy(() -> PolicyBuilder.policy("p").when(Policy.Metric.SLOWDOWN, Policy.Comparator.GT, 2).in(SyncConfig.bsp()))
+            .hasMessageContaining("'in CONFIG' guards config rules");
     }
 
     private static void expectError(final String text, final int line, final int column, final String message) {

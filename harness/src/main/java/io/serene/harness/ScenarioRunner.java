@@ -190,12 +190,13 @@ public final class ScenarioRunner {
         final long duration = (long) (s.computeNs * jitter * profile.factor(w, round));
         computeNs[w] += duration;
         lastComputeNs[w] = duration;
-        network.schedule(now + duration, () -> contribute(w, round));
+        network.schedule(now + duration, () -> contribute(w, round, duration));
     }
 
-    private void contribute(final int w, final int round) {
+    private void contribute(final int w, final int round, final long computeNs) {
         final WorkerEngine engine = engines[w];
-        engine.allreduce(round, gradient(w, round)).whenComplete((aggregate, failure) -> {
+        // reports its compute time, as serene worker does
+        engine.allreduce(round, gradient(w, round), null, computeNs).whenComplete((aggregate, failure) -> {
             if (failure != null) {
                 errors.add(failure);
                 return;

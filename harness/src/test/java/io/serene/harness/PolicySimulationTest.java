@@ -1,6 +1,7 @@
 package io.serene.harness;
 
 import io.serene.controlplane.Policy;
+import io.serene.controlplane.PolicyParser;
 import io.serene.protocol.SyncSchedule;
 import org.junit.jupiter.api.Test;
 
@@ -20,6 +21,11 @@ class PolicySimulationTest {
             assertThat(files.filter(f -> f.toString().endsWith(".policy")).peek(PolicyCommand::load).count())
                 .isGreaterThanOrEqualTo(4);
         }
+    }
+
+    @Test
+    void theDemoEmbedsTheAdaptiveExample() throws Exception {
+        assertThat(PolicyParser.parse(DemoCommand.ADAPTIVE)).isEqualTo(PolicyCommand.load(EXAMPLES.resolve("adaptive.policy")));
     }
 
     @Test
