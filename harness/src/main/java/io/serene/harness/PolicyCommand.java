@@ -60,37 +60,21 @@ public final class PolicyCommand implements Runnable {
         @Option(names = "--workers", defaultValue = "16", description = "Workers of the job. Default: ${DEFAULT-VALUE}.")
         int workers;
 
+        @Option(names = "--job", defaultValue = "1", description = "Job id in the entries. Default: ${DEFAULT-VALUE}.")
+        int job;
+
         @Override
         public Integer call() {
+            if (workers <= 0) {
+                throw new IllegalArgumentException("--workers must be positive, was " + workers);
+            }
             final Policy policy = load(file);
-            System.out.println("policy " + policy.name() + " for " + workers + " workers");
-            System.out.println("initial entry: first round 0, " + entry(policy.start()));
-            for (final Policy.Rule rule : policy.rules()) {
-                final String what;
-                switch (rule.action.kind) {
-                    case EXCLUDE:
-                        what = "entry with that worker removed from the required set (late mode "
-                            + rule.action.lateMode.name().toLowerCase(java.util.Locale.ROOT) + ")";
-                        break;
-                    case INCLUDE:
-                        what = "entry with that worker required again";
-                        break;
-                    default:
-                        what = entry(rule.action.config);
-                        break;
-                }
-                System.out.println("line " + rule.line + ": when " + rule.condition() + ": install from the earliest safe round "
-                    + what);
+            try {
+                System.out.print(io.serene.controlplane.PolicyCompiler.render(policy, job, workers));
+            } catch (final IllegalArgumentException ex) {
+                throw new IllegalArgumentException(file + ": " + ex.getMessage());
             }
             return 0;
         }
-
-        private String entry(final SyncConfig config) {
-            final SyncConfig.Resolved r = config.resolve(workers);
-            return "{config " + config + ", bound " + (r.bound == SyncConfig.UNBOUNDED ? "unbounded" : r.bound)
-                + ", required " + r.required + ", quorum " + r.quorum + ", timeout "
-                + (r.timeoutNs == SyncConfig.NO_TIMEOUT ? "none" : r.timeoutNs / 1e6 + " ms") + ", late "
-                + r.lateMode.name().toLowerCase(java.util.Locale.ROOT) + "}";
-        }
-    }
+}
 }

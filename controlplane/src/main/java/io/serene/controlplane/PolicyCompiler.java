@@ -1,0 +1,96 @@
+package io.serene.controlplane;
+
+import io.serene.dataplane.SyncConfigEntry;
+import io.serene.dataplane.TableSchema;
+import io.serene.protocol.LateMode;
+import io.serene.protocol.SyncConfig;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Compiles a policy to the switch table writes it makes for a job: the start entry (first round 0)
+ * and, per rule, the {@code sync_config} entry it installs when it fires, from the earliest safe
+ * round B (known only then), as an INSTALL: the hot-swap write, which inserts the entry at B and
+ * replaces any entry starting at or after B. Config rules install their config with the excluded workers removed
+ * from the required set; exclude and include rules install the base config with worker W removed or
+ * added back. Each value is checked against the job's size, so a policy that cannot fit fails here.
+ */
+public final class PolicyCompiler {
+    /** One rule's compiled form: its condition and the entry it installs. */
+    public static final class CompiledRule {
+        public final Policy.Rule rule;
+        public final String install;
+
+        CompiledRule(final Policy.Rule rule, final String install) {
+            this.rule = rule;
+            this.install = install;
+        }
+
+        @Override
+        public String toString() {
+            return "line " + rule.line + ": when " + rule.condition() + " -> " + install;
+        }
+    }
+
+    private PolicyCompiler() {
+    }
+
+    /** The start entry a job begins with. */
+    public static SyncConfigEntry startEntry(final Policy policy, final int job) {
+        return SyncConfigEntry.builder().job(job).firstRound(0).config(policy.start()).build();
+    }
+
+    /** Each rule's compiled write; fails naming the line whose config does not fit {@code workers}. */
+    public static List<CompiledRule> compile(final Policy policy, final int job, final int workers) {
+        check(policy.start(), workers, 0);
+        final List<CompiledRule> out = new ArrayList<>();
+        for (final Policy.Rule rule : policy.rules()) {
+            final String key = TableSchema.SYNC_CONFIG + "{job=" + job + ", first_round=B}";
+            final String value;
+            switch (rule.action.kind) {
+                case EXCLUDE:
+                    value = "BASE+exclude:W" + (rule.action.lateMode == LateMode.DROP ? "+drop" : "") + " for the worker W it names";
+                    break;
+                case INCLUDE:
+                    value = "BASE with the worker W it names required again";
+                    break;
+                default:
+                    check(rule.action.config, workers, rule.line);
+                    value = rule.action.config + "+exclude:EXCLUDED " + describe(rule.action.config.resolve(workers));
+                    break;
+            }
+            out.add(new CompiledRule(rule, "INSTALL " + key + " -> " + value));
+        }
+        return out;
+    }
+
+    /** The compiled policy as text: a header, the start entry with its resolved value, one line per rule. */
+    public static String render(final Policy policy, final int job, final int workers) {
+        final StringBuilder sb = new StringBuilder();
+        sb.append("policy ").append(policy.name()).append(" for job ").append(job).append(" of ").append(workers).append(" workers\n");
+        sb.append("start: INSERT ").append(startEntry(policy, job)).append(' ').append(describe(policy.start().resolve(workers))).append('\n');
+        for (final CompiledRule r : compile(policy, job, workers)) {
+            sb.append(r).append('\n');
+        }
+        sb.append("B: the earliest safe round when the rule fires (earliest_swap_round); INSTALL: insert at B, replacing "
+            + "entries from B on; BASE: the config in force without exclusions; EXCLUDED: the workers excluded then (none: "
+            + "nothing appended)\n");
+        return sb.toString();
+    }
+
+    private static void check(final SyncConfig config, final int workers, final int line) {
+        try {
+            config.resolve(workers);
+        } catch (final IllegalArgumentException ex) {
+            throw new IllegalArgumentException((line > 0 ? "line " + line + ": " : "start: ") + ex.getMessage());
+        }
+    }
+
+    private static String describe(final SyncConfig.Resolved r) {
+        return "[bound=" + (r.bound == SyncConfig.UNBOUNDED ? "unbounded" : Integer.toString(r.bound)) + " required=" + r.required
+            + " quorum=" + r.quorum + " timeout=" + (r.timeoutNs == SyncConfig.NO_TIMEOUT ? "none" : (r.timeoutNs / 1e6) + "ms")
+            + " late=" + r.lateMode.name().toLowerCase(Locale.ROOT) + "]";
+    }
+}

@@ -1,0 +1,50 @@
+package io.serene.controlplane;
+
+import io.serene.dataplane.SyncConfigEntry;
+import io.serene.protocol.SyncConfig;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Golden tests: policies compiled to the sync_config writes they make. */
+class PolicyCompilerTest {
+    private static final String ADAPTIVE = String.join("\n",
+        "policy adaptive",
+        "start bsp",
+        "when slowdown(worker) > 2.0 for 5 rounds then exclude(worker) fold",
+        "when slowdown(worker) < 1.3 for 10 rounds then include(worker)",
+        "when lag >= 2 for 3 rounds in bsp then ssp(2)",
+        "when lag >= 3 for 20 rounds in ssp(2) then ssp(4) + timeout(50)",
+        "when lag <= 1 for 20 rounds then bsp");
+
+    @Test
+    void theAdaptivePolicyCompilesToTheseWrites() {
+        assertThat(PolicyCompiler.render(PolicyParser.parse(ADAPTIVE), 7, 4)).isEqualTo(String.join("\n",
+            "policy adaptive for job 7 of 4 workers",
+            "start: INSERT sync_config{job=7, first_round=0} -> bsp [bound=0 required={0, 1, 2, 3} quorum=4 timeout=none late=fold]",
+            "line 3: when slowdown(worker) > 2 for 5 rounds -> INSTALL sync_config{job=7, first_round=B} -> "
+                + "BASE+exclude:W for the worker W it names",
+            "line 4: when slowdown(worker) < 1.3 for 10 rounds -> INSTALL sync_config{job=7, first_round=B} -> "
+                + "BASE with the worker W it names required again",
+            "line 5: when lag >= 2 for 3 rounds in bsp -> INSTALL sync_config{job=7, first_round=B} -> "
+                + "ssp:2+exclude:EXCLUDED [bound=2 required={0, 1, 2, 3} quorum=4 timeout=none late=fold]",
+            "line 6: when lag >= 3 for 20 rounds in ssp:2 -> INSTALL sync_config{job=7, first_round=B} -> "
+                + "ssp:4+timeout:50+exclude:EXCLUDED [bound=4 required={0, 1, 2, 3} quorum=4 timeout=50.0ms late=fold]",
+            "line 7: when lag <= 1 for 20 rounds -> INSTALL sync_config{job=7, first_round=B} -> "
+                + "bsp+exclude:EXCLUDED [bound=0 required={0, 1, 2, 3} quorum=4 timeout=none late=fold]",
+            "B: the earliest safe round when the rule fires (earliest_swap_round); INSTALL: insert at B, replacing entries from B "
+                + "on; BASE: the config in force without exclusions; EXCLUDED: the workers excluded then (none: nothing appended)",
+            ""));
+        assertThat(PolicyCompiler.startEntry(PolicyParser.parse(ADAPTIVE), 7))
+            .isEqualTo(SyncConfigEntry.builder().job(7).firstRound(0).config(SyncConfig.bsp()).build());
+    }
+
+    @Test
+    void aConfigThatCannotFitTheJobFailsNamingItsLine() {
+        assertThatThrownBy(() -> PolicyCompiler.compile(PolicyParser.parse("start bsp\nwhen lag >= 2 then fastest(9)"), 1, 4))
+            .hasMessage("line 2: quorum 9 exceeds the job's 4 workers");
+        assertThatThrownBy(() -> PolicyCompiler.compile(PolicyParser.parse("start quorum(5)"), 1, 4))
+            .hasMessageStartingWith("start: quorum 5 exceeds");
+    }
+}
