@@ -63,6 +63,8 @@ final class TrainRun {
         int job = 1;
         int controlPort = -1;
         int timeoutSeconds = 60;
+        /** Print only failures (serene experiment prints one line per run). */
+        boolean quiet;
 
         String policyName() {
             return policy != null ? (policyLabel != null ? policyLabel : policy.name()) : sync;
@@ -116,7 +118,7 @@ final class TrainRun {
             .defaultSync(initial).conclude();
         final List<Throwable> switchErrors = java.util.Collections.synchronizedList(new ArrayList<>());
         final SwitchPipeline pipeline = new SwitchPipeline(context, switchErrors::add);
-        final Progress progress = new Progress(out, s.workers, rounds);
+        final Progress progress = new Progress(s.quiet ? new PrintStream(java.io.OutputStream.nullOutputStream()) : out, s.workers, rounds);
         final List<Controller.Decision> decisions = new ArrayList<>();
         try (UdpTransport transport = UdpTransport.create(1, true);
              UdpHost host = transport.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
@@ -124,11 +126,12 @@ final class TrainRun {
             final io.grpc.Server server = s.controlPort < 0 ? null
                 : io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", s.controlPort))
                     .addService(control).build().start();
-            out.printf(Locale.ROOT, "train: %d workers, %s, policy %s, stragglers %s, %d rounds of batch %d, seed %d; switch on udp %s%s%n",
+            final PrintStream say = s.quiet ? new PrintStream(java.io.OutputStream.nullOutputStream()) : out;
+            say.printf(Locale.ROOT, "train: %d workers, %s, policy %s, stragglers %s, %d rounds of batch %d, seed %d; switch on udp %s%s%n",
                 s.workers, s.model, s.policyName(), s.stragglers, rounds, s.batch, s.seed, host.localAddress(),
                 server == null ? "" : ", control on tcp 127.0.0.1:" + server.getPort());
-            out.println("records in " + s.out);
-            out.flush();
+            say.println("records in " + s.out);
+            say.flush();
             final Workers workers = new Workers(progress);
             final Thread hook = new Thread(workers::stop, "train-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);

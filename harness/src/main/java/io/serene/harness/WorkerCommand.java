@@ -290,6 +290,17 @@ public final class WorkerCommand implements Callable<Integer> {
         final Aggregate aggregate = await(pending.poll(), "the aggregate of round " + round);
         log.waited(round, System.nanoTime() - t0);
         aggregate.averageInto(averaged);
+        boolean zero = true;
+        for (final float v : averaged) {
+            if (v != 0f) {
+                zero = false;
+                break;
+            }
+        }
+        if (zero) {
+            System.out.println("worker " + id + ": round " + round + "'s aggregate is all zeros (contributors " + aggregate.contributors()
+                + ", chunk 0 count " + aggregate.chunkContributorCount(0) + ")");
+        }
         aggregate.release();
         net.applyGradient(averaged, momentum);
         if (round == total - 1) {

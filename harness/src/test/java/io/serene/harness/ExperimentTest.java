@@ -1,0 +1,129 @@
+package io.serene.harness;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Experiment files, the resumable runner and the report, on simulated runs (seconds). */
+class ExperimentTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String SIM = String.join("\n",
+        "name: t",
+        "mode: sim",
+        "workers: [8]",
+        "rounds: 60",
+        "policies: [bsp, 'ssp:2', {name: dynamic, policy: \"start bsp\\nwhen lag >= 2 for 2 rounds then ssp(2)\"}]",
+        "stragglers: ['persistent:1:x3']",
+        "seeds: [1, 2]",
+        "quick: {seeds: [1], rounds: 30}");
+
+    @Test
+    void readsAGoodFileAndItsQuickOverrides() {
+        final ExperimentSpec spec = ExperimentSpec.parse(SIM, null, false);
+        assertThat(spec.name).isEqualTo("t");
+        assertThat(spec.mode).isEqualTo("sim");
+        assertThat(spec.workers).containsExactly(8);
+        assertThat(spec.rounds).isEqualTo(60);
+        assertThat(spec.policies).extracting(p -> p.name).containsExactly("bsp", "ssp:2", "dynamic");
+        assertThat(spec.policies.get(0).isBsp()).isTrue();
+        assertThat(spec.seeds).containsExactly(1L, 2L);
+        final ExperimentSpec quick = ExperimentSpec.parse(SIM, null, true);
+        assertThat(quick.seeds).containsExactly(1L);
+        assertThat(quick.rounds).isEqualTo(30);
+        final ExperimentSpec train = ExperimentSpec.parse("name: p\npolicies: [bsp]\nmodel: [mlp, cnn]\nepochs: 0.5", null, false);
+        assertThat(train.mode).isEqualTo("train");
+        assertThat(train.models).hasSize(2);
+        assertThat(train.epochs).isEqualTo(0.5);
+    }
+
+    @Test
+    void badFilesGetClearErrors(@TempDir final Path dir) {
+        bad("name: t\npolicies: [bsp]\nworkerz: 4", "unknown key 'workerz'");
+        bad("name: t\nmode: real\npolicies: [bsp]", "'mode' must be train or sim, was 'real'");
+        bad("name: t", "'policies' must be a non-empty list");
+        bad("name: t\npolicies: ['ssp:x']", "policy 'ssp:x'");
+        bad("name: t\npolicies: [bsp, bsp]", "policy 'bsp' appears twice");
+        bad("name: t\npolicies: [bsp]\nstragglers: [sometimes]", "unknown straggler profile part 'sometimes'");
+        bad("name: t\npolicies: [bsp]\nepochs: 1\nrounds: 3", "give 'epochs' or 'rounds', not both");
+        bad("name: t\nmode: sim\npolicies: [bsp]", "mode sim needs 'rounds'");
+        bad("name: t\npolicies: [bsp]\nworkers: [0]", "'workers' must be in 1..64");
+        bad("name: t\npolicies: [bsp]\nmodel: resnet", "unknown model 'resnet'");
+        bad("name: t\npolicies: [{file: nowhere.policy}]", "cannot read policy file");
+        bad("name: 'a b'\npolicies: [bsp]", "'name' must be letters");
+        bad("name: t\npolicies: [bsp\nseeds: [1]", "line ");
+        bad("- just\n- a list", "a YAML mapping");
+        assertThatThrownBy(() -> ExperimentSpec.read(dir.resolve("missing.yaml"), false)).hasMessageContaining("no experiment file");
+    }
+
+    private static void bad(final String text, final String message) {
+        assertThatThrownBy(() -> ExperimentSpec.parse(text, null, false)).isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining(message);
+    }
+
+    @Test
+    void runsTheMatrixResumesAndWritesSummariesAndAReportThatAgree(@TempDir final Path dir) throws Exception {
+        final ExperimentSpec spec = ExperimentSpec.parse(SIM, null, false);
+        final ByteArrayOutputStream log = new ByteArrayOutputStream();
+        final ExperimentRunner runner = new ExperimentRunner(spec, dir, new PrintStream(log, true, StandardCharsets.UTF_8));
+        assertThat(runner.matrix()).hasSize(6);
+        runner.run(false);
+        assertThat(runner.executed()).isEqualTo(6);
+        // resumable: a finished run is kept, a missing one runs again
+        final Path one = runner.matrix().get(3).dir.resolve("summary.json");
+        Files.delete(one);
+        runner.run(false);
+        assertThat(runner.executed()).isEqualTo(1);
+        assertThat(one).exists();
+
+        final List<String> csv = Files.readAllLines(dir.resolve("summary.csv"));
+        assertThat(csv).hasSize(7);
+        assertThat(csv.get(0)).startsWith("scenario,model,workers,stragglers,policy,seed,jctSeconds");
+        final JsonNode summary = JSON.readTree(Files.readString(dir.resolve("summary.json")));
+        assertThat(summary.path("baseline").asText()).isEqualTo("bsp");
+        final JsonNode scenario = summary.path("scenarios").get(0);
+        final JsonNode bsp = scenario.path("policies").path("bsp");
+        final JsonNode ssp = scenario.path("policies").path("ssp:2");
+        assertThat(bsp.path("speedupVsBsp").asDouble()).isEqualTo(1.0);
+        assertThat(ssp.path("speedupVsBsp").asDouble()).isCloseTo(
+            bsp.path("jctSeconds").path("mean").asDouble() / ssp.path("jctSeconds").path("mean").asDouble(),
+            org.assertj.core.api.Assertions.within(1e-9));
+        assertThat(summary.path("policies").path("dynamic").has("speedupVsBsp")).isTrue();
+        assertThat(summary.path("runs")).hasSize(6);
+
+        final String html = Files.readString(dir.resolve("report.html"));
+        assertThat(html).startsWith("<!DOCTYPE html>").contains("<svg", "Scenario w8-persistent_1_x3", "name: t", "seeds [1, 2]")
+            .doesNotContain("src=\"http", "href=\"http", "<script", "<link");
+        // the table shows summary.json's values
+        for (final String policy : List.of("bsp", "ssp:2", "dynamic")) {
+            final JsonNode jct = scenario.path("policies").path(policy).path("jctSeconds");
+            assertThat(html).contains(String.format(Locale.ROOT, "<td>%.2f &plusmn; %.2f</td>", jct.path("mean").asDouble(),
+                jct.path("std").asDouble()));
+            assertThat(html).contains(String.format(Locale.ROOT, "<td>%.2fx</td>",
+                scenario.path("policies").path(policy).path("speedupVsBsp").asDouble()));
+        }
+        assertThat(new String(log.toByteArray(), StandardCharsets.UTF_8)).contains("[4/6]", "done before, kept");
+    }
+
+    @Test
+    void theReportDrawsTrainingChartsFromRecords() {
+        final String chart = ReportWriter.lineChart("t (s)", "accuracy", List.of(new ReportWriter.Series("bsp",
+            List.of(new double[] {1, 0.5}, new double[] {2, 0.8}))), List.of(new double[] {1.5, 0}), List.of("x"), 0.8);
+        assertThat(chart).contains("<polyline", "stroke-dasharray=\"5,4\"", "target 0.80", ">bsp<");
+        final String bars = ReportWriter.barChart("waiting", List.of("worker 0", "worker 1"), List.of("bsp", "dynamic"),
+            new double[][] {{1, 2}, {0.5, 0.25}});
+        assertThat(bars.split("<rect", -1)).hasSize(1 + 4 + 2);
+        assertThat(bars).contains("<title>dynamic, worker 1: 0.250</title>");
+    }
+}
