@@ -55,6 +55,8 @@ public final class DjlModel implements AutoCloseable {
     private final float momentum;
     private final float[] velocity;
     private float lastLoss = Float.NaN;
+    /** False until {@link #warmUp}: DJL's first step sees gradients, at learning rate 0. */
+    private boolean warmedUp;
 
     public DjlModel(final ModelKind kind, final int batchSize, final float learningRate, final float momentum, final long seed) {
         if (batchSize <= 0) {
@@ -72,7 +74,13 @@ public final class DjlModel implements AutoCloseable {
             throw new IllegalArgumentException("momentum must be in [0, 1), was " + momentum);
         }
         this.momentum = momentum;
-        final Optimizer sgd = Optimizer.sgd().setLearningRateTracker(Tracker.fixed(learningRate)).build();
+        final Tracker rate = new Tracker() {
+            @Override
+            public float getNewValue(final int numUpdate) {
+                return warmedUp ? learningRate : 0f;
+            }
+        };
+        final Optimizer sgd = Optimizer.sgd().setLearningRateTracker(rate).build();
         trainer = model.newTrainer(new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss())
             .optOptimizer(sgd).optInitializer(new XavierInitializer(), Parameter.Type.WEIGHT));
         trainer.initialize(inputShape(1));
@@ -83,12 +91,36 @@ public final class DjlModel implements AutoCloseable {
             n += Math.toIntExact(a.size());
         }
         elements = n;
+        warmUp();
         gradient = new float[n];
         velocity = new float[n];
         parts = new float[weights.size()][];
         for (int i = 0; i < parts.length; i++) {
             parts[i] = new float[Math.toIntExact(weights.get(i).size())];
         }
+    }
+
+    /**
+     * Makes the model ready for aggregates before its first gradient: PyTorch creates a parameter's
+     * gradient only in a backward pass (until then a gradient written in place lands in a temporary
+     * and is lost: a worker whose first rounds were released without it applied nothing), and DJL
+     * refuses a first optimizer step whose gradients sum to exactly 0 (a check meant to catch a
+     * missing backward pass, which a legitimate aggregate can trip). So: one backward pass on a blank
+     * image, then that first step on gradients of ones at learning rate 0, which changes no weight.
+     */
+    private void warmUp() {
+        try (NDManager scope = trainer.getManager().newSubManager()) {
+            try (GradientCollector collector = trainer.newGradientCollector()) {
+                final NDList out = trainer.forward(new NDList(scope.zeros(inputShape(1))));
+                collector.backward(trainer.getLoss().evaluate(new NDList(scope.zeros(new Shape(1))), out));
+            }
+            for (final NDArray w : weights) {
+                final NDArray g = w.getGradient();
+                g.subi(g).addi(scope.ones(g.getShape()));
+            }
+        }
+        trainer.step();
+        warmedUp = true;
     }
 
     private static SequentialBlock block(final ModelKind kind) {

@@ -53,6 +53,25 @@ class DjlModelTest {
     }
 
     @Test
+    void anAggregateAppliedBeforeTheFirstGradientTakesEffectEvenIfItSumsToZero() {
+        // a worker whose first rounds were released without it applies aggregates before it ever computed
+        try (DjlModel a = new DjlModel(ModelKind.MLP, 8, 0.05f, 0.9f, 5);
+             DjlModel b = new DjlModel(ModelKind.MLP, 8, 0.05f, 0.9f, 5)) {
+            final float[] g = new float[a.elements()];
+            g[0] = 1f;
+            g[1] = -1f;   // sums to exactly 0: DJL's first-step check would refuse it
+            final String before = a.hash();
+            a.applyGradient(g);
+            assertThat(a.hash()).isNotEqualTo(before);
+            // the same step after a gradient was computed gives the same model
+            final SyntheticImages data = new SyntheticImages(8, 6);
+            b.computeGradient(data.pixels, data.labels);
+            b.applyGradient(g);
+            assertThat(b.hash()).isEqualTo(a.hash());
+        }
+    }
+
+    @Test
     void theCnnHasLeNetsParametersAndTakesAStep() {
         final SyntheticImages data = new SyntheticImages(16, 3);
         try (DjlModel cnn = new DjlModel(ModelKind.CNN, 16, 0.01f, 0.9f, 1)) {
