@@ -31,9 +31,9 @@ public final class DemoCommand implements Callable<Integer> {
     static final String ADAPTIVE = String.join("\n",
         "policy adaptive",
         "start bsp",
-        "when slowdown(worker) > 2.0 for 5 rounds then exclude(worker) fold",
+        "when slowdown(worker) > 2.0 for 3 rounds then exclude(worker) fold",
         "when slowdown(worker) < 1.3 for 10 rounds then include(worker)",
-        "when lag >= 2 for 3 rounds in bsp then ssp(2)",
+        "when lag >= 2 for 6 rounds in bsp then ssp(2)",
         "when lag >= 3 for 20 rounds in ssp(2) then ssp(4)",
         "when lag <= 1 for 20 rounds then bsp");
 

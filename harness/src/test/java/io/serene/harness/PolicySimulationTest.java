@@ -31,9 +31,9 @@ class PolicySimulationTest {
     @Test
     void theAdaptivePolicyLeavesBspUnderStragglersAndWaitsLess() {
         final Policy adaptive = PolicyCommand.load(EXAMPLES.resolve("adaptive.policy"));
-        final ScenarioRunner.ScenarioResult r = new ScenarioRunner(new Scenario().workers(32).rounds(150)
+        final ScenarioRunner.ScenarioResult r = new ScenarioRunner(new Scenario().workers(32).rounds(600)
             .policy(adaptive).stragglers("transient:p=0.02,x5").seed(3)).run();
-        final ScenarioRunner.ScenarioResult bsp = new ScenarioRunner(new Scenario().workers(32).rounds(150)
+        final ScenarioRunner.ScenarioResult bsp = new ScenarioRunner(new Scenario().workers(32).rounds(600)
             .schedule(SyncSchedule.parse("bsp")).stragglers("transient:p=0.02,x5").seed(3)).run();
         assertThat(r.allChecks()).isTrue();
         assertThat(r.decisions).isNotEmpty();
