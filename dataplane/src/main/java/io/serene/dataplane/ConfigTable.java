@@ -96,20 +96,29 @@ final class ConfigTable {
         if (n == 1 && first[base + at(j, 0)] >= firstRound) {
             n = 0;
         }
-        // freed: the oldest entries whose rounds are all released (their successor starts by R + 1)
-        int h = head[j];
-        while (n > 1 && first[base + (h + 1) % ENTRIES] <= releasedRound + 1) {
-            h = (h + 1) % ENTRIES;
-            n--;
-        }
+        final int freed = releasable(j, n, releasedRound);
+        n -= freed;
         if (n >= ENTRIES) {
             return Status.TABLE_FULL;
         }
+        final int h = (head[j] + freed) % ENTRIES;
         head[j] = h;
         write(j, (h + n) % ENTRIES, firstRound, config);
         count[j] = n + 1;
         epoch[j]++;
         return Status.OK;
+    }
+
+    /**
+     * How many of the oldest of the job's first {@code n} entries are no longer reachable: every
+     * round they cover is released (their successor starts by R + 1). One entry always stays.
+     */
+    private int releasable(final int j, final int n, final int releasedRound) {
+        int freed = 0;
+        while (n - freed > 1 && first[j * ENTRIES + (head[j] + freed + 1) % ENTRIES] <= releasedRound + 1) {
+            freed++;
+        }
+        return freed;
     }
 
     /** The physical index of the job's entry starting exactly at {@code firstRound}, or -1. */
@@ -123,11 +132,6 @@ final class ConfigTable {
         return -1;
     }
 
-    /** The first round of the job's newest entry. */
-    int newestFirstRound(final int j) {
-        return first[j * ENTRIES + at(j, count[j] - 1)];
-    }
-
     /**
      * Inserts an entry at its place in round order (the caller checks no round has used the entries
      * after it; they move up one place), after dropping entries no longer reachable as
@@ -135,16 +139,12 @@ final class ConfigTable {
      */
     Status insert(final int j, final int firstRound, final SyncConfig.Resolved config, final int releasedRound) {
         final int base = j * ENTRIES;
-        int n = count[j];
-        int h = head[j];
-        while (n > 1 && first[base + (h + 1) % ENTRIES] <= releasedRound + 1) {
-            h = (h + 1) % ENTRIES;
-            n--;
-        }
+        final int freed = releasable(j, count[j], releasedRound);
+        final int n = count[j] - freed;
         if (n >= ENTRIES) {
             return Status.TABLE_FULL;
         }
-        head[j] = h;
+        head[j] = (head[j] + freed) % ENTRIES;
         count[j] = n;
         int at = n;
         while (at > 0 && first[base + at(j, at - 1)] > firstRound) {

@@ -281,12 +281,18 @@ public final class SwitchPipeline implements PacketEndpoint {
                 status = Status.OK;
         }
         if (status == Status.OK) {
-            counters.increment(SwitchCounter.CONFIG_INSTALLS);
-            updateTimeoutSweep();
-            configDirty[j] = true;
-            configsChanged = true;
+            configsWritten(j);
         }
         return status;
+    }
+
+    /** After a write that took: counted, timeouts re-armed, the table announced to the job's workers. */
+    private void configsWritten(final int j) {
+        counters.increment(SwitchCounter.CONFIG_INSTALLS);
+        updateTimeoutSweep();
+        // announced to the workers by the next timer call (the transport calls it after a task)
+        configDirty[j] = true;
+        configsChanged = true;
     }
 
     /** The job's sync_config entries, oldest first; empty for an unknown job (allocates; switch thread). */
@@ -436,11 +442,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         }
         final Status status = configs.install(j, firstRound, resolved, jobReleasedRound[j]);
         if (status == Status.OK) {
-            counters.increment(SwitchCounter.CONFIG_INSTALLS);
-            updateTimeoutSweep();
-            // announced to the workers by the next timer call (the transport calls it after a task)
-            configDirty[j] = true;
-            configsChanged = true;
+            configsWritten(j);
         }
         return status;
     }

@@ -147,6 +147,10 @@ final class ReportWriter {
         final List<String> markLabels = new ArrayList<>();
         int colorIndex = 0;
         final Map<String, Integer> colors = new LinkedHashMap<>();
+        final Map<String, List<JsonNode>> records = new LinkedHashMap<>();
+        for (final Map.Entry<String, Path> e : dirs.entrySet()) {
+            records.put(e.getKey(), readRecords(e.getValue()));
+        }
         for (final Map.Entry<String, JsonNode> e : first.entrySet()) {
             colors.put(e.getKey(), colorIndex++);
             final List<double[]> points = new ArrayList<>();
@@ -156,7 +160,7 @@ final class ReportWriter {
             accuracy.add(new Series(e.getKey(), points));
             final JsonNode switches = e.getValue().path("switches");
             if (switches.size() > 0) {
-                final Map<Integer, Double> roundTimes = roundTimes(dirs.get(e.getKey()));
+                final Map<Integer, Double> roundTimes = roundTimes(records.get(e.getKey()));
                 for (final JsonNode sw : switches) {
                     final Double t = roundTimes.get(sw.path("round").asInt());
                     if (t != null) {
@@ -212,7 +216,7 @@ final class ReportWriter {
         // timeline of the first rounds
         sb.append("<h3>Round timeline, first 30 rounds (blue: compute, orange: injected straggling, grey: waiting and applying)</h3>\n");
         for (final String name : names) {
-            sb.append("<p><b>").append(esc(name)).append("</b></p>\n").append(timeline(dirs.get(name), 30));
+            sb.append("<p><b>").append(esc(name)).append("</b></p>\n").append(timeline(records.get(name), 30));
         }
     }
 
@@ -230,23 +234,28 @@ final class ReportWriter {
         sb.append("<h3>Cumulative waiting (virtual s)</h3>\n").append(barChart("waiting (s)", List.of("mean over seeds"), names, waiting));
     }
 
-    /** Per round: the mean release time on the run's axis, from its records (for marking switches). */
-    private static Map<Integer, Double> roundTimes(final Path dir) throws IOException {
-        final Map<Integer, Double> times = new LinkedHashMap<>();
-        final Path records = dir.resolve("records.jsonl");
-        if (!Files.isRegularFile(records)) {
-            return times;
-        }
-        double t0 = Double.MAX_VALUE;
+    /** A run's round records (records.jsonl), empty if it has none. */
+    private static List<JsonNode> readRecords(final Path dir) throws IOException {
         final List<JsonNode> lines = new ArrayList<>();
-        for (final String line : Files.readAllLines(records, StandardCharsets.UTF_8)) {
-            if (!line.isBlank()) {
-                final JsonNode n = JSON.readTree(line);
-                lines.add(n);
-                t0 = Math.min(t0, n.path("startSeconds").asDouble());
+        final Path records = dir.resolve("records.jsonl");
+        if (Files.isRegularFile(records)) {
+            for (final String line : Files.readAllLines(records, StandardCharsets.UTF_8)) {
+                if (!line.isBlank()) {
+                    lines.add(JSON.readTree(line));
+                }
             }
         }
-        for (final JsonNode n : lines) {
+        return lines;
+    }
+
+    /** Per round: when worker 0 started it, on the run's axis from its first start (for marking switches). */
+    private static Map<Integer, Double> roundTimes(final List<JsonNode> records) {
+        double t0 = Double.MAX_VALUE;
+        for (final JsonNode n : records) {
+            t0 = Math.min(t0, n.path("startSeconds").asDouble());
+        }
+        final Map<Integer, Double> times = new LinkedHashMap<>();
+        for (final JsonNode n : records) {
             if (n.path("worker").asInt() == 0) {
                 times.put(n.path("round").asInt(), n.path("startSeconds").asDouble() - t0);
             }
@@ -254,20 +263,15 @@ final class ReportWriter {
         return times;
     }
 
-    private static String timeline(final Path dir, final int rounds) throws IOException {
-        final Path records = dir.resolve("records.jsonl");
-        if (!Files.isRegularFile(records)) {
+    private static String timeline(final List<JsonNode> records, final int rounds) {
+        if (records.isEmpty()) {
             return "<p class=\"note\">no records</p>\n";
         }
         final List<JsonNode> lines = new ArrayList<>();
         double t0 = Double.MAX_VALUE;
         double t1 = 0;
         int workers = 0;
-        for (final String line : Files.readAllLines(records, StandardCharsets.UTF_8)) {
-            if (line.isBlank()) {
-                continue;
-            }
-            final JsonNode n = JSON.readTree(line);
+        for (final JsonNode n : records) {
             if (n.path("round").asInt() < rounds) {
                 lines.add(n);
                 t0 = Math.min(t0, n.path("startSeconds").asDouble());

@@ -118,7 +118,9 @@ final class TrainRun {
             .defaultSync(initial).conclude();
         final List<Throwable> switchErrors = java.util.Collections.synchronizedList(new ArrayList<>());
         final SwitchPipeline pipeline = new SwitchPipeline(context, switchErrors::add);
-        final Progress progress = new Progress(s.quiet ? new PrintStream(java.io.OutputStream.nullOutputStream()) : out, s.workers, rounds);
+        // quiet: only failures, which reach the caller as exceptions
+        final PrintStream say = s.quiet ? new PrintStream(java.io.OutputStream.nullOutputStream()) : out;
+        final Progress progress = new Progress(say, s.workers, rounds);
         final List<Controller.Decision> decisions = new ArrayList<>();
         try (UdpTransport transport = UdpTransport.create(1, true);
              UdpHost host = transport.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
@@ -126,7 +128,6 @@ final class TrainRun {
             final io.grpc.Server server = s.controlPort < 0 ? null
                 : io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", s.controlPort))
                     .addService(control).build().start();
-            final PrintStream say = s.quiet ? new PrintStream(java.io.OutputStream.nullOutputStream()) : out;
             say.printf(Locale.ROOT, "train: %d workers, %s, policy %s, stragglers %s, %d rounds of batch %d, seed %d; switch on udp %s%s%n",
                 s.workers, s.model, s.policyName(), s.stragglers, rounds, s.batch, s.seed, host.localAddress(),
                 server == null ? "" : ", control on tcp 127.0.0.1:" + server.getPort());

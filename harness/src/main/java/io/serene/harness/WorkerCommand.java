@@ -225,10 +225,7 @@ public final class WorkerCommand implements Callable<Integer> {
                 System.out.printf(Locale.ROOT, "@progress %d %.5f%n", round + 1, net.lastLoss());
             }
             if (evalEvery > 0 && (round + 1) % evalEvery == 0 && round + 1 < total) {
-                final long e0 = System.nanoTime();
-                final double accuracy = net.accuracy(testPixels, testLabels);
-                log.evaluating(System.nanoTime() - e0);
-                log.evaluated(round, accuracy);
+                final double accuracy = evaluate(net, log, round, testPixels, testLabels);
                 System.out.printf(Locale.ROOT, "worker %d round %d loss %.4f accuracy %.4f%n", id, round + 1, net.lastLoss(), accuracy);
                 System.out.flush();
             }
@@ -290,26 +287,22 @@ public final class WorkerCommand implements Callable<Integer> {
         final Aggregate aggregate = await(pending.poll(), "the aggregate of round " + round);
         log.waited(round, System.nanoTime() - t0);
         aggregate.averageInto(averaged);
-        boolean zero = true;
-        for (final float v : averaged) {
-            if (v != 0f) {
-                zero = false;
-                break;
-            }
-        }
-        if (zero) {
-            System.out.println("worker " + id + ": round " + round + "'s aggregate is all zeros (contributors " + aggregate.contributors()
-                + ", chunk 0 count " + aggregate.chunkContributorCount(0) + ")");
-        }
         aggregate.release();
         net.applyGradient(averaged, momentum);
         if (round == total - 1) {
-            final long e0 = System.nanoTime();
-            final double accuracy = net.accuracy(testPixels, testLabels);
-            log.evaluating(System.nanoTime() - e0);
-            log.evaluated(round, accuracy);
+            evaluate(net, log, round, testPixels, testLabels);
         }
         log.write(round);
+    }
+
+    /** Test accuracy of the model, recorded for the round along with the time it took. */
+    private static double evaluate(final DjlModel net, final RoundRecords log, final int round, final float[] testPixels,
+                                   final int[] testLabels) {
+        final long t0 = System.nanoTime();
+        final double accuracy = net.accuracy(testPixels, testLabels);
+        log.evaluating(System.nanoTime() - t0);
+        log.evaluated(round, accuracy);
+        return accuracy;
     }
 
     /** Closes the JVM when standard input ends: the launcher that started this worker is gone. */

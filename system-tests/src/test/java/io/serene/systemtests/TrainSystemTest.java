@@ -25,7 +25,7 @@ class TrainSystemTest {
     void trainsTwoWorkerProcessesAndWritesRecordsAndSummary(@TempDir final Path dir) throws Exception {
         FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
         final Path out = dir.resolve("run");
-        final Process p = serene("train", "--workers", "2", "--rounds", "40", "--batch", "32", "--eval-every", "10",
+        final Process p = SereneProcess.start("train", "--workers", "2", "--rounds", "40", "--batch", "32", "--eval-every", "10",
             "--data", dir.toString(), "--seed", "3", "--out", out.toString(), "--stragglers", "persistent:1:x2",
             "--target-accuracy", "0.5", "--json");
         final String stdout = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -76,17 +76,18 @@ class TrainSystemTest {
     @Test
     @Timeout(120)
     void badInputGetsAClearMessageAndANonZeroExit(@TempDir final Path dir) throws Exception {
-        expect(2, "no dataset directory", "train", "--data", dir.resolve("missing").toString(), "--out", dir.resolve("o").toString());
+        SereneProcess.expectFailure(2, "no dataset directory", "train", "--data", dir.resolve("missing").toString(),
+            "--out", dir.resolve("o").toString());
         FashionMnist.writeSynthetic(dir, 100, 20, 5);
         final String data = dir.toString();
-        expect(2, "unknown model 'resnet': expected mlp or cnn", "train", "--model", "resnet", "--data", data);
-        expect(2, "unknown straggler profile part 'sometimes'", "train", "--stragglers", "sometimes", "--data", data);
-        expect(2, "--workers must be in 1..64", "train", "--workers", "0", "--data", data);
-        expect(2, "give --rounds or --epochs, not both", "train", "--rounds", "3", "--epochs", "1", "--data", data);
-        expect(2, "ssp:x", "train", "--policy", "ssp:x", "--data", data);
+        SereneProcess.expectFailure(2, "unknown model 'resnet': expected mlp or cnn", "train", "--model", "resnet", "--data", data);
+        SereneProcess.expectFailure(2, "unknown straggler profile part 'sometimes'", "train", "--stragglers", "sometimes", "--data", data);
+        SereneProcess.expectFailure(2, "--workers must be in 1..64", "train", "--workers", "0", "--data", data);
+        SereneProcess.expectFailure(2, "give --rounds or --epochs, not both", "train", "--rounds", "3", "--epochs", "1", "--data", data);
+        SereneProcess.expectFailure(2, "ssp:x", "train", "--policy", "ssp:x", "--data", data);
         final Path bad = dir.resolve("bad.policy");
         Files.writeString(bad, "policy bad\nstart bsp\nwhen lag >= then ssp(4)\n");
-        expect(2, "3:", "train", "--policy-file", bad.toString(), "--data", data);
+        SereneProcess.expectFailure(2, "3:", "train", "--policy-file", bad.toString(), "--data", data);
     }
 
     @Test
@@ -94,18 +95,11 @@ class TrainSystemTest {
     void stoppingTheLauncherStopsEveryWorker(@TempDir final Path dir) throws Exception {
         FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
         for (final boolean kill : new boolean[] {false, true}) {
-            final Process p = serene("train", "--workers", "2", "--rounds", "100000", "--batch", "16", "--eval-every", "0",
+            final Process p = SereneProcess.start("train", "--workers", "2", "--rounds", "100000", "--batch", "16", "--eval-every", "0",
                 "--data", dir.toString(), "--out", dir.resolve("run-" + kill).toString());
             // the workers are training once worker 0 recorded a round
             final Path records = dir.resolve("run-" + kill).resolve("workers").resolve("worker-0.jsonl");
-            final long started = System.nanoTime();
-            while (!(Files.exists(records) && Files.size(records) > 0)) {
-                if (!p.isAlive()) {
-                    throw new AssertionError("serene train ended early: " + new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
-                }
-                assertThat(System.nanoTime() - started).as("training started").isLessThan(TimeUnit.SECONDS.toNanos(90));
-                Thread.sleep(100);
-            }
+            awaitFirstRecord(p, records);
             final List<ProcessHandle> workers = new ArrayList<>(p.descendants().toList());
             assertThat(workers).as("two worker processes").hasSizeGreaterThanOrEqualTo(2);
             if (kill) {
@@ -114,11 +108,7 @@ class TrainSystemTest {
                 p.destroy(); // SIGTERM, as Ctrl-C: the shutdown hook stops them
             }
             assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (workers.stream().anyMatch(ProcessHandle::isAlive) && System.nanoTime() < deadline) {
-                Thread.sleep(100);
-            }
-            assertThat(workers.stream().filter(ProcessHandle::isAlive).toList()).as("orphans after " + (kill ? "SIGKILL" : "SIGTERM"))
+            assertThat(survivors(workers)).as("orphans after " + (kill ? "SIGKILL" : "SIGTERM"))
                 .isEmpty();
         }
     }
@@ -127,9 +117,22 @@ class TrainSystemTest {
     @Timeout(180)
     void aFailingWorkerStopsTheRunWithItsLastOutputAndLeavesNoOrphans(@TempDir final Path dir) throws Exception {
         FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
-        final Process p = serene("train", "--workers", "3", "--rounds", "100000", "--batch", "16", "--eval-every", "0",
+        final Process p = SereneProcess.start("train", "--workers", "3", "--rounds", "100000", "--batch", "16", "--eval-every", "0",
             "--data", dir.toString(), "--out", dir.resolve("run").toString());
         final Path records = dir.resolve("run").resolve("workers").resolve("worker-0.jsonl");
+        awaitFirstRecord(p, records);
+        final List<ProcessHandle> workers = new ArrayList<>(p.descendants().toList());
+        assertThat(workers).hasSizeGreaterThanOrEqualTo(3);
+        workers.get(1).destroyForcibly();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("the launcher gives up").isTrue();
+        final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.exitValue()).as(err).isEqualTo(1);
+        assertThat(err).containsPattern("worker \\d failed \\(exit \\d+\\)").doesNotContain("Exception");
+        assertThat(survivors(workers)).as("orphans").isEmpty();
+    }
+
+    /** Waits until the run's worker wrote its first round record: the workers are training. */
+    private static void awaitFirstRecord(final Process p, final Path records) throws Exception {
         final long started = System.nanoTime();
         while (!(Files.exists(records) && Files.size(records) > 0)) {
             if (!p.isAlive()) {
@@ -138,38 +141,14 @@ class TrainSystemTest {
             assertThat(System.nanoTime() - started).as("training started").isLessThan(TimeUnit.SECONDS.toNanos(90));
             Thread.sleep(100);
         }
-        final List<ProcessHandle> workers = new ArrayList<>(p.descendants().toList());
-        assertThat(workers).hasSizeGreaterThanOrEqualTo(3);
-        workers.get(1).destroyForcibly();
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("the launcher gives up").isTrue();
-        final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.exitValue()).as(err).isEqualTo(1);
-        assertThat(err).containsPattern("worker \\d failed \\(exit \\d+\\)").doesNotContain("Exception");
+    }
+
+    /** The processes still alive after up to 20 s. */
+    private static List<ProcessHandle> survivors(final List<ProcessHandle> processes) throws InterruptedException {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (workers.stream().anyMatch(ProcessHandle::isAlive) && System.nanoTime() < deadline) {
+        while (processes.stream().anyMatch(ProcessHandle::isAlive) && System.nanoTime() < deadline) {
             Thread.sleep(100);
         }
-        assertThat(workers.stream().filter(ProcessHandle::isAlive).toList()).as("orphans").isEmpty();
-    }
-
-    private static void expect(final int code, final String message, final String... args) throws Exception {
-        final Process p = serene(args);
-        final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as(err).isEqualTo(code);
-        assertThat(err).contains(message).doesNotContain("Exception");
-    }
-
-    static Process serene(final String... args) throws Exception {
-        final List<String> command = new ArrayList<>();
-        command.add(System.getProperty("java.home") + "/bin/java");
-        command.add("-Xmx512m");
-        command.add("-Dai.djl.offline=true");
-        command.add("-Dai.djl.pytorch.num_threads=1");
-        command.add("-cp");
-        command.add(System.getProperty("java.class.path"));
-        command.add("io.serene.harness.Serene");
-        command.addAll(List.of(args));
-        return new ProcessBuilder(command).start();
+        return processes.stream().filter(ProcessHandle::isAlive).toList();
     }
 }

@@ -38,7 +38,7 @@ class WorkerProcessSystemTest {
             final String target = "127.0.0.1:" + host.localAddress().getPort();
             final List<Process> workers = new ArrayList<>();
             for (int w = 0; w < 2; w++) {
-                workers.add(serene("worker", "--switch", target, "--job", "3", "--id", "" + w, "--workers", "2",
+                workers.add(SereneProcess.start("worker", "--switch", target, "--job", "3", "--id", "" + w, "--workers", "2",
                     "--rounds", "40", "--batch", "32", "--eval-every", "20", "--data", dir.toString(), "--seed", "9",
                     "--stragglers", "persistent:1:x3"));
             }
@@ -67,33 +67,14 @@ class WorkerProcessSystemTest {
     @Test
     @Timeout(120)
     void badInputGetsAClearMessageAndANonZeroExit(@TempDir final Path dir) throws Exception {
-        expect(2, "no dataset directory", "worker", "--id", "0", "--workers", "1", "--data", dir.resolve("missing").toString());
-        expect(2, "unknown model 'resnet': expected mlp or cnn", "worker", "--id", "0", "--workers", "1", "--model", "resnet");
-        expect(2, "--id must be in 0..1", "worker", "--id", "5", "--workers", "2");
-        expect(2, "unknown straggler profile part 'sometimes'", "worker", "--id", "0", "--workers", "1", "--stragglers", "sometimes");
+        SereneProcess.expectFailure(2, "no dataset directory", "worker", "--id", "0", "--workers", "1", "--data",
+            dir.resolve("missing").toString());
+        SereneProcess.expectFailure(2, "unknown model 'resnet': expected mlp or cnn", "worker", "--id", "0", "--workers", "1", "--model", "resnet");
+        SereneProcess.expectFailure(2, "--id must be in 0..1", "worker", "--id", "5", "--workers", "2");
+        SereneProcess.expectFailure(2, "unknown straggler profile part 'sometimes'", "worker", "--id", "0", "--workers", "1",
+            "--stragglers", "sometimes");
         FashionMnist.writeSynthetic(dir, 100, 20, 5);
-        expect(1, "no join job 1 at 127.0.0.1:9 within 2 s", "worker", "--id", "0", "--workers", "1", "--data", dir.toString(),
+        SereneProcess.expectFailure(1, "no join job 1 at 127.0.0.1:9 within 2 s", "worker", "--id", "0", "--workers", "1", "--data", dir.toString(),
             "--switch", "127.0.0.1:9", "--timeout-seconds", "2");
-    }
-
-    private static void expect(final int code, final String message, final String... args) throws Exception {
-        final Process p = serene(args);
-        final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as(err).isEqualTo(code);
-        assertThat(err).contains(message).doesNotContain("Exception");
-    }
-
-    private static Process serene(final String... args) throws Exception {
-        final List<String> command = new ArrayList<>();
-        command.add(System.getProperty("java.home") + "/bin/java");
-        command.add("-Xmx512m");
-        command.add("-Dai.djl.offline=true");
-        command.add("-Dai.djl.pytorch.num_threads=1");
-        command.add("-cp");
-        command.add(System.getProperty("java.class.path"));
-        command.add("io.serene.harness.Serene");
-        command.addAll(List.of(args));
-        return new ProcessBuilder(command).start();
     }
 }

@@ -1,0 +1,36 @@
+package io.serene.systemtests;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code serene} commands as separate JVMs, with the flags training workers need (DJL offline, one thread). */
+final class SereneProcess {
+    private SereneProcess() {
+    }
+
+    static Process start(final String... args) throws Exception {
+        final List<String> command = new ArrayList<>();
+        command.add(System.getProperty("java.home") + "/bin/java");
+        command.add("-Xmx512m");
+        command.add("-Dai.djl.offline=true");
+        command.add("-Dai.djl.pytorch.num_threads=1");
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add("io.serene.harness.Serene");
+        command.addAll(List.of(args));
+        return new ProcessBuilder(command).start();
+    }
+
+    /** Runs a command that must fail with {@code code} and a one-line message, never a stack trace. */
+    static void expectFailure(final int code, final String message, final String... args) throws Exception {
+        final Process p = start(args);
+        final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(err).isEqualTo(code);
+        assertThat(err).contains(message).doesNotContain("Exception");
+    }
+}
