@@ -8,14 +8,20 @@ import java.util.Arrays;
 import java.util.BitSet;
 
 /**
- * The versioned sync-config table of every job: up to {@link #ENTRIES} entries per job, each in
- * force from its first round until the next entry's, sorted by first round. The entries of a job
- * form a ring: an entry never moves while it lives, so a slot can keep the index of the entry it
- * was opened under. Preallocated; written only by the switch thread. An install bumps the job's
- * epoch, which the switch stamps on replies.
+ * The versioned sync-config table: one list of up to {@link #ENTRIES} entries per job and worker
+ * group ({@link #GROUPS} per job; list index {@code job * GROUPS + group}), each entry in force from
+ * its first round until the next entry's, sorted by first round. The entries of a list form a
+ * ring: an entry never moves while rounds use it, so a slot can keep the index of the entry it was
+ * opened under. Preallocated; written only by the switch thread (which keeps the job's epoch).
+ *
+ * <p>An entry stores its required set over the whole job (every worker not excluded, or none) and
+ * its quorum as written ({@link SyncConfig#QUORUM_OF_REQUIRED} allowed); a release check intersects
+ * both with the group's members, so an entry stays valid for whichever workers the group holds.
  */
 final class ConfigTable {
     static final int ENTRIES = 8;
+    /** Worker groups per job. */
+    static final int GROUPS = 4;
     private static final int UNUSED = Integer.MIN_VALUE;
 
     private final int words;
@@ -27,30 +33,34 @@ final class ConfigTable {
     private final long[] required;
     private final int[] count;
     private final int[] head;
-    private final int[] epoch;
 
     ConfigTable(final int maxJobs, final int words) {
         this.words = words;
-        first = new int[maxJobs * ENTRIES];
-        bound = new int[maxJobs * ENTRIES];
-        quorum = new int[maxJobs * ENTRIES];
-        timeoutNs = new long[maxJobs * ENTRIES];
-        late = new byte[maxJobs * ENTRIES];
-        required = new long[maxJobs * ENTRIES * words];
-        count = new int[maxJobs];
-        head = new int[maxJobs];
-        epoch = new int[maxJobs];
+        final int lists = maxJobs * GROUPS;
+        first = new int[lists * ENTRIES];
+        bound = new int[lists * ENTRIES];
+        quorum = new int[lists * ENTRIES];
+        timeoutNs = new long[lists * ENTRIES];
+        late = new byte[lists * ENTRIES];
+        required = new long[lists * ENTRIES * words];
+        count = new int[lists];
+        head = new int[lists];
         Arrays.fill(first, UNUSED);
     }
 
-    /** Bytes of the table's arrays (and the per-job "changed" flag): per job and entry 21 + 8W, per job 13 more. */
+    /** Bytes of the table's arrays: per job, group and entry 21 + 8W, per job and group 8 more. */
     static long bytes(final int maxJobs, final int words) {
-        return (long) maxJobs * ENTRIES * (21L + 8L * words) + 13L * maxJobs;
+        return (long) maxJobs * GROUPS * (ENTRIES * (21L + 8L * words) + 8L);
     }
 
     long bytes() {
         return 4L * (first.length + bound.length + quorum.length) + 8L * timeoutNs.length + late.length
-            + 8L * required.length + 4L * (count.length + head.length + epoch.length);
+            + 8L * required.length + 4L * (count.length + head.length);
+    }
+
+    /** The list of a job's group. */
+    static int list(final int j, final int group) {
+        return j * GROUPS + group;
     }
 
     /** The physical index of the job's i-th live entry (0 = oldest); entry accessors take physical indexes. */
@@ -58,13 +68,12 @@ final class ConfigTable {
         return (head[j] + i) % ENTRIES;
     }
 
-    /** A new job starts with one entry, from round 0, and epoch 0. */
-    void reset(final int j, final SyncConfig.Resolved initial) {
+    /** A new job's list starts with one entry, from round 0. */
+    void reset(final int j, final SyncConfig initial, final int workers) {
         Arrays.fill(first, j * ENTRIES, (j + 1) * ENTRIES, UNUSED);
         count[j] = 0;
         head[j] = 0;
-        epoch[j] = 0;
-        write(j, 0, 0, initial);
+        write(j, 0, 0, initial, workers);
         count[j] = 1;
     }
 
@@ -86,7 +95,7 @@ final class ConfigTable {
      * entries no longer reachable (every round they cover is at most {@code releasedRound}) are
      * dropped to make room. Returns OK, or TABLE_FULL.
      */
-    Status install(final int j, final int firstRound, final SyncConfig.Resolved config, final int releasedRound) {
+    Status install(final int j, final int firstRound, final SyncConfig config, final int workers, final int releasedRound) {
         final int base = j * ENTRIES;
         int n = count[j];
         // replaced: entries starting at or after the new first round (the newest end of the ring)
@@ -103,9 +112,8 @@ final class ConfigTable {
         }
         final int h = (head[j] + freed) % ENTRIES;
         head[j] = h;
-        write(j, (h + n) % ENTRIES, firstRound, config);
+        write(j, (h + n) % ENTRIES, firstRound, config, workers);
         count[j] = n + 1;
-        epoch[j]++;
         return Status.OK;
     }
 
@@ -137,7 +145,7 @@ final class ConfigTable {
      * after it; they move up one place), after dropping entries no longer reachable as
      * {@link #install} does. Returns OK or TABLE_FULL; the caller checks the key is free.
      */
-    Status insert(final int j, final int firstRound, final SyncConfig.Resolved config, final int releasedRound) {
+    Status insert(final int j, final int firstRound, final SyncConfig config, final int workers, final int releasedRound) {
         final int base = j * ENTRIES;
         final int freed = releasable(j, count[j], releasedRound);
         final int n = count[j] - freed;
@@ -153,16 +161,14 @@ final class ConfigTable {
         for (int k = n; k > at; k--) {
             copy(j, at(j, k - 1), at(j, k));
         }
-        write(j, at(j, at), firstRound, config);
+        write(j, at(j, at), firstRound, config, workers);
         count[j] = n + 1;
-        epoch[j]++;
         return Status.OK;
     }
 
     /** Replaces the value of an entry no round has used yet (the caller checks), keeping its first round. */
-    void modify(final int j, final int e, final SyncConfig.Resolved config) {
-        write(j, e, first[j * ENTRIES + e], config);
-        epoch[j]++;
+    void modify(final int j, final int e, final SyncConfig config, final int workers) {
+        write(j, e, first[j * ENTRIES + e], config, workers);
     }
 
     /**
@@ -176,7 +182,6 @@ final class ConfigTable {
         }
         first[j * ENTRIES + at(j, n - 1)] = UNUSED;
         count[j] = n - 1;
-        epoch[j]++;
     }
 
     /** The logical position (0 = oldest) of a physical index. */
@@ -195,10 +200,6 @@ final class ConfigTable {
         System.arraycopy(required, a * words, required, b * words, words);
     }
 
-    int epoch(final int j) {
-        return epoch[j];
-    }
-
     int entries(final int j) {
         return count[j];
     }
@@ -211,8 +212,23 @@ final class ConfigTable {
         return bound[j * ENTRIES + e];
     }
 
-    int quorum(final int j, final int e) {
+    /** The quorum as written: a count, or {@link SyncConfig#QUORUM_OF_REQUIRED}. */
+    int writtenQuorum(final int j, final int e) {
         return quorum[j * ENTRIES + e];
+    }
+
+    /** The quorum for a group of {@code members} (at {@code offset}): as written, or the count of its required members. */
+    int quorum(final int j, final int e, final long[] members, final int offset) {
+        final int k = quorum[j * ENTRIES + e];
+        if (k != SyncConfig.QUORUM_OF_REQUIRED) {
+            return k;
+        }
+        final int base = (j * ENTRIES + e) * words;
+        int n = 0;
+        for (int w = 0; w < words; w++) {
+            n += Long.bitCount(required[base + w] & members[offset + w]);
+        }
+        return n;
     }
 
     long timeoutNs(final int j, final int e) {
@@ -223,11 +239,15 @@ final class ConfigTable {
         return LateMode.values()[late[j * ENTRIES + e]];
     }
 
-    /** Whether a contributor bitmap (at {@code bitmapOffset} in {@code bitmaps}) holds every required worker. */
-    boolean hasRequired(final int j, final int e, final long[] bitmaps, final int bitmapOffset) {
+    /**
+     * Whether a contributor bitmap (at {@code bitmapOffset} in {@code bitmaps}) holds every required
+     * member of a group ({@code members} at {@code offset}).
+     */
+    boolean hasRequired(final int j, final int e, final long[] bitmaps, final int bitmapOffset,
+                        final long[] members, final int offset) {
         final int base = (j * ENTRIES + e) * words;
         for (int w = 0; w < words; w++) {
-            final long need = required[base + w];
+            final long need = required[base + w] & members[offset + w];
             if ((bitmaps[bitmapOffset + w] & need) != need) {
                 return false;
             }
@@ -235,10 +255,10 @@ final class ConfigTable {
         return true;
     }
 
-    /** The smallest timeout of any live entry of any job, or NO_TIMEOUT. */
-    long minTimeoutNs(final int maxJobs) {
+    /** The smallest timeout of any live entry of any list, or NO_TIMEOUT. */
+    long minTimeoutNs() {
         long min = SyncConfig.NO_TIMEOUT;
-        for (int j = 0; j < maxJobs; j++) {
+        for (int j = 0; j < count.length; j++) {
             for (int i = 0; i < count[j]; i++) {
                 min = Math.min(min, timeoutNs[j * ENTRIES + at(j, i)]);
             }
@@ -260,37 +280,41 @@ final class ConfigTable {
         return max;
     }
 
-    private void write(final int j, final int e, final int firstRound, final SyncConfig.Resolved c) {
+    /** Writes an entry: its required set over all of the job's {@code workers} (the caller checked it fits). */
+    private void write(final int j, final int e, final int firstRound, final SyncConfig c, final int workers) {
         final int i = j * ENTRIES + e;
         first[i] = firstRound;
-        bound[i] = c.bound;
-        quorum[i] = c.quorum;
-        timeoutNs[i] = c.timeoutNs;
-        late[i] = (byte) c.lateMode.ordinal();
-        final long[] bits = c.required.toLongArray();
+        bound[i] = c.bound();
+        quorum[i] = c.quorum();
+        timeoutNs[i] = c.timeoutNs();
+        late[i] = (byte) c.lateMode().ordinal();
+        final long[] bits = c.resolve(workers).required.toLongArray();
         for (int w = 0; w < words; w++) {
             required[i * words + w] = w < bits.length ? bits[w] : 0L;
         }
     }
 
-
-    long requiredWord(final int j, final int e, final int w) {
-        return required[(j * ENTRIES + e) * words + w];
+    /** A word of the required members of a group ({@code members} at {@code offset}). */
+    long requiredWord(final int j, final int e, final int w, final long[] members, final int offset) {
+        return required[(j * ENTRIES + e) * words + w] & members[offset + w];
     }
 
-    /** An entry as text for operators: bound, required workers, quorum, timeout, late mode. */
-    String describe(final int j, final int e) {
+    /** An entry as text for operators: bound, required members, quorum, timeout, late mode. */
+    String describe(final int j, final int e, final long[] members, final int offset) {
         final int b = bound(j, e);
         final long t = timeoutNs(j, e);
         return "bound=" + (b == SyncConfig.UNBOUNDED ? "unbounded" : Integer.toString(b))
-            + " required=" + required(j, e) + " quorum=" + quorum(j, e)
+            + " required=" + required(j, e, members, offset) + " quorum=" + quorum(j, e, members, offset)
             + " timeout=" + (t == SyncConfig.NO_TIMEOUT ? "none" : (t / 1_000_000.0) + "ms")
             + " late=" + lateMode(j, e).name().toLowerCase(java.util.Locale.ROOT);
     }
 
-    /** The required set of an entry, for tests and telemetry. */
-    BitSet required(final int j, final int e) {
-        final int base = (j * ENTRIES + e) * words;
-        return BitSet.valueOf(Arrays.copyOfRange(required, base, base + words));
+    /** The required members of a group under an entry, for tests and telemetry. */
+    BitSet required(final int j, final int e, final long[] members, final int offset) {
+        final long[] bits = new long[words];
+        for (int w = 0; w < words; w++) {
+            bits[w] = requiredWord(j, e, w, members, offset);
+        }
+        return BitSet.valueOf(bits);
     }
 }

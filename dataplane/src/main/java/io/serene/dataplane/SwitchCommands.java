@@ -44,8 +44,8 @@ public final class SwitchCommands {
         return submit(p -> p.write(write));
     }
 
-    /** Reads a job's sync_config entries, oldest first (empty for an unknown job). */
-    public CompletableFuture<java.util.List<SyncConfigEntry>> readEntries(final int job) {
+    /** Reads a job's worker_group and sync_config entries (see {@link SwitchPipeline#entries}; empty for an unknown job). */
+    public CompletableFuture<java.util.List<TableEntry>> readEntries(final int job) {
         return submit(p -> p.entries(job));
     }
 

@@ -6,16 +6,18 @@ package io.serene.dataplane;
  * shadow set:
  *
  * <pre>
- *   slot bytes  = 4K (int32 sums) + 8W (contributor bitmap) + 36 (seq 8, first contribution
+ *   slot bytes  = 4K (int32 sums) + 8W (contributor bitmap) + 39 (seq 8, first contribution
  *                 time 8, count 4, round 4, chunk 4, length 4, exponent 1, released 1, flags 1,
- *                 config entry 1)
- *   fixed bytes = J * (28N (port 4, clock 4, arrival round 4, its time 8, iteration estimate 8) + 8W (joined bitmap)
+ *                 config entry per worker group 1 x 4)
+ *   fixed bytes = J * (29N (port 4, clock 4, arrival round 4, its time 8, iteration estimate 8,
+ *                           worker group 1)
+ *                      + 48W (joined bitmap, explicit worker_group entries, members of 4 groups)
  *                      + 12G (release counters 4, release times 8)
- *                      + 33 (id, workers, elements, chunks, value limit, R: 4 each; open seq 8;
- *                            active 1))
+ *                      + 43 (id, workers, elements, chunks, value limit, R, config epoch, groups
+ *                            in use: 4 each; open seq 8; active, started, configs changed: 1 each))
  *                 + 9T (job hash table: T = smallest power of two >= 2J; key 4, value 4, used 1)
  *                 + 64 + 16W + 8K (the result being composed, and one contribution's values)
- *                 + J * (8 * (21 + 8W) + 8) (sync-config table: 8 entries per job)
+ *                 + J * 4 * (8 * (21 + 8W) + 8) (sync-config table: 4 groups x 8 entries per job)
  *   total       = fixed + J * 2 * P * slot bytes  &lt;= budget
  * </pre>
  *
@@ -23,8 +25,8 @@ package io.serene.dataplane;
  * model size or the run length.
  */
 public final class SwitchMemory {
-    static final int SLOT_SCALAR_BYTES = 36;
-    static final int JOB_SCALAR_BYTES = 33;
+    static final int SLOT_SCALAR_BYTES = 35 + ConfigTable.GROUPS;
+    static final int JOB_SCALAR_BYTES = 43;
 
     private final long budgetBytes;
     private final int maxJobs;
@@ -53,7 +55,7 @@ public final class SwitchMemory {
 
     public static long fixedBytes(final int maxJobs, final int maxWorkers, final int roundRing, final int chunkElements) {
         final int words = bitmapWords(maxWorkers);
-        return (long) maxJobs * (28L * maxWorkers + 8L * words + 12L * roundRing + JOB_SCALAR_BYTES)
+        return (long) maxJobs * (29L * maxWorkers + (16L + 8L * ConfigTable.GROUPS) * words + 12L * roundRing + JOB_SCALAR_BYTES)
             + 9L * jobTableLength(maxJobs)
             + 64L + 16L * words + 8L * chunkElements
             + ConfigTable.bytes(maxJobs, words);

@@ -82,7 +82,13 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final long[] workerIterationNs;  // [job * N + worker]: estimated compute time of that round
 
     // sync configs and the timeout scanner (a model of a packet generator sweeping the pool)
-    private final ConfigTable configs;
+    private final ConfigTable configs;       // one list per [job * GROUPS + group]
+    private final int[] jobEpoch;            // [job]: bumped by every table write
+    private final boolean[] jobStarted;      // [job]: a worker contributed (group membership is fixed from then on)
+    private final byte[] workerGroup;        // [job * N + worker]: the worker_group table
+    private final long[] workerGroupSet;     // [job * W + word]: workers with an explicit worker_group entry
+    private final long[] groupMembers;       // [(job * GROUPS + group) * W + word]
+    private final int[] jobGroups;           // [job]: bitmask of the groups with members
     private final SyncConfig defaultSync;
     private long timeoutSweepNs = SyncConfig.NO_TIMEOUT;
     private int scanCursor;
@@ -93,7 +99,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     // slot registers, index = (job * 2 + set) * P + slot
     private final long[] slotSeq;
     private final long[] slotFirstNs;
-    private final byte[] slotEntry;
+    private final byte[] slotEntry;          // [slotIndex * GROUPS + group]: the entry the slot opened under
     private final int[] slotCount;
     private final int[] slotRound;
     private final int[] slotChunk;
@@ -117,6 +123,12 @@ public final class SwitchPipeline implements PacketEndpoint {
 
         jobTable = new JobTable(maxJobs);
         configs = new ConfigTable(maxJobs, words);
+        jobEpoch = new int[maxJobs];
+        jobStarted = new boolean[maxJobs];
+        workerGroup = new byte[maxJobs * maxWorkers];
+        workerGroupSet = new long[maxJobs * words];
+        groupMembers = new long[maxJobs * ConfigTable.GROUPS * words];
+        jobGroups = new int[maxJobs];
         configDirty = new boolean[maxJobs];
         defaultSync = context.defaultSync();
         jobActive = new boolean[maxJobs];
@@ -139,7 +151,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         final int slots = maxJobs * 2 * poolSize;
         slotSeq = new long[slots];
         slotFirstNs = new long[slots];
-        slotEntry = new byte[slots];
+        slotEntry = new byte[slots * ConfigTable.GROUPS];
         slotCount = new int[slots];
         slotRound = new int[slots];
         slotChunk = new int[slots];
@@ -169,6 +181,8 @@ public final class SwitchPipeline implements PacketEndpoint {
             + 8L * jobJoined.length + 4L * (workerPort.length + workerClock.length + workerArrivalRound.length + releaseCount.length)
             + 8L * (releaseNs.length + workerArrivalNs.length + workerIterationNs.length)
             + configs.bytes() + configDirty.length
+            + 4L * jobEpoch.length + jobStarted.length + workerGroup.length + 8L * (workerGroupSet.length + groupMembers.length)
+            + 4L * jobGroups.length
             + 8L * slotSeq.length + 8L * slotFirstNs.length + slotEntry.length + 4L * (slotCount.length + slotRound.length + slotChunk.length + slotLength.length)
             + slotExponent.length + slotReleased.length + slotFlags.length
             + 8L * slotBitmap.length + 4L * slotSums.length
@@ -197,20 +211,36 @@ public final class SwitchPipeline implements PacketEndpoint {
         return j == JobTable.MISSING ? -1 : jobWorkers[j];
     }
 
+    /** One row of a job's config table for telemetry: the group, the entry's first round, its value as text. */
+    public record ConfigRow(int group, int firstRound, String rule) {
+    }
+
     /**
-     * The job's config table, oldest entry first, as {@code first round -> rule} (for telemetry and
-     * operators; allocates). Empty for an unknown job. Call on the switch's thread.
+     * The job's config table, per group with members (group 0 first), oldest entry first (for
+     * telemetry and operators; allocates). Empty for an unknown job. Call on the switch's thread.
      */
-    public java.util.SortedMap<Integer, String> configEntries(final int job) {
-        final java.util.SortedMap<Integer, String> entries = new java.util.TreeMap<>();
+    public java.util.List<ConfigRow> configEntries(final int job) {
+        final java.util.List<ConfigRow> rows = new java.util.ArrayList<>();
         final int j = jobTable.get(job);
         if (j != JobTable.MISSING) {
-            for (int i = 0; i < configs.entries(j); i++) {
-                final int e = configs.at(j, i);
-                entries.put(configs.firstRound(j, e), configs.describe(j, e));
+            for (int g = 0; g < ConfigTable.GROUPS; g++) {
+                if ((jobGroups[j] & (1 << g)) == 0) {
+                    continue;
+                }
+                final int l = ConfigTable.list(j, g);
+                for (int i = 0; i < configs.entries(l); i++) {
+                    final int e = configs.at(l, i);
+                    rows.add(new ConfigRow(g, configs.firstRound(l, e), configs.describe(l, e, groupMembers, l * words)));
+                }
             }
         }
-        return entries;
+        return rows;
+    }
+
+    /** The group of a worker of the job (its worker_group entry, else group 0); -1 for an unknown job or worker. */
+    public int group(final int job, final int worker) {
+        final int j = jobTable.get(job);
+        return j == JobTable.MISSING || worker < 0 || worker >= jobWorkers[j] ? -1 : workerGroup[j * maxWorkers + worker];
     }
 
     /**
@@ -233,61 +263,147 @@ public final class SwitchPipeline implements PacketEndpoint {
     }
 
     /**
-     * Writes the {@code sync_config} table (switch thread; other threads use {@link #commands()}).
-     * Returns OK; UNKNOWN_JOB; TOO_EARLY for a first round below {@link #earliestSwapRound} (some
-     * worker may have started it); DUPLICATE_ENTRY for an insert at a taken first round; NOT_FOUND
-     * for a modify or delete of a missing one; BAD_KEY for a config that does not fit the job or a
-     * delete of the oldest entry (it covers every earlier round); TABLE_FULL.
+     * Writes the {@code sync_config} or the {@code worker_group} table (switch thread; other threads
+     * use {@link #commands()}). Returns OK; UNKNOWN_JOB; for sync_config: TOO_EARLY for a first
+     * round below {@link #earliestSwapRound} (some worker may have started it), DUPLICATE_ENTRY for an
+     * insert at a taken first round, NOT_FOUND for a modify or delete of a missing one, BAD_KEY for a
+     * group out of range, a config that does not fit the group or a delete of the group's oldest
+     * entry (it covers every earlier round), TABLE_FULL; for worker_group: TOO_EARLY once a worker
+     * of the job has contributed (membership is fixed from then on), DUPLICATE_ENTRY, NOT_FOUND, and
+     * BAD_KEY for a worker or group out of range or a membership some group's entries do not fit.
      */
     public Status write(final TableWrite write) {
-        final SyncConfigEntry entry = write.entry();
-        final int j = jobTable.get(entry.job());
-        if (j == JobTable.MISSING) {
-            return Status.UNKNOWN_JOB;
-        }
-        if (entry.firstRound() < earliestSwapRound(entry.job())) {
-            return Status.TOO_EARLY;
-        }
-        final int e = configs.find(j, entry.firstRound());
-        SyncConfig.Resolved resolved = null;
-        if (write.kind() != TableWrite.Kind.DELETE) {
-            try {
-                resolved = entry.config().resolve(jobWorkers[j]);
-            } catch (final IllegalArgumentException ex) {
-                return Status.BAD_KEY;
-            }
-        }
-        final Status status;
-        switch (write.kind()) {
-            case INSERT:
-                status = e >= 0 ? Status.DUPLICATE_ENTRY : configs.insert(j, entry.firstRound(), resolved, jobReleasedRound[j]);
-                break;
-            case MODIFY:
-                if (e < 0) {
-                    return Status.NOT_FOUND;
-                }
-                configs.modify(j, e, resolved);
-                status = Status.OK;
-                break;
-            default:
-                if (e < 0) {
-                    return Status.NOT_FOUND;
-                }
-                final int position = configs.position(j, e);
-                if (position == 0) {
-                    return Status.BAD_KEY;
-                }
-                configs.delete(j, position);
-                status = Status.OK;
-        }
+        final Status status = write.entry() instanceof WorkerGroupEntry
+            ? writeGroup(write.kind(), (WorkerGroupEntry) write.entry())
+            : writeConfig(write.kind(), (SyncConfigEntry) write.entry());
         if (status == Status.OK) {
-            configsWritten(j);
+            configsWritten(jobTable.get(write.entry().job()));
         }
         return status;
     }
 
+    private Status writeConfig(final TableWrite.Kind kind, final SyncConfigEntry entry) {
+        final int j = jobTable.get(entry.job());
+        if (j == JobTable.MISSING) {
+            return Status.UNKNOWN_JOB;
+        }
+        if (entry.group() >= ConfigTable.GROUPS) {
+            return Status.BAD_KEY;
+        }
+        if (entry.firstRound() < earliestSwapRound(entry.job())) {
+            return Status.TOO_EARLY;
+        }
+        final int l = ConfigTable.list(j, entry.group());
+        if (kind != TableWrite.Kind.DELETE && !fits(j, entry.group(), entry.config())) {
+            return Status.BAD_KEY;
+        }
+        final int e = configs.find(l, entry.firstRound());
+        switch (kind) {
+            case INSERT:
+                return e >= 0 ? Status.DUPLICATE_ENTRY
+                    : configs.insert(l, entry.firstRound(), entry.config(), jobWorkers[j], jobReleasedRound[j]);
+            case MODIFY:
+                if (e < 0) {
+                    return Status.NOT_FOUND;
+                }
+                configs.modify(l, e, entry.config(), jobWorkers[j]);
+                return Status.OK;
+            default:
+                if (e < 0) {
+                    return Status.NOT_FOUND;
+                }
+                final int position = configs.position(l, e);
+                if (position == 0) {
+                    return Status.BAD_KEY;
+                }
+                configs.delete(l, position);
+                return Status.OK;
+        }
+    }
+
+    /** Whether a config fits a group of the job: its excluded workers exist, its quorum fits the members. */
+    private boolean fits(final int j, final int group, final SyncConfig config) {
+        try {
+            config.resolve(jobWorkers[j], members(j, group));
+            return true;
+        } catch (final IllegalArgumentException ex) {
+            return false;
+        }
+    }
+
+    private java.util.BitSet members(final int j, final int group) {
+        final int base = ConfigTable.list(j, group) * words;
+        return java.util.BitSet.valueOf(Arrays.copyOfRange(groupMembers, base, base + words));
+    }
+
+    private Status writeGroup(final TableWrite.Kind kind, final WorkerGroupEntry entry) {
+        final int j = jobTable.get(entry.job());
+        if (j == JobTable.MISSING) {
+            return Status.UNKNOWN_JOB;
+        }
+        final int worker = entry.worker();
+        if (worker >= jobWorkers[j] || (entry.hasValue() && entry.group() >= ConfigTable.GROUPS)) {
+            return Status.BAD_KEY;
+        }
+        if (jobStarted[j]) {
+            return Status.TOO_EARLY;
+        }
+        final int word = j * words + (worker >>> 6);
+        final long bit = 1L << (worker & 63);
+        final boolean set = (workerGroupSet[word] & bit) != 0;
+        if (kind == TableWrite.Kind.INSERT && set) {
+            return Status.DUPLICATE_ENTRY;
+        }
+        if (kind != TableWrite.Kind.INSERT && !set) {
+            return Status.NOT_FOUND;
+        }
+        final int from = workerGroup[j * maxWorkers + worker];
+        final int to = kind == TableWrite.Kind.DELETE ? WorkerGroupEntry.DEFAULT_GROUP : entry.group();
+        moveWorker(j, worker, from, to);
+        if (!groupsFit(j)) {
+            moveWorker(j, worker, to, from);
+            return Status.BAD_KEY;
+        }
+        if (kind == TableWrite.Kind.DELETE) {
+            workerGroupSet[word] &= ~bit;
+        } else {
+            workerGroupSet[word] |= bit;
+        }
+        return Status.OK;
+    }
+
+    private void moveWorker(final int j, final int worker, final int from, final int to) {
+        final long bit = 1L << (worker & 63);
+        groupMembers[ConfigTable.list(j, from) * words + (worker >>> 6)] &= ~bit;
+        groupMembers[ConfigTable.list(j, to) * words + (worker >>> 6)] |= bit;
+        workerGroup[j * maxWorkers + worker] = (byte) to;
+        int mask = 0;
+        for (int g = 0; g < ConfigTable.GROUPS; g++) {
+            for (int w = 0; w < words; w++) {
+                if (groupMembers[ConfigTable.list(j, g) * words + w] != 0) {
+                    mask |= 1 << g;
+                }
+            }
+        }
+        jobGroups[j] = mask;
+    }
+
+    /** Whether every entry of every group fits the group's current members. */
+    private boolean groupsFit(final int j) {
+        for (int g = 0; g < ConfigTable.GROUPS; g++) {
+            final int l = ConfigTable.list(j, g);
+            for (int i = 0; i < configs.entries(l); i++) {
+                if (!fits(j, g, config(j, g, configs.at(l, i)))) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
     /** After a write that took: counted, timeouts re-armed, the table announced to the job's workers. */
     private void configsWritten(final int j) {
+        jobEpoch[j]++;
         counters.increment(SwitchCounter.CONFIG_INSTALLS);
         updateTimeoutSweep();
         // announced to the workers by the next timer call (the transport calls it after a task)
@@ -295,42 +411,63 @@ public final class SwitchPipeline implements PacketEndpoint {
         configsChanged = true;
     }
 
-    /** The job's sync_config entries, oldest first; empty for an unknown job (allocates; switch thread). */
-    public java.util.List<SyncConfigEntry> entries(final int job) {
-        final java.util.List<SyncConfigEntry> list = new java.util.ArrayList<>();
+    /**
+     * The job's table entries: its worker_group entries (by worker), then its sync_config entries
+     * per group with members, oldest first; empty for an unknown job (allocates; switch thread).
+     */
+    public java.util.List<TableEntry> entries(final int job) {
+        final java.util.List<TableEntry> list = new java.util.ArrayList<>();
         final int j = jobTable.get(job);
         if (j == JobTable.MISSING) {
             return list;
         }
-        for (int i = 0; i < configs.entries(j); i++) {
-            final int e = configs.at(j, i);
-            list.add(SyncConfigEntry.builder().job(job).firstRound(configs.firstRound(j, e)).config(config(j, e)).build());
+        for (int w = 0; w < jobWorkers[j]; w++) {
+            if ((workerGroupSet[j * words + (w >>> 6)] & (1L << (w & 63))) != 0) {
+                list.add(WorkerGroupEntry.builder().job(job).worker(w).group(workerGroup[j * maxWorkers + w]).build());
+            }
+        }
+        for (int g = 0; g < ConfigTable.GROUPS; g++) {
+            if ((jobGroups[j] & (1 << g)) == 0) {
+                continue;
+            }
+            final int l = ConfigTable.list(j, g);
+            for (int i = 0; i < configs.entries(l); i++) {
+                final int e = configs.at(l, i);
+                list.add(SyncConfigEntry.builder().job(job).group(g).firstRound(configs.firstRound(l, e)).config(config(j, g, e)).build());
+            }
         }
         return list;
     }
 
-    /** An entry's value as a sync config (normalized: the required set as exclusions, the quorum if not all required). */
-    private SyncConfig config(final int j, final int e) {
-        final java.util.BitSet required = configs.required(j, e);
-        final int n = jobWorkers[j];
-        SyncConfig c = SyncConfig.bsp().withBound(configs.bound(j, e));
+    /**
+     * An entry's value as a sync config (normalized: the required set as exclusions of the job's
+     * workers, the quorum if written).
+     */
+    private SyncConfig config(final int j, final int group, final int e) {
+        final int l = ConfigTable.list(j, group);
+        final long[] all = new long[words];
+        for (int w = 0; w < jobWorkers[j]; w++) {
+            all[w >>> 6] |= 1L << (w & 63);
+        }
+        final java.util.BitSet required = configs.required(l, e, all, 0);
+        SyncConfig c = SyncConfig.bsp().withBound(configs.bound(l, e));
         if (required.isEmpty()) {
             c = c.requiringNone();
         } else {
             final java.util.BitSet excluded = new java.util.BitSet();
-            excluded.set(0, n);
+            excluded.set(0, jobWorkers[j]);
             excluded.andNot(required);
             if (!excluded.isEmpty()) {
                 c = c.excluding(excluded);
             }
         }
-        if (configs.quorum(j, e) != (required.isEmpty() ? 0 : required.cardinality())) {
-            c = c.withQuorum(configs.quorum(j, e));
+        if (configs.writtenQuorum(l, e) != SyncConfig.QUORUM_OF_REQUIRED) {
+            c = c.withQuorum(configs.writtenQuorum(l, e));
         }
-        if (configs.timeoutNs(j, e) != SyncConfig.NO_TIMEOUT) {
-            c = c.withTimeoutNs(configs.timeoutNs(j, e));
+        if (configs.timeoutNs(l, e) != SyncConfig.NO_TIMEOUT) {
+            c = c.withTimeoutNs(configs.timeoutNs(l, e));
         }
-        return c.withLateMode(configs.lateMode(j, e));
+        return c.withLateMode(configs.lateMode(l, e));
     }
 
     public int activeJobs() {
@@ -400,8 +537,7 @@ public final class SwitchPipeline implements PacketEndpoint {
                     continue;
                 }
                 final int j = idx / (2 * poolSize);
-                final long timeout = configs.timeoutNs(j, slotEntry[idx]);
-                if (timeout != SyncConfig.NO_TIMEOUT && nowNs - slotFirstNs[idx] >= timeout && jobActive[j]) {
+                if (jobActive[j] && releasable(j, idx, nowNs)) {
                     counters.increment(SwitchCounter.TIMEOUT_RELEASES);
                     release(j, idx, nowNs, outbox);
                 }
@@ -413,10 +549,41 @@ public final class SwitchPipeline implements PacketEndpoint {
         return nowNs + Math.max(1, timeoutSweepNs / 16);
     }
 
-    /** The release condition of the slot's config: every required worker and at least the quorum. */
-    private boolean releasable(final int j, final int idx) {
-        final int entry = slotEntry[idx];
-        return slotCount[idx] >= configs.quorum(j, entry) && configs.hasRequired(j, entry, slotBitmap, idx * words);
+    /**
+     * The release condition: for every group with members, under the entry the slot opened with, its
+     * required members and at least its quorum of members contributed, or its timeout passed since
+     * the slot's first contribution. (One group: the job's config, as DESIGN.md states it.)
+     */
+    private boolean releasable(final int j, final int idx, final long nowNs) {
+        final int groups = jobGroups[j];
+        final boolean single = groups == 1;
+        for (int g = 0; g < ConfigTable.GROUPS; g++) {
+            if ((groups & (1 << g)) == 0) {
+                continue;
+            }
+            final int l = ConfigTable.list(j, g);
+            final int e = slotEntry[idx * ConfigTable.GROUPS + g];
+            final int m = l * words;
+            final int count = single ? slotCount[idx] : membersIn(idx, m);
+            final boolean met = count >= configs.quorum(l, e, groupMembers, m)
+                && configs.hasRequired(l, e, slotBitmap, idx * words, groupMembers, m);
+            if (!met) {
+                final long timeout = configs.timeoutNs(l, e);
+                if (timeout == SyncConfig.NO_TIMEOUT || nowNs - slotFirstNs[idx] < timeout) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /** How many of a group's members (at {@code m} in groupMembers) contributed to the slot. */
+    private int membersIn(final int idx, final int m) {
+        int n = 0;
+        for (int w = 0; w < words; w++) {
+            n += Long.bitCount(slotBitmap[idx * words + w] & groupMembers[m + w]);
+        }
+        return n;
     }
 
     /**
@@ -427,20 +594,25 @@ public final class SwitchPipeline implements PacketEndpoint {
      * Call on the switch's thread.
      */
     public Status installConfig(final int job, final int firstRound, final SyncConfig config) {
+        return installConfig(job, WorkerGroupEntry.DEFAULT_GROUP, firstRound, config);
+    }
+
+    /** {@link #installConfig(int, int, SyncConfig)} for one worker group's entries (BAD_KEY: no such group). */
+    public Status installConfig(final int job, final int group, final int firstRound, final SyncConfig config) {
         final int j = jobTable.get(job);
         if (j == JobTable.MISSING) {
             return Status.UNKNOWN_JOB;
         }
+        if (group < 0 || group >= ConfigTable.GROUPS) {
+            return Status.BAD_KEY;
+        }
         if (firstRound < earliestSwapRound(job)) {
             return Status.TOO_EARLY;
         }
-        final SyncConfig.Resolved resolved;
-        try {
-            resolved = config.resolve(jobWorkers[j]);
-        } catch (final IllegalArgumentException ex) {
+        if (!fits(j, group, config)) {
             return Status.BAD_KEY;
         }
-        final Status status = configs.install(j, firstRound, resolved, jobReleasedRound[j]);
+        final Status status = configs.install(ConfigTable.list(j, group), firstRound, config, jobWorkers[j], jobReleasedRound[j]);
         if (status == Status.OK) {
             configsWritten(j);
         }
@@ -449,8 +621,8 @@ public final class SwitchPipeline implements PacketEndpoint {
 
     /**
      * The first round a config change may name for the job: past every worker's clock and past
-     * every round a worker may have started under the bounds in force (R + s + 1, at most the
-     * release ring ahead of R). -1 for an unknown job.
+     * every round a worker may have started under the bounds in force for any group (R + s + 1, at
+     * most the release ring ahead of R). -1 for an unknown job.
      */
     public int earliestSwapRound(final int job) {
         final int j = jobTable.get(job);
@@ -461,18 +633,23 @@ public final class SwitchPipeline implements PacketEndpoint {
         for (int w = 0; w < jobWorkers[j]; w++) {
             maxClock = Math.max(maxClock, workerClock[j * maxWorkers + w]);
         }
-        final int maxBound = Math.min(configs.maxBoundFrom(j, jobReleasedRound[j] + 1), ring - 1);
+        int maxBound = 0;
+        for (int g = 0; g < ConfigTable.GROUPS; g++) {
+            if ((jobGroups[j] & (1 << g)) != 0) {
+                maxBound = Math.max(maxBound, Math.min(configs.maxBoundFrom(ConfigTable.list(j, g), jobReleasedRound[j] + 1), ring - 1));
+            }
+        }
         return (int) Math.max(maxClock + 1L, jobReleasedRound[j] + 2L + maxBound);
     }
 
     /** The job's config epoch (bumped by every install), stamped on every RESULT; -1 if unknown. */
     public int configEpoch(final int job) {
         final int j = jobTable.get(job);
-        return j == JobTable.MISSING ? -1 : configs.epoch(j);
+        return j == JobTable.MISSING ? -1 : jobEpoch[j];
     }
 
     private void updateTimeoutSweep() {
-        final long min = configs.minTimeoutNs(maxJobs);
+        final long min = configs.minTimeoutNs();
         timeoutSweepNs = min == SyncConfig.NO_TIMEOUT ? SyncConfig.NO_TIMEOUT : Math.max(100_000L, min / 4);
     }
 
@@ -513,9 +690,10 @@ public final class SwitchPipeline implements PacketEndpoint {
         final int idx = (j * 2 + set) * poolSize + slot;
         final long current = slotSeq[idx];
         if (seq > current) {
-            final int entry = configs.entryFor(j, round);
-            // invariant 2: round c is accepted only while R >= c - s - 1 (and within the release ring)
-            final long limit = (long) jobReleasedRound[j] + 1 + Math.min(configs.bound(j, entry), ring - 1);
+            final int l = ConfigTable.list(j, workerGroup[j * maxWorkers + worker]);
+            // invariant 2: round c is accepted only while R >= c - s - 1, s the bound of the
+            // sender's group for round c (and within the release ring)
+            final long limit = (long) jobReleasedRound[j] + 1 + Math.min(configs.bound(l, configs.entryFor(l, round)), ring - 1);
             if (round > limit) {
                 counters.increment(SwitchCounter.DROP_BEYOND_BOUND);
                 nack(port, Status.AHEAD, outbox);
@@ -528,7 +706,13 @@ public final class SwitchPipeline implements PacketEndpoint {
             }
             resetSlot(idx, seq, round, chunk, n, payload);
             slotFirstNs[idx] = nowNs;
-            slotEntry[idx] = (byte) entry;
+            for (int g = 0; g < ConfigTable.GROUPS; g++) {
+                if ((jobGroups[j] & (1 << g)) != 0) {
+                    final int gl = ConfigTable.list(j, g);
+                    slotEntry[idx * ConfigTable.GROUPS + g] = (byte) configs.entryFor(gl, round);
+                }
+            }
+            jobStarted[j] = true;
         } else if (seq < current) {
             counters.increment(SwitchCounter.DROP_STALE);
             nack(port, Status.STALE, outbox);
@@ -565,7 +749,7 @@ public final class SwitchPipeline implements PacketEndpoint {
             workerArrivalRound[j * maxWorkers + worker] = round;
             estimateIteration(j, worker, round, nowNs, in.computeTimeNs());
         }
-        if (releasable(j, idx)) {
+        if (releasable(j, idx, nowNs)) {
             release(j, idx, nowNs, outbox);
         }
     }
@@ -691,7 +875,8 @@ public final class SwitchPipeline implements PacketEndpoint {
             return;
         }
         long start = previous;
-        final int bound = configs.bound(j, configs.entryFor(j, round));
+        final int l = ConfigTable.list(j, workerGroup[w]);
+        final int bound = configs.bound(l, configs.entryFor(l, round));
         if (bound != SyncConfig.UNBOUNDED) {
             final long gate = (long) round - 1 - bound;
             if (gate >= 0 && gate <= jobReleasedRound[j] && gate > jobReleasedRound[j] - ring) {
@@ -773,7 +958,7 @@ public final class SwitchPipeline implements PacketEndpoint {
             .poolIndex((int) (seq % poolSize))
             .contributorCount(slotCount[idx])
             .releasedRound(jobReleasedRound[j])
-            .configEpoch(configs.epoch(j))
+            .configEpoch(jobEpoch[j])
             .bitmapWords(words);
         for (int w = 0; w < words; w++) {
             out.bitmapWord(w, slotBitmap[idx * words + w]);
@@ -819,14 +1004,13 @@ public final class SwitchPipeline implements PacketEndpoint {
         }
         int j = jobTable.get(job);
         if (j == JobTable.MISSING) {
-            final SyncConfig.Resolved initial;
             try {
-                initial = defaultSync.resolve(workers);
+                defaultSync.resolve(workers);
             } catch (final IllegalArgumentException ex) {
                 refuseJoin(port, Status.BAD_KEY, outbox);
                 return;
             }
-            j = allocateJob(job, workers, elements, initial);
+            j = allocateJob(job, workers, elements);
             if (j == JobTable.MISSING) {
                 refuseJoin(port, Status.TABLE_FULL, outbox);
                 return;
@@ -840,7 +1024,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         writeJoinAck(Status.OK, workers, elements);
         outbox.send(port, txBuffer, 0, PacketFlyweight.JOIN_ACK_LENGTH);
         counters.increment(SwitchCounter.PACKETS_OUT);
-        sendConfigs(j, port, outbox);
+        sendConfigs(j, worker, port, outbox);
     }
 
     private void onConfigRequest(final int port, final Outbox outbox) {
@@ -849,30 +1033,36 @@ public final class SwitchPipeline implements PacketEndpoint {
             counters.increment(SwitchCounter.DROP_UNKNOWN_JOB);
             return;
         }
+        final int worker = in.workerId();
+        if (worker >= jobWorkers[j]) {
+            counters.increment(SwitchCounter.DROP_BAD_WORKER);
+            return;
+        }
         counters.increment(SwitchCounter.CONFIG_REQUESTS);
-        sendConfigs(j, port, outbox);
+        sendConfigs(j, worker, port, outbox);
     }
 
-    /** Sends every entry of the job's config table to one port. */
-    private void sendConfigs(final int j, final int port, final Outbox outbox) {
-        final int entries = configs.entries(j);
+    /** Sends every entry of the worker's group's config list to one port (the worker's). */
+    private void sendConfigs(final int j, final int worker, final int port, final Outbox outbox) {
+        final int l = ConfigTable.list(j, workerGroup[j * maxWorkers + worker]);
+        final int entries = configs.entries(l);
         final int length = PacketFlyweight.configLength(words);
         for (int i = 0; i < entries; i++) {
-            final int e = configs.at(j, i);
+            final int e = configs.at(l, i);
             out.wrap(txBuffer, 0, length)
                 .initHeader(PacketType.CONFIG)
                 .jobId(jobId[j])
-                .configEpoch(configs.epoch(j))
+                .configEpoch(jobEpoch[j])
                 .chunk(i)
                 .elementCount(entries)
-                .configFirstRound(configs.firstRound(j, e))
-                .configBound(configs.bound(j, e))
-                .configQuorum(configs.quorum(j, e))
-                .configLateMode(configs.lateMode(j, e).ordinal())
-                .configTimeoutNs(configs.timeoutNs(j, e))
+                .configFirstRound(configs.firstRound(l, e))
+                .configBound(configs.bound(l, e))
+                .configQuorum(configs.quorum(l, e, groupMembers, l * words))
+                .configLateMode(configs.lateMode(l, e).ordinal())
+                .configTimeoutNs(configs.timeoutNs(l, e))
                 .configBitmapWords(words);
             for (int w = 0; w < words; w++) {
-                out.configRequiredWord(w, configs.requiredWord(j, e, w));
+                out.configRequiredWord(w, configs.requiredWord(l, e, w, groupMembers, l * words));
             }
             outbox.send(port, txBuffer, 0, length);
             counters.increment(SwitchCounter.PACKETS_OUT);
@@ -895,7 +1085,7 @@ public final class SwitchPipeline implements PacketEndpoint {
                 while (joined != 0) {
                     final int worker = (w << 6) + Long.numberOfTrailingZeros(joined);
                     joined &= joined - 1;
-                    sendConfigs(j, workerPort[j * maxWorkers + worker], outbox);
+                    sendConfigs(j, worker, workerPort[j * maxWorkers + worker], outbox);
                 }
             }
         }
@@ -922,7 +1112,7 @@ public final class SwitchPipeline implements PacketEndpoint {
             .ackMaxWorkers(maxWorkers);
     }
 
-    private int allocateJob(final int job, final int workers, final int elements, final SyncConfig.Resolved initial) {
+    private int allocateJob(final int job, final int workers, final int elements) {
         for (int j = 0; j < maxJobs; j++) {
             if (!jobActive[j]) {
                 jobActive[j] = true;
@@ -933,7 +1123,19 @@ public final class SwitchPipeline implements PacketEndpoint {
                 jobValueLimit[j] = 1 << (30 - (32 - Integer.numberOfLeadingZeros(workers - 1)));
                 jobReleasedRound[j] = -1;
                 jobOpenSeq[j] = 0;
-                configs.reset(j, initial);
+                // every worker in group 0; every group's list starts with the default config
+                for (int g = 0; g < ConfigTable.GROUPS; g++) {
+                    configs.reset(ConfigTable.list(j, g), defaultSync, workers);
+                }
+                jobEpoch[j] = 0;
+                jobStarted[j] = false;
+                Arrays.fill(workerGroup, j * maxWorkers, (j + 1) * maxWorkers, (byte) 0);
+                Arrays.fill(workerGroupSet, j * words, (j + 1) * words, 0L);
+                Arrays.fill(groupMembers, ConfigTable.list(j, 0) * words, ConfigTable.list(j + 1, 0) * words, 0L);
+                for (int w = 0; w < workers; w++) {
+                    groupMembers[ConfigTable.list(j, 0) * words + (w >>> 6)] |= 1L << (w & 63);
+                }
+                jobGroups[j] = 1;
                 updateTimeoutSweep();
                 Arrays.fill(jobJoined, j * words, (j + 1) * words, 0L);
                 Arrays.fill(workerClock, j * maxWorkers, (j + 1) * maxWorkers, -1);

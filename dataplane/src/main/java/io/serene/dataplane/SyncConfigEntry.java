@@ -5,11 +5,14 @@ import io.serene.protocol.SyncConfig;
 import java.util.Objects;
 
 /**
- * One entry of the switch's {@code sync_config} table (see {@link TableSchema}): key (job, first
- * round), value a sync config, in force from its first round until the next entry's. Immutable.
+ * One entry of the switch's {@code sync_config} table (see {@link TableSchema}): key (job, worker
+ * group, first round), value a sync config for the group's workers, in force from its first round
+ * until the group's next entry's. Group 0 holds every worker without a {@code worker_group} entry,
+ * so a job without groups uses group 0 only. Immutable.
  */
-public final class SyncConfigEntry {
+public final class SyncConfigEntry implements TableEntry {
     private final int job;
+    private final int group;
     private final int firstRound;
     private final SyncConfig config;
 
@@ -17,7 +20,11 @@ public final class SyncConfigEntry {
         if (b.firstRound < 0) {
             throw new IllegalArgumentException("first round must be >= 0, was " + b.firstRound);
         }
+        if (b.group < 0) {
+            throw new IllegalArgumentException("group must be >= 0, was " + b.group);
+        }
         this.job = b.job;
+        this.group = b.group;
         this.firstRound = b.firstRound;
         this.config = b.config;
     }
@@ -26,8 +33,13 @@ public final class SyncConfigEntry {
         return new Builder();
     }
 
+    @Override
     public int job() {
         return job;
+    }
+
+    public int group() {
+        return group;
     }
 
     public int firstRound() {
@@ -39,8 +51,18 @@ public final class SyncConfigEntry {
         return config;
     }
 
+    @Override
+    public boolean hasValue() {
+        return config != null;
+    }
+
+    @Override
+    public SyncConfigEntry key() {
+        return toBuilder().config(null).build();
+    }
+
     public Builder toBuilder() {
-        return new Builder().job(job).firstRound(firstRound).config(config);
+        return new Builder().job(job).group(group).firstRound(firstRound).config(config);
     }
 
     @Override
@@ -52,28 +74,35 @@ public final class SyncConfigEntry {
             return false;
         }
         final SyncConfigEntry e = (SyncConfigEntry) o;
-        return job == e.job && firstRound == e.firstRound && Objects.equals(config, e.config);
+        return job == e.job && group == e.group && firstRound == e.firstRound && Objects.equals(config, e.config);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(job, firstRound, config);
+        return Objects.hash(job, group, firstRound, config);
     }
 
-    /** {@code sync_config{job=1, first_round=40} -> ssp:2+exclude:3}. */
+    /** {@code sync_config{job=1, first_round=40} -> ssp:2+exclude:3}; a group other than 0 is named: {@code {job=1, group=1, ...}}. */
     @Override
     public String toString() {
-        return TableSchema.SYNC_CONFIG + "{job=" + job + ", first_round=" + firstRound + "}" + (config == null ? "" : " -> " + config);
+        return TableSchema.SYNC_CONFIG + "{job=" + job + (group == 0 ? "" : ", group=" + group) + ", first_round=" + firstRound + "}"
+            + (config == null ? "" : " -> " + config);
     }
 
-    /** Builds entries; job and first round default to 0, the config to none (a key). */
+    /** Builds entries; job, group and first round default to 0, the config to none (a key). */
     public static final class Builder {
         private int job;
+        private int group;
         private int firstRound;
         private SyncConfig config;
 
         public Builder job(final int job) {
             this.job = job;
+            return this;
+        }
+
+        public Builder group(final int group) {
+            this.group = group;
             return this;
         }
 

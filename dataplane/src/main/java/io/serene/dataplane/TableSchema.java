@@ -12,6 +12,8 @@ import java.util.Locale;
 public final class TableSchema {
     /** The sync-config table's name. */
     public static final String SYNC_CONFIG = "sync_config";
+    /** The worker-to-group table's name. */
+    public static final String WORKER_GROUP = "worker_group";
 
     /** A field of a key or value: name, type, meaning. */
     public static final class Field {
@@ -77,20 +79,29 @@ public final class TableSchema {
     public static TableSchema of(final SwitchContext context) {
         final List<Table> tables = List.of(new Table(SYNC_CONFIG,
             List.of(new Field("job", "u32", "job id"),
-                new Field("first_round", "u32", "the first round the entry is in force for (until the next entry's)")),
-            List.of(new Field("bound", "u32 | unbounded", "s: a worker may start round c once R >= c - s - 1"),
-                new Field("required", "bitmap[" + context.maxWorkers() + "]", "workers every release waits for"),
-                new Field("quorum", "u16", "contributors a release needs at least"),
-                new Field("timeout_ns", "u64 | none", "release after this long since a chunk's first contribution"),
-                new Field("late", "drop | fold", "what a worker does with a contribution that missed its release")),
-            ConfigTable.ENTRIES + " per job x " + context.maxJobs() + " jobs (entries whose rounds are all released are freed)",
+                new Field("group", "u8 < " + ConfigTable.GROUPS, "worker group (worker_group); 0 holds every worker without an entry"),
+                new Field("first_round", "u32", "the first round the entry is in force for (until the group's next entry's)")),
+            List.of(new Field("bound", "u32 | unbounded", "s: a worker of the group may start round c once R >= c - s - 1"),
+                new Field("required", "bitmap[" + context.maxWorkers() + "]", "workers every release waits for (of the group's members)"),
+                new Field("quorum", "u16", "contributors of the group a release needs at least"),
+                new Field("timeout_ns", "u64 | none", "the group's condition holds this long after a chunk's first contribution"),
+                new Field("late", "drop | fold", "what a worker of the group does with a contribution that missed its release")),
+            ConfigTable.ENTRIES + " per group x " + ConfigTable.GROUPS + " groups x " + context.maxJobs()
+                + " jobs (entries whose rounds are all released are freed)",
             "INSERT, MODIFY, DELETE with first_round >= earliest_swap_round; results OK, UNKNOWN_JOB, TOO_EARLY, "
-                + "DUPLICATE_ENTRY, NOT_FOUND, BAD_KEY, TABLE_FULL"));
+                + "DUPLICATE_ENTRY, NOT_FOUND, BAD_KEY, TABLE_FULL"),
+            new Table(WORKER_GROUP,
+                List.of(new Field("job", "u32", "job id"), new Field("worker", "u16", "worker id")),
+                List.of(new Field("group", "u8 < " + ConfigTable.GROUPS, "the group whose sync_config entries apply to the worker")),
+                context.maxWorkers() + " per job x " + context.maxJobs() + " jobs (a worker without an entry is in group 0)",
+                "INSERT, MODIFY, DELETE until a worker of the job contributed (TOO_EARLY after); results OK, UNKNOWN_JOB, "
+                    + "TOO_EARLY, DUPLICATE_ENTRY, NOT_FOUND, BAD_KEY"));
         final List<Register> registers = List.of(
             new Register("released_round", "[job]", "i32", "R: every round up to it is released (-1: none)"),
             new Register("config_epoch", "[job]", "u32", "bumped by every write to the job's sync_config entries"),
             new Register("earliest_swap_round", "[job]", "i32", "the first round a write may name"),
             new Register("clock", "[job][worker]", "i32", "the highest round the worker contributed to"),
+            new Register("group_members", "[job][group]", "bitmap", "the workers of each group (from worker_group)"),
             new Register("compute_ns", "[job][worker]", "u64", "the worker's last compute time, reported or estimated"));
         final List<String> counters = new ArrayList<>();
         for (final SwitchCounter c : SwitchCounter.values()) {

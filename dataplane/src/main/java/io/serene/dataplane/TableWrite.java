@@ -15,33 +15,34 @@ public final class TableWrite {
     }
 
     private final Kind kind;
-    private final SyncConfigEntry entry;
+    private final TableEntry entry;
 
-    private TableWrite(final Kind kind, final SyncConfigEntry entry) {
+    private TableWrite(final Kind kind, final TableEntry entry) {
         this.kind = Objects.requireNonNull(kind);
         this.entry = Objects.requireNonNull(entry);
-        if (kind != Kind.DELETE && entry.config() == null) {
-            throw new IllegalArgumentException(kind + " needs a config: " + entry);
+        if (kind != Kind.DELETE && !entry.hasValue()) {
+            throw new IllegalArgumentException(kind + " needs a value: " + entry);
         }
     }
 
-    public static TableWrite insert(final SyncConfigEntry entry) {
+    public static TableWrite insert(final TableEntry entry) {
         return new TableWrite(Kind.INSERT, entry);
     }
 
-    public static TableWrite modify(final SyncConfigEntry entry) {
+    public static TableWrite modify(final TableEntry entry) {
         return new TableWrite(Kind.MODIFY, entry);
     }
 
-    public static TableWrite delete(final SyncConfigEntry key) {
-        return new TableWrite(Kind.DELETE, key.config() == null ? key : key.toBuilder().config(null).build());
+    public static TableWrite delete(final TableEntry key) {
+        return new TableWrite(Kind.DELETE, key.key());
     }
 
     public Kind kind() {
         return kind;
     }
 
-    public SyncConfigEntry entry() {
+    /** A {@link SyncConfigEntry} or a {@link WorkerGroupEntry}. */
+    public TableEntry entry() {
         return entry;
     }
 

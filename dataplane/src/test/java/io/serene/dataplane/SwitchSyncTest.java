@@ -218,6 +218,147 @@ class SwitchSyncTest {
         assertThat(p.computeTimeNs(3_600_000_000_000L).computeTimeNs()).as("saturates").isEqualTo(0xFFFF * PacketFlyweight.COMPUTE_TIME_UNIT_NS);
     }
 
+    @Test
+    void aWorkerGroupHasItsOwnReleaseConditionBoundAndLateMode() {
+        start("bsp", 4);
+        assertThat(group(3, 1)).isEqualTo(Status.OK);
+        // from round 1, releases no longer wait for group 1 (worker 3), which may run 2 rounds ahead
+        assertThat(pipeline.write(TableWrite.insert(SyncConfigEntry.builder().job(JOB).group(1).firstRound(1)
+            .config(SyncConfigParser.parse("ssp:2+exclude:3+drop")).build()))).isEqualTo(Status.OK);
+        assertThat(pipeline.group(JOB, 3)).isEqualTo(1);
+        assertThat(pipeline.group(JOB, 0)).isZero();
+        // every worker gets its own group's entries: worker 3 the ssp:2+drop from round 1
+        sent.clear();
+        ports.clear();
+        pipeline.onTimer(0, outbox);
+        for (int i = 0; i < sent.size(); i++) {
+            final PacketFlyweight p = sent.get(i);
+            if (p.type() == PacketType.CONFIG && p.configFirstRound() == 1) {
+                assertThat(ports.get(i)).isEqualTo(103);
+                assertThat(p.configBound()).isEqualTo(2);
+                assertThat(p.configLateMode()).isZero();
+            }
+        }
+        assertThat(configsTo(103)).isEqualTo(2);
+        assertThat(configsTo(100)).isEqualTo(1);
+        sent.clear();
+        // round 0: bsp everywhere
+        for (int w = 0; w < 3; w++) {
+            contribute(w, 0, 0, 1, 0);
+        }
+        assertThat(results()).isEmpty();
+        contribute(3, 0, 0, 1, 0);
+        assertThat(results().get(0).contributorCount()).isEqualTo(4);
+        for (int w = 0; w < 4; w++) {
+            contribute(w, 0, 1, 1, 0);
+        }
+        assertThat(pipeline.releasedRound(JOB)).isZero();
+        sent.clear();
+        // round 1: group 0 alone releases it
+        for (int w = 0; w < 3; w++) {
+            contribute(w, 1, 0, 1, 0);
+        }
+        assertThat(results()).hasSize(4);
+        assertThat(results().get(0).bitmapWord(0)).isEqualTo(0b0111L);
+        // with R = 0: worker 3 (bound 2) may send round 3, worker 0 (bound 0) not round 2
+        contribute(3, 3, 0, 1, 0);
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_BEYOND_BOUND)).isZero();
+        contribute(0, 2, 0, 1, 0);
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_BEYOND_BOUND)).isEqualTo(1);
+        // the bound of group 1 counts for the earliest swap round: R + 2 + 2
+        assertThat(pipeline.earliestSwapRound(JOB)).isEqualTo(4);
+        assertThat(group(2, 1)).as("membership is fixed once the job started").isEqualTo(Status.TOO_EARLY);
+    }
+
+    @Test
+    void aGroupsQuorumCountsItsOwnMembersOnly() {
+        start("bsp", 4);
+        group(2, 1);
+        group(3, 1);
+        assertThat(pipeline.installConfig(JOB, 0, 1, SyncConfig.fastest(1))).isEqualTo(Status.OK);
+        releaseRoundZero(4);
+        // group 0 = {0, 1} needs any 1 of them; group 1 = {2, 3} needs both
+        contribute(2, 1, 0, 1, 0);
+        contribute(3, 1, 0, 1, 0);
+        assertThat(results()).as("no member of group 0 yet").isEmpty();
+        contribute(1, 1, 0, 1, 0);
+        assertThat(results()).hasSize(4);
+        assertThat(results().get(0).bitmapWord(0)).isEqualTo(0b1110L);
+    }
+
+    @Test
+    void aGroupsTimeoutReleasesOnlyItsOwnCondition() {
+        start("bsp", 2);
+        group(1, 1);
+        assertThat(pipeline.installConfig(JOB, 1, 1, SyncConfigParser.parse("bsp+timeout:1"))).isEqualTo(Status.OK);
+        releaseRoundZero(2);
+        // worker 1 alone: group 0 (worker 0, no timeout) is never met
+        contribute(1, 1, 0, 1, 0);
+        pipeline.onTimer(0, outbox);
+        pipeline.onTimer(2_000_000, outbox);
+        pipeline.onTimer(4_000_000, outbox);
+        assertThat(results()).isEmpty();
+        // worker 0 alone: group 1's timeout passes
+        contribute(0, 1, 1, 1, 5_000_000);
+        pipeline.onTimer(5_500_000, outbox);
+        assertThat(results()).isEmpty();
+        pipeline.onTimer(7_000_000, outbox);
+        pipeline.onTimer(7_500_000, outbox);
+        assertThat(results()).hasSize(2);
+        assertThat(results().get(0).bitmapWord(0)).isEqualTo(0b01L);
+        assertThat(pipeline.counters().get(SwitchCounter.TIMEOUT_RELEASES)).isEqualTo(1);
+    }
+
+    @Test
+    void workerGroupWritesReturnResultCodes() {
+        start("bsp", 4);
+        final WorkerGroupEntry three = WorkerGroupEntry.builder().job(JOB).worker(3).group(1).build();
+        assertThat(three.toString()).isEqualTo("worker_group{job=3, worker=3} -> 1");
+        assertThat(TableWrite.delete(three).toString()).isEqualTo("DELETE worker_group{job=3, worker=3}");
+        assertThat(pipeline.write(TableWrite.insert(three.toBuilder().job(99).build()))).isEqualTo(Status.UNKNOWN_JOB);
+        assertThat(pipeline.write(TableWrite.insert(three))).isEqualTo(Status.OK);
+        assertThat(pipeline.write(TableWrite.insert(three))).isEqualTo(Status.DUPLICATE_ENTRY);
+        assertThat(pipeline.write(TableWrite.modify(three.toBuilder().worker(2).build()))).isEqualTo(Status.NOT_FOUND);
+        assertThat(pipeline.write(TableWrite.insert(three.toBuilder().worker(4).build()))).as("no worker 4 in 4").isEqualTo(Status.BAD_KEY);
+        assertThat(pipeline.write(TableWrite.insert(three.toBuilder().worker(2).group(4).build()))).as("groups 0..3").isEqualTo(Status.BAD_KEY);
+        assertThat(pipeline.write(TableWrite.modify(three.toBuilder().group(2).build()))).isEqualTo(Status.OK);
+        assertThat(pipeline.entries(JOB)).startsWith(three.toBuilder().group(2).build());
+        // group 2 gets an entry needing 2 contributions of its members: one member is too few
+        assertThat(pipeline.installConfig(JOB, 2, 5, SyncConfig.fastest(2))).as("quorum 2 of 1 member").isEqualTo(Status.BAD_KEY);
+        assertThat(pipeline.write(TableWrite.insert(three.toBuilder().worker(2).group(2).build()))).isEqualTo(Status.OK);
+        assertThat(pipeline.installConfig(JOB, 2, 5, SyncConfig.fastest(2))).isEqualTo(Status.OK);
+        assertThat(pipeline.write(TableWrite.delete(three))).as("group 2's fastest:2 needs both members").isEqualTo(Status.BAD_KEY);
+        assertThat(pipeline.group(JOB, 3)).isEqualTo(2);
+        assertThat(pipeline.configEntries(JOB)).extracting(SwitchPipeline.ConfigRow::group).containsExactly(0, 2, 2);
+        final int epoch = pipeline.configEpoch(JOB);
+        contribute(0, 0, 0, 1, 0);
+        assertThat(pipeline.write(TableWrite.insert(three.toBuilder().worker(1).build()))).isEqualTo(Status.TOO_EARLY);
+        assertThat(pipeline.configEpoch(JOB)).as("refused writes change nothing").isEqualTo(epoch);
+    }
+
+    private void releaseRoundZero(final int workers) {
+        for (int w = 0; w < workers; w++) {
+            both(w, 0, 0);
+        }
+        assertThat(pipeline.releasedRound(JOB)).isZero();
+        sent.clear();
+        ports.clear();
+    }
+
+    private Status group(final int worker, final int group) {
+        return pipeline.write(TableWrite.insert(WorkerGroupEntry.builder().job(JOB).worker(worker).group(group).build()));
+    }
+
+    private int configsTo(final int port) {
+        int n = 0;
+        for (int i = 0; i < sent.size(); i++) {
+            if (sent.get(i).type() == PacketType.CONFIG && ports.get(i) == port) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     /** Both chunks of a round from one worker at one time. */
     private void both(final int worker, final int round, final long nowNs) {
         both(worker, round, nowNs, 0);

@@ -53,7 +53,7 @@ class SwitchTablesTest {
         assertThat(a.toString()).isEqualTo("sync_config{job=5, first_round=40} -> ssp:2");
         assertThat(a.toBuilder().firstRound(50).build().firstRound()).isEqualTo(50);
         assertThat(TableWrite.delete(a).toString()).isEqualTo("DELETE sync_config{job=5, first_round=40}");
-        assertThatThrownBy(() -> TableWrite.insert(SyncConfigEntry.builder().job(JOB).build())).hasMessageContaining("needs a config");
+        assertThatThrownBy(() -> TableWrite.insert(SyncConfigEntry.builder().job(JOB).build())).hasMessageContaining("needs a value");
         assertThatThrownBy(() -> SyncConfigEntry.builder().firstRound(-1).build()).hasMessageContaining(">= 0");
     }
 
@@ -93,7 +93,7 @@ class SwitchTablesTest {
         assertThat(c.maxJobs()).isEqualTo(2);
         // the oldest entry covers every round before the next; deleting it would leave rounds without a rule
         assertThat(pipeline.write(TableWrite.insert(entry(30, "ssp:1")))).isEqualTo(Status.OK);
-        assertThat(pipeline.entries(JOB).get(0).firstRound()).isZero();
+        assertThat(((SyncConfigEntry) pipeline.entries(JOB).get(0)).firstRound()).isZero();
         assertThat(pipeline.write(TableWrite.delete(SyncConfigEntry.builder().job(JOB).firstRound(0).build())))
             .as("round 0 is below the earliest swap round anyway").isEqualTo(Status.TOO_EARLY);
     }
@@ -115,7 +115,7 @@ class SwitchTablesTest {
         assertThat(write.get()).isEqualTo(Status.OK);
         assertThat(duplicate.get()).isEqualTo(Status.DUPLICATE_ENTRY);
         assertThat(wakeups).as("each submit wakes the switch thread").hasSize(2);
-        final CompletableFuture<List<SyncConfigEntry>> read = pipeline.commands().readEntries(JOB);
+        final CompletableFuture<List<TableEntry>> read = pipeline.commands().readEntries(JOB);
         assertThat(read).isNotDone();
         pipeline.onTimer(0, outbox);
         assertThat(read.get()).containsExactly(entry(0, "bsp"), entry(40, "ssp:2"));
@@ -129,15 +129,19 @@ class SwitchTablesTest {
     @Test
     void theSchemaDescribesTablesRegistersAndCounters() {
         final TableSchema schema = TableSchema.of(context);
-        assertThat(schema.tables).hasSize(1);
+        assertThat(schema.tables).hasSize(2);
         final TableSchema.Table t = schema.tables.get(0);
         assertThat(t.name).isEqualTo("sync_config");
-        assertThat(t.key).extracting(f -> f.name).containsExactly("job", "first_round");
+        assertThat(t.key).extracting(f -> f.name).containsExactly("job", "group", "first_round");
         assertThat(t.value).extracting(f -> f.name).containsExactly("bound", "required", "quorum", "timeout_ns", "late");
-        assertThat(t.capacity).startsWith(ConfigTable.ENTRIES + " per job x 2 jobs");
+        assertThat(t.capacity).startsWith(ConfigTable.ENTRIES + " per group x 4 groups x 2 jobs");
+        final TableSchema.Table groups = schema.tables.get(1);
+        assertThat(groups.name).isEqualTo("worker_group");
+        assertThat(groups.key).extracting(f -> f.name).containsExactly("job", "worker");
+        assertThat(groups.value).extracting(f -> f.name).containsExactly("group");
         assertThat(schema.registers).extracting(r -> r.name)
-            .contains("released_round", "config_epoch", "earliest_swap_round", "clock", "compute_ns");
+            .contains("released_round", "config_epoch", "earliest_swap_round", "clock", "group_members", "compute_ns");
         assertThat(schema.counters).hasSize(SwitchCounter.values().length).contains("drop_late", "partial_releases");
-        assertThat(schema.describe()).contains("table sync_config", "bitmap[8]", "DUPLICATE_ENTRY", "register clock");
+        assertThat(schema.describe()).contains("table sync_config", "table worker_group", "bitmap[8]", "DUPLICATE_ENTRY", "register clock");
     }
 }

@@ -121,20 +121,35 @@ public final class SyncConfig {
 
     /** The concrete rule for a job of {@code workers} workers; fails naming what does not fit. */
     public Resolved resolve(final int workers) {
-        final BitSet required = new BitSet();
-        if (!noneRequired) {
-            required.set(0, workers);
-            required.andNot(excluded);
-        }
+        final BitSet all = new BitSet();
+        all.set(0, workers);
+        return resolve(workers, all);
+    }
+
+    /**
+     * The concrete rule for one group of a job's workers ({@code members}, a subset of the job's
+     * {@code workers}): required are the members not excluded (none for fastest-k), the quorum
+     * counts contributions from members. An excluded worker outside the group changes nothing here.
+     * A group may need nothing (every member excluded: releases do not wait for it), the whole job
+     * may not. Fails naming what does not fit.
+     */
+    public Resolved resolve(final int workers, final BitSet members) {
         if (excluded.length() > workers) {
             throw new IllegalArgumentException("excluded worker " + (excluded.length() - 1) + " is not in a job of "
                 + workers + " workers");
         }
-        final int k = quorum == QUORUM_OF_REQUIRED ? required.cardinality() : quorum;
-        if (k > workers) {
-            throw new IllegalArgumentException("quorum " + k + " exceeds the job's " + workers + " workers");
+        final BitSet required = new BitSet();
+        if (!noneRequired) {
+            required.or(members);
+            required.andNot(excluded);
         }
-        if (k < 1 && timeoutNs == NO_TIMEOUT) {
+        final int size = members.cardinality();
+        final int k = quorum == QUORUM_OF_REQUIRED ? required.cardinality() : quorum;
+        if (k > size) {
+            throw new IllegalArgumentException("quorum " + k + " exceeds the " + (size == workers ? "job's " : "group's ")
+                + size + " workers");
+        }
+        if (size == workers && k < 1 && timeoutNs == NO_TIMEOUT) {
             throw new IllegalArgumentException("nothing would ever release a chunk: no required worker, no quorum, no timeout");
         }
         return new Resolved(bound, required, Math.max(k, 0), timeoutNs, lateMode);

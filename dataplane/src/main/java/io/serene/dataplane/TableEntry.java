@@ -1,0 +1,13 @@
+package io.serene.dataplane;
+
+/** An entry of one of the switch's tables ({@link TableSchema}): {@link SyncConfigEntry} or {@link WorkerGroupEntry}. */
+public interface TableEntry {
+    /** The job the entry belongs to (part of every key). */
+    int job();
+
+    /** Whether the entry carries a value (a delete's key-only entry does not). */
+    boolean hasValue();
+
+    /** The same key without a value, for a delete. */
+    TableEntry key();
+}
