@@ -13,15 +13,18 @@ import java.util.List;
  * Evaluates a {@link Policy} on telemetry, once per released round, and installs the resulting
  * sync config through the hot-swap mechanism: from the earliest round the switch allows. A rule
  * fires when its condition held for its last N evaluations in a row (hysteresis); the first firing
- * config rule (in file order) sets the job's config, and per-worker rules exclude or include the
- * worker they name. Every change is logged with its reason and first round.
+ * config rule (in file order) sets its group's config, and per-worker rules exclude or include the
+ * worker they name. Each worker group (the policy's declared groups and the default group) has its
+ * own base config and its own entries on the switch. Every change is logged with its reason and
+ * first round.
  */
 public final class Controller {
     /** What the controller needs from the switch (in-process: the pipeline; remote: the RPC client). */
     public interface SwitchControl {
         int earliestSwapRound();
 
-        Status install(int firstRound, SyncConfig config);
+        /** Installs a group's config from a first round (hot-swap); group 0 is the default group. */
+        Status install(int firstRound, int group, SyncConfig config);
     }
 
     /** What the controller sees after a round's release. */
@@ -65,8 +68,10 @@ public final class Controller {
     private final int[][] workerStreak;
     private final BitSet excluded = new BitSet();
     private LateMode excludeLate = LateMode.FOLD;
-    private SyncConfig base;
-    private SyncConfig installed;
+    /** Per group: the members, the base config (rules set it), the config installed on the switch. */
+    private final BitSet[] members;
+    private final SyncConfig[] base;
+    private final SyncConfig[] installed;
     private final List<Decision> decisions = new ArrayList<>();
     /** Per worker, its last {@link #WINDOW} compute-time samples: slowdown(worker) uses their median. */
     private final long[][] samples;
@@ -81,20 +86,42 @@ public final class Controller {
         this.policy = policy;
         this.workers = workers;
         this.control = control;
-        this.base = policy.start();
-        this.installed = policy.start();
+        final int groups = policy.groups().size() + 1;
+        final int[] groupOf = policy.groupOf(workers);
+        this.members = new BitSet[groups];
+        this.base = new SyncConfig[groups];
+        this.installed = new SyncConfig[groups];
+        for (int g = 0; g < groups; g++) {
+            members[g] = new BitSet();
+            base[g] = policy.start(g);
+            installed[g] = policy.start(g);
+        }
+        for (int w = 0; w < workers; w++) {
+            members[groupOf[w]].set(w);
+        }
         this.streak = new int[policy.rules().size()];
         this.workerStreak = new int[policy.rules().size()][workers];
         this.samples = new long[workers][WINDOW];
         this.sampled = new int[workers];
         this.sampledClock = new int[workers];
         this.smoothed = new long[workers];
-        policy.start().resolve(workers);
+        for (int g = 0; g < groups; g++) {
+            try {
+                policy.start(g).resolve(workers, members[g]);
+            } catch (final IllegalArgumentException ex) {
+                throw new IllegalArgumentException("start of group " + policy.groupName(g) + ": " + ex.getMessage(), ex);
+            }
+        }
     }
 
-    /** The config the job starts with (install it as the switch's default before the first round). */
+    /** The config the default group starts with (install it as the switch's default before the first round). */
     public SyncConfig initial() {
         return policy.start();
+    }
+
+    /** Each worker's group (0: the default group), for the switch's worker_group table. */
+    public int[] groupOf() {
+        return policy.groupOf(workers);
     }
 
     public List<Decision> decisions() {
@@ -112,24 +139,35 @@ public final class Controller {
                 reason = perWorker(i, rule, t, reason);
                 continue;
             }
-            if (rule.in != null && !rule.in.equals(base)) {
+            if (rule.in != null && !rule.in.equals(base[rule.inGroup])) {
                 streak[i] = 0;
                 continue;
             }
             final double value = value(rule.metric, t);
             streak[i] = rule.comparator.test(value, rule.threshold) ? streak[i] + 1 : 0;
-            if (streak[i] >= rule.rounds && reason == null && !rule.action.config.equals(base)) {
-                base = rule.action.config;
+            final int g = rule.action.group;
+            if (streak[i] >= rule.rounds && reason == null && !rule.action.config.equals(base[g])
+                && fits(g, effective(g, rule.action.config))) {
+                base[g] = rule.action.config;
                 reason = rule.condition() + " (" + rule.metric.text + " = " + round2(value) + ")";
                 Arrays.fill(streak, 0);
             }
         }
-        final SyncConfig effective = effective();
-        if (reason != null && !effective.equals(installed)) {
-            final int first = control.earliestSwapRound();
-            if (control.install(first, effective) == Status.OK) {
-                decisions.add(new Decision(t.releasedRound, first, installed.toString(), effective.toString(), reason));
-                installed = effective;
+        if (reason == null) {
+            return;
+        }
+        int first = -1;
+        for (int g = 0; g < base.length; g++) {
+            final SyncConfig effective = effective(g, base[g]);
+            if (effective.equals(installed[g])) {
+                continue;
+            }
+            // every group that changes in one evaluation changes from the same round
+            first = first < 0 ? control.earliestSwapRound() : first;
+            if (control.install(first, g, effective) == Status.OK) {
+                final String prefix = g == 0 ? "" : policy.groupName(g) + ": ";
+                decisions.add(new Decision(t.releasedRound, first, prefix + installed[g], prefix + effective, reason));
+                installed[g] = effective;
             }
         }
     }
@@ -169,7 +207,8 @@ public final class Controller {
             workerStreak[i][w] = 0;
             if (rule.action.kind == Policy.Action.Kind.EXCLUDE && !excluded.get(w)) {
                 excluded.set(w);
-                if (!fits(effective())) {
+                final int g = groupOf(w);
+                if (!fits(g, effective(g, base[g])) || excluded.cardinality() >= workers) {
                     excluded.clear(w);
                     continue;
                 }
@@ -183,17 +222,29 @@ public final class Controller {
         return why;
     }
 
-    private SyncConfig effective() {
-        if (excluded.isEmpty()) {
-            return base;
+    /** A group's config with its excluded members removed from the required set (with the exclude action's late mode). */
+    private SyncConfig effective(final int group, final SyncConfig config) {
+        final BitSet out = (BitSet) excluded.clone();
+        out.and(members[group]);
+        if (out.isEmpty()) {
+            return config;
         }
-        return base.excluding(excluded).withLateMode(excludeLate);
+        return config.excluding(out).withLateMode(excludeLate);
     }
 
-    private boolean fits(final SyncConfig config) {
+    private int groupOf(final int worker) {
+        for (int g = 0; g < members.length; g++) {
+            if (members[g].get(worker)) {
+                return g;
+            }
+        }
+        return 0;
+    }
+
+    private boolean fits(final int group, final SyncConfig config) {
         try {
-            config.resolve(workers);
-            return excluded.cardinality() < workers;
+            config.resolve(workers, members[group]);
+            return true;
         } catch (final IllegalArgumentException ex) {
             return false;
         }

@@ -3,15 +3,57 @@ package io.serene.controlplane;
 import io.serene.protocol.LateMode;
 import io.serene.protocol.SyncConfig;
 
+import java.util.BitSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 
 /**
- * A parsed policy: a name, a start config and rules, each "when a metric compares to a threshold
- * for N rounds then do an action", in priority order (first in the file first). Immutable; built by
+ * A parsed policy: a name, worker groups, a start config per group and rules, each "when a metric
+ * compares to a threshold for N rounds then do an action", in priority order (first in the file
+ * first). Group 0, {@code default}, holds every worker no declared group names; declared groups are
+ * 1, 2, ... in declaration order (the switch's worker_group values). Immutable; built by
  * {@link PolicyParser} or the fluent {@link PolicyBuilder}.
  */
 public final class Policy {
+    /** The implicit group of every worker no declared group names. */
+    public static final String DEFAULT_GROUP = "default";
+    /** Groups a policy may declare (the switch holds 4 per job, one of them the default). */
+    public static final int MAX_GROUPS = 3;
+
+    /** A declared worker group: its name, its index on the switch (1..), its workers. */
+    public static final class Group {
+        public final String name;
+        public final int index;
+        private final BitSet workers;
+
+        public Group(final String name, final int index, final BitSet workers) {
+            this.name = Objects.requireNonNull(name);
+            this.index = index;
+            this.workers = (BitSet) workers.clone();
+        }
+
+        public BitSet workers() {
+            return (BitSet) workers.clone();
+        }
+
+        @Override
+        public boolean equals(final Object o) {
+            return o instanceof Group && ((Group) o).name.equals(name) && ((Group) o).index == index
+                && ((Group) o).workers.equals(workers);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(name, index, workers);
+        }
+
+        @Override
+        public String toString() {
+            return "group " + name + " = " + workers.stream().mapToObj(Integer::toString).reduce((a, b) -> a + ", " + b).orElse("");
+        }
+    }
     /** What a rule looks at. */
     public enum Metric {
         /**
@@ -67,41 +109,52 @@ public final class Policy {
         }
     }
 
-    /** What a rule does: set the job's config, or exclude or include the worker its condition named. */
+    /** What a rule does: set a group's config, or exclude or include the worker its condition named. */
     public static final class Action {
         public enum Kind { CONFIG, EXCLUDE, INCLUDE }
 
         public final Kind kind;
         public final SyncConfig config;
+        /** The group whose config a CONFIG action sets (0: the default group). */
+        public final int group;
+        /** Its name, for text ({@code slow: ssp:2}); null for the default group. */
+        public final String groupName;
         public final LateMode lateMode;
 
-        private Action(final Kind kind, final SyncConfig config, final LateMode lateMode) {
+        private Action(final Kind kind, final SyncConfig config, final int group, final String groupName, final LateMode lateMode) {
             this.kind = kind;
             this.config = config;
+            this.group = group;
+            this.groupName = groupName;
             this.lateMode = lateMode;
         }
 
         public static Action config(final SyncConfig config) {
-            return new Action(Kind.CONFIG, Objects.requireNonNull(config), null);
+            return new Action(Kind.CONFIG, Objects.requireNonNull(config), 0, null, null);
+        }
+
+        /** Sets a declared group's config. */
+        public static Action config(final Group group, final SyncConfig config) {
+            return new Action(Kind.CONFIG, Objects.requireNonNull(config), group.index, group.name, null);
         }
 
         public static Action exclude(final LateMode lateMode) {
-            return new Action(Kind.EXCLUDE, null, lateMode);
+            return new Action(Kind.EXCLUDE, null, 0, null, lateMode);
         }
 
         public static Action include() {
-            return new Action(Kind.INCLUDE, null, null);
+            return new Action(Kind.INCLUDE, null, 0, null, null);
         }
 
         @Override
         public boolean equals(final Object o) {
             return o instanceof Action && ((Action) o).kind == kind && Objects.equals(((Action) o).config, config)
-                && ((Action) o).lateMode == lateMode;
+                && ((Action) o).group == group && ((Action) o).lateMode == lateMode;
         }
 
         @Override
         public int hashCode() {
-            return Objects.hash(kind, config, lateMode);
+            return Objects.hash(kind, config, group, lateMode);
         }
 
         @Override
@@ -112,7 +165,7 @@ public final class Policy {
                 case INCLUDE:
                     return "include(worker)";
                 default:
-                    return config.toString();
+                    return (groupName == null ? "" : groupName + ": ") + config;
             }
         }
     }
@@ -125,6 +178,9 @@ public final class Policy {
         public final int rounds;
         /** The base config the rule applies in (null: in any). */
         public final SyncConfig in;
+        /** The group whose base config {@link #in} is compared with (0: the default group). */
+        public final int inGroup;
+        private final String inGroupName;
         public final Action action;
         public final int line;
 
@@ -135,18 +191,26 @@ public final class Policy {
 
         public Rule(final Metric metric, final Comparator comparator, final double threshold, final int rounds,
                     final SyncConfig in, final Action action, final int line) {
+            this(metric, comparator, threshold, rounds, null, in, action, line);
+        }
+
+        /** A rule whose guard compares a declared group's base config ({@code in slow: ssp(2)}). */
+        public Rule(final Metric metric, final Comparator comparator, final double threshold, final int rounds,
+                    final Group inGroup, final SyncConfig in, final Action action, final int line) {
             this.metric = metric;
             this.comparator = comparator;
             this.threshold = threshold;
             this.rounds = rounds;
             this.in = in;
+            this.inGroup = inGroup == null ? 0 : inGroup.index;
+            this.inGroupName = inGroup == null ? null : inGroup.name;
             this.action = action;
             this.line = line;
         }
 
         public String condition() {
             return metric.text + " " + comparator.text + " " + formatNumber(threshold) + " for " + rounds + " rounds"
-                + (in == null ? "" : " in " + in);
+                + (in == null ? "" : " in " + (inGroupName == null ? "" : inGroupName + ": ") + in);
         }
 
         @Override
@@ -156,12 +220,12 @@ public final class Policy {
             }
             final Rule r = (Rule) o;
             return metric == r.metric && comparator == r.comparator && threshold == r.threshold && rounds == r.rounds
-                && Objects.equals(in, r.in) && action.equals(r.action);
+                && Objects.equals(in, r.in) && inGroup == r.inGroup && action.equals(r.action);
         }
 
         @Override
         public int hashCode() {
-            return Objects.hash(metric, comparator, threshold, rounds, in, action);
+            return Objects.hash(metric, comparator, threshold, rounds, in, inGroup, action);
         }
 
         @Override
@@ -172,11 +236,20 @@ public final class Policy {
 
     private final String name;
     private final SyncConfig start;
+    private final List<Group> groups;
+    private final Map<Integer, SyncConfig> groupStarts;
     private final List<Rule> rules;
 
     Policy(final String name, final SyncConfig start, final List<Rule> rules) {
+        this(name, start, List.of(), Map.of(), rules);
+    }
+
+    Policy(final String name, final SyncConfig start, final List<Group> groups, final Map<Integer, SyncConfig> groupStarts,
+           final List<Rule> rules) {
         this.name = name;
         this.start = start;
+        this.groups = List.copyOf(groups);
+        this.groupStarts = Map.copyOf(groupStarts);
         this.rules = List.copyOf(rules);
     }
 
@@ -184,8 +257,41 @@ public final class Policy {
         return name;
     }
 
+    /** The default group's start config (and every declared group's without a start of its own). */
     public SyncConfig start() {
         return start;
+    }
+
+    /** A group's start config (0: the default group). */
+    public SyncConfig start(final int group) {
+        return groupStarts.getOrDefault(group, start);
+    }
+
+    /** The declared groups, in declaration order (index 1, 2, ...). */
+    public List<Group> groups() {
+        return groups;
+    }
+
+    /** A group's name: {@value #DEFAULT_GROUP} for 0. */
+    public String groupName(final int group) {
+        return group == 0 ? DEFAULT_GROUP : groups.get(group - 1).name;
+    }
+
+    /**
+     * Each worker's group in a job of {@code workers} workers; fails naming a declared worker the job
+     * does not have.
+     */
+    public int[] groupOf(final int workers) {
+        final int[] of = new int[workers];
+        for (final Group g : groups) {
+            final BitSet w = g.workers();
+            if (w.length() > workers) {
+                throw new IllegalArgumentException("group " + g.name + " names worker " + (w.length() - 1)
+                    + ", not in a job of " + workers + " workers");
+            }
+            w.stream().forEach(i -> of[i] = g.index);
+        }
+        return of;
     }
 
     public List<Rule> rules() {
@@ -195,17 +301,21 @@ public final class Policy {
     @Override
     public boolean equals(final Object o) {
         return o instanceof Policy && ((Policy) o).name.equals(name) && ((Policy) o).start.equals(start)
+            && ((Policy) o).groups.equals(groups) && ((Policy) o).groupStarts.equals(groupStarts)
             && ((Policy) o).rules.equals(rules);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, start, rules);
+        return Objects.hash(name, start, groups, groupStarts, rules);
     }
 
     @Override
     public String toString() {
-        final StringBuilder sb = new StringBuilder("policy ").append(name).append("\nstart ").append(start);
+        final StringBuilder sb = new StringBuilder("policy ").append(name);
+        groups.forEach(g -> sb.append('\n').append(g));
+        sb.append("\nstart ").append(start);
+        new TreeMap<>(groupStarts).forEach((g, c) -> sb.append("\nstart ").append(groupName(g)).append(": ").append(c));
         rules.forEach(r -> sb.append('\n').append(r));
         return sb.toString();
     }

@@ -10,6 +10,8 @@ import java.util.List;
 public final class PolicyBuilder {
     private final String name;
     private SyncConfig start = SyncConfig.bsp();
+    private final List<Policy.Group> groups = new ArrayList<>();
+    private final java.util.Map<Integer, SyncConfig> groupStarts = new java.util.HashMap<>();
     private final List<Policy.Rule> rules = new ArrayList<>();
 
     private PolicyBuilder(final String name) {
@@ -25,13 +27,43 @@ public final class PolicyBuilder {
         return this;
     }
 
+    /** Declares a worker group ({@code group NAME = W1, W2}); the next free index, in declaration order. */
+    public PolicyBuilder group(final String name, final int... workers) {
+        if (groups.size() == Policy.MAX_GROUPS) {
+            throw new IllegalArgumentException("at most " + Policy.MAX_GROUPS + " groups (besides " + Policy.DEFAULT_GROUP + ")");
+        }
+        if (name.equals(Policy.DEFAULT_GROUP) || groups.stream().anyMatch(g -> g.name.equals(name))) {
+            throw new IllegalArgumentException("group " + name + " is already declared");
+        }
+        final java.util.BitSet set = new java.util.BitSet();
+        for (final int w : workers) {
+            if (w < 0 || groups.stream().anyMatch(g -> g.workers().get(w)) || set.get(w)) {
+                throw new IllegalArgumentException("worker " + w + " cannot join group " + name + " (negative or already in a group)");
+            }
+            set.set(w);
+        }
+        groups.add(new Policy.Group(name, groups.size() + 1, set));
+        return this;
+    }
+
+    /** A declared group's start config ({@code start NAME: CONFIG}). */
+    public PolicyBuilder start(final String group, final SyncConfig config) {
+        groupStarts.put(group(group).index, config);
+        return this;
+    }
+
+    private Policy.Group group(final String name) {
+        return groups.stream().filter(g -> g.name.equals(name)).findFirst()
+            .orElseThrow(() -> new IllegalArgumentException("unknown group '" + name + "'"));
+    }
+
     /** Begins a rule: {@code when(LAG, GE, 2).forRounds(3).then(ssp(4))}. */
     public RuleBuilder when(final Policy.Metric metric, final Policy.Comparator comparator, final double threshold) {
         return new RuleBuilder(metric, comparator, threshold);
     }
 
     public Policy build() {
-        return new Policy(name, start, rules);
+        return new Policy(name, start, groups, groupStarts, rules);
     }
 
     /** One rule under construction. */
@@ -41,6 +73,7 @@ public final class PolicyBuilder {
         private final double threshold;
         private int rounds = 1;
         private SyncConfig in;
+        private Policy.Group inGroup;
 
         private RuleBuilder(final Policy.Metric metric, final Policy.Comparator comparator, final double threshold) {
             this.metric = metric;
@@ -65,8 +98,20 @@ public final class PolicyBuilder {
             return this;
         }
 
+        /** Applies the rule only while a declared group's base config is {@code config} ({@code in NAME: CONFIG}). */
+        public RuleBuilder in(final String group, final SyncConfig config) {
+            in(config);
+            this.inGroup = group(group);
+            return this;
+        }
+
         public PolicyBuilder then(final SyncConfig config) {
             return add(Policy.Action.config(config));
+        }
+
+        /** Sets a declared group's config ({@code then NAME: CONFIG}). */
+        public PolicyBuilder then(final String group, final SyncConfig config) {
+            return add(Policy.Action.config(group(group), config));
         }
 
         public PolicyBuilder thenExclude(final LateMode lateMode) {
@@ -81,7 +126,7 @@ public final class PolicyBuilder {
             if (action.kind != Policy.Action.Kind.CONFIG && !metric.perWorker()) {
                 throw new IllegalArgumentException(action + " needs a per-worker condition such as slowdown(worker)");
             }
-            rules.add(new Policy.Rule(metric, comparator, threshold, rounds, in, action, rules.size() + 1));
+            rules.add(new Policy.Rule(metric, comparator, threshold, rounds, inGroup, in, action, rules.size() + 1));
             return PolicyBuilder.this;
         }
     }

@@ -2,20 +2,25 @@ package io.serene.controlplane;
 
 import io.serene.dataplane.SyncConfigEntry;
 import io.serene.dataplane.TableSchema;
+import io.serene.dataplane.TableWrite;
+import io.serene.dataplane.WorkerGroupEntry;
 import io.serene.protocol.LateMode;
 import io.serene.protocol.SyncConfig;
 
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 import java.util.Locale;
 
 /**
- * Compiles a policy to the switch table writes it makes for a job: the start entry (first round 0)
- * and, per rule, the {@code sync_config} entry it installs when it fires, from the earliest safe
+ * Compiles a policy to the switch table writes it makes for a job: a {@code worker_group} entry
+ * per worker of a declared group, the start entry of every group (first round 0) and, per rule, the {@code sync_config} entry it installs when it fires, from the earliest safe
  * round B (known only then), as an INSTALL: the hot-swap write, which inserts the entry at B and
  * replaces any entry starting at or after B. Config rules install their config with the excluded workers removed
  * from the required set; exclude and include rules install the base config with worker W removed or
- * added back. Each value is checked against the job's size, so a policy that cannot fit fails here.
+ * added back. A config rule writes the entries of the group it names (the default group, 0, without
+ * a prefix). Each value is checked against the job's size and the group's members, so a policy that
+ * cannot fit fails here.
  */
 public final class PolicyCompiler {
     /** One rule's compiled form: its condition and the entry it installs. */
@@ -42,23 +47,46 @@ public final class PolicyCompiler {
         return SyncConfigEntry.builder().job(job).firstRound(0).config(policy.start()).build();
     }
 
-    /** Each rule's compiled write; fails naming the line whose config does not fit {@code workers}. */
+    /**
+     * The writes that set a job up before its first round: a worker_group entry per worker of a
+     * declared group, and each group's start entry (the default group's first).
+     */
+    public static List<TableWrite> startWrites(final Policy policy, final int job, final int workers) {
+        final List<TableWrite> writes = new ArrayList<>();
+        final int[] groupOf = groupOf(policy, workers);
+        for (int w = 0; w < workers; w++) {
+            if (groupOf[w] != 0) {
+                writes.add(TableWrite.insert(WorkerGroupEntry.builder().job(job).worker(w).group(groupOf[w]).build()));
+            }
+        }
+        for (int g = 0; g <= policy.groups().size(); g++) {
+            writes.add(TableWrite.insert(SyncConfigEntry.builder().job(job).group(g).firstRound(0).config(policy.start(g)).build()));
+        }
+        return writes;
+    }
+
+    /** Each rule's compiled write; fails naming the line whose config does not fit {@code workers} or its group. */
     public static List<CompiledRule> compile(final Policy policy, final int job, final int workers) {
-        check(policy.start(), workers, 0);
+        final BitSet[] members = members(policy, workers);
+        for (int g = 0; g < members.length; g++) {
+            check(policy.start(g), workers, members[g], 0);
+        }
         final List<CompiledRule> out = new ArrayList<>();
         for (final Policy.Rule rule : policy.rules()) {
-            final String key = TableSchema.SYNC_CONFIG + "{job=" + job + ", first_round=B}";
+            final int g = rule.action.group;
+            final String key = TableSchema.SYNC_CONFIG + "{job=" + job + (g == 0 ? "" : ", group=" + g) + ", first_round=B}";
             final String value;
             switch (rule.action.kind) {
                 case EXCLUDE:
-                    value = "BASE+exclude:W" + (rule.action.lateMode == LateMode.DROP ? "+drop" : "") + " for the worker W it names";
+                    value = "BASE+exclude:W" + (rule.action.lateMode == LateMode.DROP ? "+drop" : "") + " for the worker W it names"
+                        + (members.length > 1 ? " (the entry of W's group)" : "");
                     break;
                 case INCLUDE:
                     value = "BASE with the worker W it names required again";
                     break;
                 default:
-                    check(rule.action.config, workers, rule.line);
-                    value = rule.action.config + "+exclude:EXCLUDED " + describe(rule.action.config.resolve(workers));
+                    check(rule.action.config, workers, members[g], rule.line);
+                    value = rule.action.config + "+exclude:EXCLUDED " + describe(rule.action.config.resolve(workers, members[g]));
                     break;
             }
             out.add(new CompiledRule(rule, "INSTALL " + key + " -> " + value));
@@ -70,7 +98,15 @@ public final class PolicyCompiler {
     public static String render(final Policy policy, final int job, final int workers) {
         final StringBuilder sb = new StringBuilder();
         sb.append("policy ").append(policy.name()).append(" for job ").append(job).append(" of ").append(workers).append(" workers\n");
-        sb.append("start: INSERT ").append(startEntry(policy, job)).append(' ').append(describe(policy.start().resolve(workers))).append('\n');
+        final BitSet[] members = members(policy, workers);
+        for (final TableWrite w : startWrites(policy, job, workers)) {
+            sb.append("start: ").append(w);
+            if (w.entry() instanceof SyncConfigEntry) {
+                final int g = ((SyncConfigEntry) w.entry()).group();
+                sb.append(' ').append(describe(policy.start(g).resolve(workers, members[g])));
+            }
+            sb.append('\n');
+        }
         for (final CompiledRule r : compile(policy, job, workers)) {
             sb.append(r).append('\n');
         }
@@ -80,12 +116,33 @@ public final class PolicyCompiler {
         return sb.toString();
     }
 
-    private static void check(final SyncConfig config, final int workers, final int line) {
+    private static void check(final SyncConfig config, final int workers, final BitSet members, final int line) {
         try {
-            config.resolve(workers);
+            config.resolve(workers, members);
         } catch (final IllegalArgumentException ex) {
             throw new IllegalArgumentException((line > 0 ? "line " + line + ": " : "start: ") + ex.getMessage());
         }
+    }
+
+    private static int[] groupOf(final Policy policy, final int workers) {
+        try {
+            return policy.groupOf(workers);
+        } catch (final IllegalArgumentException ex) {
+            throw new IllegalArgumentException("groups: " + ex.getMessage());
+        }
+    }
+
+    /** Each group's members in a job of {@code workers} workers (index 0: the default group). */
+    static BitSet[] members(final Policy policy, final int workers) {
+        final int[] groupOf = groupOf(policy, workers);
+        final BitSet[] members = new BitSet[policy.groups().size() + 1];
+        for (int g = 0; g < members.length; g++) {
+            members[g] = new BitSet();
+        }
+        for (int w = 0; w < workers; w++) {
+            members[groupOf[w]].set(w);
+        }
+        return members;
     }
 
     private static String describe(final SyncConfig.Resolved r) {

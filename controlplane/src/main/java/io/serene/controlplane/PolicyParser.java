@@ -11,12 +11,13 @@ import java.util.Locale;
  * Parses the policy language (docs/policy.md), one statement per line, {@code #} comments:
  * <pre>
  *   policy NAME
- *   start CONFIG
- *   when METRIC CMP NUMBER [for N rounds] [in CONFIG] then ACTION
+ *   group GROUP = WORKER (, WORKER)*
+ *   start [GROUP:] CONFIG
+ *   when METRIC CMP NUMBER [for N rounds] [in [GROUP:] CONFIG] then ACTION
  *
  *   METRIC := lag | round_time | waiting_share | staleness | slowdown(worker)
  *   CMP    := &gt;= | &lt;= | &gt; | &lt; | ==
- *   ACTION := CONFIG | exclude(worker) [fold|drop] | include(worker)
+ *   ACTION := [GROUP:] CONFIG | exclude(worker) [fold|drop] | include(worker)
  *   CONFIG := PART (+ PART)*,  PART := bsp | asp | ssp(S) | fastest(K) | quorum(K) | timeout(MS) | fold | drop
  * </pre>
  * Errors are {@link PolicyException}s naming line and column.
@@ -40,7 +41,11 @@ public final class PolicyParser {
         }
     }
 
+    private static final java.util.Set<String> RESERVED = java.util.Set.of("policy", "group", "start", "when", "then", "in",
+        "for", "bsp", "asp", "ssp", "fastest", "quorum", "timeout", "fold", "drop", "exclude", "include", Policy.DEFAULT_GROUP);
+
     private final String source;
+    private final java.util.Map<String, Policy.Group> groups = new java.util.LinkedHashMap<>();
     private List<Token> tokens;
     private int pos;
     private int line;
@@ -56,6 +61,7 @@ public final class PolicyParser {
     private Policy policy() {
         String name = null;
         SyncConfig start = null;
+        final java.util.Map<Integer, SyncConfig> groupStarts = new java.util.HashMap<>();
         final List<Policy.Rule> rules = new ArrayList<>();
         final String[] lines = source.split("\n", -1);
         for (int i = 0; i < lines.length; i++) {
@@ -73,23 +79,85 @@ public final class PolicyParser {
                     }
                     name = expectWord("a policy name").text;
                     break;
-                case "start":
-                    if (start != null) {
-                        throw error(first, "a policy has one start config");
-                    }
-                    start = config();
+                case "group":
+                    group();
                     break;
+                case "start": {
+                    final Policy.Group g = groupPrefix();
+                    if (g == null) {
+                        if (start != null) {
+                            throw error(first, "a policy has one start config (per group)");
+                        }
+                        start = config();
+                    } else {
+                        if (groupStarts.containsKey(g.index)) {
+                            throw error(first, "group " + g.name + " already has a start config");
+                        }
+                        groupStarts.put(g.index, config());
+                    }
+                    break;
+                }
                 case "when":
                     rules.add(rule());
                     break;
                 default:
-                    throw error(first, "expected 'policy', 'start' or 'when', found " + first.describe());
+                    throw error(first, "expected 'policy', 'group', 'start' or 'when', found " + first.describe());
             }
             if (peek().kind != Kind.END) {
                 throw error(peek(), "unexpected " + peek().describe() + " after the statement");
             }
         }
-        return new Policy(name == null ? "unnamed" : name, start == null ? SyncConfig.bsp() : start, rules);
+        return new Policy(name == null ? "unnamed" : name, start == null ? SyncConfig.bsp() : start,
+            new ArrayList<>(groups.values()), groupStarts, rules);
+    }
+
+    /** {@code group NAME = W (, W)*}: a new group of workers no other group has. */
+    private void group() {
+        final Token name = expectWord("a group name");
+        if (RESERVED.contains(name.text)) {
+            throw error(name, "'" + name.text + "' is reserved; choose another group name");
+        }
+        if (groups.containsKey(name.text)) {
+            throw error(name, "group " + name.text + " is already declared");
+        }
+        if (groups.size() == Policy.MAX_GROUPS) {
+            throw error(name, "at most " + Policy.MAX_GROUPS + " groups (besides " + Policy.DEFAULT_GROUP + ")");
+        }
+        expectSymbol("=");
+        final java.util.BitSet workers = new java.util.BitSet();
+        do {
+            final Token n = next();
+            if (n.kind != Kind.NUMBER || n.text.contains(".") || n.text.length() > 5) {
+                throw error(n, "expected a worker id (a whole number) in group " + name.text + ", found " + n.describe());
+            }
+            final int w = Integer.parseInt(n.text);
+            for (final Policy.Group other : groups.values()) {
+                if (other.workers().get(w)) {
+                    throw error(n, "worker " + w + " is already in group " + other.name);
+                }
+            }
+            if (workers.get(w)) {
+                throw error(n, "worker " + w + " is named twice");
+            }
+            workers.set(w);
+        } while (peek().text.equals(",") && next() != null);
+        groups.put(name.text, new Policy.Group(name.text, groups.size() + 1, workers));
+    }
+
+    /** An optional {@code GROUP:} before a config: the declared group, or null if none is named. */
+    private Policy.Group groupPrefix() {
+        if (peek().kind != Kind.WORD || pos + 1 >= tokens.size() || !tokens.get(pos + 1).text.equals(":")) {
+            return null;
+        }
+        final Token name = next();
+        next();
+        final Policy.Group g = groups.get(name.text);
+        if (g == null) {
+            throw error(name, name.text.equals(Policy.DEFAULT_GROUP) ? "the default group takes configs without a prefix"
+                : "unknown group '" + name.text + "'" + (groups.isEmpty() ? " (declare it first: group NAME = W1, W2)"
+                    : " (declared: " + String.join(", ", groups.keySet()) + ")"));
+        }
+        return g;
     }
 
     private Policy.Rule rule() {
@@ -159,11 +227,13 @@ public final class PolicyParser {
             }
         }
         SyncConfig in = null;
+        Policy.Group inGroup = null;
         if (peek().text.equals("in")) {
             final Token inToken = next();
             if (metric.perWorker()) {
                 throw error(inToken, "'in CONFIG' guards config rules; a per-worker rule applies in every config");
             }
+            inGroup = groupPrefix();
             in = config();
         }
         final Token then = next();
@@ -194,9 +264,10 @@ public final class PolicyParser {
                 throw error(actionStart, "a per-worker condition needs exclude(worker) or include(worker), found "
                     + actionStart.describe());
             }
-            action = Policy.Action.config(config());
+            final Policy.Group group = groupPrefix();
+            action = group == null ? Policy.Action.config(config()) : Policy.Action.config(group, config());
         }
-        return new Policy.Rule(metric, comparator, threshold, rounds, in, action, line);
+        return new Policy.Rule(metric, comparator, threshold, rounds, inGroup, in, action, line);
     }
 
     private SyncConfig config() {
@@ -329,7 +400,7 @@ public final class PolicyParser {
             } else if ((c == '>' || c == '<' || c == '=') && i + 1 < text.length() && text.charAt(i + 1) == '=') {
                 out.add(new Token(Kind.SYMBOL, text.substring(i, i + 2), start + 1));
                 i += 2;
-            } else if ("()+<>,".indexOf(c) >= 0) {
+            } else if ("()+<>,=:".indexOf(c) >= 0) {
                 out.add(new Token(Kind.SYMBOL, String.valueOf(c), start + 1));
                 i++;
             } else {

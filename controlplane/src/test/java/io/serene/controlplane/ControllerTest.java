@@ -22,8 +22,8 @@ class ControllerTest {
             }
 
             @Override
-            public Status install(final int firstRound, final SyncConfig config) {
-                installs.add(config + "@" + firstRound);
+            public Status install(final int firstRound, final int group, final SyncConfig config) {
+                installs.add((group == 0 ? "" : group + ":") + config + "@" + firstRound);
                 return Status.OK;
             }
         });
@@ -108,5 +108,34 @@ class ControllerTest {
         c.onRound(round(5, new int[] {5, 5, 5, 5}, 10, 10, 10, 11));
         assertThat(installs).containsExactly("bsp+exclude:3+drop@5", "bsp@5");
         assertThat(c.decisions().get(0).reason).startsWith("worker 3: slowdown(worker) > 3 for 2 rounds");
+    }
+
+    @Test
+    void eachGroupHasItsOwnConfigAndExclusionsChangeOnlyTheirWorkersGroup() {
+        final Controller c = controller(String.join("\n",
+            "group old = 3",
+            "start bsp",
+            "when lag >= 2 for 2 rounds in old: bsp then old: bsp + timeout(20)",
+            "when lag <= 1 for 2 rounds in old: bsp + timeout(20) then old: bsp",
+            "when slowdown(worker) > 3 for 2 rounds then exclude(worker) drop"), 4);
+        assertThat(c.groupOf()).containsExactly(0, 0, 0, 1);
+        // worker 3 is 3x slower: lag 2 (it holds the others back), not slow enough to be excluded
+        c.onRound(round(0, new int[] {0, 0, 0, 0}, 10, 10, 10, 30));
+        assertThat(installs).isEmpty();
+        c.onRound(round(1, new int[] {1, 1, 1, 1}, 10, 10, 10, 30));
+        assertThat(installs).containsExactly("1:bsp+timeout:20@5");
+        assertThat(c.decisions().get(0).from).isEqualTo("old: bsp");
+        assertThat(c.decisions().get(0).to).isEqualTo("old: bsp+timeout:20");
+        // worker 1 turns slow and is excluded: only the default group's entry changes
+        for (int r = 2; r < 5; r++) {
+            c.onRound(round(r, new int[] {r, r, r, r}, 10, 100, 10, 30));
+        }
+        assertThat(installs).containsExactly("1:bsp+timeout:20@5", "bsp+exclude:1+drop@5");
+        // all even again: the rule guarded by old's config takes the timeout back
+        earliest = 20;
+        for (int r = 5; r < 12; r++) {
+            c.onRound(round(r, new int[] {r, r, r, r}, 10, 10, 10, 10));
+        }
+        assertThat(installs).contains("1:bsp@20");
     }
 }

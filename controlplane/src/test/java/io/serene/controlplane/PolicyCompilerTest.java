@@ -41,6 +41,34 @@ class PolicyCompilerTest {
     }
 
     @Test
+    void aPolicyWithGroupsWritesTheirMembershipAndEntriesPerGroup() {
+        final Policy tiers = PolicyParser.parse(String.join("\n",
+            "policy tiers",
+            "group old = 3",
+            "start bsp",
+            "start old: bsp + timeout(30)",
+            "when lag >= 2 for 3 rounds in old: bsp + timeout(30) then old: fastest(1) + ssp(2)",
+            "when slowdown(worker) > 4 for 5 rounds then exclude(worker) drop"));
+        assertThat(PolicyCompiler.render(tiers, 2, 4)).isEqualTo(String.join("\n",
+            "policy tiers for job 2 of 4 workers",
+            "start: INSERT worker_group{job=2, worker=3} -> 1",
+            "start: INSERT sync_config{job=2, first_round=0} -> bsp [bound=0 required={0, 1, 2} quorum=3 timeout=none late=fold]",
+            "start: INSERT sync_config{job=2, group=1, first_round=0} -> bsp+timeout:30 [bound=0 required={3} quorum=1 "
+                + "timeout=30.0ms late=fold]",
+            "line 5: when lag >= 2 for 3 rounds in old: bsp+timeout:30 -> INSTALL sync_config{job=2, group=1, first_round=B} -> "
+                + "ssp:2+fastest:1+exclude:EXCLUDED [bound=2 required={} quorum=1 timeout=none late=fold]",
+            "line 6: when slowdown(worker) > 4 for 5 rounds -> INSTALL sync_config{job=2, first_round=B} -> "
+                + "BASE+exclude:W+drop for the worker W it names (the entry of W's group)",
+            "B: the earliest safe round when the rule fires (earliest_swap_round); INSTALL: insert at B, replacing entries from B "
+                + "on; BASE: the config in force without exclusions; EXCLUDED: the workers excluded then (none: nothing appended)",
+            ""));
+        assertThat(PolicyCompiler.startWrites(tiers, 2, 4)).hasSize(3);
+        assertThatThrownBy(() -> PolicyCompiler.compile(tiers, 2, 3)).hasMessage("groups: group old names worker 3, not in a job of 3 workers");
+        assertThatThrownBy(() -> PolicyCompiler.compile(PolicyParser.parse("group g = 0\nwhen lag >= 1 then g: fastest(2)"), 1, 4))
+            .hasMessage("line 2: quorum 2 exceeds the group's 1 workers");
+    }
+
+    @Test
     void aConfigThatCannotFitTheJobFailsNamingItsLine() {
         assertThatThrownBy(() -> PolicyCompiler.compile(PolicyParser.parse("start bsp\nwhen lag >= 2 then fastest(9)"), 1, 4))
             .hasMessage("line 2: quorum 9 exceeds the job's 4 workers");

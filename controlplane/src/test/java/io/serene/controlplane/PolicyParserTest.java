@@ -56,8 +56,9 @@ class PolicyParserTest {
         expectError("when slowdown(worker) > 3 then bsp", 1, 32, "a per-worker condition needs exclude(worker)");
         expectError("when lag >= 2 then bsp extra", 1, 24, "unexpected 'extra' after the statement");
         expectError("start bsp + ssp(2)", 1, 13, "at most one of bsp, asp, ssp");
-        expectError("begin bsp", 1, 1, "expected 'policy', 'start' or 'when', found 'begin'");
-        expectError("when lag => 2 then bsp", 1, 10, "unexpected character '='");
+        expectError("begin bsp", 1, 1, "expected 'policy', 'group', 'start' or 'when', found 'begin'");
+        expectError("when lag => 2 then bsp", 1, 10, "expected a comparison (>=, <=, >, <, ==) after 'lag', found '='");
+        expectError("when lag >= 2 then bsp ; x", 1, 24, "unexpected character ';'");
         expectError("start timeout(0)", 1, 15, "expected milliseconds > 0");
         expectError("start bsp\nstart ssp(1)", 2, 1, "a policy has one start config");
         expectError("when lag >= 2 in sspp(2) then bsp", 1, 18, "unknown config 'sspp'");
@@ -75,6 +76,49 @@ class PolicyParserTest {
         assertThat(parsed.rules().get(0).condition()).isEqualTo("lag >= 3 for 10 rounds in ssp:2");
         assertThatThrownBy(() -> PolicyBuilder.policy("p").when(Policy.Metric.SLOWDOWN, Policy.Comparator.GT, 2).in(SyncConfig.bsp()))
             .hasMessageContaining("'in CONFIG' guards config rules");
+    }
+
+    @Test
+    void groupsHaveTheirOwnStartsGuardsAndActionsAndMatchTheJavaApi() {
+        final Policy parsed = PolicyParser.parse(String.join("\n",
+            "policy tiers",
+            "group old = 3",
+            "group new = 0, 1",
+            "start bsp",
+            "start old: bsp + timeout(20)",
+            "when lag >= 2 for 3 rounds in old: bsp + timeout(20) then old: fastest(1) + ssp(2)",
+            "when lag <= 1 for 20 rounds then new: ssp(1)"));
+        final Policy built = PolicyBuilder.policy("tiers").group("old", 3).group("new", 0, 1).start(SyncConfig.bsp())
+            .start("old", SyncConfig.bsp().withTimeoutNs(20_000_000L))
+            .when(Policy.Metric.LAG, Policy.Comparator.GE, 2).forRounds(3).in("old", SyncConfig.bsp().withTimeoutNs(20_000_000L))
+            .then("old", SyncConfig.fastest(1).withBound(2))
+            .when(Policy.Metric.LAG, Policy.Comparator.LE, 1).forRounds(20).then("new", SyncConfig.ssp(1)).build();
+        assertThat(parsed).isEqualTo(built);
+        assertThat(parsed.groups()).extracting(g -> g.name + "=" + g.index).containsExactly("old=1", "new=2");
+        assertThat(parsed.groupOf(4)).containsExactly(2, 2, 0, 1);
+        assertThat(parsed.start(1)).isEqualTo(SyncConfig.bsp().withTimeoutNs(20_000_000L));
+        assertThat(parsed.start(2)).isEqualTo(SyncConfig.bsp());
+        assertThat(parsed.rules().get(0).inGroup).isEqualTo(1);
+        assertThat(parsed.rules().get(0).action.group).isEqualTo(1);
+        assertThat(parsed.rules().get(0).toString())
+            .isEqualTo("when lag >= 2 for 3 rounds in old: bsp+timeout:20 then old: ssp:2+fastest:1");
+        assertThatThrownBy(() -> parsed.groupOf(3)).hasMessage("group old names worker 3, not in a job of 3 workers");
+    }
+
+    @Test
+    void groupErrorsNameLineAndColumn() {
+        expectError("when lag >= 2 then slow: bsp", 1, 20, "unknown group 'slow' (declare it first: group NAME = W1, W2)");
+        expectError("group a = 1\nwhen lag >= 2 then b: bsp", 2, 20, "unknown group 'b' (declared: a)");
+        expectError("group bsp = 1", 1, 7, "'bsp' is reserved");
+        expectError("group default = 1", 1, 7, "'default' is reserved");
+        expectError("group a = 1\ngroup a = 2", 2, 7, "group a is already declared");
+        expectError("group a = 1, 2\ngroup b = 2", 2, 11, "worker 2 is already in group a");
+        expectError("group a = 1, 1", 1, 14, "worker 1 is named twice");
+        expectError("group a = x", 1, 11, "expected a worker id");
+        expectError("group a 1", 1, 9, "expected '='");
+        expectError("group a = 1\ngroup b = 2\ngroup c = 3\ngroup d = 4", 4, 7, "at most 3 groups");
+        expectError("group a = 1\nstart a: bsp\nstart a: ssp(1)", 3, 1, "group a already has a start config");
+        expectError("start default: bsp", 1, 7, "the default group takes configs without a prefix");
     }
 
     private static void expectError(final String text, final int line, final int column, final String message) {

@@ -24,6 +24,8 @@ public final class SwitchContext {
     private int roundRing = DEFAULT_ROUND_RING;
     private int maxPoolSize = MAX_POOL_SIZE;
     private SyncConfig defaultSync = SyncConfig.asp();
+    private int[] defaultGroups = new int[0];
+    private final SyncConfig[] groupSync = new SyncConfig[ConfigTable.GROUPS];
     private SwitchMemory memory;
 
     public SwitchContext budgetBytes(final long bytes) {
@@ -69,6 +71,34 @@ public final class SwitchContext {
 
     public SyncConfig defaultSync() {
         return defaultSync;
+    }
+
+    /**
+     * The worker_group entries every new job starts with: worker w in group {@code groupOf[w]}
+     * (workers past the array, and 0 entries, in group 0), as if written before its first round.
+     */
+    public SwitchContext defaultGroups(final int... groupOf) {
+        for (final int g : groupOf) {
+            require(g >= 0 && g < ConfigTable.GROUPS, "worker groups are 0.." + (ConfigTable.GROUPS - 1) + ", was " + g);
+        }
+        this.defaultGroups = groupOf.clone();
+        return this;
+    }
+
+    /** The config a group's entries start with in every new job (default: {@link #defaultSync}). */
+    public SwitchContext groupSync(final int group, final SyncConfig config) {
+        require(group >= 0 && group < ConfigTable.GROUPS, "worker groups are 0.." + (ConfigTable.GROUPS - 1) + ", was " + group);
+        groupSync[group] = config;
+        return this;
+    }
+
+    int[] defaultGroups() {
+        return defaultGroups.clone();
+    }
+
+    /** The config group {@code group}'s entries start with. */
+    public SyncConfig groupSync(final int group) {
+        return groupSync[group] == null ? defaultSync : groupSync[group];
     }
 
     public long budgetBytes() {

@@ -89,7 +89,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final long[] workerGroupSet;     // [job * W + word]: workers with an explicit worker_group entry
     private final long[] groupMembers;       // [(job * GROUPS + group) * W + word]
     private final int[] jobGroups;           // [job]: bitmask of the groups with members
-    private final SyncConfig defaultSync;
+    private final int[] setupGroups;         // the context's worker_group entries for new jobs
     private long timeoutSweepNs = SyncConfig.NO_TIMEOUT;
     private int scanCursor;
     private long lastScanNs = Long.MIN_VALUE;
@@ -130,7 +130,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         groupMembers = new long[maxJobs * ConfigTable.GROUPS * words];
         jobGroups = new int[maxJobs];
         configDirty = new boolean[maxJobs];
-        defaultSync = context.defaultSync();
+        setupGroups = context.defaultGroups();
         jobActive = new boolean[maxJobs];
         jobId = new int[maxJobs];
         jobWorkers = new int[maxJobs];
@@ -290,7 +290,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         if (entry.group() >= ConfigTable.GROUPS) {
             return Status.BAD_KEY;
         }
-        if (entry.firstRound() < earliestSwapRound(entry.job())) {
+        if (entry.firstRound() < swapRound(j, entry.group())) {
             return Status.TOO_EARLY;
         }
         final int l = ConfigTable.list(j, entry.group());
@@ -606,7 +606,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         if (group < 0 || group >= ConfigTable.GROUPS) {
             return Status.BAD_KEY;
         }
-        if (firstRound < earliestSwapRound(job)) {
+        if (firstRound < swapRound(j, group)) {
             return Status.TOO_EARLY;
         }
         if (!fits(j, group, config)) {
@@ -620,26 +620,42 @@ public final class SwitchPipeline implements PacketEndpoint {
     }
 
     /**
-     * The first round a config change may name for the job: past every worker's clock and past
-     * every round a worker may have started under the bounds in force for any group (R + s + 1, at
-     * most the release ring ahead of R). -1 for an unknown job.
+     * The first round a config change of any group may name for the job: the largest of
+     * {@link #earliestSwapRound(int, int)} over its groups. -1 for an unknown job.
      */
     public int earliestSwapRound(final int job) {
         final int j = jobTable.get(job);
         if (j == JobTable.MISSING) {
             return -1;
         }
-        int maxClock = -1;
-        for (int w = 0; w < jobWorkers[j]; w++) {
-            maxClock = Math.max(maxClock, workerClock[j * maxWorkers + w]);
-        }
-        int maxBound = 0;
+        int earliest = 0;
         for (int g = 0; g < ConfigTable.GROUPS; g++) {
             if ((jobGroups[j] & (1 << g)) != 0) {
-                maxBound = Math.max(maxBound, Math.min(configs.maxBoundFrom(ConfigTable.list(j, g), jobReleasedRound[j] + 1), ring - 1));
+                earliest = Math.max(earliest, swapRound(j, g));
             }
         }
-        return (int) Math.max(maxClock + 1L, jobReleasedRound[j] + 2L + maxBound);
+        return earliest;
+    }
+
+    /**
+     * The first round a change of one group's entries may name: past every round any worker sent a
+     * packet for (a slot takes its entries when it opens) and past every round a
+     * worker of the group may have started under its bounds in force (R + s + 1, at most the release
+     * ring ahead of R). -1 for an unknown job or group.
+     */
+    public int earliestSwapRound(final int job, final int group) {
+        final int j = jobTable.get(job);
+        return j == JobTable.MISSING || group < 0 || group >= ConfigTable.GROUPS ? -1 : swapRound(j, group);
+    }
+
+    private int swapRound(final int j, final int group) {
+        // the newest round any worker sent a packet for (exponents or values): no slot is open beyond it
+        int newest = -1;
+        for (int w = 0; w < jobWorkers[j]; w++) {
+            newest = Math.max(newest, workerArrivalRound[j * maxWorkers + w]);
+        }
+        final int maxBound = Math.min(configs.maxBoundFrom(ConfigTable.list(j, group), jobReleasedRound[j] + 1), ring - 1);
+        return (int) Math.max(newest + 1L, jobReleasedRound[j] + 2L + maxBound);
     }
 
     /** The job's config epoch (bumped by every install), stamped on every RESULT; -1 if unknown. */
@@ -1004,9 +1020,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         }
         int j = jobTable.get(job);
         if (j == JobTable.MISSING) {
-            try {
-                defaultSync.resolve(workers);
-            } catch (final IllegalArgumentException ex) {
+            if (!setupFits(workers)) {
                 refuseJoin(port, Status.BAD_KEY, outbox);
                 return;
             }
@@ -1091,6 +1105,25 @@ public final class SwitchPipeline implements PacketEndpoint {
         }
     }
 
+    /** Whether the context's start configs fit the groups its worker_group entries make in a job of {@code workers}. */
+    private boolean setupFits(final int workers) {
+        final java.util.BitSet[] members = new java.util.BitSet[ConfigTable.GROUPS];
+        for (int g = 0; g < ConfigTable.GROUPS; g++) {
+            members[g] = new java.util.BitSet();
+        }
+        for (int w = 0; w < workers; w++) {
+            members[w < setupGroups.length ? setupGroups[w] : 0].set(w);
+        }
+        try {
+            for (int g = 0; g < ConfigTable.GROUPS; g++) {
+                context.groupSync(g).resolve(workers, members[g]);
+            }
+            return true;
+        } catch (final IllegalArgumentException ex) {
+            return false;
+        }
+    }
+
     private void refuseJoin(final int port, final Status status, final Outbox outbox) {
         counters.increment(SwitchCounter.JOIN_REFUSED);
         writeJoinAck(status, in.joinWorkerCount(), in.joinElementsPerRound());
@@ -1123,9 +1156,10 @@ public final class SwitchPipeline implements PacketEndpoint {
                 jobValueLimit[j] = 1 << (30 - (32 - Integer.numberOfLeadingZeros(workers - 1)));
                 jobReleasedRound[j] = -1;
                 jobOpenSeq[j] = 0;
-                // every worker in group 0; every group's list starts with the default config
+                // the context's worker groups (default: all in group 0); each group's list starts
+                // with its start config
                 for (int g = 0; g < ConfigTable.GROUPS; g++) {
-                    configs.reset(ConfigTable.list(j, g), defaultSync, workers);
+                    configs.reset(ConfigTable.list(j, g), context.groupSync(g), workers);
                 }
                 jobEpoch[j] = 0;
                 jobStarted[j] = false;
@@ -1136,6 +1170,12 @@ public final class SwitchPipeline implements PacketEndpoint {
                     groupMembers[ConfigTable.list(j, 0) * words + (w >>> 6)] |= 1L << (w & 63);
                 }
                 jobGroups[j] = 1;
+                for (int w = 0; w < Math.min(workers, setupGroups.length); w++) {
+                    if (setupGroups[w] != 0) {
+                        moveWorker(j, w, 0, setupGroups[w]);
+                        workerGroupSet[j * words + (w >>> 6)] |= 1L << (w & 63);
+                    }
+                }
                 updateTimeoutSweep();
                 Arrays.fill(jobJoined, j * words, (j + 1) * words, 0L);
                 Arrays.fill(workerClock, j * maxWorkers, (j + 1) * maxWorkers, -1);

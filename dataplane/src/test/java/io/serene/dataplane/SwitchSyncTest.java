@@ -260,6 +260,10 @@ class SwitchSyncTest {
         }
         assertThat(results()).hasSize(4);
         assertThat(results().get(0).bitmapWord(0)).isEqualTo(0b0111L);
+        // a group's entries may change from past what its own workers may have started
+        assertThat(pipeline.earliestSwapRound(JOB, 0)).isEqualTo(2);
+        assertThat(pipeline.earliestSwapRound(JOB, 1)).isEqualTo(4);
+        assertThat(pipeline.earliestSwapRound(JOB, 4)).isEqualTo(-1);
         // with R = 0: worker 3 (bound 2) may send round 3, worker 0 (bound 0) not round 2
         contribute(3, 3, 0, 1, 0);
         assertThat(pipeline.counters().get(SwitchCounter.DROP_BEYOND_BOUND)).isZero();
@@ -334,6 +338,46 @@ class SwitchSyncTest {
         contribute(0, 0, 0, 1, 0);
         assertThat(pipeline.write(TableWrite.insert(three.toBuilder().worker(1).build()))).isEqualTo(Status.TOO_EARLY);
         assertThat(pipeline.configEpoch(JOB)).as("refused writes change nothing").isEqualTo(epoch);
+    }
+
+    @Test
+    void theContextGivesNewJobsTheirGroupsAndEachGroupsStartConfig() {
+        pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(1 << 20).maxJobs(2).maxWorkers(8).chunkElements(4)
+            .maxPoolSize(POOL).roundRing(4).defaultSync(SyncConfig.bsp()).defaultGroups(0, 0, 1).groupSync(1, SyncConfig.fastest(1))
+            .conclude(), ex -> {
+                throw new AssertionError(ex);
+            });
+        for (int w = 0; w < 3; w++) {
+            final ByteBuffer b = PacketFlyweight.allocate(PacketFlyweight.JOIN_LENGTH);
+            new PacketFlyweight().wrap(b, 0, PacketFlyweight.JOIN_LENGTH).initHeader(PacketType.JOIN).jobId(JOB)
+                .workerId(w).joinWorkerCount(3).joinElementsPerRound(8);
+            pipeline.onPacket(100 + w, b, 0, PacketFlyweight.JOIN_LENGTH, 0, outbox);
+        }
+        assertThat(pipeline.group(JOB, 2)).isEqualTo(1);
+        assertThat(pipeline.entries(JOB)).containsExactly(
+            WorkerGroupEntry.builder().job(JOB).worker(2).group(1).build(),
+            SyncConfigEntry.builder().job(JOB).firstRound(0).config(SyncConfig.bsp()).build(),
+            SyncConfigEntry.builder().job(JOB).group(1).firstRound(0).config(SyncConfig.fastest(1)).build());
+        sent.clear();
+        // round 0 already: group 0 waits for both its workers, group 1 for any 1 of its one
+        contribute(0, 0, 0, 1, 0);
+        contribute(1, 0, 0, 1, 0);
+        assertThat(results()).isEmpty();
+        contribute(2, 0, 0, 1, 0);
+        assertThat(results()).hasSize(3);
+        // a job whose groups cannot take their start configs is refused: with 2 workers, worker 1
+        // alone is in a group starting with fastest:2
+        pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(1 << 20).maxJobs(2).maxWorkers(8).chunkElements(4)
+            .maxPoolSize(POOL).roundRing(4).defaultSync(SyncConfig.bsp()).defaultGroups(0, 1).groupSync(1, SyncConfig.fastest(2))
+            .conclude(), ex -> {
+                throw new AssertionError(ex);
+            });
+        final ByteBuffer b = PacketFlyweight.allocate(PacketFlyweight.JOIN_LENGTH);
+        new PacketFlyweight().wrap(b, 0, PacketFlyweight.JOIN_LENGTH).initHeader(PacketType.JOIN).jobId(JOB + 1)
+            .workerId(0).joinWorkerCount(2).joinElementsPerRound(8);
+        pipeline.onPacket(200, b, 0, PacketFlyweight.JOIN_LENGTH, 0, outbox);
+        assertThat(pipeline.workers(JOB + 1)).isEqualTo(-1);
+        assertThat(pipeline.counters().get(SwitchCounter.JOIN_REFUSED)).isEqualTo(1);
     }
 
     private void releaseRoundZero(final int workers) {

@@ -79,8 +79,13 @@ public final class ControlCommand implements Runnable {
             sb.append(w == 0 ? "" : ", ").append(String.format(java.util.Locale.ROOT, "%.1f", s.getIterationNs(w) / 1e6));
         }
         sb.append(']');
+        final boolean grouped = s.getGroupsList().stream().anyMatch(g -> g != 0);
+        if (grouped) {
+            sb.append(" groups=").append(s.getGroupsList());
+        }
         for (final ConfigEntry e : s.getEntriesList()) {
-            sb.append(System.lineSeparator()).append("  from round ").append(e.getFirstRound()).append(": ").append(e.getRule());
+            sb.append(System.lineSeparator()).append(grouped ? "  group " + e.getGroup() + " from round " : "  from round ")
+                .append(e.getFirstRound()).append(": ").append(e.getRule());
         }
         return sb.toString();
     }
@@ -115,11 +120,16 @@ public final class ControlCommand implements Runnable {
     }
 
     @Command(name = "write", mixinStandardHelpOptions = true,
-        description = {"Writes the job's sync_config table entry by entry, in order, and prints each result code "
-            + "(OK, UNKNOWN_JOB, TOO_EARLY, DUPLICATE_ENTRY, NOT_FOUND, BAD_KEY, TABLE_FULL); exits 1 unless all are OK.",
-            "Example: serene control write --job 1 insert:200=ssp:2 modify:200=ssp:3 delete:200"})
+        description = {"Writes the job's sync_config and worker_group tables entry by entry, in order, and prints each result "
+            + "code (OK, UNKNOWN_JOB, TOO_EARLY, DUPLICATE_ENTRY, NOT_FOUND, BAD_KEY, TABLE_FULL); exits 1 unless all are OK.",
+            "sync_config: insert:ROUND=CONFIG, modify:ROUND=CONFIG, delete:ROUND (group 0), or ROUND@GROUP for another group.",
+            "worker_group (before the job's first contribution): group:WORKER=GROUP (insert), regroup:WORKER=GROUP (modify), "
+                + "ungroup:WORKER (delete).",
+            "Example: serene control write --job 1 insert:200=ssp:2 modify:200=ssp:3 delete:200 insert:200@1=fastest:1"})
     static final class Write extends Target implements Callable<Integer> {
-        @Parameters(paramLabel = "UPDATE", arity = "1..*", description = "insert:ROUND=CONFIG, modify:ROUND=CONFIG or delete:ROUND")
+        @Parameters(paramLabel = "UPDATE", arity = "1..*",
+            description = "insert:ROUND[@GROUP]=CONFIG, modify:ROUND[@GROUP]=CONFIG, delete:ROUND[@GROUP], group:WORKER=GROUP, "
+                + "regroup:WORKER=GROUP or ungroup:WORKER")
         List<String> updates;
 
         @Override
@@ -144,8 +154,16 @@ public final class ControlCommand implements Runnable {
             final String kind = colon < 0 ? "" : text.substring(0, colon).toLowerCase(java.util.Locale.ROOT);
             final String rest = colon < 0 ? "" : text.substring(colon + 1);
             final int eq = rest.indexOf('=');
-            final String round = eq < 0 ? rest : rest.substring(0, eq);
+            if (kind.equals("group") || kind.equals("regroup") || kind.equals("ungroup")) {
+                return parseGroup(text, kind, rest, eq);
+            }
+            final String key = eq < 0 ? rest : rest.substring(0, eq);
+            final int at = key.indexOf('@');
+            final String round = at < 0 ? key : key.substring(0, at);
             final io.serene.controlplane.rpc.Update.Builder u = io.serene.controlplane.rpc.Update.newBuilder();
+            if (at >= 0) {
+                u.setGroup(number(text, key.substring(at + 1), "a group number"));
+            }
             switch (kind) {
                 case "insert":
                     u.setKind(io.serene.controlplane.rpc.Update.Kind.INSERT);
@@ -157,21 +175,47 @@ public final class ControlCommand implements Runnable {
                     u.setKind(io.serene.controlplane.rpc.Update.Kind.DELETE);
                     break;
                 default:
-                    throw new IllegalArgumentException("bad update '" + text + "': expected insert:ROUND=CONFIG, modify:ROUND=CONFIG or delete:ROUND");
+                    throw new IllegalArgumentException("bad update '" + text + "': expected insert:ROUND[@GROUP]=CONFIG, "
+                        + "modify:ROUND[@GROUP]=CONFIG, delete:ROUND[@GROUP], group:WORKER=GROUP, regroup:WORKER=GROUP or ungroup:WORKER");
             }
             if ((kind.equals("delete") && eq >= 0) || (!kind.equals("delete") && (eq < 0 || eq == rest.length() - 1))) {
                 throw new IllegalArgumentException("bad update '" + text + "': " + (kind.equals("delete")
                     ? "delete takes only a round" : kind + " needs =CONFIG"));
             }
-            try {
-                u.setFirstRound(Integer.parseInt(round.trim()));
-            } catch (final NumberFormatException ex) {
-                throw new IllegalArgumentException("bad update '" + text + "': '" + round + "' is not a round number");
-            }
+            u.setFirstRound(number(text, round, "a round number"));
             if (eq >= 0) {
                 u.setConfig(rest.substring(eq + 1));
             }
             return u.build();
+        }
+
+        private static io.serene.controlplane.rpc.Update parseGroup(final String text, final String kind, final String rest, final int eq) {
+            final io.serene.controlplane.rpc.Update.Builder u = io.serene.controlplane.rpc.Update.newBuilder()
+                .setTable(io.serene.controlplane.rpc.Update.Table.WORKER_GROUP);
+            final boolean delete = kind.equals("ungroup");
+            if (delete ? eq >= 0 : eq < 0 || eq == rest.length() - 1) {
+                throw new IllegalArgumentException("bad update '" + text + "': " + (delete ? "ungroup takes only a worker"
+                    : kind + " needs WORKER=GROUP"));
+            }
+            u.setKind(delete ? io.serene.controlplane.rpc.Update.Kind.DELETE
+                : kind.equals("group") ? io.serene.controlplane.rpc.Update.Kind.INSERT : io.serene.controlplane.rpc.Update.Kind.MODIFY);
+            u.setWorker(number(text, delete ? rest : rest.substring(0, eq), "a worker number"));
+            if (!delete) {
+                u.setGroup(number(text, rest.substring(eq + 1), "a group number"));
+            }
+            return u.build();
+        }
+
+        private static int number(final String text, final String value, final String what) {
+            try {
+                final int n = Integer.parseInt(value.trim());
+                if (n < 0) {
+                    throw new NumberFormatException();
+                }
+                return n;
+            } catch (final NumberFormatException ex) {
+                throw new IllegalArgumentException("bad update '" + text + "': '" + value + "' is not " + what);
+            }
         }
     }
 
@@ -185,11 +229,17 @@ public final class ControlCommand implements Runnable {
             description = "First round of the new config; -1: the earliest safe round. Default: ${DEFAULT-VALUE}.")
         int firstRound;
 
+        @Option(names = "--group", defaultValue = "0",
+            description = "The worker group whose entries change (worker_group; 0: every worker without an entry). "
+                + "Default: ${DEFAULT-VALUE}.")
+        int group;
+
         @Override
         public Integer call() {
             final InstallConfigReply reply = call(stub -> stub.installConfig(InstallConfigRequest.newBuilder().setJob(job)
-                .setFirstRound(firstRound).setConfig(config).build()));
-            System.out.println("job " + job + ": " + config + " from round " + reply.getFirstRound() + " (epoch " + reply.getEpoch() + ")");
+                .setFirstRound(firstRound).setConfig(config).setGroup(group).build()));
+            System.out.println("job " + job + ": " + (group == 0 ? "" : "group " + group + ": ") + config + " from round "
+                + reply.getFirstRound() + " (epoch " + reply.getEpoch() + ")");
             return 0;
         }
     }
@@ -264,10 +314,18 @@ public final class ControlCommand implements Runnable {
                 final int workers = first.getClocksCount();
                 final RemoteSwitch remote = new RemoteSwitch(stub, job);
                 final io.serene.controlplane.Controller controller = new io.serene.controlplane.Controller(policy, workers, remote);
+                if (!policy.groups().isEmpty()) {
+                    groups(stub, job, controller.groupOf());
+                }
                 final int from = remote.earliestSwapRound();
-                final io.serene.protocol.Status initial = remote.install(from, controller.initial());
+                final io.serene.protocol.Status initial = remote.install(from, 0, controller.initial());
                 System.out.println("policy " + policy.name() + " on job " + job + " (" + workers + " workers): start "
                     + controller.initial() + " from round " + from + " (" + initial + ")");
+                for (int g = 1; g <= policy.groups().size(); g++) {
+                    final io.serene.protocol.Status st = remote.install(from, g, policy.start(g));
+                    System.out.println("  group " + policy.groupName(g) + " (" + g + "): start " + policy.start(g)
+                        + " from round " + from + " (" + st + ")");
+                }
                 System.out.flush();
                 final Iterator<JobState> states = stub.watchJob(WatchRequest.newBuilder().setJob(job).setIntervalMs(intervalMs).build());
                 int lastR = first.getReleasedRound();
@@ -332,6 +390,31 @@ public final class ControlCommand implements Runnable {
         }
     }
 
+    /**
+     * Writes the policy's worker groups: refused (TOO_EARLY) once a worker of the job contributed,
+     * which fails the command with what to do instead.
+     */
+    static void groups(final SwitchControlGrpc.SwitchControlBlockingStub stub, final int job, final int[] groupOf) {
+        for (int w = 0; w < groupOf.length; w++) {
+            String result = writeGroup(stub, job, w, groupOf[w], io.serene.controlplane.rpc.Update.Kind.INSERT);
+            if (result.equals("DUPLICATE_ENTRY")) {
+                result = writeGroup(stub, job, w, groupOf[w], io.serene.controlplane.rpc.Update.Kind.MODIFY);
+            }
+            if (!result.equals("OK")) {
+                throw new IllegalStateException("cannot put worker " + w + " in group " + groupOf[w] + ": " + result
+                    + (result.equals("TOO_EARLY") ? " (worker groups are fixed once a worker of the job contributed: apply the "
+                        + "policy before the workers start their first round)" : ""));
+            }
+        }
+    }
+
+    private static String writeGroup(final SwitchControlGrpc.SwitchControlBlockingStub stub, final int job, final int worker,
+                                     final int group, final io.serene.controlplane.rpc.Update.Kind kind) {
+        return stub.withDeadlineAfter(10, TimeUnit.SECONDS).write(io.serene.controlplane.rpc.WriteRequest.newBuilder().setJob(job)
+            .addUpdates(io.serene.controlplane.rpc.Update.newBuilder().setTable(io.serene.controlplane.rpc.Update.Table.WORKER_GROUP)
+                .setKind(kind).setWorker(worker).setGroup(group)).build()).getResults(0);
+    }
+
     /** The controller's view of a remote switch: reads and installs through the control service. */
     static final class RemoteSwitch implements io.serene.controlplane.Controller.SwitchControl {
         private final SwitchControlGrpc.SwitchControlBlockingStub stub;
@@ -349,17 +432,17 @@ public final class ControlCommand implements Runnable {
         }
 
         @Override
-        public io.serene.protocol.Status install(final int firstRound, final io.serene.protocol.SyncConfig config) {
+        public io.serene.protocol.Status install(final int firstRound, final int group, final io.serene.protocol.SyncConfig config) {
             try {
                 try {
-                    install(firstRound, config.toString());
+                    install(firstRound, group, config.toString());
                 } catch (final StatusRuntimeException ex) {
                     if (ex.getStatus().getCode() != io.grpc.Status.Code.FAILED_PRECONDITION) {
                         throw ex;
                     }
                     // a worker moved on between reading the earliest round and installing: let the
                     // switch pick the earliest safe round atomically
-                    install(-1, config.toString());
+                    install(-1, group, config.toString());
                 }
                 return io.serene.protocol.Status.OK;
             } catch (final StatusRuntimeException ex) {
@@ -376,9 +459,9 @@ public final class ControlCommand implements Runnable {
             }
         }
 
-        private void install(final int firstRound, final String config) {
+        private void install(final int firstRound, final int group, final String config) {
             stub.withDeadlineAfter(10, TimeUnit.SECONDS).installConfig(InstallConfigRequest.newBuilder().setJob(job)
-                .setFirstRound(firstRound).setConfig(config).build());
+                .setFirstRound(firstRound).setConfig(config).setGroup(group).build());
         }
     }
 }

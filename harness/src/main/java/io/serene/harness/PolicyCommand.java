@@ -46,7 +46,9 @@ public final class PolicyCommand implements Runnable {
         @Override
         public Integer call() {
             final Policy policy = load(file);
-            System.out.println(file + ": OK, policy " + policy.name() + " with " + policy.rules().size() + " rules");
+            final int groups = policy.groups().size();
+            System.out.println(file + ": OK, policy " + policy.name() + " with " + policy.rules().size() + " rules"
+                + (groups == 0 ? "" : " and " + groups + (groups == 1 ? " worker group" : " worker groups")));
             return 0;
         }
     }

@@ -21,6 +21,7 @@ public final class Scenario {
     double reordering;
     int randomSwaps;
     Policy policy;
+    int[] groups;
     long timeLimitNs = 24L * 3600 * 1_000_000_000L;
 
     public Scenario workers(final int n) {
@@ -85,6 +86,42 @@ public final class Scenario {
         return this;
     }
 
+    /**
+     * Worker groups (the switch's worker_group table): worker w in group {@code groupOf[w]}, 0..3;
+     * workers past the array in group 0. Every group starts with the schedule; a policy's groups
+     * replace these.
+     */
+    public Scenario groups(final int... groupOf) {
+        groups = groupOf.clone();
+        return this;
+    }
+
+    /** Each worker's group: the policy's, else {@link #groups}, else all 0. */
+    int[] groupOf() {
+        if (policy != null) {
+            return policy.groupOf(workers);
+        }
+        final int[] of = new int[workers];
+        if (groups != null) {
+            System.arraycopy(groups, 0, of, 0, Math.min(workers, groups.length));
+        }
+        return of;
+    }
+
+    /** Each group's members (index = group, 0..3). */
+    java.util.BitSet[] members() {
+        final int[] of = groupOf();
+        final java.util.BitSet[] members = new java.util.BitSet[4];
+        for (int g = 0; g < members.length; g++) {
+            members[g] = new java.util.BitSet();
+        }
+        for (int w = 0; w < workers; w++) {
+            require(of[w] >= 0 && of[w] < members.length, "worker groups are 0..3, was " + of[w]);
+            members[of[w]].set(w);
+        }
+        return members;
+    }
+
     /** Besides the schedule, this many config changes at random times to random configs (for tests). */
     public Scenario randomSwaps(final int n) {
         randomSwaps = n;
@@ -97,8 +134,16 @@ public final class Scenario {
         require(elements >= 1, "--elements must be >= 1, was " + elements);
         require(computeNs >= 1, "compute time must be > 0");
         require(loss >= 0 && loss < 0.5, "--loss must be in [0, 0.5), was " + loss);
+        final java.util.BitSet[] members = members();
         for (final SyncSchedule.Entry entry : schedule.entries()) {
             entry.config.resolve(workers);
+            for (int g = 1; g < members.length && policy == null; g++) {
+                try {
+                    entry.config.resolve(workers, members[g]);
+                } catch (final IllegalArgumentException ex) {
+                    throw new IllegalArgumentException("'" + entry.config + "' does not fit group " + g + ": " + ex.getMessage(), ex);
+                }
+            }
         }
     }
 

@@ -51,7 +51,10 @@ public final class ScenarioRunner {
     private final StragglerProfile profile;
     private final SplittableRandom random;
     private final List<Throwable> errors = new ArrayList<>();
-    private SyncSchedule installed;
+    /** Per worker group (0..3): the configs installed on the switch; per worker: its group. */
+    private final SyncSchedule[] installed = new SyncSchedule[4];
+    private final int[] groupOf;
+    private final BitSet[] members;
 
     // per worker
     private final long[] waitingNs;
@@ -85,11 +88,18 @@ public final class ScenarioRunner {
         this.profile = StragglerProfile.parse(s.stragglers, s.seed);
         this.network = new InProcessNetwork(new FaultInjector(s.seed ^ 0xFA17L, s.loss, s.duplication, s.reordering),
             s.latencyNs, s.jitterNs, 20 * s.latencyNs);
-        this.installed = s.schedule;
+        this.groupOf = s.groupOf();
+        this.members = s.members();
         final SyncConfig first = s.schedule.entries().get(0).config;
-        this.pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(64L << 20).maxJobs(1)
+        final SwitchContext context = new SwitchContext().budgetBytes(64L << 20).maxJobs(1)
             .maxWorkers(Math.max(64, s.workers)).chunkElements(s.chunkElements).roundRing(64).defaultSync(first)
-            .conclude(), errors::add);
+            .defaultGroups(groupOf);
+        for (int g = 0; g < installed.length; g++) {
+            final SyncConfig start = s.policy != null && g <= s.policy.groups().size() ? s.policy.start(g) : first;
+            context.groupSync(g, start);
+            installed[g] = g == 0 || s.policy == null ? s.schedule : new SyncSchedule(List.of(new SyncSchedule.Entry(0, start)));
+        }
+        this.pipeline = new SwitchPipeline(context.conclude(), errors::add);
         this.switchAddress = network.attach(pipeline);
         this.engines = new WorkerEngine[s.workers];
         this.addresses = new int[s.workers];
@@ -108,10 +118,10 @@ public final class ScenarioRunner {
             }
 
             @Override
-            public Status install(final int firstRound, final SyncConfig config) {
-                final Status status = pipeline.installConfig(1, firstRound, config);
+            public Status install(final int firstRound, final int group, final SyncConfig config) {
+                final Status status = pipeline.installConfig(1, group, firstRound, config);
                 if (status == Status.OK) {
-                    installed = installed.with(firstRound, config);
+                    installed[group] = installed[group].with(firstRound, config);
                     network.wake(switchAddress);
                 }
                 return status;
@@ -136,11 +146,17 @@ public final class ScenarioRunner {
         }
         final List<SyncSchedule.Entry> entries = s.schedule.entries();
         for (int i = 1; i < entries.size(); i++) {
-            final Status status = pipeline.installConfig(1, entries.get(i).firstRound, entries.get(i).config);
-            if (status != Status.OK) {
-                throw new IllegalArgumentException("cannot install '" + entries.get(i) + "': " + status
-                    + (status == Status.TOO_EARLY ? " (the earliest round the switch allows now is "
-                    + pipeline.earliestSwapRound(1) + ")" : ""));
+            // every group follows the schedule
+            for (int g = 0; g < members.length; g++) {
+                if (g > 0 && members[g].isEmpty()) {
+                    continue;
+                }
+                final Status status = pipeline.installConfig(1, g, entries.get(i).firstRound, entries.get(i).config);
+                if (status != Status.OK) {
+                    throw new IllegalArgumentException("cannot install '" + entries.get(i) + "': " + status
+                        + (status == Status.TOO_EARLY ? " (the earliest round the switch allows now is "
+                        + pipeline.earliestSwapRound(1) + ")" : ""));
+                }
             }
         }
         network.wake(switchAddress);
@@ -176,7 +192,7 @@ public final class ScenarioRunner {
         final long now = network.nowNs();
         waitingNs[w] += now - readySince[w];
         final int released = pipeline.releasedRound(1);
-        final int bound = Math.min(installed.configFor(round).bound(), 63);
+        final int bound = Math.min(installed[groupOf[w]].configFor(round).bound(), 63);
         if ((long) released < (long) round - bound - 1) {
             boundViolations++;
         }
@@ -275,8 +291,9 @@ public final class ScenarioRunner {
     private void randomSwap() {
         final int first = pipeline.earliestSwapRound(1) + random.nextInt(3);
         final SyncConfig config = randomConfig();
-        if (pipeline.installConfig(1, first, config) == Status.OK) {
-            installed = installed.with(first, config);
+        final int group = groupOf[random.nextInt(s.workers)];
+        if (pipeline.installConfig(1, group, first, config) == Status.OK) {
+            installed[group] = installed[group].with(first, config);
             network.wake(switchAddress);
         }
     }
@@ -356,7 +373,13 @@ public final class ScenarioRunner {
         r.boundRespected = boundViolations == 0 && r.refusals == 0;
         r.hotSwapConsistent = done && hotSwapConsistent();
         r.errors = errors.size() + (int) pipeline.counters().get(SwitchCounter.ERRORS);
-        r.schedule = installed.toString();
+        final StringBuilder schedule = new StringBuilder(installed[0].toString());
+        for (int g = 1; g < members.length; g++) {
+            if (!members[g].isEmpty()) {
+                schedule.append(" | group ").append(g).append(' ').append(members[g]).append(": ").append(installed[g]);
+            }
+        }
+        r.schedule = schedule.toString();
         r.decisions = controller == null ? java.util.List.of() : controller.decisions();
         return r;
     }
@@ -372,16 +395,24 @@ public final class ScenarioRunner {
         return true;
     }
 
+    /** Every released chunk met, in every group with members, the condition of that group's config for its round. */
     private boolean hotSwapConsistent() {
         for (int round = 0; round < s.rounds; round++) {
-            final SyncConfig.Resolved rule = installed.configFor(round).resolve(s.workers);
-            for (final BitSet chunk : contributorsByRound.get(round)) {
-                final BitSet missing = (BitSet) rule.required.clone();
-                missing.andNot(chunk);
-                final boolean byRule = missing.isEmpty() && chunk.cardinality() >= rule.quorum;
-                final boolean byTimeout = rule.timeoutNs != SyncConfig.NO_TIMEOUT && chunk.cardinality() >= 1;
-                if (!byRule && !byTimeout) {
-                    return false;
+            for (int g = 0; g < members.length; g++) {
+                if (members[g].isEmpty()) {
+                    continue;
+                }
+                final SyncConfig.Resolved rule = installed[g].configFor(round).resolve(s.workers, members[g]);
+                for (final BitSet chunk : contributorsByRound.get(round)) {
+                    final BitSet missing = (BitSet) rule.required.clone();
+                    missing.andNot(chunk);
+                    final BitSet fromGroup = (BitSet) chunk.clone();
+                    fromGroup.and(members[g]);
+                    final boolean byRule = missing.isEmpty() && fromGroup.cardinality() >= rule.quorum;
+                    final boolean byTimeout = rule.timeoutNs != SyncConfig.NO_TIMEOUT && chunk.cardinality() >= 1;
+                    if (!byRule && !byTimeout) {
+                        return false;
+                    }
                 }
             }
         }

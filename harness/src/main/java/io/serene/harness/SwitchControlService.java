@@ -60,17 +60,28 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
         final java.util.List<io.serene.dataplane.TableWrite> writes = new java.util.ArrayList<>();
         try {
             for (final io.serene.controlplane.rpc.Update u : request.getUpdatesList()) {
-                final io.serene.dataplane.SyncConfigEntry.Builder entry = io.serene.dataplane.SyncConfigEntry.builder()
-                    .job(request.getJob()).firstRound(u.getFirstRound());
+                final io.serene.dataplane.TableEntry entry;
+                if (u.getTable() == io.serene.controlplane.rpc.Update.Table.WORKER_GROUP) {
+                    final io.serene.dataplane.WorkerGroupEntry.Builder b = io.serene.dataplane.WorkerGroupEntry.builder()
+                        .job(request.getJob()).worker(u.getWorker());
+                    entry = (u.getKind() == io.serene.controlplane.rpc.Update.Kind.DELETE ? b : b.group(u.getGroup())).build();
+                } else if (u.getTable() == io.serene.controlplane.rpc.Update.Table.SYNC_CONFIG) {
+                    final io.serene.dataplane.SyncConfigEntry.Builder b = io.serene.dataplane.SyncConfigEntry.builder()
+                        .job(request.getJob()).group(u.getGroup()).firstRound(u.getFirstRound());
+                    entry = (u.getKind() == io.serene.controlplane.rpc.Update.Kind.DELETE ? b
+                        : b.config(SyncConfigParser.parse(u.getConfig()))).build();
+                } else {
+                    throw new IllegalArgumentException("unknown table " + u.getTableValue());
+                }
                 switch (u.getKind()) {
                     case INSERT:
-                        writes.add(io.serene.dataplane.TableWrite.insert(entry.config(SyncConfigParser.parse(u.getConfig())).build()));
+                        writes.add(io.serene.dataplane.TableWrite.insert(entry));
                         break;
                     case MODIFY:
-                        writes.add(io.serene.dataplane.TableWrite.modify(entry.config(SyncConfigParser.parse(u.getConfig())).build()));
+                        writes.add(io.serene.dataplane.TableWrite.modify(entry));
                         break;
                     case DELETE:
-                        writes.add(io.serene.dataplane.TableWrite.delete(entry.build()));
+                        writes.add(io.serene.dataplane.TableWrite.delete(entry));
                         break;
                     default:
                         throw new IllegalArgumentException("unknown update kind " + u.getKindValue());
@@ -116,7 +127,7 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
             result = onSwitch(() -> {
                 final int job = request.getJob();
                 final int first = request.getFirstRound() < 0 ? pipeline.earliestSwapRound(job) : request.getFirstRound();
-                final io.serene.protocol.Status status = pipeline.installConfig(job, first, config);
+                final io.serene.protocol.Status status = pipeline.installConfig(job, request.getGroup(), first, config);
                 return InstallConfigReply.newBuilder().setStatus(status.name()).setFirstRound(first)
                     .setEpoch(pipeline.configEpoch(job)).build();
             });
@@ -133,8 +144,9 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
                 reply.onError(notFound(request.getJob()));
                 return;
             case BAD_KEY:
-                reply.onError(Status.INVALID_ARGUMENT.withDescription("config '" + config + "' does not fit job "
-                    + request.getJob()).asRuntimeException());
+                reply.onError(Status.INVALID_ARGUMENT.withDescription("config '" + config + "' does not fit "
+                    + (request.getGroup() == 0 ? "" : "group " + request.getGroup() + " of ") + "job " + request.getJob()
+                    + (request.getGroup() < 0 || request.getGroup() > 3 ? " (groups are 0..3)" : "")).asRuntimeException());
                 return;
             case TOO_EARLY:
                 reply.onError(Status.FAILED_PRECONDITION.withDescription("first round " + result.getFirstRound()
@@ -219,9 +231,11 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
         for (int w = 0; w < workers; w++) {
             b.addClocks(pipeline.clock(job, w));
             b.addIterationNs(pipeline.iterationNs(job, w));
+            b.addGroups(pipeline.group(job, w));
         }
-        pipeline.configEntries(job).forEach((first, rule) ->
-            b.addEntries(ConfigEntry.newBuilder().setFirstRound(first).setRule(rule)));
+        for (final io.serene.dataplane.SwitchPipeline.ConfigRow row : pipeline.configEntries(job)) {
+            b.addEntries(ConfigEntry.newBuilder().setGroup(row.group()).setFirstRound(row.firstRound()).setRule(row.rule()));
+        }
         return b.build();
     }
 

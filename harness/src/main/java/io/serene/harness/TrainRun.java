@@ -115,7 +115,17 @@ final class TrainRun {
         final long epochMs = System.currentTimeMillis();
 
         final SwitchContext context = new SwitchContext().budgetBytes(16 << 20).maxJobs(1).maxWorkers(Math.max(2, s.workers))
-            .defaultSync(initial).conclude();
+            .defaultSync(initial);
+        if (s.policy != null) {
+            // the policy's worker groups and their start configs, in force from round 0
+            context.defaultGroups(s.policy.groupOf(s.workers));
+            for (int g = 1; g <= s.policy.groups().size(); g++) {
+                context.groupSync(g, s.policy.start(g));
+            }
+            // fails naming what does not fit the job or a group
+            io.serene.controlplane.PolicyCompiler.compile(s.policy, s.job, s.workers);
+        }
+        context.conclude();
         final List<Throwable> switchErrors = java.util.Collections.synchronizedList(new ArrayList<>());
         final SwitchPipeline pipeline = new SwitchPipeline(context, switchErrors::add);
         // quiet: only failures, which reach the caller as exceptions
@@ -446,11 +456,11 @@ final class TrainRun {
                     }
 
                     @Override
-                    public Status install(final int firstRound, final SyncConfig config) {
+                    public Status install(final int firstRound, final int group, final SyncConfig config) {
                         return call(() -> {
-                            final Status st = pipeline.installConfig(job, firstRound, config);
+                            final Status st = pipeline.installConfig(job, group, firstRound, config);
                             // a worker moved on between the two calls: take the earliest safe round now
-                            return st == Status.TOO_EARLY ? pipeline.installConfig(job, pipeline.earliestSwapRound(job), config) : st;
+                            return st == Status.TOO_EARLY ? pipeline.installConfig(job, group, pipeline.earliestSwapRound(job), config) : st;
                         });
                     }
                 });

@@ -19,7 +19,7 @@ class PolicySimulationTest {
     void everyExamplePolicyParses() throws Exception {
         try (Stream<Path> files = Files.list(EXAMPLES)) {
             assertThat(files.filter(f -> f.toString().endsWith(".policy")).peek(PolicyCommand::load).count())
-                .isGreaterThanOrEqualTo(4);
+                .isGreaterThanOrEqualTo(5);
         }
     }
 
@@ -50,5 +50,22 @@ class PolicySimulationTest {
         assertThat(r.decisions).isNotEmpty();
         assertThat(r.decisions.get(0).to).contains("exclude:2");
         assertThat(r.folded).isPositive();
+    }
+
+    @Test
+    void aGroupsTimeoutStopsWaitingForItsSlowMemberOnly() {
+        final Policy tiers = PolicyCommand.load(EXAMPLES.resolve("tiers.policy"));
+        final ScenarioRunner.ScenarioResult r = new ScenarioRunner(new Scenario().workers(8).rounds(300)
+            .policy(tiers).stragglers("persistent:3:x8").seed(1).faults(0.01, 0.01, 0.01)).run();
+        final ScenarioRunner.ScenarioResult bsp = new ScenarioRunner(new Scenario().workers(8).rounds(300)
+            .schedule(SyncSchedule.parse("bsp")).stragglers("persistent:3:x8").seed(1).faults(0.01, 0.01, 0.01)).run();
+        assertThat(r.allChecks()).as(r.schedule).isTrue();
+        assertThat(r.decisions).isNotEmpty();
+        assertThat(r.decisions.get(0).from).isEqualTo("old: bsp");
+        assertThat(r.decisions.get(0).to).isEqualTo("old: bsp+timeout:20");
+        assertThat(r.schedule).contains("group 1 {3}: bsp@0,bsp+timeout:20@");
+        assertThat(r.folded).as("the old worker's late gradients fold into its next round").isPositive();
+        assertThat(r.cumulativeWaitingNs).isLessThan(bsp.cumulativeWaitingNs);
+        assertThat(r.jctNs).isLessThan(bsp.jctNs);
     }
 }

@@ -1,6 +1,7 @@
 package io.serene.harness;
 
 import io.serene.protocol.SyncSchedule;
+import net.jqwik.api.Assume;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.DoubleRange;
@@ -50,6 +51,49 @@ class SyncInvariantProperties {
         assertThat(r.boundRespected).as("bound: %s", why).isTrue();
         assertThat(r.hotSwapConsistent).as("hot-swap: %s", why).isTrue();
         assertThat(r.errors).as("errors: %s", why).isZero();
+    }
+
+    @Property(tries = 100)
+    void invariantsHoldWithWorkerGroupsEachUnderItsOwnConfigs(
+        @ForAll @IntRange(min = 2, max = 6) final int workers,
+        @ForAll @IntRange(min = 1, max = 3) final int groups,
+        @ForAll @IntRange(min = 0, max = 10) final int first,
+        @ForAll @IntRange(min = 0, max = 10) final int second,
+        @ForAll @IntRange(min = 0, max = 4) final int stragglers,
+        @ForAll @IntRange(min = 1, max = 6) final int swaps,
+        @ForAll @DoubleRange(min = 0, max = 0.1) final double loss,
+        @ForAll @DoubleRange(min = 0, max = 0.05) final double duplication,
+        @ForAll @DoubleRange(min = 0, max = 0.1) final double reordering,
+        @ForAll final long seed) {
+        Assume.that(!CONFIGS[first].equals("asp"));
+        final int[] groupOf = new int[workers];
+        for (int w = 0; w < workers; w++) {
+            groupOf[w] = w % (groups + 1);
+        }
+        final String policy = CONFIGS[first] + "@0," + CONFIGS[second] + "@12";
+        final Scenario scenario = new Scenario().workers(workers).rounds(30).schedule(SyncSchedule.parse(policy)).groups(groupOf)
+            .stragglers(STRAGGLERS[stragglers]).seed(seed).elements(600).chunkElements(256).computeNs(5_000_000L)
+            .faults(loss, duplication, reordering).randomSwaps(swaps);
+        // configs whose quorum cannot fit a group's members are refused up front
+        Assume.that(fits(scenario));
+        final ScenarioRunner runner = new ScenarioRunner(scenario);
+        final ScenarioRunner.ScenarioResult r = runner.run();
+        final String why = "policy " + policy + " (" + r.schedule + "), seed " + seed + "\n" + runner.diagnostics();
+        assertThat(r.completed).as("liveness: %s", why).isTrue();
+        assertThat(r.exactlyOnce).as("exactly once: %s", why).isTrue();
+        assertThat(r.agreement).as("agreement: %s", why).isTrue();
+        assertThat(r.boundRespected).as("bound: %s", why).isTrue();
+        assertThat(r.hotSwapConsistent).as("hot-swap: %s", why).isTrue();
+        assertThat(r.errors).as("errors: %s", why).isZero();
+    }
+
+    private static boolean fits(final Scenario scenario) {
+        try {
+            scenario.validate();
+            return true;
+        } catch (final IllegalArgumentException ex) {
+            return false;
+        }
     }
 
     @Test

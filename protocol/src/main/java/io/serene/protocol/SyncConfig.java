@@ -131,7 +131,8 @@ public final class SyncConfig {
      * {@code workers}): required are the members not excluded (none for fastest-k), the quorum
      * counts contributions from members. An excluded worker outside the group changes nothing here.
      * A group may need nothing (every member excluded: releases do not wait for it), the whole job
-     * may not. Fails naming what does not fit.
+     * may not; an empty group takes any config (it is checked again when it gets members). Fails
+     * naming what does not fit.
      */
     public Resolved resolve(final int workers, final BitSet members) {
         if (excluded.length() > workers) {
@@ -145,7 +146,7 @@ public final class SyncConfig {
         }
         final int size = members.cardinality();
         final int k = quorum == QUORUM_OF_REQUIRED ? required.cardinality() : quorum;
-        if (k > size) {
+        if (size > 0 && k > size) {
             throw new IllegalArgumentException("quorum " + k + " exceeds the " + (size == workers ? "job's " : "group's ")
                 + size + " workers");
         }

@@ -129,26 +129,32 @@ class RemoteControlSystemTest {
 
                 // table writes through the switch's command queue, one result code each
                 r = cli("control", "write", "--switch", target, "--job", "" + JOB, "insert:40=ssp:1", "insert:40=asp",
-                    "modify:40=bsp+timeout:30", "insert:50=fastest:1", "delete:50", "delete:60", "insert:3=bsp", "insert:45=exclude:5");
+                    "modify:40=bsp+timeout:30", "insert:50=fastest:1", "delete:50", "delete:60", "insert:3=bsp", "insert:45=exclude:5",
+                    "insert:40@1=fastest:1", "insert:40@7=bsp", "group:1=1");
                 assertThat(r[0]).as("not every write took").isEqualTo(1);
                 assertThat((String) r[1]).contains("insert:40=ssp:1: OK", "insert:40=asp: DUPLICATE_ENTRY", "modify:40=bsp+timeout:30: OK",
                     "insert:50=fastest:1: OK", "delete:50: OK", "delete:60: NOT_FOUND", "insert:3=bsp: TOO_EARLY",
-                    "insert:45=exclude:5: BAD_KEY", "config epoch 5");
+                    "insert:45=exclude:5: BAD_KEY", "insert:40@1=fastest:1: OK", "insert:40@7=bsp: BAD_KEY",
+                    "group:1=1: TOO_EARLY", "config epoch 6");
                 r = cli("control", "write", "--switch", target, "--job", "" + JOB, "insert:70=ssp:y");
                 assertThat((String) r[1]).contains("INVALID_ARGUMENT");
                 r = cli("control", "write", "--switch", target, "--job", "" + JOB, "upsert:70=bsp");
                 assertThat(r[0]).isEqualTo(2);
                 assertThat((String) r[1]).contains("bad update 'upsert:70=bsp'");
+                r = cli("control", "write", "--switch", target, "--job", "" + JOB, "group:1");
+                assertThat(r[0]).isEqualTo(2);
+                assertThat((String) r[1]).contains("bad update 'group:1': group needs WORKER=GROUP");
                 rounds(workers, 8, 12);
                 for (final UdpWorker w : workers) {
-                    assertThat(w.call(e -> e.configEpoch()).get()).as("workers follow the written table").isEqualTo(5);
+                    assertThat(w.call(e -> e.configEpoch()).get()).as("workers follow the written table").isEqualTo(6);
                 }
                 r = cli("control", "show", "--switch", target, "--job", "" + JOB);
                 assertThat((String) r[1]).contains("from round 40: bound=0 required={0, 1} quorum=2 timeout=30.0ms late=fold")
                     .doesNotContain("from round 50");
                 r = cli("control", "schema", "--switch", target);
                 assertThat(r[0]).isEqualTo(0);
-                assertThat((String) r[1]).contains("table sync_config", "key    first_round", "register released_round", "drop_late");
+                assertThat((String) r[1]).contains("table sync_config", "key    group", "key    first_round", "table worker_group",
+                    "register released_round", "drop_late");
             } finally {
                 workers.forEach(UdpWorker::close);
                 server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
