@@ -30,13 +30,17 @@ public final class ExperimentCommand implements Callable<Integer> {
     @Option(names = "--data", description = "Fashion-MNIST directory for train runs. Default: /usr/share/datasets/fashion-mnist.")
     Path data;
 
+    @Option(names = "--seeds", split = ",", paramLabel = "SEED",
+        description = "Run these seeds instead of the file's (after --quick), e.g. --seeds 1,2,3.")
+    List<Integer> seeds;
+
     @Option(names = "--json", description = "End with one JSON line: per policy its speed-up against BSP and accuracy difference.")
     boolean json;
 
     @Override
     @SuppressWarnings("unchecked")
     public Integer call() throws Exception {
-        final ExperimentSpec spec = ExperimentSpec.read(file, quick);
+        final ExperimentSpec spec = ExperimentSpec.read(file, quick, seeds);
         final Path dir = out != null ? out : Path.of("runs", spec.name + (quick ? "-quick" : ""));
         if (spec.mode.equals("train") && data == null) {
             DemoCommand.ensureDataset(System.out);

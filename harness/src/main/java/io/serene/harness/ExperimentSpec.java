@@ -141,6 +141,14 @@ final class ExperimentSpec {
 
     /** Reads a file; {@code quick} applies its 'quick' overrides. Errors name the file and the key. */
     static ExperimentSpec read(final Path file, final boolean quick) {
+        return read(file, quick, null);
+    }
+
+    /**
+     * Reads a file as {@link #read(Path, boolean)} does, with its seeds replaced by {@code seeds}
+     * (the command line's {@code --seeds}) unless null; the replacement is recorded with the file's text.
+     */
+    static ExperimentSpec read(final Path file, final boolean quick, final List<Integer> seeds) {
         if (!Files.isRegularFile(file)) {
             throw new IllegalArgumentException("no experiment file " + file);
         }
@@ -151,7 +159,7 @@ final class ExperimentSpec {
             throw new IllegalArgumentException("cannot read " + file + ": " + ex.getMessage());
         }
         try {
-            return parse(text, file.toAbsolutePath().getParent(), quick);
+            return parse(text, file.toAbsolutePath().getParent(), quick, seeds);
         } catch (final IllegalArgumentException ex) {
             throw new IllegalArgumentException(file + ": " + ex.getMessage());
         }
@@ -159,6 +167,10 @@ final class ExperimentSpec {
 
     /** Parses YAML text; relative policy files resolve against {@code base} and then the working directory. */
     static ExperimentSpec parse(final String text, final Path base, final boolean quick) {
+        return parse(text, base, quick, null);
+    }
+
+    private static ExperimentSpec parse(final String text, final Path base, final boolean quick, final List<Integer> seeds) {
         final JsonNode root;
         try {
             root = new ObjectMapper(new YAMLFactory()).readTree(text);
@@ -186,7 +198,17 @@ final class ExperimentSpec {
             }
             effective = copy;
         }
-        return new ExperimentSpec(effective, base, text);
+        if (seeds == null) {
+            return new ExperimentSpec(effective, base, text);
+        }
+        if (seeds.isEmpty()) {
+            throw new IllegalArgumentException("--seeds needs at least one seed");
+        }
+        final com.fasterxml.jackson.databind.node.ObjectNode copy = effective.deepCopy();
+        final com.fasterxml.jackson.databind.node.ArrayNode list = copy.putArray("seeds");
+        seeds.forEach(list::add);
+        final String joined = seeds.stream().map(String::valueOf).reduce((a, b) -> a + "," + b).orElse("");
+        return new ExperimentSpec(copy, base, text + (text.endsWith("\n") ? "" : "\n") + "# command line: --seeds " + joined + "\n");
     }
 
     private static List<PolicyRef> policies(final JsonNode n, final Path base) {

@@ -49,6 +49,17 @@ class ExperimentTest {
     }
 
     @Test
+    void theCommandLineSeedsReplaceTheFilesAfterQuickAndAreRecorded(@TempDir final Path dir) throws Exception {
+        final Path file = dir.resolve("t.yaml");
+        java.nio.file.Files.writeString(file, SIM);
+        final ExperimentSpec spec = ExperimentSpec.read(file, true, java.util.List.of(4, 5));
+        assertThat(spec.seeds).containsExactly(4L, 5L);
+        assertThat(spec.rounds).as("the quick overrides still apply").isEqualTo(30);
+        assertThat(spec.text).endsWith("# command line: --seeds 4,5\n");
+        assertThatThrownBy(() -> ExperimentSpec.read(file, false, java.util.List.of())).hasMessageContaining("--seeds needs at least one seed");
+    }
+
+    @Test
     void badFilesGetClearErrors(@TempDir final Path dir) {
         bad("name: t\npolicies: [bsp]\nworkerz: 4", "unknown key 'workerz'");
         bad("name: t\nmode: real\npolicies: [bsp]", "'mode' must be train or sim, was 'real'");
