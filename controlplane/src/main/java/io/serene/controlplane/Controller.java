@@ -68,7 +68,8 @@ public final class Controller {
     private final int[][] workerStreak;
     private final BitSet excluded = new BitSet();
     private LateMode excludeLate = LateMode.FOLD;
-    /** Per group: the members, the base config (rules set it), the config installed on the switch. */
+    /** Per worker its group; per group: the members, the base config (rules set it), the config installed on the switch. */
+    private final int[] groupOf;
     private final BitSet[] members;
     private final SyncConfig[] base;
     private final SyncConfig[] installed;
@@ -87,17 +88,13 @@ public final class Controller {
         this.workers = workers;
         this.control = control;
         final int groups = policy.groups().size() + 1;
-        final int[] groupOf = policy.groupOf(workers);
-        this.members = new BitSet[groups];
+        this.groupOf = policy.groupOf(workers);
+        this.members = policy.members(workers);
         this.base = new SyncConfig[groups];
         this.installed = new SyncConfig[groups];
         for (int g = 0; g < groups; g++) {
-            members[g] = new BitSet();
             base[g] = policy.start(g);
             installed[g] = policy.start(g);
-        }
-        for (int w = 0; w < workers; w++) {
-            members[groupOf[w]].set(w);
         }
         this.streak = new int[policy.rules().size()];
         this.workerStreak = new int[policy.rules().size()][workers];
@@ -121,7 +118,7 @@ public final class Controller {
 
     /** Each worker's group (0: the default group), for the switch's worker_group table. */
     public int[] groupOf() {
-        return policy.groupOf(workers);
+        return groupOf.clone();
     }
 
     public List<Decision> decisions() {
@@ -207,7 +204,7 @@ public final class Controller {
             workerStreak[i][w] = 0;
             if (rule.action.kind == Policy.Action.Kind.EXCLUDE && !excluded.get(w)) {
                 excluded.set(w);
-                final int g = groupOf(w);
+                final int g = groupOf[w];
                 if (!fits(g, effective(g, base[g])) || excluded.cardinality() >= workers) {
                     excluded.clear(w);
                     continue;
@@ -230,15 +227,6 @@ public final class Controller {
             return config;
         }
         return config.excluding(out).withLateMode(excludeLate);
-    }
-
-    private int groupOf(final int worker) {
-        for (int g = 0; g < members.length; g++) {
-            if (members[g].get(worker)) {
-                return g;
-            }
-        }
-        return 0;
     }
 
     private boolean fits(final int group, final SyncConfig config) {

@@ -294,6 +294,19 @@ public final class Policy {
         return of;
     }
 
+    /** Each group's members in a job of {@code workers} workers (index: the group; 0, the default group, first). */
+    public BitSet[] members(final int workers) {
+        final int[] of = groupOf(workers);
+        final BitSet[] members = new BitSet[groups.size() + 1];
+        for (int g = 0; g < members.length; g++) {
+            members[g] = new BitSet();
+        }
+        for (int w = 0; w < workers; w++) {
+            members[of[w]].set(w);
+        }
+        return members;
+    }
+
     public List<Rule> rules() {
         return rules;
     }

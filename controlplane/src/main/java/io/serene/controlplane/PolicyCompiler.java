@@ -53,7 +53,7 @@ public final class PolicyCompiler {
      */
     public static List<TableWrite> startWrites(final Policy policy, final int job, final int workers) {
         final List<TableWrite> writes = new ArrayList<>();
-        final int[] groupOf = groupOf(policy, workers);
+        final int[] groupOf = groups(() -> policy.groupOf(workers));
         for (int w = 0; w < workers; w++) {
             if (groupOf[w] != 0) {
                 writes.add(TableWrite.insert(WorkerGroupEntry.builder().job(job).worker(w).group(groupOf[w]).build()));
@@ -67,7 +67,7 @@ public final class PolicyCompiler {
 
     /** Each rule's compiled write; fails naming the line whose config does not fit {@code workers} or its group. */
     public static List<CompiledRule> compile(final Policy policy, final int job, final int workers) {
-        final BitSet[] members = members(policy, workers);
+        final BitSet[] members = groups(() -> policy.members(workers));
         for (int g = 0; g < members.length; g++) {
             check(policy.start(g), workers, members[g], 0);
         }
@@ -98,7 +98,7 @@ public final class PolicyCompiler {
     public static String render(final Policy policy, final int job, final int workers) {
         final StringBuilder sb = new StringBuilder();
         sb.append("policy ").append(policy.name()).append(" for job ").append(job).append(" of ").append(workers).append(" workers\n");
-        final BitSet[] members = members(policy, workers);
+        final BitSet[] members = groups(() -> policy.members(workers));
         for (final TableWrite w : startWrites(policy, job, workers)) {
             sb.append("start: ").append(w);
             if (w.entry() instanceof SyncConfigEntry) {
@@ -124,25 +124,13 @@ public final class PolicyCompiler {
         }
     }
 
-    private static int[] groupOf(final Policy policy, final int workers) {
+    /** A computation over the policy's groups, its failure (a worker the job does not have) named as such. */
+    private static <T> T groups(final java.util.function.Supplier<T> f) {
         try {
-            return policy.groupOf(workers);
+            return f.get();
         } catch (final IllegalArgumentException ex) {
             throw new IllegalArgumentException("groups: " + ex.getMessage());
         }
-    }
-
-    /** Each group's members in a job of {@code workers} workers (index 0: the default group). */
-    static BitSet[] members(final Policy policy, final int workers) {
-        final int[] groupOf = groupOf(policy, workers);
-        final BitSet[] members = new BitSet[policy.groups().size() + 1];
-        for (int g = 0; g < members.length; g++) {
-            members[g] = new BitSet();
-        }
-        for (int w = 0; w < workers; w++) {
-            members[groupOf[w]].set(w);
-        }
-        return members;
     }
 
     private static String describe(final SyncConfig.Resolved r) {

@@ -42,15 +42,7 @@ class SyncInvariantProperties {
         final Scenario scenario = new Scenario().workers(workers).rounds(30).schedule(SyncSchedule.parse(policy))
             .stragglers(STRAGGLERS[stragglers]).seed(seed).elements(600).chunkElements(256).computeNs(5_000_000L)
             .faults(loss, duplication, reordering).randomSwaps(swaps);
-        final ScenarioRunner runner = new ScenarioRunner(scenario);
-        final ScenarioRunner.ScenarioResult r = runner.run();
-        final String why = "policy " + policy + " (" + r.schedule + "), seed " + seed + "\n" + runner.diagnostics();
-        assertThat(r.completed).as("liveness: %s", why).isTrue();
-        assertThat(r.exactlyOnce).as("exactly once: %s", why).isTrue();
-        assertThat(r.agreement).as("agreement: %s", why).isTrue();
-        assertThat(r.boundRespected).as("bound: %s", why).isTrue();
-        assertThat(r.hotSwapConsistent).as("hot-swap: %s", why).isTrue();
-        assertThat(r.errors).as("errors: %s", why).isZero();
+        assertEveryCheck(scenario, policy, seed);
     }
 
     @Property(tries = 100)
@@ -76,6 +68,11 @@ class SyncInvariantProperties {
             .faults(loss, duplication, reordering).randomSwaps(swaps);
         // configs whose quorum cannot fit a group's members are refused up front
         Assume.that(fits(scenario));
+        assertEveryCheck(scenario, policy, seed);
+    }
+
+    /** Runs the scenario and asserts invariants 1-5 (and no errors), naming the policy, schedule and seed on failure. */
+    private static void assertEveryCheck(final Scenario scenario, final String policy, final long seed) {
         final ScenarioRunner runner = new ScenarioRunner(scenario);
         final ScenarioRunner.ScenarioResult r = runner.run();
         final String why = "policy " + policy + " (" + r.schedule + "), seed " + seed + "\n" + runner.diagnostics();

@@ -166,15 +166,49 @@ class RemoteControlSystemTest {
     @Test
     @Timeout(120)
     void controlApplyPutsAPolicysWorkerGroupsOnTheSwitchAndChangesAGroupsConfig() throws Exception {
+        // the groups are fixed from the first contribution: the workers start once the policy put them there
+        applyPolicy("policy tiers\ngroup old = 2\nstart bsp\n"
+            + "when lag >= 2 for 3 rounds in old: bsp then old: bsp + timeout(10)\n", JOB + 2, true, (printed, folded, target) -> {
+                assertThat((String) printed[1]).contains("policy tiers on job 11 (3 workers): start bsp")
+                    .contains("group old (1): start bsp from round")
+                    .contains("old: bsp -> old: bsp+timeout:10 (lag >= 2 for 3 rounds in old: bsp");
+                assertThat(folded).as("the old group's late chunks were folded").isPositive();
+                final Object[] show = cli("control", "show", "--switch", target, "--job", "" + (JOB + 2));
+                assertThat((String) show[1]).contains("groups=[0, 0, 1]", "group 1 from round", "timeout=10.0ms");
+            });
+    }
+
+    @Test
+    @Timeout(120)
+    void controlApplyExcludesAStragglerTheSwitchMeasured() throws Exception {
+        applyPolicy("policy exclude-slow\nstart bsp\nwhen slowdown(worker) > 4 for 3 rounds then exclude(worker) fold\n",
+            JOB + 1, false, (printed, folded, target) -> {
+                assertThat((String) printed[1]).contains("policy exclude-slow on job 10 (3 workers): start bsp")
+                    .contains("bsp -> bsp+exclude:2 (worker 2: slowdown(worker) > 4 for 3 rounds")
+                    .contains("1 config changes");
+                assertThat(folded).as("the excluded worker's late chunks were folded").isPositive();
+            });
+    }
+
+    /** Checks on a `control apply` run: what it printed, the chunks the straggler folded, the control address. */
+    private interface ApplyCheck {
+        void check(Object[] printed, long foldedByStraggler, String target) throws Exception;
+    }
+
+    /**
+     * Runs `serene control apply` with a policy against a switch (BSP) with a control service and 3 UDP
+     * workers of {@code job} training 60 rounds, worker 2 computing 60 ms a round and the others 2 ms;
+     * with {@code awaitGroups} the workers start only once worker 2 is in group 1. Then checks.
+     */
+    private void applyPolicy(final String policyText, final int job, final boolean awaitGroups, final ApplyCheck check)
+        throws Exception {
         final List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
         final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(4 << 20)
             .defaultSync(SyncConfig.bsp()).conclude(), errors::add);
         final java.nio.file.Path policy = java.nio.file.Files.createTempFile("serene", ".policy");
-        java.nio.file.Files.writeString(policy, "policy tiers\ngroup old = 2\nstart bsp\n"
-            + "when lag >= 2 for 3 rounds in old: bsp then old: bsp + timeout(10)\n");
+        java.nio.file.Files.writeString(policy, policyText);
         final int workers = 3;
         final int rounds = 60;
-        final int job = JOB + 2;
         try (UdpTransport switchLoop = UdpTransport.create(1, true);
              UdpTransport workerLoop = UdpTransport.create(1, true);
              UdpHost switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
@@ -198,9 +232,9 @@ class RemoteControlSystemTest {
                     loops.add(CompletableFuture.runAsync(() -> {
                         try {
                             worker.joined().get(20, TimeUnit.SECONDS);
-                            // the groups are fixed from the first contribution: start once the policy put them there
                             final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                            while (switchHost.call(() -> pipeline.group(job, 2)).get() != 1 && System.nanoTime() < deadline) {
+                            while (awaitGroups && switchHost.call(() -> pipeline.group(job, 2)).get() != 1
+                                && System.nanoTime() < deadline) {
                                 Thread.sleep(5);
                             }
                             final float[] g = new float[1_000];
@@ -217,83 +251,12 @@ class RemoteControlSystemTest {
                 final Object[] r = apply.get(90, TimeUnit.SECONDS);
                 System.out.println("serene control apply printed:\n" + r[1]);
                 assertThat(r[0]).as((String) r[1]).isEqualTo(0);
-                assertThat((String) r[1]).contains("policy tiers on job 11 (3 workers): start bsp")
-                    .contains("group old (1): start bsp from round")
-                    .contains("old: bsp -> old: bsp+timeout:10 (lag >= 2 for 3 rounds in old: bsp");
                 for (final CompletableFuture<Void> loop : loops) {
                     loop.get(90, TimeUnit.SECONDS);
                 }
                 final long folded = udpWorkers.get(workers - 1).call(e -> e.counters().get(
                     io.serene.worker.WorkerCounter.FOLDED_CHUNKS)).get();
-                assertThat(folded).as("the old group's late chunks were folded").isPositive();
-                final Object[] show = cli("control", "show", "--switch", target, "--job", "" + job);
-                assertThat((String) show[1]).contains("groups=[0, 0, 1]", "group 1 from round", "timeout=10.0ms");
-            } finally {
-                udpWorkers.forEach(UdpWorker::close);
-                server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-                java.nio.file.Files.deleteIfExists(policy);
-            }
-            assertThat(errors).isEmpty();
-        }
-    }
-
-    @Test
-    @Timeout(120)
-    void controlApplyExcludesAStragglerTheSwitchMeasured() throws Exception {
-        final List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
-        final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(4 << 20)
-            .defaultSync(SyncConfig.bsp()).conclude(), errors::add);
-        final java.nio.file.Path policy = java.nio.file.Files.createTempFile("serene", ".policy");
-        java.nio.file.Files.writeString(policy, "policy exclude-slow\nstart bsp\n"
-            + "when slowdown(worker) > 4 for 3 rounds then exclude(worker) fold\n");
-        final int workers = 3;
-        final int rounds = 60;
-        try (UdpTransport switchLoop = UdpTransport.create(1, true);
-             UdpTransport workerLoop = UdpTransport.create(1, true);
-             UdpHost switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
-             SwitchControlService service = new SwitchControlService(switchHost::call, pipeline)) {
-            final Server server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(service).build().start();
-            final String target = "127.0.0.1:" + server.getPort();
-            final CompletableFuture<Object[]> apply = CompletableFuture.supplyAsync(() -> cli("control", "apply",
-                policy.toString(), "--switch", target, "--job", "" + (JOB + 1), "--until-round", "" + (rounds - 10),
-                "--interval-ms", "5"));
-            final List<UdpWorker> udpWorkers = new ArrayList<>();
-            final List<CompletableFuture<Void>> loops = new ArrayList<>();
-            try {
-                for (int w = 0; w < workers; w++) {
-                    udpWorkers.add(UdpWorker.start(new WorkerContext().jobId(JOB + 1).workerId(w).workers(workers)
-                            .elementsPerRound(1_000), switchHost.localAddress(), new InetSocketAddress("127.0.0.1", 0),
-                        workerLoop, UdpOptions.defaults(), errors::add));
-                }
-                for (int w = 0; w < workers; w++) {
-                    final UdpWorker worker = udpWorkers.get(w);
-                    final long computeMs = w == workers - 1 ? 60 : 2;
-                    loops.add(CompletableFuture.runAsync(() -> {
-                        try {
-                            worker.joined().get(20, TimeUnit.SECONDS);
-                            final float[] g = new float[1_000];
-                            for (int round = 0; round < rounds; round++) {
-                                worker.awaitClearance(round).get(60, TimeUnit.SECONDS);
-                                Thread.sleep(computeMs);
-                                worker.allreduce(round, g).get(60, TimeUnit.SECONDS);
-                            }
-                        } catch (final Exception ex) {
-                            throw new IllegalStateException(ex);
-                        }
-                    }));
-                }
-                final Object[] r = apply.get(90, TimeUnit.SECONDS);
-                System.out.println("serene control apply printed:\n" + r[1]);
-                assertThat(r[0]).as((String) r[1]).isEqualTo(0);
-                assertThat((String) r[1]).contains("policy exclude-slow on job 10 (3 workers): start bsp")
-                    .contains("bsp -> bsp+exclude:2 (worker 2: slowdown(worker) > 4 for 3 rounds")
-                    .contains("1 config changes");
-                for (final CompletableFuture<Void> loop : loops) {
-                    loop.get(90, TimeUnit.SECONDS);
-                }
-                final long folded = udpWorkers.get(workers - 1).call(e -> e.counters().get(
-                    io.serene.worker.WorkerCounter.FOLDED_CHUNKS)).get();
-                assertThat(folded).as("the excluded worker's late chunks were folded").isPositive();
+                check.check(r, folded, target);
             } finally {
                 udpWorkers.forEach(UdpWorker::close);
                 server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
