@@ -67,7 +67,7 @@ final class ExperimentRunner {
         return executed;
     }
 
-    /** The matrix, in the order it runs. */
+    /** The matrix, in the order it runs: scenario by scenario, seed by seed, every policy. */
     List<Run> matrix() {
         final List<Run> runs = new ArrayList<>();
         final boolean train = spec.mode.equals("train");
@@ -75,8 +75,10 @@ final class ExperimentRunner {
             for (final int workers : spec.workers) {
                 for (final String stragglers : spec.stragglers) {
                     final String scenario = (train ? model + "-" : "") + "w" + workers + "-" + slug(stragglers);
-                    for (final ExperimentSpec.PolicyRef policy : spec.policies) {
-                        for (final long seed : spec.seeds) {
+                    // every policy for one seed, then the next seed: the machine's drift over the
+                    // scenario's runs falls on every policy alike, not on the policies run last
+                    for (final long seed : spec.seeds) {
+                        for (final ExperimentSpec.PolicyRef policy : spec.policies) {
                             runs.add(new Run(scenario, model, workers, stragglers, policy, seed,
                                 out.resolve("runs").resolve(scenario).resolve(slug(policy.name)).resolve("seed-" + seed)));
                         }
@@ -135,7 +137,7 @@ final class ExperimentRunner {
             s.policy = run.policy.policy;
             s.policyLabel = run.policy.name;
         } else {
-            s.sync = run.policy.sync;
+            s.sync = run.policy.syncFor(run.workers);
         }
         s.stragglers = run.stragglers;
         s.rounds = spec.rounds;
@@ -166,7 +168,7 @@ final class ExperimentRunner {
         if (run.policy.policy != null) {
             scenario.policy(run.policy.policy);
         } else {
-            scenario.schedule(SyncSchedule.parse(run.policy.sync));
+            scenario.schedule(SyncSchedule.parse(run.policy.syncFor(run.workers)));
         }
         final ScenarioRunner.ScenarioResult r = new ScenarioRunner(scenario).run();
         if (!r.allChecks()) {

@@ -20,6 +20,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * An experiment file (YAML): what to run and how many times. Every value is checked when the file
@@ -33,9 +35,10 @@ import java.util.Set;
  * epochs: 1                    # or rounds: 300
  * targetAccuracy: 0.8          # train
  * evalEvery: 25                # train
- * policies:                    # presets, schedules, or policy files
+ * policies:                    # presets, schedules (N: the worker count), or policy files
  *   - bsp
  *   - ssp:2
+ *   - fastest:N-1
  *   - {name: dynamic, file: examples/adaptive.policy}
  * stragglers: [persistent:3:x8, transient:p=0.05,x4]
  * seeds: [1, 2, 3]
@@ -60,7 +63,29 @@ final class ExperimentSpec {
         boolean isBsp() {
             return policy == null && sync.equals("bsp");
         }
+
+        /**
+         * The sync config or schedule for a scenario of {@code workers} workers: {@code N} stands for
+         * the worker count and {@code N-K} for K fewer ({@code fastest:N-1} is fastest-3 of 4 and
+         * fastest-7 of 8).
+         */
+        String syncFor(final int workers) {
+            final Matcher m = WORKER_COUNT.matcher(sync);
+            final StringBuilder out = new StringBuilder();
+            while (m.find()) {
+                final int value = workers - (m.group(1) == null ? 0 : Integer.parseInt(m.group(1)));
+                if (value < 1) {
+                    throw new IllegalArgumentException("with " + workers + " workers " + m.group() + " is " + value + ", must be at least 1");
+                }
+                m.appendReplacement(out, Integer.toString(value));
+            }
+            m.appendTail(out);
+            return out.toString();
+        }
     }
+
+    /** {@code N} or {@code N-K} in a preset: the worker count (less K). */
+    private static final Pattern WORKER_COUNT = Pattern.compile("\\bN(?:-([0-9]{1,6}))?\\b");
 
     private static final Set<String> KEYS = Set.of("name", "mode", "model", "workers", "epochs", "rounds", "targetAccuracy",
         "evalEvery", "batch", "lr", "momentum", "computeMs", "policies", "stragglers", "seeds", "quick");
@@ -127,7 +152,7 @@ final class ExperimentSpec {
         learningRate = n.has("lr") ? (float) positive(n, "lr") : 0.05f;
         momentum = n.has("momentum") ? (float) number(n, "momentum") : 0.9f;
         computeMs = n.has("computeMs") ? positive(n, "computeMs") : 10;
-        policies = policies(n.get("policies"), base);
+        policies = policies(n.get("policies"), base, workers);
         stragglers = strings(n, "stragglers", List.of("none"));
         for (final String s : stragglers) {
             StragglerProfile.parse(s, 1);
@@ -211,7 +236,7 @@ final class ExperimentSpec {
         return new ExperimentSpec(copy, base, text + (text.endsWith("\n") ? "" : "\n") + "# command line: --seeds " + joined + "\n");
     }
 
-    private static List<PolicyRef> policies(final JsonNode n, final Path base) {
+    private static List<PolicyRef> policies(final JsonNode n, final Path base, final List<Integer> workers) {
         if (n == null || !n.isArray() || n.isEmpty()) {
             throw new IllegalArgumentException("'policies' must be a non-empty list (bsp, ssp:2, {name: dynamic, file: FILE}, ...)");
         }
@@ -220,12 +245,14 @@ final class ExperimentSpec {
         for (final JsonNode p : n) {
             final PolicyRef ref;
             if (p.isTextual()) {
-                try {
-                    SyncSchedule.parse(p.asText());
-                } catch (final IllegalArgumentException ex) {
-                    throw new IllegalArgumentException("policy '" + p.asText() + "': " + ex.getMessage());
-                }
                 ref = new PolicyRef(p.asText(), p.asText(), null, null);
+                for (final int w : workers) {
+                    try {
+                        SyncSchedule.parse(ref.syncFor(w));
+                    } catch (final IllegalArgumentException ex) {
+                        throw new IllegalArgumentException("policy '" + p.asText() + "': " + ex.getMessage());
+                    }
+                }
             } else if (p.isObject() && p.has("file")) {
                 Path file = Path.of(p.get("file").asText());
                 if (!file.isAbsolute() && base != null && Files.exists(base.resolve(file))) {

@@ -49,6 +49,19 @@ class ExperimentTest {
     }
 
     @Test
+    void nInAPresetIsTheWorkerCountOfEachScenario() {
+        final ExperimentSpec spec = ExperimentSpec.parse("name: t\nworkers: [4, 8]\npolicies: [bsp, 'fastest:N-1', 'bsp@0,fastest:N@10']",
+            null, false);
+        assertThat(spec.policies).extracting(p -> p.name).containsExactly("bsp", "fastest:N-1", "bsp@0,fastest:N@10");
+        assertThat(spec.policies.get(1).syncFor(4)).isEqualTo("fastest:3");
+        assertThat(spec.policies.get(1).syncFor(8)).isEqualTo("fastest:7");
+        assertThat(spec.policies.get(2).syncFor(8)).isEqualTo("bsp@0,fastest:8@10");
+        final ExperimentRunner runner = new ExperimentRunner(ExperimentSpec.parse(
+            "name: t\nmode: sim\nrounds: 5\nworkers: [3]\npolicies: ['fastest:N-1']", null, false), Path.of("unused"), null);
+        assertThat(runner.matrix()).extracting(r -> r.policy.syncFor(r.workers)).containsExactly("fastest:2");
+    }
+
+    @Test
     void theCommandLineSeedsReplaceTheFilesAfterQuickAndAreRecorded(@TempDir final Path dir) throws Exception {
         final Path file = dir.resolve("t.yaml");
         java.nio.file.Files.writeString(file, SIM);
@@ -65,6 +78,8 @@ class ExperimentTest {
         bad("name: t\nmode: real\npolicies: [bsp]", "'mode' must be train or sim, was 'real'");
         bad("name: t", "'policies' must be a non-empty list");
         bad("name: t\npolicies: ['ssp:x']", "policy 'ssp:x'");
+        bad("name: t\nworkers: [2, 4]\npolicies: ['fastest:N-2']", "policy 'fastest:N-2': with 2 workers N-2 is 0, must be at least 1");
+        bad("name: t\npolicies: ['fastest:N-x']", "policy 'fastest:N-x'");
         bad("name: t\npolicies: [bsp, bsp]", "policy 'bsp' appears twice");
         bad("name: t\npolicies: [bsp]\nstragglers: [sometimes]", "unknown straggler profile part 'sometimes'");
         bad("name: t\npolicies: [bsp]\nepochs: 1\nrounds: 3", "give 'epochs' or 'rounds', not both");
