@@ -143,6 +143,7 @@ final class ExperimentRunner {
         s.rounds = spec.rounds;
         s.epochs = spec.rounds == null && spec.epochs == null ? Double.valueOf(1) : spec.epochs;
         s.batch = spec.batch;
+        s.rebalance = spec.rebalance;
         s.learningRate = spec.learningRate;
         s.momentum = spec.momentum;
         s.evalEvery = spec.evalEvery;

@@ -35,6 +35,7 @@ import java.util.regex.Pattern;
  * epochs: 1                    # or rounds: 300
  * targetAccuracy: 0.8          # train
  * evalEvery: 25                # train
+ * rebalance: true              # train: batches grow while rounds have fewer contributions (default)
  * policies:                    # presets, schedules (N: the worker count), or policy files
  *   - bsp
  *   - ssp:2
@@ -88,7 +89,7 @@ final class ExperimentSpec {
     private static final Pattern WORKER_COUNT = Pattern.compile("\\bN(?:-([0-9]{1,6}))?\\b");
 
     private static final Set<String> KEYS = Set.of("name", "mode", "model", "workers", "epochs", "rounds", "targetAccuracy",
-        "evalEvery", "batch", "lr", "momentum", "computeMs", "policies", "stragglers", "seeds", "quick");
+        "evalEvery", "batch", "rebalance", "lr", "momentum", "computeMs", "policies", "stragglers", "seeds", "quick");
 
     final String name;
     final String mode;
@@ -99,6 +100,8 @@ final class ExperimentSpec {
     final double targetAccuracy;
     final int evalEvery;
     final int batch;
+    /** train: workers keep a round's samples near N x batch (serene worker --rebalance). */
+    final boolean rebalance;
     final float learningRate;
     final float momentum;
     final double computeMs;
@@ -149,6 +152,10 @@ final class ExperimentSpec {
         }
         evalEvery = n.has("evalEvery") ? (int) number(n, "evalEvery") : 25;
         batch = n.has("batch") ? (int) positive(n, "batch") : 64;
+        if (n.has("rebalance") && !n.get("rebalance").isBoolean()) {
+            throw new IllegalArgumentException("'rebalance' must be true or false, was " + n.get("rebalance"));
+        }
+        rebalance = !n.has("rebalance") || n.get("rebalance").asBoolean();
         learningRate = n.has("lr") ? (float) positive(n, "lr") : 0.05f;
         momentum = n.has("momentum") ? (float) number(n, "momentum") : 0.9f;
         computeMs = n.has("computeMs") ? positive(n, "computeMs") : 10;

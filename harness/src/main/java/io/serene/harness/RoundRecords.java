@@ -13,7 +13,7 @@ import java.util.Map;
 /**
  * One training worker's per-round record: when the round started, how long the worker was blocked
  * (clearance for the round, then the wait for the round's aggregate), compute time (measured and
- * injected), staleness (earlier rounds whose aggregate the model did not hold when the gradient was
+ * injected), the batch size, staleness (earlier rounds whose aggregate the model did not hold when the gradient was
  * computed), when the gradient was sent and the aggregate arrived, loss and test accuracy. Written as
  * JSON lines (one per round, when the round's aggregate is applied) on a time axis shared by all
  * workers of a run: seconds since a wall-clock origin.
@@ -31,6 +31,7 @@ final class RoundRecords implements AutoCloseable {
     private final long[] sendNs;
     private final long[] releaseNs;
     private final int[] staleness;
+    private final int[] batch;
     private final float[] loss;
     private final boolean[] skipped;
     private final double[] accuracy;
@@ -57,6 +58,7 @@ final class RoundRecords implements AutoCloseable {
         sendNs = new long[rounds];
         releaseNs = new long[rounds];
         staleness = new int[rounds];
+        batch = new int[rounds];
         loss = new float[rounds];
         skipped = new boolean[rounds];
         accuracy = new double[rounds];
@@ -94,7 +96,8 @@ final class RoundRecords implements AutoCloseable {
         waitingNs[round] += ns;
     }
 
-    void computed(final int round, final long measuredNs, final long extraNs, final int stale, final float roundLoss) {
+    void computed(final int round, final int images, final long measuredNs, final long extraNs, final int stale, final float roundLoss) {
+        batch[round] = images;
         computeNs[round] = measuredNs;
         injectedNs[round] = extraNs;
         staleness[round] = stale;
@@ -142,6 +145,11 @@ final class RoundRecords implements AutoCloseable {
         return lastAccuracy;
     }
 
+    /** Images in the gradients this worker sent. */
+    long samples() {
+        return Arrays.stream(batch).asLongStream().sum();
+    }
+
     long computeNs() {
         return Arrays.stream(computeNs).sum();
     }
@@ -167,6 +175,7 @@ final class RoundRecords implements AutoCloseable {
         line.put("injectedSeconds", injectedNs[round] / 1e9);
         line.put("waitingSeconds", waitingNs[round] / 1e9);
         line.put("staleness", staleness[round]);
+        line.put("batch", batch[round]);
         line.put("sendSeconds", seconds(sendNs[round]));
         line.put("releaseSeconds", seconds(releaseNs[round]));
         line.put("skipped", skipped[round]);

@@ -49,6 +49,11 @@ public final class TrainCommand implements Callable<Integer> {
     @Option(names = "--batch", defaultValue = "64", description = "Batch size per worker. Default: ${DEFAULT-VALUE}.")
     int batch;
 
+    @Option(names = "--rebalance", negatable = true, defaultValue = "true", fallbackValue = "true", description = "Workers keep a "
+        + "round's samples near N x batch while rounds are released with fewer contributions (exclusion, fastest-k, timeouts): "
+        + "their batch grows up to 2 x batch (serene worker --help). --no-rebalance: always batch. Default: on.")
+    boolean rebalance;
+
     @Option(names = "--lr", defaultValue = "0.05", description = "Learning rate. Default: ${DEFAULT-VALUE}.")
     float learningRate;
 
@@ -99,6 +104,7 @@ public final class TrainCommand implements Callable<Integer> {
         settings.rounds = rounds;
         settings.epochs = rounds == null && epochs == null ? Double.valueOf(1) : epochs;
         settings.batch = batch;
+        settings.rebalance = rebalance;
         settings.learningRate = learningRate;
         settings.momentum = momentum;
         settings.evalEvery = evalEvery;

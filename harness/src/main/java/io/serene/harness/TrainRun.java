@@ -63,6 +63,8 @@ final class TrainRun {
         int job = 1;
         int controlPort = -1;
         int timeoutSeconds = 60;
+        /** Workers keep a round's samples near N x batch (WorkerCommand --rebalance). */
+        boolean rebalance = true;
         /** Print only failures (serene experiment prints one line per run). */
         boolean quiet;
 
@@ -199,7 +201,7 @@ final class TrainRun {
             "--lr", "" + s.learningRate, "--momentum", "" + s.momentum, "--eval-every", "" + s.evalEvery,
             "--data", dataDir.toString(), "--seed", "" + s.seed, "--stragglers", s.stragglers,
             "--timeout-seconds", "" + s.timeoutSeconds, "--records", recordsFile(w).toString(), "--epoch-ms", "" + epochMs,
-            "--progress-lines", "--exit-with-parent"));
+            "--progress-lines", "--exit-with-parent", s.rebalance ? "--rebalance" : "--no-rebalance"));
         return command;
     }
 
@@ -253,6 +255,7 @@ final class TrainRun {
         run.put("stragglers", s.stragglers);
         run.put("rounds", rounds);
         run.put("batch", s.batch);
+        run.put("rebalance", s.rebalance);
         run.put("learningRate", Double.parseDouble(Float.toString(s.learningRate)));
         run.put("momentum", Double.parseDouble(Float.toString(s.momentum)));
         run.put("evalEvery", s.evalEvery);

@@ -78,6 +78,7 @@ final class TrainSummary {
         final double finalLoss;
         final String modelHash;
         int skippedRounds;
+        long samples;
 
         Result(final int worker, final double startSeconds, final double endSeconds, final double computeSeconds,
                final double injectedSeconds, final double waitingSeconds, final double evaluationSeconds,
@@ -100,6 +101,7 @@ final class TrainSummary {
                 n.path("evaluationSeconds").asDouble(), n.path("finalAccuracy").asDouble(), n.path("finalLoss").asDouble(),
                 n.path("modelHash").asText());
             r.skippedRounds = n.path("skippedRounds").asInt();
+            r.samples = n.path("samples").asLong();
             return r;
         }
     }
@@ -172,6 +174,9 @@ final class TrainSummary {
         final List<Integer> skipped = new ArrayList<>();
         byWorker.forEach(r -> skipped.add(r.skippedRounds));
         s.put("skippedRoundsPerWorker", skipped);
+        final List<Long> samples = new ArrayList<>();
+        byWorker.forEach(r -> samples.add(r.samples));
+        s.put("samplesPerWorker", samples);
         return s;
     }
 

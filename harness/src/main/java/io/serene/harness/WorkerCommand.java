@@ -26,7 +26,8 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * {@code serene worker}: one training worker (one JVM: PyTorch allows one gradient collector per
- * process). Each round: a batch of its seeded shard, forward and backward, the flat gradient
+ * process). Each round: a batch of its seeded shard (B images, or up to 2 B while rounds are
+ * released with fewer contributions, so a round keeps about N x B: {@link GlobalBatch}), forward and backward, the flat gradient
  * through the switch, the aggregate averaged by contributor count back into the model, SGD with
  * momentum. Under a bound s the worker computes round r once round r - 1 - s is released and
  * its aggregate applied, applying every later aggregate that has already arrived first (under BSP:
@@ -61,6 +62,12 @@ public final class WorkerCommand implements Callable<Integer> {
 
     @Option(names = "--batch", defaultValue = "64", description = "Batch size. Default: ${DEFAULT-VALUE}.")
     int batch;
+
+    @Option(names = "--rebalance", negatable = true, defaultValue = "true", fallbackValue = "true", description = "Keep a "
+        + "round's samples near N x batch when rounds are released with fewer contributions (exclusion, fastest-k, timeouts): "
+        + "the next batch is batch x N / the mean contributions of the last " + GlobalBatch.WINDOW + " applied rounds, at most "
+        + "2 x batch (under BSP always batch). --no-rebalance: always batch. Default: on.")
+    boolean rebalance;
 
     @Option(names = "--lr", defaultValue = "0.05", description = "Learning rate. Default: ${DEFAULT-VALUE}.")
     float learningRate;
@@ -145,8 +152,9 @@ public final class WorkerCommand implements Callable<Integer> {
                 System.out.println("worker " + id + "/" + workers + ": " + kind + " with " + net.elements() + " parameters, shard of "
                     + shard.length + " images, " + total + " rounds, seed " + seed);
                 System.out.flush();
-                train(worker, net, new Batches(dataset.train, shard, batch, seed * 31 + id), profile, total, log,
-                    testPixels, testLabels);
+                final GlobalBatch sizes = new GlobalBatch(batch, workers, rebalance);
+                train(worker, net, new Batches(dataset.train, shard, batch, sizes.max(), seed * 31 + id), sizes, profile, total,
+                    log, testPixels, testLabels);
             } finally {
                 worker.close();
             }
@@ -166,8 +174,8 @@ public final class WorkerCommand implements Callable<Integer> {
         return (int) Math.max(1, Math.min(Integer.MAX_VALUE, Math.round(epochs * perEpoch)));
     }
 
-    private void train(final UdpWorker worker, final DjlModel net, final Batches batches, final StragglerProfile profile,
-                       final int total, final RoundRecords log, final float[] testPixels, final int[] testLabels)
+    private void train(final UdpWorker worker, final DjlModel net, final Batches batches, final GlobalBatch sizes,
+                       final StragglerProfile profile, final int total, final RoundRecords log, final float[] testPixels, final int[] testLabels)
         throws Exception {
         final float[] averaged = new float[net.elements()];
         final float[] zeros = new float[net.elements()];
@@ -175,6 +183,7 @@ public final class WorkerCommand implements Callable<Integer> {
         final int[] bounds = new int[total];
         // a gradient computed but not sent yet: its round was released while it was computed
         float[] held = null;
+        int heldBatch = 0;
         long heldNs = 0;
         long heldExtraNs = 0;
         int heldApplied = 0;
@@ -193,11 +202,12 @@ public final class WorkerCommand implements Callable<Integer> {
             // required: every round up to r - 1 - s; then whatever else already arrived
             while (!pending.isEmpty() && ((long) nextToApply <= (long) round - 1 - bound || pending.peek().isDone())) {
                 final int next = nextToApply++;
-                applyNext(pending, next, momentumFor(net, bounds[next]), net, averaged, log, total, testPixels, testLabels);
+                applyNext(pending, next, momentumFor(net, bounds[next]), net, averaged, sizes, log, total, testPixels, testLabels);
             }
             if (held == null && released(worker) < round) {
                 final long t0 = System.nanoTime();
-                held = net.computeGradient(batches.next(), batches.labels()).clone();
+                heldBatch = sizes.next();
+                held = net.computeGradient(batches.next(heldBatch), batches.labels()).clone();
                 heldNs = System.nanoTime() - t0;
                 heldExtraNs = Math.max(0, (long) ((profile.factor(id, round) - 1) * heldNs));
                 if (heldExtraNs > 0) {
@@ -214,7 +224,7 @@ public final class WorkerCommand implements Callable<Integer> {
                 // reports its last compute time: it is still that slow
                 pending.add(worker.allreduce(round, zeros, lastComputeNs).whenComplete((a, e) -> log.released(r)));
             } else {
-                log.computed(round, heldNs, heldExtraNs, round - heldApplied, heldLoss);
+                log.computed(round, heldBatch, heldNs, heldExtraNs, round - heldApplied, heldLoss);
                 lastComputeNs = heldNs + heldExtraNs;
                 pending.add(worker.allreduce(round, held, lastComputeNs).whenComplete((a, e) -> log.released(r)));
                 held = null;
@@ -232,7 +242,7 @@ public final class WorkerCommand implements Callable<Integer> {
         }
         while (!pending.isEmpty()) {
             final int next = nextToApply++;
-            applyNext(pending, next, momentumFor(net, bounds[next]), net, averaged, log, total, testPixels, testLabels);
+            applyNext(pending, next, momentumFor(net, bounds[next]), net, averaged, sizes, log, total, testPixels, testLabels);
         }
         final double seconds = (System.nanoTime() - start) / 1e9;
         final double accuracy = log.finalAccuracy();
@@ -248,6 +258,8 @@ public final class WorkerCommand implements Callable<Integer> {
         json.put("computeSeconds", log.computeNs() / 1e9);
         json.put("injectedSeconds", log.injectedNs() / 1e9);
         json.put("skippedRounds", log.skippedRounds());
+        json.put("samples", log.samples());
+        json.put("rebalance", rebalance);
         json.put("waitingSeconds", log.waitingNs() / 1e9);
         json.put("evaluationSeconds", log.evaluationNs() / 1e9);
         json.put("stragglers", profile.toString());
@@ -281,12 +293,13 @@ public final class WorkerCommand implements Callable<Integer> {
     }
 
     private void applyNext(final ArrayDeque<CompletableFuture<Aggregate>> pending, final int round, final float momentum, final DjlModel net,
-                           final float[] averaged, final RoundRecords log, final int total, final float[] testPixels,
+                           final float[] averaged, final GlobalBatch sizes, final RoundRecords log, final int total, final float[] testPixels,
                            final int[] testLabels) throws InterruptedException, java.io.IOException {
         final long t0 = System.nanoTime();
         final Aggregate aggregate = await(pending.poll(), "the aggregate of round " + round);
         log.waited(round, System.nanoTime() - t0);
         aggregate.averageInto(averaged);
+        sizes.applied(aggregate.contributorCount());
         aggregate.release();
         net.applyGradient(averaged, momentum);
         if (round == total - 1) {

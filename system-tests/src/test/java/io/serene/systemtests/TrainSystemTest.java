@@ -58,6 +58,7 @@ class TrainSystemTest {
             assertThat(r.get("staleness").asInt()).as("BSP: no staleness").isZero();
             assertThat(r.get("releaseSeconds").asDouble()).isGreaterThanOrEqualTo(r.get("sendSeconds").asDouble());
             assertThat(r.get("computeSeconds").asDouble()).isPositive();
+            assertThat(r.get("batch").asInt()).as("BSP: every round has both workers, the batch stays 32").isEqualTo(32);
             if (r.get("worker").asInt() == 0) {
                 injected0 += r.get("injectedSeconds").asDouble();
             } else {
@@ -71,6 +72,49 @@ class TrainSystemTest {
         assertThat(injected1).as("worker 1 is the straggler").isPositive();
         assertThat(evaluated).as("rounds 9, 19, 29 and the final one, on both workers").isEqualTo(8);
         assertThat(last.get("accuracyCurve")).hasSize(4);
+        assertThat(last.get("samplesPerWorker")).extracting(JsonNode::asLong).containsExactly(1280L, 1280L);
+        assertThat(last.get("run").get("rebalance").asBoolean()).isTrue();
+    }
+
+    @Test
+    @Timeout(240)
+    void roundsWithFewerContributionsGrowTheBatchUnlessRebalancingIsOff(@TempDir final Path dir) throws Exception {
+        FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
+        final JsonNode on = fastestOneOfTwo(dir, "on");
+        final JsonNode off = fastestOneOfTwo(dir, "off", "--no-rebalance");
+        assertThat(on.get("run").get("rebalance").asBoolean()).isTrue();
+        assertThat(off.get("run").get("rebalance").asBoolean()).isFalse();
+        assertThat(batchesOfWorker0(dir.resolve("off"))).as("off: always 32").containsOnly(32);
+        final List<Integer> grown = batchesOfWorker0(dir.resolve("on"));
+        assertThat(grown).as("on: worker 0 (fast, alone in most rounds) takes bigger batches, at most 64")
+            .allMatch(b -> b >= 32 && b <= 64).anyMatch(b -> b > 32);
+        assertThat(on.get("samplesPerWorker").get(0).asLong()).isEqualTo(grown.stream().mapToLong(b -> b).sum());
+    }
+
+    /** The batch of every round worker 0 computed (not skipped). */
+    private static List<Integer> batchesOfWorker0(final Path run) throws Exception {
+        final List<Integer> out = new java.util.ArrayList<>();
+        for (final String line : Files.readAllLines(run.resolve("records.jsonl"))) {
+            final JsonNode r = JSON.readTree(line);
+            if (r.get("worker").asInt() == 0 && !r.get("skipped").asBoolean()) {
+                out.add(r.get("batch").asInt());
+            }
+        }
+        assertThat(out).as("worker 0 computed most rounds").hasSizeGreaterThan(15);
+        return out;
+    }
+
+    private static JsonNode fastestOneOfTwo(final Path data, final String name, final String... extra) throws Exception {
+        final List<String> args = new java.util.ArrayList<>(List.of("train", "--workers", "2", "--rounds", "30", "--batch", "32",
+            "--eval-every", "0", "--policy", "fastest:1", "--stragglers", "persistent:1:x8", "--data", data.toString(), "--seed", "4",
+            "--out", data.resolve(name).toString(), "--json"));
+        args.addAll(List.of(extra));
+        final Process p = SereneProcess.start(args.toArray(new String[0]));
+        final String stdout = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(200, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(stdout).isZero();
+        final String[] lines = stdout.strip().split("\n");
+        return JSON.readTree(lines[lines.length - 1]);
     }
 
     @Test
