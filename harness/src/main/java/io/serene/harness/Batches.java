@@ -18,10 +18,6 @@ final class Batches {
     private int[] labels;
     private int next;
 
-    Batches(final FashionMnist.Split split, final int[] shard, final int batch, final long seed) {
-        this(split, shard, batch, batch, seed);
-    }
-
     /** Batches of {@code batch} to {@code maxBatch} images. */
     Batches(final FashionMnist.Split split, final int[] shard, final int batch, final int maxBatch, final long seed) {
         if (batch <= 0 || maxBatch < batch) {
@@ -34,11 +30,6 @@ final class Batches {
         this.pixelsBySize = new float[maxBatch - batch + 1][];
         this.labelsBySize = new int[maxBatch - batch + 1][];
         shuffle();
-    }
-
-    /** The next batch of B images: its pixels (its labels in {@link #labels()}). */
-    float[] next() {
-        return next(batch);
     }
 
     /** The next batch of {@code size} images (B to the maximum): its pixels, labels in {@link #labels()}. */

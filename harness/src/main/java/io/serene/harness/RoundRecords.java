@@ -13,8 +13,9 @@ import java.util.Map;
 /**
  * One training worker's per-round record: when the round started, how long the worker was blocked
  * (clearance for the round, then the wait for the round's aggregate), compute time (measured and
- * injected), the batch size, staleness (earlier rounds whose aggregate the model did not hold when the gradient was
- * computed), when the gradient was sent and the aggregate arrived, loss and test accuracy. Written as
+ * injected), the batch size, staleness (earlier rounds whose aggregate the model did not hold when
+ * the gradient was computed), when the gradient was sent and the aggregate arrived, loss and test
+ * accuracy. Written as
  * JSON lines (one per round, when the round's aggregate is applied) on a time axis shared by all
  * workers of a run: seconds since a wall-clock origin.
  */

@@ -27,9 +27,9 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * {@code serene worker}: one training worker (one JVM: PyTorch allows one gradient collector per
  * process). Each round: a batch of its seeded shard (B images, or up to 2 B while rounds are
- * released with fewer contributions, so a round keeps about N x B: {@link GlobalBatch}), forward and backward, the flat gradient
- * through the switch, the aggregate averaged by contributor count back into the model, SGD with
- * momentum. Under a bound s the worker computes round r once round r - 1 - s is released and
+ * released with fewer contributions, so a round keeps about N x B: {@link GlobalBatch}), forward
+ * and backward, the flat gradient through the switch, the aggregate averaged by contributor count
+ * back into the model, SGD with momentum. Under a bound s the worker computes round r once round r - 1 - s is released and
  * its aggregate applied, applying every later aggregate that has already arrived first (under BSP:
  * exactly round r - 1's, so every worker steps through the same models). A worker that finds
  * round r released without it (excluded, or beyond a quorum), before or while it computed, sends
@@ -175,7 +175,8 @@ public final class WorkerCommand implements Callable<Integer> {
     }
 
     private void train(final UdpWorker worker, final DjlModel net, final Batches batches, final GlobalBatch sizes,
-                       final StragglerProfile profile, final int total, final RoundRecords log, final float[] testPixels, final int[] testLabels)
+                       final StragglerProfile profile, final int total, final RoundRecords log, final float[] testPixels,
+                       final int[] testLabels)
         throws Exception {
         final float[] averaged = new float[net.elements()];
         final float[] zeros = new float[net.elements()];
@@ -293,8 +294,8 @@ public final class WorkerCommand implements Callable<Integer> {
     }
 
     private void applyNext(final ArrayDeque<CompletableFuture<Aggregate>> pending, final int round, final float momentum, final DjlModel net,
-                           final float[] averaged, final GlobalBatch sizes, final RoundRecords log, final int total, final float[] testPixels,
-                           final int[] testLabels) throws InterruptedException, java.io.IOException {
+                           final float[] averaged, final GlobalBatch sizes, final RoundRecords log, final int total,
+                           final float[] testPixels, final int[] testLabels) throws InterruptedException, java.io.IOException {
         final long t0 = System.nanoTime();
         final Aggregate aggregate = await(pending.poll(), "the aggregate of round " + round);
         log.waited(round, System.nanoTime() - t0);
