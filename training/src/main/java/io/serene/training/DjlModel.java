@@ -5,6 +5,7 @@ import ai.djl.engine.Engine;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.index.NDIndex;
 import ai.djl.ndarray.types.Shape;
 import ai.djl.nn.Activation;
 import ai.djl.nn.Blocks;
@@ -226,6 +227,41 @@ public final class DjlModel implements AutoCloseable {
             }
         }
         trainer.step();
+    }
+
+    /** Copies every parameter, flat in block order, into {@code into} (of {@link #elements()} floats). */
+    public void copyParameters(final float[] into) {
+        if (into.length != elements) {
+            throw new IllegalArgumentException("parameter copy has " + into.length + " elements, the model " + elements);
+        }
+        int at = 0;
+        for (final NDArray w : weights) {
+            final float[] v = w.toFloatArray();
+            System.arraycopy(v, 0, into, at, v.length);
+            at += v.length;
+        }
+    }
+
+    /**
+     * Overwrites every parameter with {@code from} (flat, block order, as {@link #copyParameters}
+     * writes it), whatever the parameters held before (NaN included): for evaluating a copy taken
+     * earlier. The momentum is left as it is; this is no training step.
+     */
+    public void loadParameters(final float[] from) {
+        if (from.length != elements) {
+            throw new IllegalArgumentException("parameters have " + from.length + " elements, the model " + elements);
+        }
+        try (NDManager scope = trainer.getManager().newSubManager()) {
+            int at = 0;
+            for (int i = 0; i < weights.size(); i++) {
+                final float[] part = parts[i];
+                System.arraycopy(from, at, part, 0, part.length);
+                at += part.length;
+                final NDArray w = weights.get(i);
+                // an indexed assignment copies over the old values (never set(Buffer))
+                w.set(new NDIndex("..."), scope.create(part, w.getShape()));
+            }
+        }
     }
 
     /** Accuracy on a labelled set, in batches of at most 1000 images. */

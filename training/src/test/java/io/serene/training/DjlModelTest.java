@@ -86,6 +86,39 @@ class DjlModelTest {
     }
 
     @Test
+    void aCopyOfTheParametersLoadsBackBitwiseEvenOverNaNAndTrainingGoesOnFromIt() {
+        // deferred evaluation: a worker copies its model at an evaluation round and evaluates the copy after training
+        final SyntheticImages data = new SyntheticImages(64, 8);
+        final SyntheticImages test = new SyntheticImages(200, 9);
+        try (DjlModel a = new DjlModel(ModelKind.CNN, 32, 0.01f, 0.9f, 4);
+             DjlModel b = new DjlModel(ModelKind.CNN, 32, 0.01f, 0.9f, 4)) {
+            a.applyGradient(a.computeGradient(data.pixels(0, 32), data.labels(0, 32)).clone());
+            final float[] copy = new float[a.elements()];
+            a.copyParameters(copy);
+            final String hash = a.hash();
+            final double accuracy = a.accuracy(test.pixels, test.labels);
+            a.applyGradient(a.computeGradient(data.pixels(32, 32), data.labels(32, 32)).clone());
+            assertThat(a.hash()).isNotEqualTo(hash);
+            a.loadParameters(copy);
+            assertThat(a.hash()).isEqualTo(hash);
+            assertThat(a.accuracy(test.pixels, test.labels)).isEqualTo(accuracy);
+            final float[] nan = new float[a.elements()];
+            java.util.Arrays.fill(nan, Float.NaN);
+            a.loadParameters(nan);
+            assertThat(a.hash()).isNotEqualTo(hash);
+            a.loadParameters(copy);
+            assertThat(a.hash()).as("overwritten, not added to").isEqualTo(hash);
+            // gradients still flow into the loaded parameters: b, loaded with a's copy, steps to a's model
+            b.loadParameters(copy);
+            final float[] ga = a.computeGradient(data.pixels(32, 32), data.labels(32, 32)).clone();
+            final float[] gb = b.computeGradient(data.pixels(32, 32), data.labels(32, 32)).clone();
+            assertThat(gb).isEqualTo(ga);
+            assertThatThrownBy(() -> a.loadParameters(new float[5])).hasMessageContaining("5 elements");
+            assertThatThrownBy(() -> a.copyParameters(new float[5])).hasMessageContaining("5 elements");
+        }
+    }
+
+    @Test
     void badModelNamesAndParametersAreClearErrors() {
         assertThat(ModelKind.parse("CNN")).isEqualTo(ModelKind.CNN);
         assertThatThrownBy(() -> ModelKind.parse("resnet")).hasMessage("unknown model 'resnet': expected mlp or cnn");
