@@ -144,6 +144,7 @@ final class ExperimentRunner {
         s.epochs = spec.rounds == null && spec.epochs == null ? Double.valueOf(1) : spec.epochs;
         s.batch = spec.batch;
         s.rebalance = spec.rebalance;
+        s.deferredEval = spec.deferredEval;
         s.learningRate = spec.learningRate;
         s.momentum = spec.momentum;
         s.evalEvery = spec.evalEvery;

@@ -36,6 +36,7 @@ import java.util.regex.Pattern;
  * targetAccuracy: 0.8          # train
  * evalEvery: 25                # train
  * rebalance: true              # train: batches grow while rounds have fewer contributions (default)
+ * deferredEval: true           # train: evaluate copies of the model after training, off the clock (default)
  * policies:                    # presets, schedules (N: the worker count), or policy files
  *   - bsp
  *   - ssp:2
@@ -89,7 +90,7 @@ final class ExperimentSpec {
     private static final Pattern WORKER_COUNT = Pattern.compile("\\bN(?:-([0-9]{1,6}))?\\b");
 
     private static final Set<String> KEYS = Set.of("name", "mode", "model", "workers", "epochs", "rounds", "targetAccuracy",
-        "evalEvery", "batch", "rebalance", "lr", "momentum", "computeMs", "policies", "stragglers", "seeds", "quick");
+        "evalEvery", "deferredEval", "batch", "rebalance", "lr", "momentum", "computeMs", "policies", "stragglers", "seeds", "quick");
 
     final String name;
     final String mode;
@@ -102,6 +103,8 @@ final class ExperimentSpec {
     final int batch;
     /** train: workers keep a round's samples near N x batch (serene worker --rebalance). */
     final boolean rebalance;
+    /** train: evaluation after training, off the clock (serene worker --deferred-eval). */
+    final boolean deferredEval;
     final float learningRate;
     final float momentum;
     final double computeMs;
@@ -152,10 +155,8 @@ final class ExperimentSpec {
         }
         evalEvery = n.has("evalEvery") ? (int) number(n, "evalEvery") : 25;
         batch = n.has("batch") ? (int) positive(n, "batch") : 64;
-        if (n.has("rebalance") && !n.get("rebalance").isBoolean()) {
-            throw new IllegalArgumentException("'rebalance' must be true or false, was " + n.get("rebalance"));
-        }
-        rebalance = !n.has("rebalance") || n.get("rebalance").asBoolean();
+        rebalance = flag(n, "rebalance");
+        deferredEval = flag(n, "deferredEval");
         learningRate = n.has("lr") ? (float) positive(n, "lr") : 0.05f;
         momentum = n.has("momentum") ? (float) number(n, "momentum") : 0.9f;
         computeMs = n.has("computeMs") ? positive(n, "computeMs") : 10;
@@ -300,6 +301,14 @@ final class ExperimentSpec {
             throw new IllegalArgumentException("'" + key + "' must be a single value, was " + v);
         }
         return v.asText();
+    }
+
+    /** A true/false key, true when absent. */
+    private static boolean flag(final JsonNode n, final String key) {
+        if (n.has(key) && !n.get(key).isBoolean()) {
+            throw new IllegalArgumentException("'" + key + "' must be true or false, was " + n.get(key));
+        }
+        return !n.has(key) || n.get(key).asBoolean();
     }
 
     private static double number(final JsonNode n, final String key) {

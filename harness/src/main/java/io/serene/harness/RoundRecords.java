@@ -15,9 +15,9 @@ import java.util.Map;
  * (clearance for the round, then the wait for the round's aggregate), compute time (measured and
  * injected), the batch size, staleness (earlier rounds whose aggregate the model did not hold when
  * the gradient was computed), when the gradient was sent and the aggregate arrived, loss and test
- * accuracy. Written as
- * JSON lines (one per round, when the round's aggregate is applied) on a time axis shared by all
- * workers of a run: seconds since a wall-clock origin.
+ * accuracy. Written as JSON lines (one per round, when the round's aggregate is applied; with
+ * deferred evaluation an evaluated round's after training) on a time axis shared by all workers of
+ * a run: seconds since a wall-clock origin.
  */
 final class RoundRecords implements AutoCloseable {
     private final int worker;
@@ -39,7 +39,6 @@ final class RoundRecords implements AutoCloseable {
     private final long[] evaluatedNs;
     private long trainingStartNs;
     private long evaluationNs;
-    private double lastAccuracy = Double.NaN;
 
     /**
      * @param file where to write the lines, or null to keep only the totals
@@ -136,14 +135,18 @@ final class RoundRecords implements AutoCloseable {
         return evaluationNs;
     }
 
-    void evaluated(final int round, final double value) {
+    /**
+     * The test accuracy of the model a worker held at round {@code round}, and when it held it
+     * ({@code System.nanoTime()}: when it was evaluated, or when it was copied for evaluating later).
+     */
+    void evaluated(final int round, final double value, final long atNs) {
         accuracy[round] = value;
-        evaluatedNs[round] = System.nanoTime();
-        lastAccuracy = value;
+        evaluatedNs[round] = atNs;
     }
 
+    /** The accuracy evaluated for the last round (NaN before that). */
     double finalAccuracy() {
-        return lastAccuracy;
+        return accuracy[accuracy.length - 1];
     }
 
     /** Images in the gradients this worker sent. */
@@ -163,7 +166,7 @@ final class RoundRecords implements AutoCloseable {
         return Arrays.stream(waitingNs).sum();
     }
 
-    /** Writes the round's line (once its aggregate is applied). */
+    /** Writes the round's line (once its aggregate is applied, and its accuracy known if it is evaluated). */
     void write(final int round) throws IOException {
         if (out == null) {
             return;

@@ -64,6 +64,12 @@ public final class TrainCommand implements Callable<Integer> {
         + "Default: ${DEFAULT-VALUE}.")
     int evalEvery;
 
+    @Option(names = "--deferred-eval", negatable = true, defaultValue = "true", fallbackValue = "true", description = "Workers copy "
+        + "the model at each evaluation round and evaluate the copies once all of them finished training, so evaluation takes "
+        + "no time from training nor from JCT and time to accuracy (an accuracy is stamped with the time the model was held). "
+        + "--no-deferred-eval: evaluate during training, inside the measured times. Default: on.")
+    boolean deferredEval;
+
     @Option(names = "--target-accuracy", defaultValue = "0.8", description = "Target test accuracy for the time to accuracy. "
         + "Default: ${DEFAULT-VALUE}.")
     double targetAccuracy;
@@ -108,6 +114,7 @@ public final class TrainCommand implements Callable<Integer> {
         settings.learningRate = learningRate;
         settings.momentum = momentum;
         settings.evalEvery = evalEvery;
+        settings.deferredEval = deferredEval;
         settings.targetAccuracy = targetAccuracy;
         settings.seed = seed;
         settings.out = out != null ? out : defaultOut("train");

@@ -56,6 +56,8 @@ final class TrainRun {
         float learningRate = 0.05f;
         float momentum = 0.9f;
         int evalEvery = 50;
+        /** Evaluate copies of the model after training, off the clock (WorkerCommand --deferred-eval). */
+        boolean deferredEval = true;
         double targetAccuracy = 0.8;
         long seed = 1;
         Path out;
@@ -201,7 +203,8 @@ final class TrainRun {
             "--lr", "" + s.learningRate, "--momentum", "" + s.momentum, "--eval-every", "" + s.evalEvery,
             "--data", dataDir.toString(), "--seed", "" + s.seed, "--stragglers", s.stragglers,
             "--timeout-seconds", "" + s.timeoutSeconds, "--records", recordsFile(w).toString(), "--epoch-ms", "" + epochMs,
-            "--progress-lines", "--exit-with-parent", s.rebalance ? "--rebalance" : "--no-rebalance"));
+            "--progress-lines", "--exit-with-parent", s.rebalance ? "--rebalance" : "--no-rebalance",
+            s.deferredEval ? "--deferred-eval" : "--no-deferred-eval", "--eval-when-told"));
         return command;
     }
 
@@ -259,6 +262,7 @@ final class TrainRun {
         run.put("learningRate", Double.parseDouble(Float.toString(s.learningRate)));
         run.put("momentum", Double.parseDouble(Float.toString(s.momentum)));
         run.put("evalEvery", s.evalEvery);
+        run.put("evaluation", s.deferredEval ? "deferred" : "inline");
         summary.put("run", run);
         summary.put("switchCounters", switchCounters);
         summary.put("seed", s.seed);
@@ -276,8 +280,9 @@ final class TrainRun {
             tta == null ? "never" : String.format(Locale.ROOT, "%.2f s", (double) tta), (double) summary.get("finalAccuracy"),
             (double) summary.get("cumulativeWaitingSeconds"), (double) summary.get("computeShare"));
         out.printf(Locale.ROOT, "per round and worker: compute %.2f ms (+%.2f ms injected), communication %.2f ms, waiting for peers "
-                + "%.2f ms, evaluation %.2f ms, other %.2f ms%n", ms(per, "computeSeconds"), ms(per, "injectedSeconds"),
-            ms(per, "communicationSeconds"), ms(per, "waitingForPeersSeconds"), ms(per, "evaluationSeconds"), ms(per, "otherSeconds"));
+                + "%.2f ms, evaluation %.2f ms%s, other %.2f ms%n", ms(per, "computeSeconds"), ms(per, "injectedSeconds"),
+            ms(per, "communicationSeconds"), ms(per, "waitingForPeersSeconds"), ms(per, "evaluationSeconds"),
+            Boolean.TRUE.equals(per.get("evaluationDeferred")) ? " (after training, off the clock)" : "", ms(per, "otherSeconds"));
         out.println("model hashes " + ((boolean) summary.get("modelsEqual") ? "all equal: " : "differ: ") + summary.get("modelHashes"));
         if ((int) summary.get("modeSwitches") > 0) {
             out.println("mode switches: " + summary.get("modeSwitches"));
@@ -295,6 +300,8 @@ final class TrainRun {
         private final List<Thread> readers = new ArrayList<>();
         private final List<ArrayDeque<String>> tails = new ArrayList<>();
         private final List<String> results = new ArrayList<>();
+        private final long startNs = System.nanoTime();
+        private int trained;
 
         Workers(final Progress progress) {
             this.progress = progress;
@@ -325,6 +332,10 @@ final class TrainRun {
                         progress.round(w, Integer.parseInt(parts[1]), Double.parseDouble(parts[2]));
                         continue;
                     }
+                    if (line.equals("@trained")) {
+                        trained();
+                        continue;
+                    }
                     synchronized (this) {
                         final ArrayDeque<String> tail = tails.get(w);
                         tail.addLast(line);
@@ -344,6 +355,31 @@ final class TrainRun {
                 }
             } catch (final IOException | RuntimeException ex) {
                 progress.println("worker " + w + ": output unreadable: " + ex);
+            }
+        }
+
+        /**
+         * A worker finished training and waits to evaluate its copies of the model: once every
+         * worker did, all are told to go (before that, evaluating would take a processor from a
+         * worker still training).
+         */
+        private void trained() {
+            final List<Process> all;
+            synchronized (this) {
+                if (++trained < s.workers) {
+                    return;
+                }
+                all = new ArrayList<>(processes);
+            }
+            progress.println(String.format(Locale.ROOT, "all %d workers trained in %.1f s; evaluating their copies of the model "
+                + "on the test set (off the clock)", s.workers, (System.nanoTime() - startNs) / 1e9));
+            for (final Process p : all) {
+                try {
+                    p.getOutputStream().write("evaluate\n".getBytes(StandardCharsets.UTF_8));
+                    p.getOutputStream().flush();
+                } catch (final IOException ex) {
+                    progress.println("a worker's input is closed (" + ex.getMessage() + "); its exit says why");
+                }
             }
         }
 

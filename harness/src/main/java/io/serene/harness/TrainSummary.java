@@ -16,12 +16,14 @@ import java.util.TreeMap;
  * <ul>
  *   <li>JCT: from the first worker's start of training to the last worker's end;</li>
  *   <li>time to accuracy: the first evaluated round at which the workers' mean test accuracy reaches
- *       the target, at the time the last of them evaluated it (null if never);</li>
+ *       the target, at the time the last of them held the evaluated model (with deferred evaluation,
+ *       when it copied the model; otherwise when it evaluated it) (null if never);</li>
  *   <li>cumulative waiting: the time workers were blocked (clearance and aggregates), summed;</li>
  *   <li>compute share: compute (measured and injected) over the workers' wall time;</li>
  *   <li>per round and worker, on average: compute, injected, communication (from the round's last
  *       gradient sent to its aggregate's arrival, within the blocked time), waiting for peers (the
- *       rest of the blocked time), test-set evaluation and other work (batching, applying).</li>
+ *       rest of the blocked time), test-set evaluation (after training, off the clock, when deferred)
+ *       and other work (batching, applying).</li>
  * </ul>
  */
 final class TrainSummary {
@@ -79,6 +81,8 @@ final class TrainSummary {
         final String modelHash;
         int skippedRounds;
         long samples;
+        /** Evaluated after training, off the clock (not part of endSeconds - startSeconds). */
+        boolean deferredEvaluation;
 
         Result(final int worker, final double startSeconds, final double endSeconds, final double computeSeconds,
                final double injectedSeconds, final double waitingSeconds, final double evaluationSeconds,
@@ -102,6 +106,7 @@ final class TrainSummary {
                 n.path("modelHash").asText());
             r.skippedRounds = n.path("skippedRounds").asInt();
             r.samples = n.path("samples").asLong();
+            r.deferredEvaluation = n.path("deferredEvaluation").asBoolean(false);
             return r;
         }
     }
@@ -140,11 +145,13 @@ final class TrainSummary {
         double compute = 0;
         double waiting = 0;
         double evaluation = 0;
+        double evaluationOnTheClock = 0;
         for (final Result r : byWorker) {
             wall += r.endSeconds - r.startSeconds;
             compute += r.computeSeconds + r.injectedSeconds;
             waiting += r.waitingSeconds;
             evaluation += r.evaluationSeconds;
+            evaluationOnTheClock += r.deferredEvaluation ? 0 : r.evaluationSeconds;
         }
         s.put("finalAccuracy", finalAccuracy);
         s.put("jctSeconds", end - t0);
@@ -164,7 +171,9 @@ final class TrainSummary {
         s.put("finalLoss", byWorker.stream().mapToDouble(r -> r.finalLoss).average().orElse(0));
         final Map<String, Object> perRound = perRound(rounds);
         perRound.put("evaluationSeconds", rounds.isEmpty() ? 0.0 : evaluation / rounds.size());
-        perRound.put("otherSeconds", rounds.isEmpty() ? 0.0 : Math.max(0, wall - compute - waiting - evaluation) / rounds.size());
+        perRound.put("evaluationDeferred", evaluationOnTheClock == 0 && byWorker.stream().allMatch(r -> r.deferredEvaluation));
+        perRound.put("otherSeconds", rounds.isEmpty() ? 0.0
+            : Math.max(0, wall - compute - waiting - evaluationOnTheClock) / rounds.size());
         s.put("perRound", perRound);
         s.put("staleness", staleness(rounds));
         s.put("accuracyCurve", curve);

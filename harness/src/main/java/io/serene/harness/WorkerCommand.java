@@ -83,6 +83,12 @@ public final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--eval-every", defaultValue = "50", description = "Evaluate on the test set every E rounds (0: only at the end). Default: ${DEFAULT-VALUE}.")
     int evalEvery;
 
+    @Option(names = "--deferred-eval", negatable = true, defaultValue = "true", fallbackValue = "true", description = "Copy the "
+        + "model at each evaluation round (with the time) and evaluate the copies on the test set after training, so evaluation "
+        + "takes no time from training nor from the measured times (every worker holds the same sequence of models). "
+        + "--no-deferred-eval: evaluate during training, inside the measured times. Default: on.")
+    boolean deferredEval;
+
     @Option(names = "--data", description = "Directory with the four Fashion-MNIST .gz files. Default: " + "/usr/share/datasets/fashion-mnist")
     Path data;
 
@@ -111,6 +117,17 @@ public final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--exit-with-parent", hidden = true, description = "Exit when standard input closes (serene train: no orphans).")
     boolean exitWithParent;
 
+    @Option(names = "--eval-when-told", hidden = true, description = "With deferred evaluation: print '@trained' after training "
+        + "and evaluate once a line 'evaluate' arrives on standard input (serene train: once every worker trained, so evaluating "
+        + "takes no processor from a worker still training).")
+    boolean evalWhenTold;
+
+    /** Completed by the line 'evaluate' on standard input (or its end), under --eval-when-told. */
+    private final CompletableFuture<Void> toldToEvaluate = new CompletableFuture<>();
+
+    /** Model copies for deferred evaluation at most take this much heap (the workers run with -Xmx512m). */
+    static final long COPY_BUDGET_BYTES = 192L << 20;
+
     @Override
     public Integer call() throws Exception {
         final ModelKind kind = ModelKind.parse(model);
@@ -126,8 +143,8 @@ public final class WorkerCommand implements Callable<Integer> {
         if (!staleMomentum.equals("compensate") && !staleMomentum.equals("fixed")) {
             throw new IllegalArgumentException("--stale-momentum must be compensate or fixed, was '" + staleMomentum + "'");
         }
-        if (exitWithParent) {
-            exitWhenStdinCloses();
+        if (exitWithParent || evalWhenTold) {
+            watchStdin();
         }
         final StragglerProfile profile = StragglerProfile.parse(stragglers, seed);
         final InetSocketAddress parsed = Addresses.parse("--switch", switchAddress);
@@ -153,8 +170,9 @@ public final class WorkerCommand implements Callable<Integer> {
                     + shard.length + " images, " + total + " rounds, seed " + seed);
                 System.out.flush();
                 final GlobalBatch sizes = new GlobalBatch(batch, workers, rebalance);
+                final ModelCopies copies = deferredEval ? ModelCopies.forRun(total, evalEvery, net.elements()) : null;
                 train(worker, net, new Batches(dataset.train, shard, batch, sizes.max(), seed * 31 + id), sizes, profile, total,
-                    log, testPixels, testLabels);
+                    log, testPixels, testLabels, copies);
             } finally {
                 worker.close();
             }
@@ -176,7 +194,7 @@ public final class WorkerCommand implements Callable<Integer> {
 
     private void train(final UdpWorker worker, final DjlModel net, final Batches batches, final GlobalBatch sizes,
                        final StragglerProfile profile, final int total, final RoundRecords log, final float[] testPixels,
-                       final int[] testLabels)
+                       final int[] testLabels, final ModelCopies copies)
         throws Exception {
         final float[] averaged = new float[net.elements()];
         final float[] zeros = new float[net.elements()];
@@ -203,7 +221,7 @@ public final class WorkerCommand implements Callable<Integer> {
             // required: every round up to r - 1 - s; then whatever else already arrived
             while (!pending.isEmpty() && ((long) nextToApply <= (long) round - 1 - bound || pending.peek().isDone())) {
                 final int next = nextToApply++;
-                applyNext(pending, next, momentumFor(net, bounds[next]), net, averaged, sizes, log, total, testPixels, testLabels);
+                applyNext(pending, next, momentumFor(net, bounds[next]), net, averaged, sizes, log, total, testPixels, testLabels, copies);
             }
             if (held == null && released(worker) < round) {
                 final long t0 = System.nanoTime();
@@ -235,27 +253,37 @@ public final class WorkerCommand implements Callable<Integer> {
             if (progressLines) {
                 System.out.printf(Locale.ROOT, "@progress %d %.5f%n", round + 1, net.lastLoss());
             }
-            if (evalEvery > 0 && (round + 1) % evalEvery == 0 && round + 1 < total) {
-                final double accuracy = evaluate(net, log, round, testPixels, testLabels);
-                System.out.printf(Locale.ROOT, "worker %d round %d loss %.4f accuracy %.4f%n", id, round + 1, net.lastLoss(), accuracy);
-                System.out.flush();
+            if (evaluatedAt(round, total) && round + 1 < total) {
+                if (copies != null) {
+                    copies.take(net, round);
+                } else {
+                    final double accuracy = evaluate(net, log, round, testPixels, testLabels);
+                    printEvaluated(round, net.lastLoss(), accuracy);
+                }
             }
         }
         while (!pending.isEmpty()) {
             final int next = nextToApply++;
-            applyNext(pending, next, momentumFor(net, bounds[next]), net, averaged, sizes, log, total, testPixels, testLabels);
+            applyNext(pending, next, momentumFor(net, bounds[next]), net, averaged, sizes, log, total, testPixels, testLabels, copies);
         }
-        final double seconds = (System.nanoTime() - start) / 1e9;
+        final long endNs = System.nanoTime();
+        final double seconds = (endNs - start) / 1e9;
+        final double endSeconds = log.seconds(endNs);
+        final String modelHash = net.hash();
+        final float finalLoss = net.lastLoss();
+        if (copies != null) {
+            evaluateCopies(net, copies, log, total, endNs, testPixels, testLabels);
+        }
         final double accuracy = log.finalAccuracy();
         System.out.printf(Locale.ROOT, "worker %d done: %d rounds in %.2f s (compute %.2f s, injected straggling %.2f s, waiting %.2f s), "
             + "loss %.4f, accuracy %.4f, model %s%n", id, total, seconds, log.computeNs() / 1e9, log.injectedNs() / 1e9,
-            log.waitingNs() / 1e9, net.lastLoss(), accuracy, net.hash());
+            log.waitingNs() / 1e9, finalLoss, accuracy, modelHash);
         final Map<String, Object> json = new LinkedHashMap<>();
         json.put("worker", id);
         json.put("rounds", total);
         json.put("seconds", seconds);
         json.put("startSeconds", log.startSeconds());
-        json.put("endSeconds", log.now());
+        json.put("endSeconds", endSeconds);
         json.put("computeSeconds", log.computeNs() / 1e9);
         json.put("injectedSeconds", log.injectedNs() / 1e9);
         json.put("skippedRounds", log.skippedRounds());
@@ -263,19 +291,53 @@ public final class WorkerCommand implements Callable<Integer> {
         json.put("rebalance", rebalance);
         json.put("waitingSeconds", log.waitingNs() / 1e9);
         json.put("evaluationSeconds", log.evaluationNs() / 1e9);
+        json.put("deferredEvaluation", copies != null);
         json.put("stragglers", profile.toString());
-        json.put("finalLoss", (double) net.lastLoss());
+        json.put("finalLoss", (double) finalLoss);
         json.put("finalAccuracy", accuracy);
-        json.put("modelHash", net.hash());
+        json.put("modelHash", modelHash);
         json.put("seed", seed);
         System.out.println(Json.write(json));
         System.out.flush();
     }
 
     /**
-     * Waits for the oldest pending aggregate (round {@code round}), steps the model with its
-     * average and writes the round's record (after the final evaluation, for the last round).
+     * Deferred evaluation, after training (under --eval-when-told once the launcher says every
+     * worker trained): the final model first, then each copy; then the records of the evaluated
+     * rounds (the others were written as their rounds were applied). An accuracy is stamped with
+     * the time the worker held the model.
      */
+    private void evaluateCopies(final DjlModel net, final ModelCopies copies, final RoundRecords log, final int total,
+                                final long endNs, final float[] testPixels, final int[] testLabels)
+        throws InterruptedException, java.io.IOException {
+        if (evalWhenTold) {
+            System.out.println("@trained");
+            System.out.flush();
+            try {
+                toldToEvaluate.get();
+            } catch (final ExecutionException ex) {
+                throw new IllegalStateException(ex.getCause());
+            }
+        }
+        evaluate(net, log, total - 1, testPixels, testLabels, endNs);
+        for (int i = 0; i < copies.size(); i++) {
+            net.loadParameters(copies.parameters(i));
+            final int round = copies.round(i);
+            final double accuracy = evaluate(net, log, round, testPixels, testLabels, copies.takenNs(i));
+            printEvaluated(round, copies.loss(i), accuracy);
+        }
+        for (int round = 0; round < total; round++) {
+            if (evaluatedAt(round, total)) {
+                log.write(round);
+            }
+        }
+    }
+
+    private void printEvaluated(final int round, final float loss, final double accuracy) {
+        System.out.printf(Locale.ROOT, "worker %d round %d loss %.4f accuracy %.4f%n", id, round + 1, loss, accuracy);
+        System.out.flush();
+    }
+
     private int released(final UdpWorker worker) throws InterruptedException {
         return await(worker.call(WorkerEngine::releasedRound), "the released round");
     }
@@ -295,7 +357,8 @@ public final class WorkerCommand implements Callable<Integer> {
 
     private void applyNext(final ArrayDeque<CompletableFuture<Aggregate>> pending, final int round, final float momentum, final DjlModel net,
                            final float[] averaged, final GlobalBatch sizes, final RoundRecords log, final int total,
-                           final float[] testPixels, final int[] testLabels) throws InterruptedException, java.io.IOException {
+                           final float[] testPixels, final int[] testLabels, final ModelCopies copies)
+        throws InterruptedException, java.io.IOException {
         final long t0 = System.nanoTime();
         final Aggregate aggregate = await(pending.poll(), "the aggregate of round " + round);
         log.waited(round, System.nanoTime() - t0);
@@ -303,35 +366,60 @@ public final class WorkerCommand implements Callable<Integer> {
         sizes.applied(aggregate.contributorCount());
         aggregate.release();
         net.applyGradient(averaged, momentum);
-        if (round == total - 1) {
+        if (copies == null && round == total - 1) {
             evaluate(net, log, round, testPixels, testLabels);
         }
-        log.write(round);
+        if (copies == null || !evaluatedAt(round, total)) {
+            log.write(round);
+        }
+    }
+
+    /** Whether the model is evaluated at {@code round}: every --eval-every rounds, and at the last. */
+    private boolean evaluatedAt(final int round, final int total) {
+        return round == total - 1 || (evalEvery > 0 && (round + 1) % evalEvery == 0);
     }
 
     /** Test accuracy of the model, recorded for the round along with the time it took. */
     private static double evaluate(final DjlModel net, final RoundRecords log, final int round, final float[] testPixels,
                                    final int[] testLabels) {
+        return evaluate(net, log, round, testPixels, testLabels, -1);
+    }
+
+    /** As above, stamped {@code heldNs} (the time the worker held this model), or when evaluated if negative. */
+    private static double evaluate(final DjlModel net, final RoundRecords log, final int round, final float[] testPixels,
+                                   final int[] testLabels, final long heldNs) {
         final long t0 = System.nanoTime();
         final double accuracy = net.accuracy(testPixels, testLabels);
-        log.evaluating(System.nanoTime() - t0);
-        log.evaluated(round, accuracy);
+        final long t1 = System.nanoTime();
+        log.evaluating(t1 - t0);
+        log.evaluated(round, accuracy, heldNs >= 0 ? heldNs : t1);
         return accuracy;
     }
 
-    /** Closes the JVM when standard input ends: the launcher that started this worker is gone. */
-    private void exitWhenStdinCloses() {
+    /**
+     * Reads standard input: the line 'evaluate' lets deferred evaluation start (--eval-when-told);
+     * its end means the launcher is gone (--exit-with-parent: the JVM halts; otherwise evaluation
+     * is let go, so nothing waits for a line that cannot come).
+     */
+    private void watchStdin() {
         final Thread watcher = new Thread(() -> {
-            try {
-                while (System.in.read() >= 0) {
-                    // the launcher writes nothing; only the end matters
+            try (java.io.BufferedReader in = new java.io.BufferedReader(
+                new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                    if (line.trim().equals("evaluate")) {
+                        toldToEvaluate.complete(null);
+                    }
                 }
             } catch (final java.io.IOException ignored) {
                 // treated as the end
             }
-            System.err.println("worker " + id + ": launcher gone, stopping");
-            Runtime.getRuntime().halt(3);
-        }, "parent-watch");
+            if (exitWithParent) {
+                System.err.println("worker " + id + ": launcher gone, stopping");
+                Runtime.getRuntime().halt(3);
+            }
+            toldToEvaluate.complete(null);
+        }, "stdin-watch");
         watcher.setDaemon(true);
         watcher.start();
     }

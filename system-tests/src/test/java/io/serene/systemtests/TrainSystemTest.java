@@ -91,6 +91,62 @@ class TrainSystemTest {
         assertThat(on.get("samplesPerWorker").get(0).asLong()).isEqualTo(grown.stream().mapToLong(b -> b).sum());
     }
 
+    @Test
+    @Timeout(240)
+    void deferredEvaluationScoresTheSameModelsAsEvaluatingDuringTraining(@TempDir final Path dir) throws Exception {
+        FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
+        final JsonNode deferred = bsp(dir, "deferred");
+        final JsonNode inline = bsp(dir, "inline", "--no-deferred-eval");
+        assertThat(deferred.get("run").get("evaluation").asText()).isEqualTo("deferred");
+        assertThat(inline.get("run").get("evaluation").asText()).isEqualTo("inline");
+        assertThat(deferred.get("perRound").get("evaluationDeferred").asBoolean()).isTrue();
+        assertThat(inline.get("perRound").get("evaluationDeferred").asBoolean()).isFalse();
+        // BSP with one seed: the same models round by round, so the same accuracies, whenever evaluated
+        assertThat(deferred.get("modelHashes")).isEqualTo(inline.get("modelHashes"));
+        assertThat(deferred.get("finalAccuracy").asDouble()).isEqualTo(inline.get("finalAccuracy").asDouble());
+        assertThat(deferred.get("accuracyCurve")).hasSize(3);
+        for (int i = 0; i < 3; i++) {
+            final JsonNode d = deferred.get("accuracyCurve").get(i);
+            final JsonNode n = inline.get("accuracyCurve").get(i);
+            assertThat(d.get("round").asInt()).isEqualTo(n.get("round").asInt());
+            assertThat(d.get("accuracy").asDouble()).as("round " + d.get("round")).isEqualTo(n.get("accuracy").asDouble());
+            assertThat(d.get("seconds").asDouble()).isLessThanOrEqualTo(deferred.get("jctSeconds").asDouble());
+        }
+        // deferred: a record's accuracy is stamped when the worker held the model, before it started the next round
+        final List<String> records = Files.readAllLines(dir.resolve("deferred").resolve("records.jsonl"));
+        assertThat(records).hasSize(60);
+        final java.util.Map<String, Double> starts = new java.util.HashMap<>();
+        for (final String line : records) {
+            final JsonNode r = JSON.readTree(line);
+            starts.put(r.get("worker").asInt() + "/" + r.get("round").asInt(), r.get("startSeconds").asDouble());
+        }
+        int evaluated = 0;
+        for (final String line : records) {
+            final JsonNode r = JSON.readTree(line);
+            if (!r.get("accuracy").isNull() && r.get("round").asInt() < 29) {
+                evaluated++;
+                assertThat(r.get("evaluatedSeconds").asDouble())
+                    .isLessThanOrEqualTo(starts.get(r.get("worker").asInt() + "/" + (r.get("round").asInt() + 1)));
+            }
+        }
+        assertThat(evaluated).as("rounds 9 and 19 on both workers").isEqualTo(4);
+    }
+
+    private static JsonNode bsp(final Path data, final String name, final String... extra) throws Exception {
+        final List<String> args = new java.util.ArrayList<>(List.of("train", "--workers", "2", "--rounds", "30", "--batch", "32",
+            "--eval-every", "10", "--data", data.toString(), "--seed", "6", "--out", data.resolve(name).toString(), "--json"));
+        args.addAll(List.of(extra));
+        final Process p = SereneProcess.start(args.toArray(new String[0]));
+        final String stdout = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(200, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(stdout).isZero();
+        if (extra.length == 0) {
+            assertThat(stdout).contains("all 2 workers trained in").contains("evaluating their copies of the model");
+        }
+        final String[] lines = stdout.strip().split("\n");
+        return JSON.readTree(lines[lines.length - 1]);
+    }
+
     /** The batch of every round worker 0 computed (not skipped). */
     private static List<Integer> batchesOfWorker0(final Path run) throws Exception {
         final List<Integer> out = new java.util.ArrayList<>();
