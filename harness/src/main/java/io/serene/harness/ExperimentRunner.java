@@ -145,6 +145,7 @@ final class ExperimentRunner {
         s.batch = spec.batch;
         s.rebalance = spec.rebalance;
         s.deferredEval = spec.deferredEval;
+        s.lrSchedule = spec.lrSchedule;
         s.learningRate = spec.learningRate;
         s.momentum = spec.momentum;
         s.evalEvery = spec.evalEvery;

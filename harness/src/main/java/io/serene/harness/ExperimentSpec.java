@@ -37,6 +37,7 @@ import java.util.regex.Pattern;
  * evalEvery: 25                # train
  * rebalance: true              # train: batches grow while rounds have fewer contributions (default)
  * deferredEval: true           # train: evaluate copies of the model after training, off the clock (default)
+ * lrSchedule: cosine           # train: constant (default) or cosine decay to 0 over the run
  * policies:                    # presets, schedules (N: the worker count), or policy files
  *   - bsp
  *   - ssp:2
@@ -90,7 +91,7 @@ final class ExperimentSpec {
     private static final Pattern WORKER_COUNT = Pattern.compile("\\bN(?:-([0-9]{1,6}))?\\b");
 
     private static final Set<String> KEYS = Set.of("name", "mode", "model", "workers", "epochs", "rounds", "targetAccuracy",
-        "evalEvery", "deferredEval", "batch", "rebalance", "lr", "momentum", "computeMs", "policies", "stragglers", "seeds", "quick");
+        "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "momentum", "computeMs", "policies", "stragglers", "seeds", "quick");
 
     final String name;
     final String mode;
@@ -107,6 +108,8 @@ final class ExperimentSpec {
     final boolean deferredEval;
     final float learningRate;
     final float momentum;
+    /** train: constant or cosine (serene worker --lr-schedule). */
+    final String lrSchedule;
     final double computeMs;
     final List<PolicyRef> policies;
     final List<String> stragglers;
@@ -159,6 +162,10 @@ final class ExperimentSpec {
         deferredEval = flag(n, "deferredEval");
         learningRate = n.has("lr") ? (float) positive(n, "lr") : 0.05f;
         momentum = n.has("momentum") ? (float) number(n, "momentum") : 0.9f;
+        lrSchedule = string(n, "lrSchedule", "constant");
+        if (!lrSchedule.equals("constant") && !lrSchedule.equals("cosine")) {
+            throw new IllegalArgumentException("'lrSchedule' must be constant or cosine, was '" + lrSchedule + "'");
+        }
         computeMs = n.has("computeMs") ? positive(n, "computeMs") : 10;
         policies = policies(n.get("policies"), base, workers);
         stragglers = strings(n, "stragglers", List.of("none"));

@@ -60,6 +60,10 @@ public final class TrainCommand implements Callable<Integer> {
     @Option(names = "--momentum", defaultValue = "0.9", description = "SGD momentum. Default: ${DEFAULT-VALUE}.")
     float momentum;
 
+    @Option(names = "--lr-schedule", defaultValue = "constant", description = "constant, or cosine: the learning rate decays to "
+        + "0 over the run's rounds along a half cosine. Default: ${DEFAULT-VALUE}.")
+    String lrSchedule;
+
     @Option(names = "--eval-every", defaultValue = "25", description = "Test-set evaluation every E rounds (0: only at the end). "
         + "Default: ${DEFAULT-VALUE}.")
     int evalEvery;
@@ -113,6 +117,7 @@ public final class TrainCommand implements Callable<Integer> {
         settings.rebalance = rebalance;
         settings.learningRate = learningRate;
         settings.momentum = momentum;
+        settings.lrSchedule = lrSchedule;
         settings.evalEvery = evalEvery;
         settings.deferredEval = deferredEval;
         settings.targetAccuracy = targetAccuracy;

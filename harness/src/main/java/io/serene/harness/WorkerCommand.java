@@ -75,6 +75,10 @@ public final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--momentum", defaultValue = "0.9", description = "SGD momentum. Default: ${DEFAULT-VALUE}.")
     float momentum;
 
+    @Option(names = "--lr-schedule", defaultValue = "constant", description = "constant, or cosine: the learning rate decays to "
+        + "0 over the run's rounds along a half cosine (by applied step, the same on every worker). Default: ${DEFAULT-VALUE}.")
+    String lrSchedule;
+
     @Option(names = "--stale-momentum", defaultValue = "compensate", description = "compensate: a round computed under a "
         + "bound s > 0 is applied with momentum max(0, m - s/(s+1)) (asynchrony acts as momentum of its own; the bound is "
         + "agreed, so every worker takes the same step); fixed: always --momentum. Default: ${DEFAULT-VALUE}.")
@@ -140,6 +144,9 @@ public final class WorkerCommand implements Callable<Integer> {
         if (rounds != null && epochs != null) {
             throw new IllegalArgumentException("give --rounds or --epochs, not both");
         }
+        if (!lrSchedule.equals("constant") && !lrSchedule.equals("cosine")) {
+            throw new IllegalArgumentException("--lr-schedule must be constant or cosine, was '" + lrSchedule + "'");
+        }
         if (!staleMomentum.equals("compensate") && !staleMomentum.equals("fixed")) {
             throw new IllegalArgumentException("--stale-momentum must be compensate or fixed, was '" + staleMomentum + "'");
         }
@@ -161,6 +168,9 @@ public final class WorkerCommand implements Callable<Integer> {
         try (DjlModel net = new DjlModel(kind, batch, learningRate, momentum, seed);
              UdpTransport transport = UdpTransport.create(1, true);
              RoundRecords log = new RoundRecords(id, total, records, epochMs)) {
+            if (lrSchedule.equals("cosine")) {
+                net.cosineDecay(total);
+            }
             final UdpWorker worker = UdpWorker.start(new WorkerContext().jobId(job).workerId(id).workers(workers)
                 .elementsPerRound(net.elements()), target, new InetSocketAddress(0), transport, UdpOptions.defaults(),
                 ex -> System.err.println("worker " + id + " error: " + ex));

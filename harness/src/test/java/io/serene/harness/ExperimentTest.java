@@ -49,6 +49,8 @@ class ExperimentTest {
         assertThat(train.rebalance).as("default").isTrue();
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nrebalance: false", null, false).rebalance).isFalse();
         assertThat(train.deferredEval).as("default").isTrue();
+        assertThat(train.lrSchedule).as("default").isEqualTo("constant");
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nlrSchedule: cosine", null, false).lrSchedule).isEqualTo("cosine");
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\ndeferredEval: false", null, false).deferredEval).isFalse();
     }
 
@@ -85,6 +87,7 @@ class ExperimentTest {
         bad("name: t\nworkers: [2, 4]\npolicies: ['fastest:N-2']", "policy 'fastest:N-2': with 2 workers N-2 is 0, must be at least 1");
         bad("name: t\npolicies: ['fastest:N-x']", "policy 'fastest:N-x'");
         bad("name: t\npolicies: [bsp]\nrebalance: 3", "'rebalance' must be true or false, was 3");
+        bad("name: t\npolicies: [bsp]\nlrSchedule: step", "'lrSchedule' must be constant or cosine, was 'step'");
         bad("name: t\npolicies: [bsp]\ndeferredEval: yes please", "'deferredEval' must be true or false, was \"yes please\"");
         bad("name: t\npolicies: [bsp, bsp]", "policy 'bsp' appears twice");
         bad("name: t\npolicies: [bsp]\nstragglers: [sometimes]", "unknown straggler profile part 'sometimes'");

@@ -74,6 +74,7 @@ class TrainSystemTest {
         assertThat(last.get("accuracyCurve")).hasSize(4);
         assertThat(last.get("samplesPerWorker")).extracting(JsonNode::asLong).containsExactly(1280L, 1280L);
         assertThat(last.get("run").get("rebalance").asBoolean()).isTrue();
+        assertThat(last.get("run").get("lrSchedule").asText()).isEqualTo("constant");
     }
 
     @Test
@@ -81,9 +82,10 @@ class TrainSystemTest {
     void roundsWithFewerContributionsGrowTheBatchUnlessRebalancingIsOff(@TempDir final Path dir) throws Exception {
         FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
         final JsonNode on = fastestOneOfTwo(dir, "on");
-        final JsonNode off = fastestOneOfTwo(dir, "off", "--no-rebalance");
+        final JsonNode off = fastestOneOfTwo(dir, "off", "--no-rebalance", "--lr-schedule", "cosine");
         assertThat(on.get("run").get("rebalance").asBoolean()).isTrue();
         assertThat(off.get("run").get("rebalance").asBoolean()).isFalse();
+        assertThat(off.get("run").get("lrSchedule").asText()).isEqualTo("cosine");
         assertThat(batchesOfWorker0(dir.resolve("off"))).as("off: always 32").containsOnly(32);
         final List<Integer> grown = batchesOfWorker0(dir.resolve("on"));
         assertThat(grown).as("on: worker 0 (fast, alone in most rounds) takes bigger batches, at most 64")
@@ -183,6 +185,8 @@ class TrainSystemTest {
         SereneProcess.expectFailure(2, "unknown model 'resnet': expected mlp or cnn", "train", "--model", "resnet", "--data", data);
         SereneProcess.expectFailure(2, "unknown straggler profile part 'sometimes'", "train", "--stragglers", "sometimes", "--data", data);
         SereneProcess.expectFailure(2, "--workers must be in 1..64", "train", "--workers", "0", "--data", data);
+        SereneProcess.expectFailure(2, "--lr-schedule must be constant or cosine, was 'step'", "train", "--lr-schedule", "step",
+            "--data", data);
         SereneProcess.expectFailure(2, "give --rounds or --epochs, not both", "train", "--rounds", "3", "--epochs", "1", "--data", data);
         SereneProcess.expectFailure(2, "ssp:x", "train", "--policy", "ssp:x", "--data", data);
         final Path bad = dir.resolve("bad.policy");

@@ -58,6 +58,11 @@ public final class DjlModel implements AutoCloseable {
     private float lastLoss = Float.NaN;
     /** False until {@link #warmUp}: DJL's first step sees gradients, at learning rate 0. */
     private boolean warmedUp;
+    private final float learningRate;
+    /** Steps applied since the warm-up (the same count on every worker: they apply the same aggregates). */
+    private int steps;
+    /** Steps over which the learning rate decays to 0 along a half cosine; 0: constant. */
+    private int decaySteps;
 
     public DjlModel(final ModelKind kind, final int batchSize, final float learningRate, final float momentum, final long seed) {
         if (batchSize <= 0) {
@@ -75,10 +80,11 @@ public final class DjlModel implements AutoCloseable {
             throw new IllegalArgumentException("momentum must be in [0, 1), was " + momentum);
         }
         this.momentum = momentum;
+        this.learningRate = learningRate;
         final Tracker rate = new Tracker() {
             @Override
             public float getNewValue(final int numUpdate) {
-                return warmedUp ? learningRate : 0f;
+                return warmedUp ? learningRate(steps) : 0f;
             }
         };
         final Optimizer sgd = Optimizer.sgd().setLearningRateTracker(rate).build();
@@ -227,6 +233,27 @@ public final class DjlModel implements AutoCloseable {
             }
         }
         trainer.step();
+        steps++;
+    }
+
+    /**
+     * Decays the learning rate to 0 over {@code totalSteps} steps along a half cosine: step t
+     * (from 0) takes lr x (1 + cos(pi t / T)) / 2, and every step from T on takes 0. 0 keeps it
+     * constant (the default).
+     */
+    public void cosineDecay(final int totalSteps) {
+        if (totalSteps < 0) {
+            throw new IllegalArgumentException("decay steps must be >= 0, was " + totalSteps);
+        }
+        decaySteps = totalSteps;
+    }
+
+    /** The learning rate of step {@code step} (from 0). */
+    public float learningRate(final int step) {
+        if (decaySteps <= 0) {
+            return learningRate;
+        }
+        return (float) (learningRate * 0.5 * (1 + Math.cos(Math.PI * Math.min(step, decaySteps) / decaySteps)));
     }
 
     /** Copies every parameter, flat in block order, into {@code into} (of {@link #elements()} floats). */

@@ -119,6 +119,31 @@ class DjlModelTest {
     }
 
     @Test
+    void aCosineDecayTakesTheFullRateFirstHalfOfItMidwayAndNothingAtTheEnd() {
+        final SyntheticImages data = new SyntheticImages(32, 10);
+        try (DjlModel constant = new DjlModel(ModelKind.MLP, 32, 0.05f, 0.9f, 2);
+             DjlModel decayed = new DjlModel(ModelKind.MLP, 32, 0.05f, 0.9f, 2)) {
+            decayed.cosineDecay(2);
+            assertThat(decayed.learningRate(0)).isEqualTo(0.05f);
+            assertThat(decayed.learningRate(1)).isCloseTo(0.025f, org.assertj.core.data.Offset.offset(1e-7f));
+            assertThat(decayed.learningRate(2)).isZero();
+            assertThat(decayed.learningRate(7)).isZero();
+            assertThat(constant.learningRate(7)).isEqualTo(0.05f);
+            final float[] g = constant.computeGradient(data.pixels, data.labels).clone();
+            constant.applyGradient(g);
+            decayed.applyGradient(g);
+            assertThat(decayed.hash()).as("step 0: the full rate").isEqualTo(constant.hash());
+            constant.applyGradient(g);
+            decayed.applyGradient(g);
+            assertThat(decayed.hash()).as("step 1: half the rate").isNotEqualTo(constant.hash());
+            final String before = decayed.hash();
+            decayed.applyGradient(g);
+            assertThat(decayed.hash()).as("step 2 of 2: rate 0, no change").isEqualTo(before);
+            assertThatThrownBy(() -> decayed.cosineDecay(-1)).hasMessageContaining("-1");
+        }
+    }
+
+    @Test
     void badModelNamesAndParametersAreClearErrors() {
         assertThat(ModelKind.parse("CNN")).isEqualTo(ModelKind.CNN);
         assertThatThrownBy(() -> ModelKind.parse("resnet")).hasMessage("unknown model 'resnet': expected mlp or cnn");
