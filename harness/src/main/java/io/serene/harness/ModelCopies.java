@@ -5,8 +5,9 @@ import io.serene.training.DjlModel;
 /**
  * Copies of a worker's model taken at its evaluation rounds, with the time and the loss, for
  * evaluating on the test set after training (deferred evaluation): a copy costs a memory copy of
- * the parameters where an evaluation costs a forward pass over 10,000 images. Every copy is
- * allocated up front, none while training.
+ * the parameters where an evaluation costs a forward pass over 10,000 images. The copies' arrays
+ * are allocated up front (reading the parameters out of PyTorch still makes a temporary array per
+ * parameter tensor, once every evaluation round).
  */
 final class ModelCopies {
     private final float[][] parameters;
@@ -49,6 +50,11 @@ final class ModelCopies {
         takenNs[size] = System.nanoTime();
         losses[size] = net.lastLoss();
         size++;
+    }
+
+    /** Copies there is room for. */
+    int capacity() {
+        return parameters.length;
     }
 
     int size() {

@@ -329,11 +329,11 @@ public final class WorkerCommand implements Callable<Integer> {
                 throw new IllegalStateException(ex.getCause());
             }
         }
-        evaluate(net, log, total - 1, testPixels, testLabels, endNs);
+        evaluateHeld(net, log, total - 1, testPixels, testLabels, endNs);
         for (int i = 0; i < copies.size(); i++) {
             net.loadParameters(copies.parameters(i));
             final int round = copies.round(i);
-            final double accuracy = evaluate(net, log, round, testPixels, testLabels, copies.takenNs(i));
+            final double accuracy = evaluateHeld(net, log, round, testPixels, testLabels, copies.takenNs(i));
             printEvaluated(round, copies.loss(i), accuracy);
         }
         for (int round = 0; round < total; round++) {
@@ -365,6 +365,11 @@ public final class WorkerCommand implements Callable<Integer> {
         return Math.max(0f, momentum - (float) bound / (bound + 1f));
     }
 
+    /**
+     * Waits for the oldest pending aggregate (round {@code round}), steps the model with its
+     * average and writes the round's record, unless the round is evaluated after training; the
+     * last round is evaluated here when evaluation is not deferred.
+     */
     private void applyNext(final ArrayDeque<CompletableFuture<Aggregate>> pending, final int round, final float momentum, final DjlModel net,
                            final float[] averaged, final GlobalBatch sizes, final RoundRecords log, final int total,
                            final float[] testPixels, final int[] testLabels, final ModelCopies copies)
@@ -389,20 +394,27 @@ public final class WorkerCommand implements Callable<Integer> {
         return round == total - 1 || (evalEvery > 0 && (round + 1) % evalEvery == 0);
     }
 
-    /** Test accuracy of the model, recorded for the round along with the time it took. */
+    /** Test accuracy of the model now, recorded for the round at the time it was evaluated. */
     private static double evaluate(final DjlModel net, final RoundRecords log, final int round, final float[] testPixels,
                                    final int[] testLabels) {
-        return evaluate(net, log, round, testPixels, testLabels, -1);
+        final double accuracy = score(net, log, testPixels, testLabels);
+        log.evaluated(round, accuracy, System.nanoTime());
+        return accuracy;
     }
 
-    /** As above, stamped {@code heldNs} (the time the worker held this model), or when evaluated if negative. */
-    private static double evaluate(final DjlModel net, final RoundRecords log, final int round, final float[] testPixels,
-                                   final int[] testLabels, final long heldNs) {
+    /** Test accuracy of the model, recorded for the round at {@code heldNs} (when the worker held this model). */
+    private static double evaluateHeld(final DjlModel net, final RoundRecords log, final int round, final float[] testPixels,
+                                       final int[] testLabels, final long heldNs) {
+        final double accuracy = score(net, log, testPixels, testLabels);
+        log.evaluated(round, accuracy, heldNs);
+        return accuracy;
+    }
+
+    /** Test accuracy of the model; the time it took counts as evaluation. */
+    private static double score(final DjlModel net, final RoundRecords log, final float[] testPixels, final int[] testLabels) {
         final long t0 = System.nanoTime();
         final double accuracy = net.accuracy(testPixels, testLabels);
-        final long t1 = System.nanoTime();
-        log.evaluating(t1 - t0);
-        log.evaluated(round, accuracy, heldNs >= 0 ? heldNs : t1);
+        log.evaluating(System.nanoTime() - t0);
         return accuracy;
     }
 
