@@ -139,7 +139,7 @@ final class TrainRun {
         final SwitchPipeline pipeline = new SwitchPipeline(context, switchErrors::add);
         // quiet: only failures, which reach the caller as exceptions
         final PrintStream say = s.quiet ? new PrintStream(java.io.OutputStream.nullOutputStream()) : out;
-        final Progress progress = new Progress(say, s.workers, rounds);
+        final Progress progress = new Progress(say, s.workers, rounds, s.deferredEval);
         final List<Controller.Decision> decisions = new ArrayList<>();
         try (UdpTransport transport = UdpTransport.create(1, true);
              UdpHost host = transport.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
@@ -377,8 +377,8 @@ final class TrainRun {
                 }
                 all = new ArrayList<>(processes);
             }
-            progress.println(String.format(Locale.ROOT, "all %d workers trained in %.1f s; evaluating their copies of the model "
-                + "on the test set (off the clock)", s.workers, (System.nanoTime() - startNs) / 1e9));
+            progress.println(String.format(Locale.ROOT, "all %d workers finished training (%.1f s after they were launched); "
+                + "evaluating their copies of the model on the test set (off the clock)", s.workers, (System.nanoTime() - startNs) / 1e9));
             for (final Process p : all) {
                 try {
                     p.getOutputStream().write("evaluate\n".getBytes(StandardCharsets.UTF_8));
@@ -577,15 +577,16 @@ final class TrainRun {
         private final boolean terminal = System.console() != null;
         private final long startNs = System.nanoTime();
         private double loss = Double.NaN;
-        private String accuracy = "-";
+        private String accuracy;
         private int printedTenth = -1;
         private long drawnNs;
         private boolean drawn;
 
-        Progress(final PrintStream out, final int workers, final int total) {
+        Progress(final PrintStream out, final int workers, final int total, final boolean deferredEval) {
             this.out = out;
             this.total = total;
             this.rounds = new int[workers];
+            this.accuracy = deferredEval ? "after training" : "-";
         }
 
         synchronized void round(final int w, final int round, final double lastLoss) {

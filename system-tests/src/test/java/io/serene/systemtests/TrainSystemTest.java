@@ -143,7 +143,7 @@ class TrainSystemTest {
         assertThat(p.waitFor(200, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).as(stdout).isZero();
         if (extra.length == 0) {
-            assertThat(stdout).contains("all 2 workers trained in").contains("evaluating their copies of the model");
+            assertThat(stdout).contains("all 2 workers finished training").contains("evaluating their copies of the model");
         }
         final String[] lines = stdout.strip().split("\n");
         return JSON.readTree(lines[lines.length - 1]);
