@@ -171,7 +171,7 @@ final class TrainSummary {
         s.put("finalLoss", byWorker.stream().mapToDouble(r -> r.finalLoss).average().orElse(0));
         final Map<String, Object> perRound = perRound(rounds);
         perRound.put("evaluationSeconds", rounds.isEmpty() ? 0.0 : evaluation / rounds.size());
-        perRound.put("evaluationDeferred", evaluationOnTheClock == 0 && byWorker.stream().allMatch(r -> r.deferredEvaluation));
+        perRound.put("evaluationDeferred", byWorker.stream().allMatch(r -> r.deferredEvaluation));
         perRound.put("otherSeconds", rounds.isEmpty() ? 0.0
             : Math.max(0, wall - compute - waiting - evaluationOnTheClock) / rounds.size());
         s.put("perRound", perRound);

@@ -30,6 +30,8 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.function.BiConsumer;
+import java.util.function.UnaryOperator;
 
 /**
  * One worker's model: computes the gradient of a batch as one flat {@code float[]} (every
@@ -189,12 +191,7 @@ public final class DjlModel implements AutoCloseable {
                 collector.backward(loss);
                 lastLoss = loss.getFloat();
             }
-            int at = 0;
-            for (final NDArray w : weights) {
-                final float[] g = w.getGradient().toFloatArray();
-                System.arraycopy(g, 0, gradient, at, g.length);
-                at += g.length;
-            }
+            gather(NDArray::getGradient, gradient);
         }
         return gradient;
     }
@@ -221,17 +218,8 @@ public final class DjlModel implements AutoCloseable {
         for (int i = 0; i < elements; i++) {
             velocity[i] = beta * velocity[i] + averaged[i];
         }
-        try (NDManager scope = trainer.getManager().newSubManager()) {
-            int at = 0;
-            for (int i = 0; i < weights.size(); i++) {
-                final float[] part = parts[i];
-                System.arraycopy(velocity, at, part, 0, part.length);
-                at += part.length;
-                final NDArray g = weights.get(i).getGradient();
-                // in place: never set(Buffer) on a gradient
-                g.subi(g).addi(scope.create(part, g.getShape()));
-            }
-        }
+        // in place: never set(Buffer) on a gradient
+        scatter(velocity, NDArray::getGradient, (g, value) -> g.subi(g).addi(value));
         trainer.step();
         steps++;
     }
@@ -261,12 +249,7 @@ public final class DjlModel implements AutoCloseable {
         if (into.length != elements) {
             throw new IllegalArgumentException("parameter copy has " + into.length + " elements, the model " + elements);
         }
-        int at = 0;
-        for (final NDArray w : weights) {
-            final float[] v = w.toFloatArray();
-            System.arraycopy(v, 0, into, at, v.length);
-            at += v.length;
-        }
+        gather(w -> w, into);
     }
 
     /**
@@ -278,15 +261,33 @@ public final class DjlModel implements AutoCloseable {
         if (from.length != elements) {
             throw new IllegalArgumentException("parameters have " + from.length + " elements, the model " + elements);
         }
+        // an indexed assignment copies over the old values (never set(Buffer))
+        scatter(from, w -> w, (w, value) -> w.set(new NDIndex("..."), value));
+    }
+
+    /** Reads what {@code pick} selects of each parameter (itself, or its gradient) into {@code flat}, in block order. */
+    private void gather(final UnaryOperator<NDArray> pick, final float[] flat) {
+        int at = 0;
+        for (final NDArray w : weights) {
+            final float[] v = pick.apply(w).toFloatArray();
+            System.arraycopy(v, 0, flat, at, v.length);
+            at += v.length;
+        }
+    }
+
+    /**
+     * Writes {@code flat}, in block order, into what {@code pick} selects of each parameter: each
+     * slice goes through the reused part buffers into a scoped array that {@code write} puts in place.
+     */
+    private void scatter(final float[] flat, final UnaryOperator<NDArray> pick, final BiConsumer<NDArray, NDArray> write) {
         try (NDManager scope = trainer.getManager().newSubManager()) {
             int at = 0;
             for (int i = 0; i < weights.size(); i++) {
                 final float[] part = parts[i];
-                System.arraycopy(from, at, part, 0, part.length);
+                System.arraycopy(flat, at, part, 0, part.length);
                 at += part.length;
-                final NDArray w = weights.get(i);
-                // an indexed assignment copies over the old values (never set(Buffer))
-                w.set(new NDIndex("..."), scope.create(part, w.getShape()));
+                final NDArray target = pick.apply(weights.get(i));
+                write.accept(target, scope.create(part, target.getShape()));
             }
         }
     }
