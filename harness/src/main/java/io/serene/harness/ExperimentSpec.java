@@ -170,7 +170,9 @@ final class ExperimentSpec {
         policies = policies(n.get("policies"), base, workers);
         stragglers = strings(n, "stragglers", List.of("none"));
         for (final String s : stragglers) {
-            StragglerProfile.parse(s, 1);
+            for (final int w : workers) {
+                StragglerProfile.parse(s, 1, w);
+            }
         }
         final List<Long> seedList = new ArrayList<>();
         for (final int s : integers(n, "seeds", List.of(1))) {

@@ -85,7 +85,7 @@ public final class ScenarioRunner {
         scenario.validate();
         this.s = scenario;
         this.random = new SplittableRandom(s.seed);
-        this.profile = StragglerProfile.parse(s.stragglers, s.seed);
+        this.profile = StragglerProfile.parse(s.stragglers, s.seed, s.workers);
         this.network = new InProcessNetwork(new FaultInjector(s.seed ^ 0xFA17L, s.loss, s.duplication, s.reordering),
             s.latencyNs, s.jitterNs, 20 * s.latencyNs);
         this.groupOf = s.groupOf();

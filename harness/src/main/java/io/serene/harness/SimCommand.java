@@ -19,7 +19,7 @@ import java.util.concurrent.Callable;
         "  e.g. ssp:2+timeout:50, or bsp@0,ssp:3@100,fastest:14@200,bsp@300",
         "",
         "PROFILE injects stragglers (factors multiply across parts joined with +):",
-        "  none | persistent:W:xF | transient:p=P,xF | heavytail:alpha=A | classes:A-B=xF,... | trace:FILE",
+        "  none | persistent:W:xF | transient:p=P,xF[,rounds=L] | moving:xF,rounds=L | heavytail:alpha=A | classes:A-B=xF,... | trace:FILE",
         "  (trace lines: worker,round,factor; rounds cycle)"})
 public final class SimCommand implements Callable<Integer> {
     @Option(names = "--workers", defaultValue = "16", description = "Workers. Default: ${DEFAULT-VALUE}.")

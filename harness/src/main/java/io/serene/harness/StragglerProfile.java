@@ -19,6 +19,10 @@ import java.util.Map;
  *   none                      no stragglers
  *   persistent:W:xF           worker W is always F times slower
  *   transient:p=P,xF          each worker, each round, with probability P, F times slower
+ *   transient:p=P,xF,rounds=L spells: each worker, in each stretch of L rounds (its stretches start at a
+ *                             seeded offset of its own), with probability P, F times slower all through it
+ *   moving:xF,rounds=L        one worker at a time is F times slower, drawn anew every L rounds
+ *                             (persistent:W:xF's straggler, moving; needs the job's worker count)
  *   heavytail:alpha=A         every worker and round: a Pareto(A) factor (heavy-tailed times)
  *   classes:0-3=x1,4-7=x2.5   mixed hardware: workers in each range are that much slower
  *   trace:FILE                factors from a file of lines "worker,round,factor" (rounds cycle)
@@ -26,7 +30,7 @@ import java.util.Map;
  * Parts combine with {@code +}; their factors multiply.
  */
 public final class StragglerProfile {
-    static final String SYNTAX = "none, persistent:W:xF, transient:p=P,xF, heavytail:alpha=A, classes:A-B=xF,..., "
+    static final String SYNTAX = "none, persistent:W:xF, transient:p=P,xF[,rounds=L], moving:xF,rounds=L, heavytail:alpha=A, classes:A-B=xF,..., "
         + "trace:FILE (combined with +)";
 
     /** One part of a profile. */
@@ -44,8 +48,13 @@ public final class StragglerProfile {
         this.parts = parts;
     }
 
-    /** Parses a profile; errors name the bad part and the syntax. */
+    /** Parses a profile for a job of unknown size (a moving part needs the size: {@link #parse(String, long, int)}). */
     public static StragglerProfile parse(final String text, final long seed) {
+        return parse(text, seed, 0);
+    }
+
+    /** Parses a profile for a job of {@code workers} workers; errors name the bad part and the syntax. */
+    public static StragglerProfile parse(final String text, final long seed, final int workers) {
         if (text == null || text.isBlank()) {
             throw new IllegalArgumentException("empty straggler profile (expected " + SYNTAX + ")");
         }
@@ -65,6 +74,9 @@ public final class StragglerProfile {
                     break;
                 case "transient":
                     parts.add(transientPart(part, arg, stream));
+                    break;
+                case "moving":
+                    parts.add(moving(part, arg, stream, workers));
                     break;
                 case "heavytail":
                     parts.add(heavyTail(part, arg, stream));
@@ -113,15 +125,56 @@ public final class StragglerProfile {
 
     private static Part transientPart(final String part, final String arg, final int stream) {
         final String[] fields = arg.split(",");
-        if (fields.length != 2 || !fields[0].trim().startsWith("p=")) {
-            throw bad(part, "transient:p=P,xF, as in transient:p=0.05,x4");
+        if (fields.length < 2 || fields.length > 3 || !fields[0].trim().startsWith("p=")) {
+            throw bad(part, "transient:p=P,xF or transient:p=P,xF,rounds=L, as in transient:p=0.05,x4");
         }
         final double p = number(part, fields[0].trim().substring(2));
         if (!(p >= 0 && p <= 1)) {
             throw bad(part, "a probability p in [0, 1]");
         }
         final double factor = factor(part, fields[1]);
-        return (seed, w, round) -> uniform(seed, stream, w, round) < p ? factor : 1.0;
+        final int length = fields.length == 3 ? spellLength(part, fields[2].trim()) : 1;
+        if (length == 1) {
+            return (seed, w, round) -> uniform(seed, stream, w, round) < p ? factor : 1.0;
+        }
+        // a worker's stretches start at its own offset in [0, L), so spells do not all begin together;
+        // the offset's draw (round -1) is apart from every stretch's (stretch numbers are >= 0)
+        return (seed, w, round) -> {
+            final long offset = (long) (uniform(seed, stream, w, -1) * length);
+            final int stretch = (int) ((round + offset) / length);
+            return uniform(seed, stream, w, stretch) < p ? factor : 1.0;
+        };
+    }
+
+    private static Part moving(final String part, final String arg, final int stream, final int workers) {
+        final String[] fields = arg.split(",");
+        if (fields.length != 2) {
+            throw bad(part, "moving:xF,rounds=L, as in moving:x8,rounds=30");
+        }
+        final double factor = factor(part, fields[0]);
+        final int length = spellLength(part, fields[1].trim());
+        if (workers <= 0) {
+            throw new IllegalArgumentException("straggler profile part '" + part + "' needs the job's worker count");
+        }
+        return (seed, w, round) -> {
+            final int stretch = round / length;
+            return w == (int) (uniform(seed, stream, 0, stretch) * workers) ? factor : 1.0;
+        };
+    }
+
+    private static int spellLength(final String part, final String field) {
+        if (!field.startsWith("rounds=")) {
+            throw bad(part, "rounds=L, as in rounds=30, not '" + field + "'");
+        }
+        try {
+            final int length = Integer.parseInt(field.substring(7).trim());
+            if (length < 1) {
+                throw new NumberFormatException();
+            }
+            return length;
+        } catch (final NumberFormatException ex) {
+            throw bad(part, "a spell length of whole rounds >= 1, not '" + field + "'");
+        }
     }
 
     private static Part heavyTail(final String part, final String arg, final int stream) {

@@ -105,7 +105,7 @@ final class TrainRun {
         if (!(s.targetAccuracy >= 0 && s.targetAccuracy <= 1)) {
             throw new IllegalArgumentException("--target-accuracy must be in 0..1, was " + s.targetAccuracy);
         }
-        StragglerProfile.parse(s.stragglers, s.seed);
+        StragglerProfile.parse(s.stragglers, s.seed, s.workers);
         final SyncSchedule schedule = s.policy != null ? null : SyncSchedule.parse(s.sync);
         final SyncConfig initial = s.policy != null ? s.policy.start() : schedule.configFor(0);
         initial.resolve(s.workers);

@@ -100,7 +100,7 @@ public final class WorkerCommand implements Callable<Integer> {
     long seed;
 
     @Option(names = "--stragglers", defaultValue = "none", description = "Straggler profile, as in serene sim "
-        + "(none | persistent:W:xF | transient:p=P,xF | heavytail:alpha=A | classes:A-B=xF,... | trace:FILE): this worker "
+        + "(none | persistent:W:xF | transient:p=P,xF[,rounds=L] | moving:xF,rounds=L | heavytail:alpha=A | classes:A-B=xF,... | trace:FILE): this worker "
         + "sleeps (F - 1) times its measured compute time after each gradient. Default: ${DEFAULT-VALUE}.")
     String stragglers;
 
@@ -153,7 +153,7 @@ public final class WorkerCommand implements Callable<Integer> {
         if (exitWithParent || evalWhenTold) {
             watchStdin();
         }
-        final StragglerProfile profile = StragglerProfile.parse(stragglers, seed);
+        final StragglerProfile profile = StragglerProfile.parse(stragglers, seed, workers);
         final InetSocketAddress parsed = Addresses.parse("--switch", switchAddress);
         final InetSocketAddress target = new InetSocketAddress(parsed.getHostString(), parsed.getPort());
         final FashionMnist dataset = FashionMnist.load(data != null ? data : FashionMnist.DEBIAN_DIR);
