@@ -100,7 +100,7 @@ public final class WorkerCommand implements Callable<Integer> {
     long seed;
 
     @Option(names = "--stragglers", defaultValue = "none", description = "Straggler profile, as in serene sim "
-        + "(none | persistent:W:xF | transient:p=P,xF[,rounds=L] | moving:xF,rounds=L | heavytail:alpha=A | classes:A-B=xF,... | trace:FILE): this worker "
+        + "(" + StragglerProfile.SYNTAX + "): this worker "
         + "sleeps (F - 1) times its measured compute time after each gradient. Default: ${DEFAULT-VALUE}.")
     String stragglers;
 
