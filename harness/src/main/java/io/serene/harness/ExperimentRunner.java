@@ -146,6 +146,7 @@ final class ExperimentRunner {
         s.rebalance = spec.rebalance;
         s.deferredEval = spec.deferredEval;
         s.lrSchedule = spec.lrSchedule;
+        s.staleMomentum = spec.staleMomentum;
         s.learningRate = spec.learningRate;
         s.momentum = spec.momentum;
         s.evalEvery = spec.evalEvery;

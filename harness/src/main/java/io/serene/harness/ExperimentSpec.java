@@ -38,6 +38,7 @@ import java.util.regex.Pattern;
  * rebalance: true              # train: batches grow while rounds have fewer contributions (default)
  * deferredEval: true           # train: evaluate copies of the model after training, off the clock (default)
  * lrSchedule: cosine           # train: constant (default) or cosine decay to 0 over the run
+ * staleMomentum: fixed         # train: how rounds under an SSP bound are stepped (serene worker --stale-momentum)
  * policies:                    # presets, schedules (N: the worker count), or policy files
  *   - bsp
  *   - ssp:2
@@ -91,7 +92,7 @@ final class ExperimentSpec {
     private static final Pattern WORKER_COUNT = Pattern.compile("\\bN(?:-([0-9]{1,6}))?\\b");
 
     private static final Set<String> KEYS = Set.of("name", "mode", "model", "workers", "epochs", "rounds", "targetAccuracy",
-        "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "momentum", "computeMs", "policies", "stragglers", "seeds", "quick");
+        "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "momentum", "computeMs", "policies", "stragglers", "seeds", "quick");
 
     final String name;
     final String mode;
@@ -110,6 +111,7 @@ final class ExperimentSpec {
     final float momentum;
     /** train: constant or cosine (serene worker --lr-schedule). */
     final String lrSchedule;
+    final String staleMomentum;
     final double computeMs;
     final List<PolicyRef> policies;
     final List<String> stragglers;
@@ -163,6 +165,7 @@ final class ExperimentSpec {
         learningRate = n.has("lr") ? (float) positive(n, "lr") : 0.05f;
         momentum = n.has("momentum") ? (float) number(n, "momentum") : 0.9f;
         lrSchedule = string(n, "lrSchedule", "constant");
+        staleMomentum = WorkerCommand.checkStaleMomentum("'staleMomentum'", string(n, "staleMomentum", "compensate"));
         if (!lrSchedule.equals("constant") && !lrSchedule.equals("cosine")) {
             throw new IllegalArgumentException("'lrSchedule' must be constant or cosine, was '" + lrSchedule + "'");
         }

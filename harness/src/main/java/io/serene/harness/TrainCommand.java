@@ -64,6 +64,10 @@ public final class TrainCommand implements Callable<Integer> {
         + "0 over the run's rounds along a half cosine. Default: ${DEFAULT-VALUE}.")
     String lrSchedule;
 
+    @Option(names = "--stale-momentum", defaultValue = "compensate", description = "How a round under an SSP bound is stepped "
+        + "(serene worker --help). Default: ${DEFAULT-VALUE}.")
+    String staleMomentum;
+
     @Option(names = "--eval-every", defaultValue = "25", description = "Test-set evaluation every E rounds (0: only at the end). "
         + "Default: ${DEFAULT-VALUE}.")
     int evalEvery;
@@ -118,6 +122,7 @@ public final class TrainCommand implements Callable<Integer> {
         settings.learningRate = learningRate;
         settings.momentum = momentum;
         settings.lrSchedule = lrSchedule;
+        settings.staleMomentum = staleMomentum;
         settings.evalEvery = evalEvery;
         settings.deferredEval = deferredEval;
         settings.targetAccuracy = targetAccuracy;

@@ -57,6 +57,8 @@ final class TrainRun {
         float momentum = 0.9f;
         /** constant or cosine (WorkerCommand --lr-schedule). */
         String lrSchedule = "constant";
+        /** How a round under an SSP bound is stepped (WorkerCommand --stale-momentum). */
+        String staleMomentum = "compensate";
         int evalEvery = 50;
         /** Evaluate copies of the model after training, off the clock (WorkerCommand --deferred-eval). */
         boolean deferredEval = true;
@@ -102,6 +104,7 @@ final class TrainRun {
         if (!s.lrSchedule.equals("constant") && !s.lrSchedule.equals("cosine")) {
             throw new IllegalArgumentException("--lr-schedule must be constant or cosine, was '" + s.lrSchedule + "'");
         }
+        WorkerCommand.checkStaleMomentum("--stale-momentum", s.staleMomentum);
         if (!(s.targetAccuracy >= 0 && s.targetAccuracy <= 1)) {
             throw new IllegalArgumentException("--target-accuracy must be in 0..1, was " + s.targetAccuracy);
         }
@@ -205,7 +208,8 @@ final class TrainRun {
             "-Xmx512m", "-Xmn32m", "-cp", System.getProperty("java.class.path"), Serene.class.getName(), "worker",
             "--switch", "127.0.0.1:" + switchPort, "--job", "" + s.job, "--id", "" + w, "--workers", "" + s.workers,
             "--model", s.model.name().toLowerCase(Locale.ROOT), "--rounds", "" + rounds, "--batch", "" + s.batch,
-            "--lr", "" + s.learningRate, "--lr-schedule", s.lrSchedule, "--momentum", "" + s.momentum, "--eval-every", "" + s.evalEvery,
+            "--lr", "" + s.learningRate, "--lr-schedule", s.lrSchedule, "--momentum", "" + s.momentum,
+            "--stale-momentum", s.staleMomentum, "--eval-every", "" + s.evalEvery,
             "--data", dataDir.toString(), "--seed", "" + s.seed, "--stragglers", s.stragglers,
             "--timeout-seconds", "" + s.timeoutSeconds, "--records", recordsFile(w).toString(), "--epoch-ms", "" + epochMs,
             "--progress-lines", "--exit-with-parent", s.rebalance ? "--rebalance" : "--no-rebalance",
@@ -267,6 +271,7 @@ final class TrainRun {
         run.put("learningRate", Double.parseDouble(Float.toString(s.learningRate)));
         run.put("momentum", Double.parseDouble(Float.toString(s.momentum)));
         run.put("lrSchedule", s.lrSchedule);
+        run.put("staleMomentum", s.staleMomentum);
         run.put("evalEvery", s.evalEvery);
         run.put("evaluation", s.deferredEval ? "deferred" : "inline");
         summary.put("run", run);

@@ -147,9 +147,7 @@ public final class WorkerCommand implements Callable<Integer> {
         if (!lrSchedule.equals("constant") && !lrSchedule.equals("cosine")) {
             throw new IllegalArgumentException("--lr-schedule must be constant or cosine, was '" + lrSchedule + "'");
         }
-        if (!staleMomentum.equals("compensate") && !staleMomentum.equals("fixed")) {
-            throw new IllegalArgumentException("--stale-momentum must be compensate or fixed, was '" + staleMomentum + "'");
-        }
+        checkStaleMomentum("--stale-momentum", staleMomentum);
         if (exitWithParent || evalWhenTold) {
             watchStdin();
         }
@@ -350,6 +348,14 @@ public final class WorkerCommand implements Callable<Integer> {
 
     private int released(final UdpWorker worker) throws InterruptedException {
         return await(worker.call(WorkerEngine::releasedRound), "the released round");
+    }
+
+    /** {@code value} if it is a --stale-momentum mode, else an error naming {@code what} (a flag or a key). */
+    static String checkStaleMomentum(final String what, final String value) {
+        if (!value.equals("compensate") && !value.equals("fixed")) {
+            throw new IllegalArgumentException(what + " must be compensate or fixed, was '" + value + "'");
+        }
+        return value;
     }
 
     /** The momentum a round is applied with: see --stale-momentum. */

@@ -2,6 +2,7 @@ package io.serene.harness;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.serene.controlplane.PolicyParser;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -51,6 +52,8 @@ class ExperimentTest {
         assertThat(train.deferredEval).as("default").isTrue();
         assertThat(train.lrSchedule).as("default").isEqualTo("constant");
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nlrSchedule: cosine", null, false).lrSchedule).isEqualTo("cosine");
+        assertThat(train.staleMomentum).as("default").isEqualTo("compensate");
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nstaleMomentum: fixed", null, false).staleMomentum).isEqualTo("fixed");
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\ndeferredEval: false", null, false).deferredEval).isFalse();
     }
 
@@ -65,6 +68,22 @@ class ExperimentTest {
         final ExperimentRunner runner = new ExperimentRunner(ExperimentSpec.parse(
             "name: t\nmode: sim\nrounds: 5\nworkers: [3]\npolicies: ['fastest:N-1']", null, false), Path.of("unused"), null);
         assertThat(runner.matrix()).extracting(r -> r.policy.syncFor(r.workers)).containsExactly("fastest:2");
+    }
+
+    @Test
+    void paperYamlIsTheReproductionTheDocsDescribe() {
+        final Path examples = Path.of(System.getProperty("user.dir")).resolveSibling("examples");
+        final Path paper = examples.resolveSibling("experiments").resolve("paper.yaml");
+        final ExperimentSpec full = ExperimentSpec.read(paper, false);
+        assertThat(full.policies).extracting(p -> p.name)
+            .containsExactly("bsp", "ssp:2", "ssp:4", "fastest:N-1", "timeout:50", "dynamic", "adaptive");
+        assertThat(full.stragglers).containsExactly("persistent:3:x8", "moving:x8,rounds=30", "transient:p=0.1,x4");
+        assertThat(new ExperimentRunner(full, Path.of("unused"), null).matrix()).hasSize(252);
+        final ExperimentSpec quick = ExperimentSpec.read(paper, true);
+        assertThat(new ExperimentRunner(quick, Path.of("unused"), null).matrix()).hasSize(21);
+        assertThat(quick.policies.get(5).policy).as("--json's dynamic member")
+            .isEqualTo(PolicyCommand.load(examples.resolve("dynamic.policy")));
+        assertThat(quick.policies.get(6).policy).as("the demo's adaptive policy").isEqualTo(PolicyParser.parse(DemoCommand.ADAPTIVE));
     }
 
     @Test
@@ -88,6 +107,7 @@ class ExperimentTest {
         bad("name: t\npolicies: ['fastest:N-x']", "policy 'fastest:N-x'");
         bad("name: t\npolicies: [bsp]\nrebalance: 3", "'rebalance' must be true or false, was 3");
         bad("name: t\npolicies: [bsp]\nlrSchedule: step", "'lrSchedule' must be constant or cosine, was 'step'");
+        bad("name: t\npolicies: [bsp]\nstaleMomentum: none", "'staleMomentum' must be compensate or fixed, was 'none'");
         bad("name: t\npolicies: [bsp]\ndeferredEval: yes please", "'deferredEval' must be true or false, was \"yes please\"");
         bad("name: t\npolicies: [bsp, bsp]", "policy 'bsp' appears twice");
         bad("name: t\npolicies: [bsp]\nstragglers: [sometimes]", "unknown straggler profile part 'sometimes'");
