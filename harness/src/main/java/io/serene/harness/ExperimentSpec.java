@@ -111,6 +111,7 @@ final class ExperimentSpec {
     final float momentum;
     /** train: constant or cosine (serene worker --lr-schedule). */
     final String lrSchedule;
+    /** train: compensate or fixed (serene worker --stale-momentum). */
     final String staleMomentum;
     final double computeMs;
     final List<PolicyRef> policies;

@@ -64,8 +64,8 @@ public final class TrainCommand implements Callable<Integer> {
         + "0 over the run's rounds along a half cosine. Default: ${DEFAULT-VALUE}.")
     String lrSchedule;
 
-    @Option(names = "--stale-momentum", defaultValue = "compensate", description = "How a round under an SSP bound is stepped "
-        + "(serene worker --help). Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--stale-momentum", defaultValue = "compensate", description = "compensate: a round under a bound s > 0 "
+        + "is applied with momentum max(0, m - s/(s+1)); fixed: always --momentum. Default: ${DEFAULT-VALUE}.")
     String staleMomentum;
 
     @Option(names = "--eval-every", defaultValue = "25", description = "Test-set evaluation every E rounds (0: only at the end). "
