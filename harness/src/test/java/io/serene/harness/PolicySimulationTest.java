@@ -3,6 +3,7 @@ package io.serene.harness;
 import io.serene.controlplane.Controller;
 import io.serene.controlplane.Policy;
 import io.serene.controlplane.PolicyParser;
+import io.serene.protocol.SyncConfigParser;
 import io.serene.protocol.SyncSchedule;
 import org.junit.jupiter.api.Test;
 
@@ -10,15 +11,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Policies drive simulations through the controller; the invariants still hold. */
 class PolicySimulationTest {
-    private static final Pattern EXCLUDED = Pattern.compile("exclude:([0-9,]+)");
     private static final Path EXAMPLES = Path.of(System.getProperty("user.dir")).resolveSibling("examples");
 
     @Test
@@ -102,12 +100,7 @@ class PolicySimulationTest {
     /** The workers a config such as {@code bsp+exclude:2,5} excludes. */
     private static Set<Integer> excludedIn(final String config) {
         final Set<Integer> workers = new TreeSet<>();
-        final Matcher m = EXCLUDED.matcher(config);
-        if (m.find()) {
-            for (final String w : m.group(1).split(",")) {
-                workers.add(Integer.parseInt(w));
-            }
-        }
+        SyncConfigParser.parse(config).excluded().stream().forEach(workers::add);
         return workers;
     }
 
