@@ -194,9 +194,9 @@ public final class Controller {
 
     private String perWorker(final int i, final Policy.Rule rule, final Controller.Telemetry t, final String reason) {
         String why = reason;
-        final double median = median(smoothed);
+        final double typical = typical();
         for (int w = 0; w < workers; w++) {
-            final double slowdown = median <= 0 ? 1.0 : smoothed[w] / median;
+            final double slowdown = typical <= 0 ? 1.0 : smoothed[w] / typical;
             workerStreak[i][w] = rule.comparator.test(slowdown, rule.threshold) ? workerStreak[i][w] + 1 : 0;
             if (workerStreak[i][w] < rule.rounds) {
                 continue;
@@ -217,6 +217,23 @@ public final class Controller {
             }
         }
         return why;
+    }
+
+    /**
+     * A typical worker's compute time, the reference of slowdown(worker): the median over the workers
+     * the barriers wait for. An excluded worker skips rounds, so its samples lag: with 4 workers, a
+     * straggler that moved on would still look slow, and with the one that took its place in the
+     * median of all 4 it would halve the new one's slowdown and hide it for rounds.
+     */
+    private double typical() {
+        final long[] waitedFor = new long[workers - excluded.cardinality()];
+        int n = 0;
+        for (int w = 0; w < workers && n < waitedFor.length; w++) {
+            if (!excluded.get(w)) {
+                waitedFor[n++] = smoothed[w];
+            }
+        }
+        return median(n == 0 ? smoothed : waitedFor);
     }
 
     /** A group's config with its excluded members removed from the required set (with the exclude action's late mode). */

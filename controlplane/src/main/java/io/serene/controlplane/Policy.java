@@ -57,11 +57,11 @@ public final class Policy {
     /** What a rule looks at. */
     public enum Metric {
         /**
-         * Fastest worker's clock minus R, or, when a barrier holds it back, the rounds it could
-         * finish during the slowest worker's last iteration (slowest / fastest - 1), whichever is larger.
+         * Fastest worker's clock minus R, or, when a barrier holds it back, the rounds a median worker could
+         * finish during the last iteration of the slowest worker it waits for (slowest / median - 1), whichever is larger.
          */
         LAG("lag", false),
-        /** A worker's last iteration time over the median of all workers'. */
+        /** A worker's compute time (the median of its last samples) over a typical worker's (the median of the workers the barrier waits for). */
         SLOWDOWN("slowdown(worker)", true),
         /** Milliseconds between the last two advances of R. */
         ROUND_TIME("round_time", false),

@@ -111,6 +111,22 @@ class ControllerTest {
     }
 
     @Test
+    void aStragglerThatTakesAnExcludedOnesPlaceIsSeenAlthoughHalfTheWorkersLookSlow() {
+        // a moving straggler: worker 1 was slow and is excluded, its last samples still slow when
+        // worker 2 turns slow. Against the mean of the two middle values (10 and 80 ms) worker 2
+        // would be 1.8x; against a typical worker's time it is 8x.
+        final Controller c = controller("start bsp\nwhen slowdown(worker) > 2 for 2 rounds then exclude(worker) fold", 4);
+        c.onRound(round(0, new int[] {0, 0, 0, 0}, 10, 80, 10, 10));
+        c.onRound(round(1, new int[] {1, 1, 1, 1}, 10, 80, 10, 10));
+        assertThat(installs).containsExactly("bsp+exclude:1@5");
+        for (int r = 2; r < 5; r++) {
+            c.onRound(round(r, new int[] {r, 1, r, r}, 10, 80, 80, 10));
+        }
+        assertThat(installs).containsExactly("bsp+exclude:1@5", "bsp+exclude:1,2@5");
+        assertThat(c.decisions().get(1).reason).isEqualTo("worker 2: slowdown(worker) > 2 for 2 rounds (slowdown = 8.00)");
+    }
+
+    @Test
     void eachGroupHasItsOwnConfigAndExclusionsChangeOnlyTheirWorkersGroup() {
         final Controller c = controller(String.join("\n",
             "group old = 3",
