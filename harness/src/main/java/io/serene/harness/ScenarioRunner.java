@@ -36,7 +36,9 @@ import java.util.SplittableRandom;
  * final aggregates; compute share is compute time over the workers' time until all are done.
  *
  * <p>Each worker loops: wait for clearance of round r, compute (base time x straggler factor),
- * contribute, go on with r + 1. Sync configs come from the schedule: its first entry is the
+ * contribute, go on with r + 1; a round already released without it (an excluded worker, one
+ * beyond a quorum) it skips, as {@code serene worker} does, so its straggler factor follows the
+ * rounds the others are in. Sync configs come from the schedule: its first entry is the
  * switch's default for the job, the others are installed at the start (and, with
  * {@link Scenario#randomSwaps}, random further changes at random times, each from the earliest
  * round the switch allows).
@@ -66,6 +68,8 @@ public final class ScenarioRunner {
     private final List<BitSet[]> contributorsByRound = new ArrayList<>();
     private long stalenessSum;
     private long stalenessCount;
+    /** Rounds a worker skipped: released without it before it started them. */
+    private long skippedRounds;
     private int maxStaleness = Integer.MIN_VALUE;
     private int boundViolations;
     private long lastDeliveryNs;
@@ -191,6 +195,15 @@ public final class ScenarioRunner {
     private void compute(final int w, final int round) {
         final long now = network.nowNs();
         waitingNs[w] += now - readySince[w];
+        if (engines[w].releasedRound() >= round) {
+            // released without this worker (it is excluded, or beyond a quorum) before it started:
+            // as serene worker does, it computes nothing for it and goes on to the first round still
+            // open, reporting its last compute time (it is still that slow); what it hands in for
+            // the released round is late (folded or dropped)
+            skippedRounds++;
+            contribute(w, round, lastComputeNs[w]);
+            return;
+        }
         final int released = pipeline.releasedRound(1);
         final int bound = Math.min(installed[groupOf[w]].configFor(round).bound(), 63);
         if ((long) released < (long) round - bound - 1) {
@@ -367,6 +380,7 @@ public final class ScenarioRunner {
         r.timeoutReleases = pipeline.counters().get(SwitchCounter.TIMEOUT_RELEASES);
         r.configInstalls = pipeline.counters().get(SwitchCounter.CONFIG_INSTALLS);
         r.maxStaleness = maxStaleness;
+        r.skippedRounds = skippedRounds;
         r.meanStaleness = stalenessCount == 0 ? 0 : (double) stalenessSum / stalenessCount;
         r.exactlyOnce = done && resolvedOnce && included == pipeline.counters().get(SwitchCounter.VALUE_CONTRIBUTIONS);
         r.agreement = done && agreement();
@@ -450,6 +464,8 @@ public final class ScenarioRunner {
         public double computeShare;
         public int maxStaleness;
         public double meanStaleness;
+        /** Rounds workers skipped because they were released without them before they started. */
+        public long skippedRounds;
         public long included;
         public long folded;
         public long dropped;
@@ -478,6 +494,7 @@ public final class ScenarioRunner {
             m.put("computeShare", computeShare);
             m.put("maxStaleness", maxStaleness);
             m.put("meanStaleness", meanStaleness);
+            m.put("skippedRounds", skippedRounds);
             m.put("exactlyOnce", exactlyOnce);
             m.put("agreement", agreement);
             m.put("boundRespected", boundRespected);
