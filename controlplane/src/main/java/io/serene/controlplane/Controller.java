@@ -228,12 +228,12 @@ public final class Controller {
     private double typical() {
         final long[] waitedFor = new long[workers - excluded.cardinality()];
         int n = 0;
-        for (int w = 0; w < workers && n < waitedFor.length; w++) {
+        for (int w = 0; w < workers; w++) {
             if (!excluded.get(w)) {
                 waitedFor[n++] = smoothed[w];
             }
         }
-        return median(n == 0 ? smoothed : waitedFor);
+        return median(waitedFor);
     }
 
     /** A group's config with its excluded members removed from the required set (with the exclude action's late mode). */

@@ -165,11 +165,8 @@ final class ExperimentSpec {
         deferredEval = flag(n, "deferredEval");
         learningRate = n.has("lr") ? (float) positive(n, "lr") : 0.05f;
         momentum = n.has("momentum") ? (float) number(n, "momentum") : 0.9f;
-        lrSchedule = string(n, "lrSchedule", "constant");
+        lrSchedule = WorkerCommand.checkLrSchedule("'lrSchedule'", string(n, "lrSchedule", "constant"));
         staleMomentum = WorkerCommand.checkStaleMomentum("'staleMomentum'", string(n, "staleMomentum", "compensate"));
-        if (!lrSchedule.equals("constant") && !lrSchedule.equals("cosine")) {
-            throw new IllegalArgumentException("'lrSchedule' must be constant or cosine, was '" + lrSchedule + "'");
-        }
         computeMs = n.has("computeMs") ? positive(n, "computeMs") : 10;
         policies = policies(n.get("policies"), base, workers);
         stragglers = strings(n, "stragglers", List.of("none"));

@@ -101,9 +101,7 @@ final class TrainRun {
         if (s.rounds != null && s.epochs != null) {
             throw new IllegalArgumentException("give --rounds or --epochs, not both");
         }
-        if (!s.lrSchedule.equals("constant") && !s.lrSchedule.equals("cosine")) {
-            throw new IllegalArgumentException("--lr-schedule must be constant or cosine, was '" + s.lrSchedule + "'");
-        }
+        WorkerCommand.checkLrSchedule("--lr-schedule", s.lrSchedule);
         WorkerCommand.checkStaleMomentum("--stale-momentum", s.staleMomentum);
         if (!(s.targetAccuracy >= 0 && s.targetAccuracy <= 1)) {
             throw new IllegalArgumentException("--target-accuracy must be in 0..1, was " + s.targetAccuracy);

@@ -144,9 +144,7 @@ public final class WorkerCommand implements Callable<Integer> {
         if (rounds != null && epochs != null) {
             throw new IllegalArgumentException("give --rounds or --epochs, not both");
         }
-        if (!lrSchedule.equals("constant") && !lrSchedule.equals("cosine")) {
-            throw new IllegalArgumentException("--lr-schedule must be constant or cosine, was '" + lrSchedule + "'");
-        }
+        checkLrSchedule("--lr-schedule", lrSchedule);
         checkStaleMomentum("--stale-momentum", staleMomentum);
         if (exitWithParent || evalWhenTold) {
             watchStdin();
@@ -348,6 +346,14 @@ public final class WorkerCommand implements Callable<Integer> {
 
     private int released(final UdpWorker worker) throws InterruptedException {
         return await(worker.call(WorkerEngine::releasedRound), "the released round");
+    }
+
+    /** {@code value} if it is a --lr-schedule, else an error naming {@code what} (a flag or a key). */
+    static String checkLrSchedule(final String what, final String value) {
+        if (!value.equals("constant") && !value.equals("cosine")) {
+            throw new IllegalArgumentException(what + " must be constant or cosine, was '" + value + "'");
+        }
+        return value;
     }
 
     /** {@code value} if it is a --stale-momentum mode, else an error naming {@code what} (a flag or a key). */
