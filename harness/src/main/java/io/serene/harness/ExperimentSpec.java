@@ -37,7 +37,7 @@ import java.util.regex.Pattern;
  * evalEvery: 25                # train
  * rebalance: true              # train: batches grow while rounds have fewer contributions (default)
  * deferredEval: true           # train: evaluate copies of the model after training, off the clock (default)
- * lrSchedule: cosine           # train: constant (default) or cosine decay to 0 over the run
+ * lrSchedule: cosine           # train: constant (default), cosine decay to 0 over the run, or cooldown (the last 20%)
  * staleMomentum: fixed         # train: how rounds under an SSP bound are stepped (serene worker --stale-momentum)
  * policies:                    # presets, schedules (N: the worker count), or policy files
  *   - bsp
@@ -109,7 +109,7 @@ final class ExperimentSpec {
     final boolean deferredEval;
     final float learningRate;
     final float momentum;
-    /** train: constant or cosine (serene worker --lr-schedule). */
+    /** train: constant, cosine or cooldown (serene worker --lr-schedule). */
     final String lrSchedule;
     /** train: compensate or fixed (serene worker --stale-momentum). */
     final String staleMomentum;

@@ -60,8 +60,9 @@ public final class TrainCommand implements Callable<Integer> {
     @Option(names = "--momentum", defaultValue = "0.9", description = "SGD momentum. Default: ${DEFAULT-VALUE}.")
     float momentum;
 
-    @Option(names = "--lr-schedule", defaultValue = "constant", description = "constant, or cosine: the learning rate decays to "
-        + "0 over the run's rounds along a half cosine. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--lr-schedule", defaultValue = "constant", description = "constant; cosine: the learning rate decays to "
+        + "0 over the run's rounds along a half cosine; cooldown: constant, then down to 0 in a straight line over the last 20% "
+        + "of the rounds. Default: ${DEFAULT-VALUE}.")
     String lrSchedule;
 
     @Option(names = "--stale-momentum", defaultValue = "compensate", description = "compensate: a round under a bound s > 0 "

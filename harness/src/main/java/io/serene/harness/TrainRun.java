@@ -55,7 +55,7 @@ final class TrainRun {
         int batch = 64;
         float learningRate = 0.05f;
         float momentum = 0.9f;
-        /** constant or cosine (WorkerCommand --lr-schedule). */
+        /** constant, cosine or cooldown (WorkerCommand --lr-schedule). */
         String lrSchedule = "constant";
         /** How a round under an SSP bound is stepped (WorkerCommand --stale-momentum). */
         String staleMomentum = "compensate";

@@ -75,8 +75,9 @@ public final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--momentum", defaultValue = "0.9", description = "SGD momentum. Default: ${DEFAULT-VALUE}.")
     float momentum;
 
-    @Option(names = "--lr-schedule", defaultValue = "constant", description = "constant, or cosine: the learning rate decays to "
-        + "0 over the run's rounds along a half cosine (by applied step, the same on every worker). Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--lr-schedule", defaultValue = "constant", description = "constant; cosine: the learning rate decays to "
+        + "0 over the run's rounds along a half cosine; cooldown: constant, then down to 0 in a straight line over the last 20% "
+        + "of the rounds (by applied step, the same on every worker). Default: ${DEFAULT-VALUE}.")
     String lrSchedule;
 
     @Option(names = "--stale-momentum", defaultValue = "compensate", description = "compensate: a round computed under a "
@@ -166,6 +167,8 @@ public final class WorkerCommand implements Callable<Integer> {
              RoundRecords log = new RoundRecords(id, total, records, epochMs)) {
             if (lrSchedule.equals("cosine")) {
                 net.cosineDecay(total);
+            } else if (lrSchedule.equals("cooldown")) {
+                net.cooldown(total);
             }
             final UdpWorker worker = UdpWorker.start(new WorkerContext().jobId(job).workerId(id).workers(workers)
                 .elementsPerRound(net.elements()), target, new InetSocketAddress(0), transport, UdpOptions.defaults(),
@@ -350,8 +353,8 @@ public final class WorkerCommand implements Callable<Integer> {
 
     /** {@code value} if it is a --lr-schedule, else an error naming {@code what} (a flag or a key). */
     static String checkLrSchedule(final String what, final String value) {
-        if (!value.equals("constant") && !value.equals("cosine")) {
-            throw new IllegalArgumentException(what + " must be constant or cosine, was '" + value + "'");
+        if (!value.equals("constant") && !value.equals("cosine") && !value.equals("cooldown")) {
+            throw new IllegalArgumentException(what + " must be constant, cosine or cooldown, was '" + value + "'");
         }
         return value;
     }

@@ -52,6 +52,7 @@ class ExperimentTest {
         assertThat(train.deferredEval).as("default").isTrue();
         assertThat(train.lrSchedule).as("default").isEqualTo("constant");
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nlrSchedule: cosine", null, false).lrSchedule).isEqualTo("cosine");
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nlrSchedule: cooldown", null, false).lrSchedule).isEqualTo("cooldown");
         assertThat(train.staleMomentum).as("default").isEqualTo("compensate");
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nstaleMomentum: fixed", null, false).staleMomentum).isEqualTo("fixed");
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\ndeferredEval: false", null, false).deferredEval).isFalse();
@@ -87,6 +88,18 @@ class ExperimentTest {
     }
 
     @Test
+    void goalYamlIsTheGoalsMeasurementTheDocsDescribe() {
+        final Path examples = Path.of(System.getProperty("user.dir")).resolveSibling("examples");
+        final ExperimentSpec goal = ExperimentSpec.read(examples.resolveSibling("experiments").resolve("goal.yaml"), false);
+        assertThat(goal.policies).extracting(p -> p.name).containsExactly("bsp", "dynamic");
+        assertThat(goal.policies.get(1).policy).as("paper.yaml's dynamic").isEqualTo(PolicyCommand.load(examples.resolve("dynamic.policy")));
+        assertThat(goal.stragglers).containsExactly("persistent:3:x8", "moving:x8,rounds=30");
+        assertThat(goal.evalEvery).as("the time to 0.80 read every 10 rounds").isEqualTo(10);
+        assertThat(goal.seeds).hasSize(6);
+        assertThat(new ExperimentRunner(goal, Path.of("unused"), null).matrix()).hasSize(96);
+    }
+
+    @Test
     void theCommandLineSeedsReplaceTheFilesAfterQuickAndAreRecorded(@TempDir final Path dir) throws Exception {
         final Path file = dir.resolve("t.yaml");
         java.nio.file.Files.writeString(file, SIM);
@@ -106,7 +119,7 @@ class ExperimentTest {
         bad("name: t\nworkers: [2, 4]\npolicies: ['fastest:N-2']", "policy 'fastest:N-2': with 2 workers N-2 is 0, must be at least 1");
         bad("name: t\npolicies: ['fastest:N-x']", "policy 'fastest:N-x'");
         bad("name: t\npolicies: [bsp]\nrebalance: 3", "'rebalance' must be true or false, was 3");
-        bad("name: t\npolicies: [bsp]\nlrSchedule: step", "'lrSchedule' must be constant or cosine, was 'step'");
+        bad("name: t\npolicies: [bsp]\nlrSchedule: step", "'lrSchedule' must be constant, cosine or cooldown, was 'step'");
         bad("name: t\npolicies: [bsp]\nstaleMomentum: none", "'staleMomentum' must be compensate or fixed, was 'none'");
         bad("name: t\npolicies: [bsp]\ndeferredEval: yes please", "'deferredEval' must be true or false, was \"yes please\"");
         bad("name: t\npolicies: [bsp, bsp]", "policy 'bsp' appears twice");

@@ -185,7 +185,7 @@ class TrainSystemTest {
         SereneProcess.expectFailure(2, "unknown model 'resnet': expected mlp or cnn", "train", "--model", "resnet", "--data", data);
         SereneProcess.expectFailure(2, "unknown straggler profile part 'sometimes'", "train", "--stragglers", "sometimes", "--data", data);
         SereneProcess.expectFailure(2, "--workers must be in 1..64", "train", "--workers", "0", "--data", data);
-        SereneProcess.expectFailure(2, "--lr-schedule must be constant or cosine, was 'step'", "train", "--lr-schedule", "step",
+        SereneProcess.expectFailure(2, "--lr-schedule must be constant, cosine or cooldown, was 'step'", "train", "--lr-schedule", "step",
             "--data", data);
         SereneProcess.expectFailure(2, "give --rounds or --epochs, not both", "train", "--rounds", "3", "--epochs", "1", "--data", data);
         SereneProcess.expectFailure(2, "ssp:x", "train", "--policy", "ssp:x", "--data", data);

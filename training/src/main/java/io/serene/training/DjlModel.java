@@ -65,6 +65,11 @@ public final class DjlModel implements AutoCloseable {
     private int steps;
     /** Steps over which the learning rate decays to 0 along a half cosine; 0: constant. */
     private int decaySteps;
+    /** The run's steps when the rate cools down linearly over their last {@link #COOLDOWN}; 0: no cooldown. */
+    private int cooldownSteps;
+
+    /** The share of a run's steps a cooldown takes. */
+    public static final double COOLDOWN = 0.2;
 
     public DjlModel(final ModelKind kind, final int batchSize, final float learningRate, final float momentum, final long seed) {
         if (batchSize <= 0) {
@@ -234,10 +239,33 @@ public final class DjlModel implements AutoCloseable {
             throw new IllegalArgumentException("decay steps must be >= 0, was " + totalSteps);
         }
         decaySteps = totalSteps;
+        cooldownSteps = 0;
+    }
+
+    /**
+     * Keeps the learning rate constant, then decays it linearly to 0 over the last {@link #COOLDOWN}
+     * of {@code totalSteps} steps (C of them, from step T - C): step t takes lr x (T - t) / (C + 1)
+     * there, so the last step still moves and every step from T on takes 0. A run at a constant rate
+     * ends wherever its oscillation is; a cooldown lets its final model settle.
+     */
+    public void cooldown(final int totalSteps) {
+        if (totalSteps < 0) {
+            throw new IllegalArgumentException("cooldown steps must be >= 0, was " + totalSteps);
+        }
+        cooldownSteps = totalSteps;
+        decaySteps = 0;
     }
 
     /** The learning rate of step {@code step} (from 0). */
     public float learningRate(final int step) {
+        if (cooldownSteps > 0) {
+            final int c = (int) Math.round(COOLDOWN * cooldownSteps);
+            final int from = cooldownSteps - c;
+            if (step < from) {
+                return learningRate;
+            }
+            return step >= cooldownSteps ? 0f : (float) ((double) learningRate * (cooldownSteps - step) / (c + 1));
+        }
         if (decaySteps <= 0) {
             return learningRate;
         }

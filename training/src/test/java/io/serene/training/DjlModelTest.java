@@ -144,6 +144,37 @@ class DjlModelTest {
     }
 
     @Test
+    void aCooldownKeepsTheRateThenTakesItDownInAStraightLineOverTheLastFifthOfTheRun() {
+        final SyntheticImages data = new SyntheticImages(32, 10);
+        try (DjlModel constant = new DjlModel(ModelKind.MLP, 32, 0.05f, 0.9f, 2);
+             DjlModel cooled = new DjlModel(ModelKind.MLP, 32, 0.05f, 0.9f, 2)) {
+            cooled.cooldown(20);
+            final org.assertj.core.data.Offset<Float> close = org.assertj.core.data.Offset.offset(1e-7f);
+            // 20 steps: the last 4 (16-19) cool down, 0.05 x 4/5, 3/5, 2/5, 1/5
+            assertThat(cooled.learningRate(0)).isEqualTo(0.05f);
+            assertThat(cooled.learningRate(15)).isEqualTo(0.05f);
+            assertThat(cooled.learningRate(16)).isCloseTo(0.04f, close);
+            assertThat(cooled.learningRate(18)).isCloseTo(0.02f, close);
+            assertThat(cooled.learningRate(19)).isCloseTo(0.01f, close);
+            assertThat(cooled.learningRate(20)).isZero();
+            assertThat(cooled.learningRate(99)).isZero();
+            cooled.cosineDecay(2);
+            assertThat(cooled.learningRate(1)).as("the schedule set last counts").isCloseTo(0.025f, close);
+            cooled.cooldown(20);
+            final float[] g = constant.computeGradient(data.pixels, data.labels).clone();
+            for (int step = 0; step < 16; step++) {
+                constant.applyGradient(g);
+                cooled.applyGradient(g);
+            }
+            assertThat(cooled.hash()).as("steps 0-15 at the full rate").isEqualTo(constant.hash());
+            constant.applyGradient(g);
+            cooled.applyGradient(g);
+            assertThat(cooled.hash()).as("step 16 cooled").isNotEqualTo(constant.hash());
+            assertThatThrownBy(() -> cooled.cooldown(-1)).hasMessageContaining("-1");
+        }
+    }
+
+    @Test
     void badModelNamesAndParametersAreClearErrors() {
         assertThat(ModelKind.parse("CNN")).isEqualTo(ModelKind.CNN);
         assertThatThrownBy(() -> ModelKind.parse("resnet")).hasMessage("unknown model 'resnet': expected mlp or cnn");
