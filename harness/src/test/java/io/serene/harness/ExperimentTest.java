@@ -100,6 +100,18 @@ class ExperimentTest {
     }
 
     @Test
+    void cooldownYamlComparesFoldingAndDroppingUnderACooldown() {
+        final Path examples = Path.of(System.getProperty("user.dir")).resolveSibling("examples");
+        final ExperimentSpec cooldown = ExperimentSpec.read(examples.resolveSibling("experiments").resolve("cooldown.yaml"), false);
+        assertThat(cooldown.lrSchedule).isEqualTo("cooldown");
+        assertThat(cooldown.policies).extracting(p -> p.name).containsExactly("bsp", "dynamic", "dynamic-drop");
+        final io.serene.controlplane.Policy drop = cooldown.policies.get(2).policy;
+        assertThat(drop.rules()).extracting(r -> r.action.lateMode).containsOnly(io.serene.protocol.LateMode.DROP, null);
+        assertThat(cooldown.stragglers).containsExactly("persistent:3:x8", "moving:x8,rounds=30");
+        assertThat(new ExperimentRunner(cooldown, Path.of("unused"), null).matrix()).hasSize(72);
+    }
+
+    @Test
     void theCommandLineSeedsReplaceTheFilesAfterQuickAndAreRecorded(@TempDir final Path dir) throws Exception {
         final Path file = dir.resolve("t.yaml");
         java.nio.file.Files.writeString(file, SIM);
