@@ -44,6 +44,8 @@ public final class DjlModel implements AutoCloseable {
     public static final int PIXELS = 28 * 28;
     /** Classes. */
     public static final int CLASSES = 10;
+    /** The share of a run's steps a cooldown ({@link #cooldown}) takes. */
+    public static final double COOLDOWN = 0.2;
 
     private final ModelKind kind;
     private final int batchSize;
@@ -67,9 +69,6 @@ public final class DjlModel implements AutoCloseable {
     private int decaySteps;
     /** The run's steps when the rate cools down linearly over their last {@link #COOLDOWN}; 0: no cooldown. */
     private int cooldownSteps;
-
-    /** The share of a run's steps a cooldown takes. */
-    public static final double COOLDOWN = 0.2;
 
     public DjlModel(final ModelKind kind, final int batchSize, final float learningRate, final float momentum, final long seed) {
         if (batchSize <= 0) {
