@@ -65,10 +65,10 @@ public final class DjlModel implements AutoCloseable {
     private final float learningRate;
     /** Steps applied since the warm-up (the same count on every worker: they apply the same aggregates). */
     private int steps;
-    /** Steps over which the learning rate decays to 0 along a half cosine; 0: constant. */
-    private int decaySteps;
-    /** The run's steps when the rate cools down linearly over their last {@link #COOLDOWN}; 0: no cooldown. */
-    private int cooldownSteps;
+    /** The run's steps a schedule spans ({@link #cosineDecay}, {@link #cooldown}); 0: a constant rate. */
+    private int scheduleSteps;
+    /** Whether the schedule is a cooldown (else a half cosine). */
+    private boolean coolsDown;
 
     public DjlModel(final ModelKind kind, final int batchSize, final float learningRate, final float momentum, final long seed) {
         if (batchSize <= 0) {
@@ -237,8 +237,8 @@ public final class DjlModel implements AutoCloseable {
         if (totalSteps < 0) {
             throw new IllegalArgumentException("decay steps must be >= 0, was " + totalSteps);
         }
-        decaySteps = totalSteps;
-        cooldownSteps = 0;
+        scheduleSteps = totalSteps;
+        coolsDown = false;
     }
 
     /**
@@ -251,24 +251,23 @@ public final class DjlModel implements AutoCloseable {
         if (totalSteps < 0) {
             throw new IllegalArgumentException("cooldown steps must be >= 0, was " + totalSteps);
         }
-        cooldownSteps = totalSteps;
-        decaySteps = 0;
+        scheduleSteps = totalSteps;
+        coolsDown = true;
     }
 
     /** The learning rate of step {@code step} (from 0). */
     public float learningRate(final int step) {
-        if (cooldownSteps > 0) {
-            final int c = (int) Math.round(COOLDOWN * cooldownSteps);
-            final int from = cooldownSteps - c;
-            if (step < from) {
-                return learningRate;
-            }
-            return step >= cooldownSteps ? 0f : (float) ((double) learningRate * (cooldownSteps - step) / (c + 1));
-        }
-        if (decaySteps <= 0) {
+        if (scheduleSteps <= 0) {
             return learningRate;
         }
-        return (float) (learningRate * 0.5 * (1 + Math.cos(Math.PI * Math.min(step, decaySteps) / decaySteps)));
+        if (coolsDown) {
+            final int c = (int) Math.round(COOLDOWN * scheduleSteps);
+            if (step < scheduleSteps - c) {
+                return learningRate;
+            }
+            return step >= scheduleSteps ? 0f : (float) ((double) learningRate * (scheduleSteps - step) / (c + 1));
+        }
+        return (float) (learningRate * 0.5 * (1 + Math.cos(Math.PI * Math.min(step, scheduleSteps) / scheduleSteps)));
     }
 
     /** Copies every parameter, flat in block order, into {@code into} (of {@link #elements()} floats). */
