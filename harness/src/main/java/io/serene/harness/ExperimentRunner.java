@@ -147,6 +147,7 @@ final class ExperimentRunner {
         s.deferredEval = spec.deferredEval;
         s.lrSchedule = spec.lrSchedule;
         s.staleMomentum = spec.staleMomentum;
+        s.computeClock = spec.computeClock;
         s.learningRate = spec.learningRate;
         s.momentum = spec.momentum;
         s.evalEvery = spec.evalEvery;

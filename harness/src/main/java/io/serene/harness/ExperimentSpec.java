@@ -39,6 +39,7 @@ import java.util.regex.Pattern;
  * deferredEval: true           # train: evaluate copies of the model after training, off the clock (default)
  * lrSchedule: cosine           # train: constant (default), cosine decay to 0 over the run, or cooldown (the last 20%)
  * staleMomentum: fixed         # train: how rounds under an SSP bound are stepped (serene worker --stale-momentum)
+ * computeClock: wall           # train: the compute time workers report, cpu (default) or wall (serene worker --compute-clock)
  * policies:                    # presets, schedules (N: the worker count), or policy files
  *   - bsp
  *   - ssp:2
@@ -92,7 +93,7 @@ final class ExperimentSpec {
     private static final Pattern WORKER_COUNT = Pattern.compile("\\bN(?:-([0-9]{1,6}))?\\b");
 
     private static final Set<String> KEYS = Set.of("name", "mode", "model", "workers", "epochs", "rounds", "targetAccuracy",
-        "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "momentum", "computeMs", "policies", "stragglers", "seeds", "quick");
+        "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "computeClock", "momentum", "computeMs", "policies", "stragglers", "seeds", "quick");
 
     final String name;
     final String mode;
@@ -113,6 +114,8 @@ final class ExperimentSpec {
     final String lrSchedule;
     /** train: compensate or fixed (serene worker --stale-momentum). */
     final String staleMomentum;
+    /** train: cpu or wall (serene worker --compute-clock). */
+    final String computeClock;
     final double computeMs;
     final List<PolicyRef> policies;
     final List<String> stragglers;
@@ -167,6 +170,7 @@ final class ExperimentSpec {
         momentum = n.has("momentum") ? (float) number(n, "momentum") : 0.9f;
         lrSchedule = WorkerCommand.checkLrSchedule("'lrSchedule'", string(n, "lrSchedule", "constant"));
         staleMomentum = WorkerCommand.checkStaleMomentum("'staleMomentum'", string(n, "staleMomentum", "compensate"));
+        computeClock = ComputeClock.check("'computeClock'", string(n, "computeClock", "cpu"));
         computeMs = n.has("computeMs") ? positive(n, "computeMs") : 10;
         policies = policies(n.get("policies"), base, workers);
         stragglers = strings(n, "stragglers", List.of("none"));

@@ -69,6 +69,11 @@ public final class TrainCommand implements Callable<Integer> {
         + "is applied with momentum max(0, m - s/(s+1)); fixed: always --momentum. Default: ${DEFAULT-VALUE}.")
     String staleMomentum;
 
+    @Option(names = "--compute-clock", defaultValue = "cpu", description = "The compute time workers report to the switch "
+        + "(slowdown(worker), lag): cpu: their training thread's processor time plus injected straggling, so a worker "
+        + "preempted by the others on a shared host does not look slow; wall: elapsed time. Default: ${DEFAULT-VALUE}.")
+    String computeClock;
+
     @Option(names = "--eval-every", defaultValue = "25", description = "Test-set evaluation every E rounds (0: only at the end). "
         + "Default: ${DEFAULT-VALUE}.")
     int evalEvery;
@@ -124,6 +129,7 @@ public final class TrainCommand implements Callable<Integer> {
         settings.momentum = momentum;
         settings.lrSchedule = lrSchedule;
         settings.staleMomentum = staleMomentum;
+        settings.computeClock = computeClock;
         settings.evalEvery = evalEvery;
         settings.deferredEval = deferredEval;
         settings.targetAccuracy = targetAccuracy;

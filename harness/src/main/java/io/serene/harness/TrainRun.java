@@ -57,6 +57,8 @@ final class TrainRun {
         float momentum = 0.9f;
         /** constant, cosine or cooldown (WorkerCommand --lr-schedule). */
         String lrSchedule = "constant";
+        /** The compute time workers report to the switch: cpu or wall (WorkerCommand --compute-clock). */
+        String computeClock = "cpu";
         /** How a round under an SSP bound is stepped (WorkerCommand --stale-momentum). */
         String staleMomentum = "compensate";
         int evalEvery = 50;
@@ -103,6 +105,7 @@ final class TrainRun {
         }
         WorkerCommand.checkLrSchedule("--lr-schedule", s.lrSchedule);
         WorkerCommand.checkStaleMomentum("--stale-momentum", s.staleMomentum);
+        ComputeClock.check("--compute-clock", s.computeClock);
         if (!(s.targetAccuracy >= 0 && s.targetAccuracy <= 1)) {
             throw new IllegalArgumentException("--target-accuracy must be in 0..1, was " + s.targetAccuracy);
         }
@@ -207,7 +210,7 @@ final class TrainRun {
             "--switch", "127.0.0.1:" + switchPort, "--job", "" + s.job, "--id", "" + w, "--workers", "" + s.workers,
             "--model", s.model.name().toLowerCase(Locale.ROOT), "--rounds", "" + rounds, "--batch", "" + s.batch,
             "--lr", "" + s.learningRate, "--lr-schedule", s.lrSchedule, "--momentum", "" + s.momentum,
-            "--stale-momentum", s.staleMomentum, "--eval-every", "" + s.evalEvery,
+            "--stale-momentum", s.staleMomentum, "--compute-clock", s.computeClock, "--eval-every", "" + s.evalEvery,
             "--data", dataDir.toString(), "--seed", "" + s.seed, "--stragglers", s.stragglers,
             "--timeout-seconds", "" + s.timeoutSeconds, "--records", recordsFile(w).toString(), "--epoch-ms", "" + epochMs,
             "--progress-lines", "--exit-with-parent", s.rebalance ? "--rebalance" : "--no-rebalance",
@@ -270,6 +273,7 @@ final class TrainRun {
         run.put("momentum", Double.parseDouble(Float.toString(s.momentum)));
         run.put("lrSchedule", s.lrSchedule);
         run.put("staleMomentum", s.staleMomentum);
+        run.put("computeClock", s.computeClock);
         run.put("evalEvery", s.evalEvery);
         run.put("evaluation", s.deferredEval ? "deferred" : "inline");
         summary.put("run", run);

@@ -85,6 +85,13 @@ public final class WorkerCommand implements Callable<Integer> {
         + "agreed, so every worker takes the same step); fixed: always --momentum. Default: ${DEFAULT-VALUE}.")
     String staleMomentum;
 
+    @Option(names = "--compute-clock", defaultValue = "cpu", description = "The compute time this worker reports to the switch "
+        + "(what slowdown(worker) and lag read): cpu: the processor time its training thread spent on the gradient, plus any "
+        + "injected straggling; time the OS gave to other processes is not in it, so with more worker processes than cores a "
+        + "preempted worker does not look slow (on a host of its own the two agree); wall: elapsed time, preemption included "
+        + "(a worker slowed by a co-located job shows as slow). Records keep the elapsed time either way. Default: ${DEFAULT-VALUE}.")
+    String computeClock;
+
     @Option(names = "--eval-every", defaultValue = "50", description = "Evaluate on the test set every E rounds (0: only at the end). Default: ${DEFAULT-VALUE}.")
     int evalEvery;
 
@@ -147,6 +154,7 @@ public final class WorkerCommand implements Callable<Integer> {
         }
         checkLrSchedule("--lr-schedule", lrSchedule);
         checkStaleMomentum("--stale-momentum", staleMomentum);
+        final ComputeClock clock = ComputeClock.parse("--compute-clock", computeClock);
         if (exitWithParent || evalWhenTold) {
             watchStdin();
         }
@@ -181,7 +189,7 @@ public final class WorkerCommand implements Callable<Integer> {
                 final GlobalBatch sizes = new GlobalBatch(batch, workers, rebalance);
                 final ModelCopies copies = deferredEval ? ModelCopies.forRun(total, evalEvery, net.elements()) : null;
                 train(worker, net, new Batches(dataset.train, shard, batch, sizes.max(), seed * 31 + id), sizes, profile, total,
-                    log, testPixels, testLabels, copies);
+                    log, testPixels, testLabels, copies, clock);
             } finally {
                 worker.close();
             }
@@ -203,7 +211,7 @@ public final class WorkerCommand implements Callable<Integer> {
 
     private void train(final UdpWorker worker, final DjlModel net, final Batches batches, final GlobalBatch sizes,
                        final StragglerProfile profile, final int total, final RoundRecords log, final float[] testPixels,
-                       final int[] testLabels, final ModelCopies copies)
+                       final int[] testLabels, final ModelCopies copies, final ComputeClock clock)
         throws Exception {
         final float[] averaged = new float[net.elements()];
         final float[] zeros = new float[net.elements()];
@@ -213,6 +221,7 @@ public final class WorkerCommand implements Callable<Integer> {
         float[] held = null;
         int heldBatch = 0;
         long heldNs = 0;
+        long heldReportedNs = 0;
         long heldExtraNs = 0;
         int heldApplied = 0;
         float heldLoss = Float.NaN;
@@ -233,10 +242,13 @@ public final class WorkerCommand implements Callable<Integer> {
                 applyNext(pending, next, momentumFor(net, bounds[next]), net, averaged, sizes, log, total, testPixels, testLabels, copies);
             }
             if (held == null && released(worker) < round) {
+                final long c0 = clock.nanos();
                 final long t0 = System.nanoTime();
                 heldBatch = sizes.next();
                 held = net.computeGradient(batches.next(heldBatch), batches.labels()).clone();
                 heldNs = System.nanoTime() - t0;
+                heldReportedNs = clock.nanos() - c0;
+                // the injected straggling stays a multiple of the elapsed time, whichever clock is reported
                 heldExtraNs = Math.max(0, (long) ((profile.factor(id, round) - 1) * heldNs));
                 if (heldExtraNs > 0) {
                     LockSupport.parkNanos(heldExtraNs);
@@ -253,10 +265,11 @@ public final class WorkerCommand implements Callable<Integer> {
                 pending.add(worker.allreduce(round, zeros, lastComputeNs).whenComplete((a, e) -> log.released(r)));
             } else {
                 log.computed(round, heldBatch, heldNs, heldExtraNs, round - heldApplied, heldLoss);
-                lastComputeNs = heldNs + heldExtraNs;
+                lastComputeNs = heldReportedNs + heldExtraNs;
                 pending.add(worker.allreduce(round, held, lastComputeNs).whenComplete((a, e) -> log.released(r)));
                 held = null;
                 heldNs = 0;
+                heldReportedNs = 0;
                 heldExtraNs = 0;
             }
             if (progressLines) {

@@ -55,6 +55,8 @@ class ExperimentTest {
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nlrSchedule: cooldown", null, false).lrSchedule).isEqualTo("cooldown");
         assertThat(train.staleMomentum).as("default").isEqualTo("compensate");
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nstaleMomentum: fixed", null, false).staleMomentum).isEqualTo("fixed");
+        assertThat(train.computeClock).as("default").isEqualTo("cpu");
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\ncomputeClock: wall", null, false).computeClock).isEqualTo("wall");
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\ndeferredEval: false", null, false).deferredEval).isFalse();
     }
 
@@ -133,6 +135,7 @@ class ExperimentTest {
         bad("name: t\npolicies: [bsp]\nrebalance: 3", "'rebalance' must be true or false, was 3");
         bad("name: t\npolicies: [bsp]\nlrSchedule: step", "'lrSchedule' must be constant, cosine or cooldown, was 'step'");
         bad("name: t\npolicies: [bsp]\nstaleMomentum: none", "'staleMomentum' must be compensate or fixed, was 'none'");
+        bad("name: t\npolicies: [bsp]\ncomputeClock: gpu", "'computeClock' must be cpu or wall, was 'gpu'");
         bad("name: t\npolicies: [bsp]\ndeferredEval: yes please", "'deferredEval' must be true or false, was \"yes please\"");
         bad("name: t\npolicies: [bsp, bsp]", "policy 'bsp' appears twice");
         bad("name: t\npolicies: [bsp]\nstragglers: [sometimes]", "unknown straggler profile part 'sometimes'");

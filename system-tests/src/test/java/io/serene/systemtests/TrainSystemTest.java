@@ -75,6 +75,7 @@ class TrainSystemTest {
         assertThat(last.get("samplesPerWorker")).extracting(JsonNode::asLong).containsExactly(1280L, 1280L);
         assertThat(last.get("run").get("rebalance").asBoolean()).isTrue();
         assertThat(last.get("run").get("lrSchedule").asText()).isEqualTo("constant");
+        assertThat(last.get("run").get("computeClock").asText()).isEqualTo("cpu");
     }
 
     @Test
