@@ -97,6 +97,7 @@ class ExperimentTest {
         assertThat(goal.policies.get(1).policy).as("paper.yaml's dynamic").isEqualTo(PolicyCommand.load(examples.resolve("dynamic.policy")));
         assertThat(goal.stragglers).containsExactly("persistent:3:x8", "moving:x8,rounds=30");
         assertThat(goal.evalEvery).as("the time to 0.80 read every 10 rounds").isEqualTo(10);
+        assertThat(goal.lrSchedule).as("every final reading settled").isEqualTo("cooldown");
         assertThat(goal.seeds).hasSize(6);
         assertThat(new ExperimentRunner(goal, Path.of("unused"), null).matrix()).hasSize(96);
     }
@@ -106,6 +107,7 @@ class ExperimentTest {
         final Path examples = Path.of(System.getProperty("user.dir")).resolveSibling("examples");
         final ExperimentSpec cooldown = ExperimentSpec.read(examples.resolveSibling("experiments").resolve("cooldown.yaml"), false);
         assertThat(cooldown.lrSchedule).isEqualTo("cooldown");
+        assertThat(cooldown.computeClock).as("as measured").isEqualTo("wall");
         assertThat(cooldown.policies).extracting(p -> p.name).containsExactly("bsp", "dynamic", "dynamic-drop");
         final io.serene.controlplane.Policy drop = cooldown.policies.get(2).policy;
         assertThat(drop.rules()).extracting(r -> r.action.lateMode).containsOnly(io.serene.protocol.LateMode.DROP, null);
