@@ -94,6 +94,9 @@ final class ExperimentRunner {
         Files.createDirectories(out);
         Files.writeString(out.resolve("experiment.yaml"), spec.text, StandardCharsets.UTF_8);
         final List<Run> runs = matrix();
+        for (final Run run : runs) {
+            checkKept(run);
+        }
         final long start = System.nanoTime();
         executed = 0;
         for (int i = 0; i < runs.size(); i++) {
@@ -127,6 +130,35 @@ final class ExperimentRunner {
         Files.writeString(out.resolve("summary.json"), Json.write(aggregate) + "\n", StandardCharsets.UTF_8);
         Files.writeString(out.resolve("report.html"), ReportWriter.html(spec, aggregate, summaries, quick), StandardCharsets.UTF_8);
         return aggregate;
+    }
+
+    /**
+     * A run kept from an earlier invocation must have been made with the file's settings, or its
+     * numbers would sit in the tables beside runs made another way: an error naming the setting.
+     */
+    private void checkKept(final Run run) throws IOException {
+        final Path summary = run.dir.resolve("summary.json");
+        if (!spec.mode.equals("train") || !Files.isRegularFile(summary)) {
+            return;
+        }
+        final JsonNode made = JSON.readTree(Files.readString(summary, StandardCharsets.UTF_8)).get("run");
+        if (made == null) {
+            return;
+        }
+        final Map<String, Object> expected = new LinkedHashMap<>();
+        expected.put("batch", spec.batch);
+        expected.put("rebalance", spec.rebalance);
+        expected.put("lrSchedule", spec.lrSchedule);
+        expected.put("staleMomentum", spec.staleMomentum);
+        expected.put("computeClock", spec.computeClock);
+        expected.put("evalEvery", spec.evalEvery);
+        for (final Map.Entry<String, Object> e : expected.entrySet()) {
+            final JsonNode value = made.get(e.getKey());
+            if (value != null && !value.asText().equals(String.valueOf(e.getValue()))) {
+                throw new IllegalArgumentException(run.dir + " was run with " + e.getKey() + " " + value.asText() + ", the file says "
+                    + e.getValue() + ": use another --out, or delete that run to run it again");
+            }
+        }
     }
 
     private Map<String, Object> train(final Run run) throws Exception {

@@ -202,6 +202,19 @@ class ExperimentTest {
     }
 
     @Test
+    void aKeptRunMadeWithOtherSettingsIsAnErrorBeforeAnythingRuns(@TempDir final Path dir) throws Exception {
+        final ExperimentSpec spec = ExperimentSpec.parse("name: t\nlrSchedule: cooldown\npolicies: [bsp]\nseeds: [1, 2]", null, false);
+        final ExperimentRunner runner = new ExperimentRunner(spec, dir, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+        final Path kept = runner.matrix().get(1).dir;
+        Files.createDirectories(kept);
+        Files.writeString(kept.resolve("summary.json"), "{\"run\": {\"lrSchedule\": \"constant\", \"computeClock\": \"cpu\"}}");
+        assertThatThrownBy(() -> runner.run(false)).isInstanceOf(IllegalArgumentException.class)
+            .hasMessage(kept + " was run with lrSchedule constant, the file says cooldown: use another --out, or delete that run to run it again");
+        assertThat(runner.executed()).isZero();
+        assertThat(runner.matrix().get(0).dir.resolve("summary.json")).doesNotExist();
+    }
+
+    @Test
     void theReportDrawsTrainingChartsFromRecords() {
         final String chart = ReportWriter.lineChart("t (s)", "accuracy", List.of(new ReportWriter.Series("bsp",
             List.of(new double[] {1, 0.5}, new double[] {2, 0.8}))), List.of(new double[] {1.5, 0}), List.of("x"), 0.8);
