@@ -145,14 +145,7 @@ final class ExperimentRunner {
         if (made == null) {
             return;
         }
-        final Map<String, Object> expected = new LinkedHashMap<>();
-        expected.put("batch", spec.batch);
-        expected.put("rebalance", spec.rebalance);
-        expected.put("lrSchedule", spec.lrSchedule);
-        expected.put("staleMomentum", spec.staleMomentum);
-        expected.put("computeClock", spec.computeClock);
-        expected.put("evalEvery", spec.evalEvery);
-        for (final Map.Entry<String, Object> e : expected.entrySet()) {
+        for (final Map.Entry<String, Object> e : settings(run).training().entrySet()) {
             final JsonNode value = made.get(e.getKey());
             if (value != null && !value.asText().equals(String.valueOf(e.getValue()))) {
                 throw new IllegalArgumentException(run.dir + " was run with " + e.getKey() + " " + value.asText() + ", the file says "
@@ -162,6 +155,11 @@ final class ExperimentRunner {
     }
 
     private Map<String, Object> train(final Run run) throws Exception {
+        return new TrainRun(settings(run), console).run();
+    }
+
+    /** What serene train runs for one run of the matrix. */
+    private TrainRun.Settings settings(final Run run) {
         final TrainRun.Settings s = new TrainRun.Settings();
         s.workers = run.workers;
         s.model = run.model;
@@ -188,7 +186,7 @@ final class ExperimentRunner {
         s.data = dataDir;
         s.out = run.dir;
         s.quiet = true;
-        return new TrainRun(s, console).run();
+        return s;
     }
 
     private Path dataDir;

@@ -76,6 +76,21 @@ final class TrainRun {
         /** Print only failures (serene experiment prints one line per run). */
         boolean quiet;
 
+        /** How the workers train, as a run's summary records it (its "run" member, after the job's shape). */
+        Map<String, Object> training() {
+            final Map<String, Object> m = new LinkedHashMap<>();
+            m.put("batch", batch);
+            m.put("rebalance", rebalance);
+            m.put("learningRate", Double.parseDouble(Float.toString(learningRate)));
+            m.put("momentum", Double.parseDouble(Float.toString(momentum)));
+            m.put("lrSchedule", lrSchedule);
+            m.put("staleMomentum", staleMomentum);
+            m.put("computeClock", computeClock);
+            m.put("evalEvery", evalEvery);
+            m.put("evaluation", deferredEval ? "deferred" : "inline");
+            return m;
+        }
+
         String policyName() {
             return policy != null ? (policyLabel != null ? policyLabel : policy.name()) : sync;
         }
@@ -267,15 +282,7 @@ final class TrainRun {
         run.put("policy", s.policyName());
         run.put("stragglers", s.stragglers);
         run.put("rounds", rounds);
-        run.put("batch", s.batch);
-        run.put("rebalance", s.rebalance);
-        run.put("learningRate", Double.parseDouble(Float.toString(s.learningRate)));
-        run.put("momentum", Double.parseDouble(Float.toString(s.momentum)));
-        run.put("lrSchedule", s.lrSchedule);
-        run.put("staleMomentum", s.staleMomentum);
-        run.put("computeClock", s.computeClock);
-        run.put("evalEvery", s.evalEvery);
-        run.put("evaluation", s.deferredEval ? "deferred" : "inline");
+        run.putAll(s.training());
         summary.put("run", run);
         summary.put("switchCounters", switchCounters);
         summary.put("seed", s.seed);
