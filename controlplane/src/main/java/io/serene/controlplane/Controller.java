@@ -74,14 +74,13 @@ public final class Controller {
     private final SyncConfig[] base;
     private final SyncConfig[] installed;
     private final List<Decision> decisions = new ArrayList<>();
-    /** Per worker, its last {@link #WINDOW} compute-time samples: slowdown(worker) uses their median. */
+    /** Per worker, its last {@link Policy#smoothing()} compute-time samples: slowdown(worker) uses their median. */
     private final long[][] samples;
     private final int[] sampled;
     private final int[] sampledClock;
     private final long[] smoothed;
-
     /** Samples in the per-worker median that smooths compute-time telemetry (real timings are noisy). */
-    static final int WINDOW = 5;
+    private final int window;
 
     public Controller(final Policy policy, final int workers, final SwitchControl control) {
         this.policy = policy;
@@ -98,7 +97,8 @@ public final class Controller {
         }
         this.streak = new int[policy.rules().size()];
         this.workerStreak = new int[policy.rules().size()][workers];
-        this.samples = new long[workers][WINDOW];
+        this.window = policy.smoothing();
+        this.samples = new long[workers][window];
         this.sampled = new int[workers];
         this.sampledClock = new int[workers];
         this.smoothed = new long[workers];
@@ -183,9 +183,9 @@ public final class Controller {
                 continue;
             }
             sampledClock[w] = clock;
-            samples[w][sampled[w] % WINDOW] = t.iterationNs[w];
+            samples[w][sampled[w] % window] = t.iterationNs[w];
             sampled[w]++;
-            final int count = Math.min(sampled[w], WINDOW);
+            final int count = Math.min(sampled[w], window);
             final long[] recent = Arrays.copyOf(samples[w], count);
             Arrays.sort(recent);
             smoothed[w] = recent[count / 2];

@@ -21,6 +21,10 @@ public final class Policy {
     public static final String DEFAULT_GROUP = "default";
     /** Groups a policy may declare (the switch holds 4 per job, one of them the default). */
     public static final int MAX_GROUPS = 3;
+    /** Compute-time samples in the median slowdown(worker) reads, unless the policy says {@code smooth N}. */
+    public static final int DEFAULT_SMOOTHING = 5;
+    /** The most samples {@code smooth N} may name. */
+    public static final int MAX_SMOOTHING = 15;
 
     /** A declared worker group: its name, its index on the switch (1..), its workers. */
     public static final class Group {
@@ -239,18 +243,23 @@ public final class Policy {
     private final List<Group> groups;
     private final Map<Integer, SyncConfig> groupStarts;
     private final List<Rule> rules;
+    private final int smoothing;
 
     Policy(final String name, final SyncConfig start, final List<Rule> rules) {
-        this(name, start, List.of(), Map.of(), rules);
+        this(name, start, List.of(), Map.of(), rules, DEFAULT_SMOOTHING);
     }
 
     Policy(final String name, final SyncConfig start, final List<Group> groups, final Map<Integer, SyncConfig> groupStarts,
-           final List<Rule> rules) {
+           final List<Rule> rules, final int smoothing) {
+        if (smoothing < 1 || smoothing > MAX_SMOOTHING) {
+            throw new IllegalArgumentException("smooth N needs 1 <= N <= " + MAX_SMOOTHING + ", was " + smoothing);
+        }
         this.name = name;
         this.start = start;
         this.groups = List.copyOf(groups);
         this.groupStarts = Map.copyOf(groupStarts);
         this.rules = List.copyOf(rules);
+        this.smoothing = smoothing;
     }
 
     public String name() {
@@ -311,16 +320,24 @@ public final class Policy {
         return rules;
     }
 
+    /**
+     * How many of a worker's last compute-time samples slowdown(worker) takes the median of
+     * ({@code smooth N}; {@value #DEFAULT_SMOOTHING} unless the policy says; 1: the last sample alone).
+     */
+    public int smoothing() {
+        return smoothing;
+    }
+
     @Override
     public boolean equals(final Object o) {
         return o instanceof Policy && ((Policy) o).name.equals(name) && ((Policy) o).start.equals(start)
             && ((Policy) o).groups.equals(groups) && ((Policy) o).groupStarts.equals(groupStarts)
-            && ((Policy) o).rules.equals(rules);
+            && ((Policy) o).rules.equals(rules) && ((Policy) o).smoothing == smoothing;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, start, groups, groupStarts, rules);
+        return Objects.hash(name, start, groups, groupStarts, rules, smoothing);
     }
 
     @Override
@@ -329,6 +346,9 @@ public final class Policy {
         groups.forEach(g -> sb.append('\n').append(g));
         sb.append("\nstart ").append(start);
         new TreeMap<>(groupStarts).forEach((g, c) -> sb.append("\nstart ").append(groupName(g)).append(": ").append(c));
+        if (smoothing != DEFAULT_SMOOTHING) {
+            sb.append("\nsmooth ").append(smoothing);
+        }
         rules.forEach(r -> sb.append('\n').append(r));
         return sb.toString();
     }

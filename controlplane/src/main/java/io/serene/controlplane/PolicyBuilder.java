@@ -13,6 +13,7 @@ public final class PolicyBuilder {
     private final List<Policy.Group> groups = new ArrayList<>();
     private final java.util.Map<Integer, SyncConfig> groupStarts = new java.util.HashMap<>();
     private final List<Policy.Rule> rules = new ArrayList<>();
+    private int smoothing = Policy.DEFAULT_SMOOTHING;
 
     private PolicyBuilder(final String name) {
         this.name = name;
@@ -57,13 +58,22 @@ public final class PolicyBuilder {
             .orElseThrow(() -> new IllegalArgumentException("unknown group '" + name + "'"));
     }
 
+    /** slowdown(worker) reads the median of each worker's last {@code samples} compute times ({@code smooth N}). */
+    public PolicyBuilder smooth(final int samples) {
+        if (samples < 1 || samples > Policy.MAX_SMOOTHING) {
+            throw new IllegalArgumentException("smooth N needs 1 <= N <= " + Policy.MAX_SMOOTHING + ", was " + samples);
+        }
+        this.smoothing = samples;
+        return this;
+    }
+
     /** Begins a rule: {@code when(LAG, GE, 2).forRounds(3).then(ssp(4))}. */
     public RuleBuilder when(final Policy.Metric metric, final Policy.Comparator comparator, final double threshold) {
         return new RuleBuilder(metric, comparator, threshold);
     }
 
     public Policy build() {
-        return new Policy(name, start, groups, groupStarts, rules);
+        return new Policy(name, start, groups, groupStarts, rules, smoothing);
     }
 
     /** One rule under construction. */

@@ -13,6 +13,7 @@ import java.util.Locale;
  *   policy NAME
  *   group GROUP = WORKER (, WORKER)*
  *   start [GROUP:] CONFIG
+ *   smooth N
  *   when METRIC CMP NUMBER [for N rounds] [in [GROUP:] CONFIG] then ACTION
  *
  *   METRIC := lag | round_time | waiting_share | staleness | slowdown(worker)
@@ -42,7 +43,7 @@ public final class PolicyParser {
     }
 
     private static final java.util.Set<String> RESERVED = java.util.Set.of("policy", "group", "start", "when", "then", "in",
-        "for", "bsp", "asp", "ssp", "fastest", "quorum", "timeout", "fold", "drop", "exclude", "include", Policy.DEFAULT_GROUP);
+        "for", "smooth", "bsp", "asp", "ssp", "fastest", "quorum", "timeout", "fold", "drop", "exclude", "include", Policy.DEFAULT_GROUP);
 
     private final String source;
     private final java.util.Map<String, Policy.Group> groups = new java.util.LinkedHashMap<>();
@@ -63,6 +64,7 @@ public final class PolicyParser {
         SyncConfig start = null;
         final java.util.Map<Integer, SyncConfig> groupStarts = new java.util.HashMap<>();
         final List<Policy.Rule> rules = new ArrayList<>();
+        int smoothing = 0;
         final String[] lines = source.split("\n", -1);
         for (int i = 0; i < lines.length; i++) {
             line = i + 1;
@@ -97,18 +99,35 @@ public final class PolicyParser {
                     }
                     break;
                 }
+                case "smooth":
+                    if (smoothing != 0) {
+                        throw error(first, "the policy already says smooth " + smoothing);
+                    }
+                    smoothing = smoothing();
+                    break;
                 case "when":
                     rules.add(rule());
                     break;
                 default:
-                    throw error(first, "expected 'policy', 'group', 'start' or 'when', found " + first.describe());
+                    throw error(first, "expected 'policy', 'group', 'start', 'smooth' or 'when', found " + first.describe());
             }
             if (peek().kind != Kind.END) {
                 throw error(peek(), "unexpected " + peek().describe() + " after the statement");
             }
         }
         return new Policy(name == null ? "unnamed" : name, start == null ? SyncConfig.bsp() : start,
-            new ArrayList<>(groups.values()), groupStarts, rules);
+            new ArrayList<>(groups.values()), groupStarts, rules, smoothing == 0 ? Policy.DEFAULT_SMOOTHING : smoothing);
+    }
+
+    /** {@code smooth N}: slowdown(worker) reads the median of each worker's last N compute times. */
+    private int smoothing() {
+        final Token n = next();
+        if (n.kind != Kind.NUMBER || n.text.contains(".") || n.text.length() > 3
+            || Integer.parseInt(n.text) < 1 || Integer.parseInt(n.text) > Policy.MAX_SMOOTHING) {
+            throw error(n, "expected the number of samples slowdown(worker) takes the median of, a whole number from 1 to "
+                + Policy.MAX_SMOOTHING + ", found " + n.describe());
+        }
+        return Integer.parseInt(n.text);
     }
 
     /** {@code group NAME = W (, W)*}: a new group of workers no other group has. */

@@ -111,6 +111,38 @@ class ControllerTest {
     }
 
     @Test
+    void smoothSetsHowManySamplesTheSlowdownMedianTakes() {
+        // smooth 1: the last sample alone; a straggler is excluded at the first evaluation that shows
+        // it and taken back at the first fast one
+        Controller c = controller("smooth 1\nwhen slowdown(worker) > 5 then exclude(worker)\n"
+            + "when slowdown(worker) < 1.5 then include(worker)", 4);
+        c.onRound(round(0, new int[] {0, 0, 0, 0}, 10, 10, 10, 10));
+        c.onRound(round(1, new int[] {1, 1, 1, 1}, 10, 10, 10, 80));
+        assertThat(installs).containsExactly("bsp+exclude:3@5");
+        c.onRound(round(2, new int[] {2, 2, 2, 2}, 10, 10, 10, 11));
+        assertThat(installs).containsExactly("bsp+exclude:3@5", "bsp@5");
+
+        // smooth 3: one slow sample among fast ones is noise; the second in the last 3 is a straggler
+        installs.clear();
+        c = controller("smooth 3\nwhen slowdown(worker) > 5 then exclude(worker)", 4);
+        final long[] worker3 = {10, 10, 10, 80, 10, 80};
+        for (int r = 0; r < worker3.length; r++) {
+            c.onRound(round(r, new int[] {r, r, r, r}, 10, 10, 10, worker3[r]));
+            assertThat(installs).hasSize(r < 5 ? 0 : 1);
+        }
+        assertThat(installs).containsExactly("bsp+exclude:3@5");
+
+        // the default, 5: the same straggler waits for a third slow sample
+        installs.clear();
+        c = controller("when slowdown(worker) > 5 then exclude(worker)", 4);
+        final long[] again = {10, 10, 10, 80, 10, 80, 10, 80};
+        for (int r = 0; r < again.length; r++) {
+            c.onRound(round(r, new int[] {r, r, r, r}, 10, 10, 10, again[r]));
+            assertThat(installs).hasSize(r < 7 ? 0 : 1);
+        }
+    }
+
+    @Test
     void aStragglerThatTakesAnExcludedOnesPlaceIsSeenAlthoughHalfTheWorkersLookSlow() {
         // a moving straggler: worker 1 was slow and is excluded, its last samples still slow when
         // worker 2 turns slow. Against the mean of the two middle values (10 and 80 ms) worker 2

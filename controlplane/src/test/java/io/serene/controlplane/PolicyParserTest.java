@@ -56,7 +56,7 @@ class PolicyParserTest {
         expectError("when slowdown(worker) > 3 then bsp", 1, 32, "a per-worker condition needs exclude(worker)");
         expectError("when lag >= 2 then bsp extra", 1, 24, "unexpected 'extra' after the statement");
         expectError("start bsp + ssp(2)", 1, 13, "at most one of bsp, asp, ssp");
-        expectError("begin bsp", 1, 1, "expected 'policy', 'group', 'start' or 'when', found 'begin'");
+        expectError("begin bsp", 1, 1, "expected 'policy', 'group', 'start', 'smooth' or 'when', found 'begin'");
         expectError("when lag => 2 then bsp", 1, 10, "expected a comparison (>=, <=, >, <, ==) after 'lag', found '='");
         expectError("when lag >= 2 then bsp ; x", 1, 24, "unexpected character ';'");
         expectError("start timeout(0)", 1, 15, "expected milliseconds > 0");
@@ -64,6 +64,30 @@ class PolicyParserTest {
         expectError("when lag >= 2 in sspp(2) then bsp", 1, 18, "unknown config 'sspp'");
         expectError("when slowdown(worker) > 2 in bsp then exclude(worker)", 1, 27, "'in CONFIG' guards config rules");
         expectError("when lag >= 2 in bsp ssp(2)", 1, 22, "expected 'then', 'for N rounds' or 'in CONFIG'");
+    }
+
+    @Test
+    void smoothSetsTheSamplesSlowdownTakesTheMedianOfAndMatchesTheJavaApi() {
+        assertThat(PolicyParser.parse("policy p\nstart bsp").smoothing()).isEqualTo(Policy.DEFAULT_SMOOTHING);
+        final Policy parsed = PolicyParser.parse("policy p\nsmooth 3\nwhen slowdown(worker) > 5 then exclude(worker)");
+        assertThat(parsed.smoothing()).isEqualTo(3);
+        assertThat(parsed).isEqualTo(PolicyBuilder.policy("p").smooth(3)
+            .when(Policy.Metric.SLOWDOWN, Policy.Comparator.GT, 5).thenExclude(LateMode.FOLD).build());
+        assertThat(parsed).isNotEqualTo(PolicyBuilder.policy("p")
+            .when(Policy.Metric.SLOWDOWN, Policy.Comparator.GT, 5).thenExclude(LateMode.FOLD).build());
+        // the text form says it, and reads back as the same policy
+        assertThat(parsed.toString()).contains("\nsmooth 3\n");
+        assertThat(PolicyParser.parse(parsed.toString())).isEqualTo(parsed);
+        assertThat(PolicyParser.parse("smooth 1").smoothing()).isEqualTo(1);
+        assertThat(PolicyParser.parse("smooth 15").smoothing()).isEqualTo(15);
+        expectError("smooth 0", 1, 8, "a whole number from 1 to 15, found '0'");
+        expectError("smooth 16", 1, 8, "a whole number from 1 to 15, found '16'");
+        expectError("smooth 2.5", 1, 8, "a whole number from 1 to 15, found '2.5'");
+        expectError("smooth", 1, 7, "a whole number from 1 to 15, found the end of the line");
+        expectError("smooth 3 rounds", 1, 10, "unexpected 'rounds' after the statement");
+        expectError("smooth 3\nsmooth 5", 2, 1, "the policy already says smooth 3");
+        expectError("group smooth = 1", 1, 7, "'smooth' is reserved");
+        assertThatThrownBy(() -> PolicyBuilder.policy("p").smooth(0)).hasMessage("smooth N needs 1 <= N <= 15, was 0");
     }
 
     @Test

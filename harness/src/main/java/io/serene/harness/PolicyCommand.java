@@ -48,7 +48,9 @@ public final class PolicyCommand implements Runnable {
             final Policy policy = load(file);
             final int groups = policy.groups().size();
             System.out.println(file + ": OK, policy " + policy.name() + " with " + policy.rules().size() + " rules"
-                + (groups == 0 ? "" : " and " + groups + (groups == 1 ? " worker group" : " worker groups")));
+                + (groups == 0 ? "" : " and " + groups + (groups == 1 ? " worker group" : " worker groups"))
+                + (policy.smoothing() == Policy.DEFAULT_SMOOTHING ? "" : ", slowdown(worker) over the median of the last "
+                    + policy.smoothing() + (policy.smoothing() == 1 ? " sample" : " samples")));
             return 0;
         }
     }
