@@ -178,6 +178,7 @@ final class ExperimentRunner {
         s.lrSchedule = spec.lrSchedule;
         s.staleMomentum = spec.staleMomentum;
         s.computeClock = spec.computeClock;
+        s.workerJit = spec.workerJit;
         s.learningRate = spec.learningRate;
         s.momentum = spec.momentum;
         s.evalEvery = spec.evalEvery;

@@ -40,6 +40,7 @@ import java.util.regex.Pattern;
  * lrSchedule: cosine           # train: constant (default), cosine decay to 0 over the run, or cooldown (the last 20%)
  * staleMomentum: fixed         # train: how rounds under an SSP bound are stepped (serene worker --stale-momentum)
  * computeClock: wall           # train: the compute time workers report, cpu (default) or wall (serene worker --compute-clock)
+ * workerJit: tiered            # train: the worker JVMs' JIT, c1 (default) or tiered (serene train --worker-jit)
  * policies:                    # presets, schedules (N: the worker count), or policy files
  *   - bsp
  *   - ssp:2
@@ -93,7 +94,7 @@ final class ExperimentSpec {
     private static final Pattern WORKER_COUNT = Pattern.compile("\\bN(?:-([0-9]{1,6}))?\\b");
 
     private static final Set<String> KEYS = Set.of("name", "mode", "model", "workers", "epochs", "rounds", "targetAccuracy",
-        "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "computeClock", "momentum", "computeMs", "policies", "stragglers", "seeds", "quick");
+        "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "computeClock", "workerJit", "momentum", "computeMs", "policies", "stragglers", "seeds", "quick");
 
     final String name;
     final String mode;
@@ -116,6 +117,8 @@ final class ExperimentSpec {
     final String staleMomentum;
     /** train: cpu or wall (serene worker --compute-clock). */
     final String computeClock;
+    /** train: c1 or tiered (serene train --worker-jit). */
+    final String workerJit;
     final double computeMs;
     final List<PolicyRef> policies;
     final List<String> stragglers;
@@ -171,6 +174,7 @@ final class ExperimentSpec {
         lrSchedule = WorkerCommand.checkLrSchedule("'lrSchedule'", string(n, "lrSchedule", "constant"));
         staleMomentum = WorkerCommand.checkStaleMomentum("'staleMomentum'", string(n, "staleMomentum", "compensate"));
         computeClock = ComputeClock.check("'computeClock'", string(n, "computeClock", "cpu"));
+        workerJit = TrainRun.checkWorkerJit("'workerJit'", string(n, "workerJit", "c1"));
         computeMs = n.has("computeMs") ? positive(n, "computeMs") : 10;
         policies = policies(n.get("policies"), base, workers);
         stragglers = strings(n, "stragglers", List.of("none"));

@@ -74,6 +74,11 @@ public final class TrainCommand implements Callable<Integer> {
         + "preempted by the others on a shared host does not look slow; wall: elapsed time. Default: ${DEFAULT-VALUE}.")
     String computeClock;
 
+    @Option(names = "--worker-jit", defaultValue = "c1", description = "The worker processes' JIT: c1: the quick compiler "
+        + "only (the workers share this host: with C2 they compile on the cores they train on for the whole run); tiered: "
+        + "the JVM's default. Default: ${DEFAULT-VALUE}.")
+    String workerJit;
+
     @Option(names = "--eval-every", defaultValue = "25", description = "Test-set evaluation every E rounds (0: only at the end). "
         + "Default: ${DEFAULT-VALUE}.")
     int evalEvery;
@@ -130,6 +135,7 @@ public final class TrainCommand implements Callable<Integer> {
         settings.lrSchedule = lrSchedule;
         settings.staleMomentum = staleMomentum;
         settings.computeClock = computeClock;
+        settings.workerJit = workerJit;
         settings.evalEvery = evalEvery;
         settings.deferredEval = deferredEval;
         settings.targetAccuracy = targetAccuracy;

@@ -59,6 +59,8 @@ final class TrainRun {
         String lrSchedule = "constant";
         /** The compute time workers report to the switch: cpu or wall (WorkerCommand --compute-clock). */
         String computeClock = "cpu";
+        /** The worker JVMs' JIT: c1 or tiered ({@link #WORKER_JIT}). */
+        String workerJit = "c1";
         /** How a round under an SSP bound is stepped (WorkerCommand --stale-momentum). */
         String staleMomentum = "compensate";
         int evalEvery = 50;
@@ -86,6 +88,7 @@ final class TrainRun {
             m.put("lrSchedule", lrSchedule);
             m.put("staleMomentum", staleMomentum);
             m.put("computeClock", computeClock);
+            m.put("workerJit", workerJit);
             m.put("evalEvery", evalEvery);
             m.put("evaluation", deferredEval ? "deferred" : "inline");
             return m;
@@ -94,6 +97,20 @@ final class TrainRun {
         String policyName() {
             return policy != null ? (policyLabel != null ? policyLabel : policy.name()) : sync;
         }
+    }
+
+    /**
+     * The worker JVMs' JIT, as {@code serene train --worker-jit} names it: c1 stops at the quick
+     * compiler (the workers share the host, and 8 of them compiling with C2 on 2 cores take the
+     * processor from training for the whole run), tiered is the JVM's default.
+     */
+    static final String WORKER_JIT = "c1 or tiered";
+
+    static String checkWorkerJit(final String what, final String value) {
+        if (!"c1".equals(value) && !"tiered".equals(value)) {
+            throw new IllegalArgumentException(what + " must be " + WORKER_JIT + ", was '" + value + "'");
+        }
+        return value;
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -121,6 +138,7 @@ final class TrainRun {
         WorkerCommand.checkLrSchedule("--lr-schedule", s.lrSchedule);
         WorkerCommand.checkStaleMomentum("--stale-momentum", s.staleMomentum);
         ComputeClock.check("--compute-clock", s.computeClock);
+        checkWorkerJit("--worker-jit", s.workerJit);
         if (!(s.targetAccuracy >= 0 && s.targetAccuracy <= 1)) {
             throw new IllegalArgumentException("--target-accuracy must be in 0..1, was " + s.targetAccuracy);
         }
@@ -219,6 +237,9 @@ final class TrainRun {
                 || arg.startsWith("--add-opens")) {
                 command.add(arg);
             }
+        }
+        if (s.workerJit.equals("c1")) {
+            command.add("-XX:TieredStopAtLevel=1");
         }
         command.addAll(List.of("-Dai.djl.offline=true", "-Dai.djl.pytorch.num_threads=1", "-Dai.djl.pytorch.num_interop_threads=1",
             "-Xmx512m", "-Xmn32m", "-cp", System.getProperty("java.class.path"), Serene.class.getName(), "worker",

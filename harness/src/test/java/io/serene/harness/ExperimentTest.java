@@ -57,6 +57,8 @@ class ExperimentTest {
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nstaleMomentum: fixed", null, false).staleMomentum).isEqualTo("fixed");
         assertThat(train.computeClock).as("default").isEqualTo("cpu");
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\ncomputeClock: wall", null, false).computeClock).isEqualTo("wall");
+        assertThat(train.workerJit).as("default").isEqualTo("c1");
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nworkerJit: tiered", null, false).workerJit).isEqualTo("tiered");
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\ndeferredEval: false", null, false).deferredEval).isFalse();
     }
 
@@ -98,6 +100,7 @@ class ExperimentTest {
         assertThat(goal.stragglers).containsExactly("persistent:3:x8", "moving:x8,rounds=30");
         assertThat(goal.evalEvery).as("the time to 0.80 read every 10 rounds").isEqualTo(10);
         assertThat(goal.lrSchedule).as("every final reading settled").isEqualTo("cooldown");
+        assertThat(goal.workerJit).as("as measured").isEqualTo("tiered");
         assertThat(goal.seeds).hasSize(6);
         assertThat(new ExperimentRunner(goal, Path.of("unused"), null).matrix()).hasSize(96);
     }
@@ -108,6 +111,7 @@ class ExperimentTest {
         final ExperimentSpec cooldown = ExperimentSpec.read(examples.resolveSibling("experiments").resolve("cooldown.yaml"), false);
         assertThat(cooldown.lrSchedule).isEqualTo("cooldown");
         assertThat(cooldown.computeClock).as("as measured").isEqualTo("wall");
+        assertThat(cooldown.workerJit).as("as measured").isEqualTo("tiered");
         assertThat(cooldown.policies).extracting(p -> p.name).containsExactly("bsp", "dynamic", "dynamic-drop");
         final io.serene.controlplane.Policy drop = cooldown.policies.get(2).policy;
         assertThat(drop.rules()).extracting(r -> r.action.lateMode).containsOnly(io.serene.protocol.LateMode.DROP, null);
@@ -138,6 +142,7 @@ class ExperimentTest {
         bad("name: t\npolicies: [bsp]\nlrSchedule: step", "'lrSchedule' must be constant, cosine or cooldown, was 'step'");
         bad("name: t\npolicies: [bsp]\nstaleMomentum: none", "'staleMomentum' must be compensate or fixed, was 'none'");
         bad("name: t\npolicies: [bsp]\ncomputeClock: gpu", "'computeClock' must be cpu or wall, was 'gpu'");
+        bad("name: t\npolicies: [bsp]\nworkerJit: c2", "'workerJit' must be c1 or tiered, was 'c2'");
         bad("name: t\npolicies: [bsp]\ndeferredEval: yes please", "'deferredEval' must be true or false, was \"yes please\"");
         bad("name: t\npolicies: [bsp, bsp]", "policy 'bsp' appears twice");
         bad("name: t\npolicies: [bsp]\nstragglers: [sometimes]", "unknown straggler profile part 'sometimes'");
