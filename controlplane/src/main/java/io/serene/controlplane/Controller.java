@@ -79,8 +79,6 @@ public final class Controller {
     private final int[] sampled;
     private final int[] sampledClock;
     private final long[] smoothed;
-    /** Samples in the per-worker median that smooths compute-time telemetry (real timings are noisy). */
-    private final int window;
 
     public Controller(final Policy policy, final int workers, final SwitchControl control) {
         this.policy = policy;
@@ -97,8 +95,7 @@ public final class Controller {
         }
         this.streak = new int[policy.rules().size()];
         this.workerStreak = new int[policy.rules().size()][workers];
-        this.window = policy.smoothing();
-        this.samples = new long[workers][window];
+        this.samples = new long[workers][policy.smoothing()];
         this.sampled = new int[workers];
         this.sampledClock = new int[workers];
         this.smoothed = new long[workers];
@@ -183,6 +180,7 @@ public final class Controller {
                 continue;
             }
             sampledClock[w] = clock;
+            final int window = samples[w].length;
             samples[w][sampled[w] % window] = t.iterationNs[w];
             sampled[w]++;
             final int count = Math.min(sampled[w], window);

@@ -251,15 +251,20 @@ public final class Policy {
 
     Policy(final String name, final SyncConfig start, final List<Group> groups, final Map<Integer, SyncConfig> groupStarts,
            final List<Rule> rules, final int smoothing) {
-        if (smoothing < 1 || smoothing > MAX_SMOOTHING) {
-            throw new IllegalArgumentException("smooth N needs 1 <= N <= " + MAX_SMOOTHING + ", was " + smoothing);
-        }
         this.name = name;
         this.start = start;
         this.groups = List.copyOf(groups);
         this.groupStarts = Map.copyOf(groupStarts);
         this.rules = List.copyOf(rules);
-        this.smoothing = smoothing;
+        this.smoothing = checkSmoothing(smoothing);
+    }
+
+    /** {@code smooth N}'s range, 1 to {@value #MAX_SMOOTHING}: returns N, or fails naming it. */
+    static int checkSmoothing(final int samples) {
+        if (samples < 1 || samples > MAX_SMOOTHING) {
+            throw new IllegalArgumentException("smooth N needs 1 <= N <= " + MAX_SMOOTHING + ", was " + samples);
+        }
+        return samples;
     }
 
     public String name() {

@@ -60,10 +60,7 @@ public final class PolicyBuilder {
 
     /** slowdown(worker) reads the median of each worker's last {@code samples} compute times ({@code smooth N}). */
     public PolicyBuilder smooth(final int samples) {
-        if (samples < 1 || samples > Policy.MAX_SMOOTHING) {
-            throw new IllegalArgumentException("smooth N needs 1 <= N <= " + Policy.MAX_SMOOTHING + ", was " + samples);
-        }
-        this.smoothing = samples;
+        this.smoothing = Policy.checkSmoothing(samples);
         return this;
     }
 

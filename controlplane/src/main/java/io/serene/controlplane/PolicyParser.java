@@ -122,12 +122,12 @@ public final class PolicyParser {
     /** {@code smooth N}: slowdown(worker) reads the median of each worker's last N compute times. */
     private int smoothing() {
         final Token n = next();
-        if (n.kind != Kind.NUMBER || n.text.contains(".") || n.text.length() > 3
-            || Integer.parseInt(n.text) < 1 || Integer.parseInt(n.text) > Policy.MAX_SMOOTHING) {
+        final int samples = n.kind == Kind.NUMBER && n.text.matches("[0-9]{1,3}") ? Integer.parseInt(n.text) : 0;
+        if (samples < 1 || samples > Policy.MAX_SMOOTHING) {
             throw error(n, "expected the number of samples slowdown(worker) takes the median of, a whole number from 1 to "
                 + Policy.MAX_SMOOTHING + ", found " + n.describe());
         }
-        return Integer.parseInt(n.text);
+        return samples;
     }
 
     /** {@code group NAME = W (, W)*}: a new group of workers no other group has. */
