@@ -35,6 +35,7 @@ final class RoundRecords implements AutoCloseable {
     private final int[] batch;
     private final float[] loss;
     private final boolean[] skipped;
+    private final boolean[] dropped;
     private final double[] accuracy;
     private final long[] evaluatedNs;
     private long trainingStartNs;
@@ -61,6 +62,7 @@ final class RoundRecords implements AutoCloseable {
         batch = new int[rounds];
         loss = new float[rounds];
         skipped = new boolean[rounds];
+        dropped = new boolean[rounds];
         accuracy = new double[rounds];
         evaluatedNs = new long[rounds];
         Arrays.fill(accuracy, Double.NaN);
@@ -113,6 +115,23 @@ final class RoundRecords implements AutoCloseable {
         sendNs[round] = System.nanoTime();
     }
 
+    /**
+     * The worker computed the round, but it was released without it before the gradient was sent,
+     * under a late mode of drop: the gradient is dropped, counted here and in no sample count.
+     */
+    void dropped(final int round, final int images, final long measuredNs, final long extraNs, final int stale) {
+        computed(round, images, measuredNs, extraNs, stale, Float.NaN);
+        dropped[round] = true;
+    }
+
+    int droppedRounds() {
+        int n = 0;
+        for (final boolean b : dropped) {
+            n += b ? 1 : 0;
+        }
+        return n;
+    }
+
     int skippedRounds() {
         int n = 0;
         for (final boolean b : skipped) {
@@ -151,7 +170,11 @@ final class RoundRecords implements AutoCloseable {
 
     /** Images in the gradients this worker sent. */
     long samples() {
-        return Arrays.stream(batch).asLongStream().sum();
+        long n = 0;
+        for (int r = 0; r < batch.length; r++) {
+            n += dropped[r] ? 0 : batch[r];
+        }
+        return n;
     }
 
     long computeNs() {
@@ -183,7 +206,8 @@ final class RoundRecords implements AutoCloseable {
         line.put("sendSeconds", seconds(sendNs[round]));
         line.put("releaseSeconds", seconds(releaseNs[round]));
         line.put("skipped", skipped[round]);
-        line.put("loss", skipped[round] ? null : (Object) (double) loss[round]);
+        line.put("dropped", dropped[round]);
+        line.put("loss", skipped[round] || dropped[round] ? null : (Object) (double) loss[round]);
         line.put("accuracy", Double.isNaN(accuracy[round]) ? null : accuracy[round]);
         line.put("evaluatedSeconds", Double.isNaN(accuracy[round]) ? null : seconds(evaluatedNs[round]));
         out.write(Json.write(line));

@@ -80,6 +80,8 @@ final class TrainSummary {
         final double finalLoss;
         final String modelHash;
         int skippedRounds;
+        /** Rounds whose gradient was dropped: computed, released without it, under a late mode of drop. */
+        int droppedRounds;
         long samples;
         /** Evaluated after training, off the clock (not part of endSeconds - startSeconds). */
         boolean deferredEvaluation;
@@ -105,6 +107,7 @@ final class TrainSummary {
                 n.path("evaluationSeconds").asDouble(), n.path("finalAccuracy").asDouble(), n.path("finalLoss").asDouble(),
                 n.path("modelHash").asText());
             r.skippedRounds = n.path("skippedRounds").asInt();
+            r.droppedRounds = n.path("droppedRounds").asInt();
             r.samples = n.path("samples").asLong();
             r.deferredEvaluation = n.path("deferredEvaluation").asBoolean(false);
             return r;
@@ -183,6 +186,9 @@ final class TrainSummary {
         final List<Integer> skipped = new ArrayList<>();
         byWorker.forEach(r -> skipped.add(r.skippedRounds));
         s.put("skippedRoundsPerWorker", skipped);
+        final List<Integer> dropped = new ArrayList<>();
+        byWorker.forEach(r -> dropped.add(r.droppedRounds));
+        s.put("droppedRoundsPerWorker", dropped);
         final List<Long> samples = new ArrayList<>();
         byWorker.forEach(r -> samples.add(r.samples));
         s.put("samplesPerWorker", samples);

@@ -1,5 +1,6 @@
 package io.serene.harness;
 
+import io.serene.protocol.LateMode;
 import io.serene.training.DjlModel;
 import io.serene.training.ModelKind;
 import io.serene.transport.UdpOptions;
@@ -220,6 +221,7 @@ public final class WorkerCommand implements Callable<Integer> {
         // a gradient computed but not sent yet: its round was released while it was computed
         float[] held = null;
         int heldBatch = 0;
+        int heldRound = -1;
         long heldNs = 0;
         long heldReportedNs = 0;
         long heldExtraNs = 0;
@@ -254,13 +256,24 @@ public final class WorkerCommand implements Callable<Integer> {
                     LockSupport.parkNanos(heldExtraNs);
                 }
                 heldApplied = nextToApply;
+                heldRound = round;
                 heldLoss = net.lastLoss();
             }
             if (released(worker) >= round) {
                 // released without this worker (it is excluded, or beyond a quorum), before or while it
-                // computed: a contribution would only be late; take the aggregate and keep the gradient
-                // for the first round still open
-                log.skipped(round, round - nextToApply);
+                // computed: a contribution would only be late; take the aggregate, and keep the gradient
+                // for the first round still open (fold) or drop it (drop: the next open round gets a
+                // gradient computed fresh, on the model as it is then)
+                if (held != null && heldRound == round && lateMode(worker, round) == LateMode.DROP) {
+                    log.dropped(round, heldBatch, heldNs, heldExtraNs, round - heldApplied);
+                    lastComputeNs = heldReportedNs + heldExtraNs;
+                    held = null;
+                    heldNs = 0;
+                    heldReportedNs = 0;
+                    heldExtraNs = 0;
+                } else {
+                    log.skipped(round, round - nextToApply);
+                }
                 // reports its last compute time: it is still that slow
                 pending.add(worker.allreduce(round, zeros, lastComputeNs).whenComplete((a, e) -> log.released(r)));
             } else {
@@ -309,6 +322,7 @@ public final class WorkerCommand implements Callable<Integer> {
         json.put("computeSeconds", log.computeNs() / 1e9);
         json.put("injectedSeconds", log.injectedNs() / 1e9);
         json.put("skippedRounds", log.skippedRounds());
+        json.put("droppedRounds", log.droppedRounds());
         json.put("samples", log.samples());
         json.put("rebalance", rebalance);
         json.put("waitingSeconds", log.waitingNs() / 1e9);
@@ -362,6 +376,10 @@ public final class WorkerCommand implements Callable<Integer> {
 
     private int released(final UdpWorker worker) throws InterruptedException {
         return await(worker.call(WorkerEngine::releasedRound), "the released round");
+    }
+
+    private LateMode lateMode(final UdpWorker worker, final int round) throws InterruptedException {
+        return await(worker.call(e -> e.lateModeFor(round)), "the late mode of round " + round);
     }
 
     /** {@code value} if it is a --lr-schedule, else an error naming {@code what} (a flag or a key). */

@@ -96,6 +96,38 @@ class TrainSystemTest {
 
     @Test
     @Timeout(240)
+    void underDropAGradientWhoseRoundWasReleasedWithoutItIsDroppedNotHeld(@TempDir final Path dir) throws Exception {
+        FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
+        final JsonNode fold = fastestOneOfTwo(dir, "fold");
+        final JsonNode drop = oneOfTwo(dir, "drop", "fastest:1+drop");
+        assertThat(fold.get("droppedRoundsPerWorker")).as("fold: the straggler's gradients are held for the next open round")
+            .extracting(JsonNode::asInt).containsExactly(0, 0);
+        assertThat(drop.get("droppedRoundsPerWorker").get(0).asInt()).as("worker 0 is never released without").isZero();
+        final int dropped = drop.get("droppedRoundsPerWorker").get(1).asInt();
+        assertThat(dropped).as("drop: the 8x straggler's gradients miss their rounds and are dropped").isPositive();
+        long contributed = 0;
+        int droppedRecords = 0;
+        for (final String line : Files.readAllLines(dir.resolve("drop").resolve("records.jsonl"))) {
+            final JsonNode r = JSON.readTree(line);
+            if (r.get("worker").asInt() != 1) {
+                continue;
+            }
+            if (r.get("dropped").asBoolean()) {
+                droppedRecords++;
+                assertThat(r.get("skipped").asBoolean()).as("a dropped round was computed, not skipped").isFalse();
+                assertThat(r.get("computeSeconds").asDouble()).isPositive();
+                assertThat(r.get("loss").isNull()).isTrue();
+            } else if (!r.get("skipped").asBoolean()) {
+                contributed += r.get("batch").asInt();
+                assertThat(r.get("staleness").asInt()).as("drop: never a held, stale gradient").isZero();
+            }
+        }
+        assertThat(droppedRecords).isEqualTo(dropped);
+        assertThat(drop.get("samplesPerWorker").get(1).asLong()).as("dropped batches count in no samples").isEqualTo(contributed);
+    }
+
+    @Test
+    @Timeout(240)
     void deferredEvaluationScoresTheSameModelsAsEvaluatingDuringTraining(@TempDir final Path dir) throws Exception {
         FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
         final JsonNode deferred = bsp(dir, "deferred");
@@ -164,8 +196,12 @@ class TrainSystemTest {
     }
 
     private static JsonNode fastestOneOfTwo(final Path data, final String name, final String... extra) throws Exception {
+        return oneOfTwo(data, name, "fastest:1", extra);
+    }
+
+    private static JsonNode oneOfTwo(final Path data, final String name, final String policy, final String... extra) throws Exception {
         final List<String> args = new java.util.ArrayList<>(List.of("train", "--workers", "2", "--rounds", "30", "--batch", "32",
-            "--eval-every", "0", "--policy", "fastest:1", "--stragglers", "persistent:1:x8", "--data", data.toString(), "--seed", "4",
+            "--eval-every", "0", "--policy", policy, "--stragglers", "persistent:1:x8", "--data", data.toString(), "--seed", "4",
             "--out", data.resolve(name).toString(), "--json"));
         args.addAll(List.of(extra));
         final Process p = SereneProcess.start(args.toArray(new String[0]));

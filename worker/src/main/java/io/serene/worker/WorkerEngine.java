@@ -327,6 +327,11 @@ public final class WorkerEngine implements PacketEndpoint {
         return cfgCount == 0 ? SyncConfig.UNBOUNDED : cfgBound[entryFor(round)];
     }
 
+    /** The late mode in force for a round, as this worker knows the config table (fold before it knows). */
+    public LateMode lateModeFor(final int round) {
+        return cfgCount == 0 ? LateMode.FOLD : cfgLate[entryFor(round)];
+    }
+
     /** Leaves the job; completes when the switch acknowledged or after the join retry budget. */
     public CompletableFuture<Void> leave() {
         if (phase == Phase.READY || phase == Phase.JOINING) {
