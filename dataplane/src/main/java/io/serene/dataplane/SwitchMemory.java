@@ -12,7 +12,8 @@ package io.serene.dataplane;
  *   fixed bytes = J * (29N (port 4, clock 4, arrival round 4, its time 8, iteration estimate 8,
  *                           worker group 1)
  *                      + 48W (joined bitmap, explicit worker_group entries, members of 4 groups)
- *                      + 12G (release counters 4, release times 8)
+ *                      + (16 + 8W)G (release counters 4, release times 8, timeout latch: round 4,
+ *                                   contributor bitmap 8W)
  *                      + 43 (id, workers, elements, chunks, value limit, R, config epoch, groups
  *                            in use: 4 each; open seq 8; active, started, configs changed: 1 each))
  *                 + 9T (job hash table: T = smallest power of two >= 2J; key 4, value 4, used 1)
@@ -55,7 +56,7 @@ public final class SwitchMemory {
 
     public static long fixedBytes(final int maxJobs, final int maxWorkers, final int roundRing, final int chunkElements) {
         final int words = bitmapWords(maxWorkers);
-        return (long) maxJobs * (29L * maxWorkers + (16L + 8L * ConfigTable.GROUPS) * words + 12L * roundRing + JOB_SCALAR_BYTES)
+        return (long) maxJobs * (29L * maxWorkers + (16L + 8L * ConfigTable.GROUPS) * words + (16L + 8L * words) * roundRing + JOB_SCALAR_BYTES)
             + 9L * jobTableLength(maxJobs)
             + 64L + 16L * words + 8L * chunkElements
             + ConfigTable.bytes(maxJobs, words);

@@ -38,6 +38,7 @@ import java.util.function.Consumer;
  */
 public final class SwitchPipeline implements PacketEndpoint {
     private static final long NO_SEQ = -1L;
+    private static final int NO_LATCH = Integer.MIN_VALUE;
     private static final long NO_ARRIVAL = Long.MIN_VALUE;
     /** Slot flag kept in the switch only: a contribution lay outside the job's scale, so adds saturate. */
     private static final int OUT_OF_SCALE = 0x40;
@@ -77,6 +78,13 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final int[] workerClock;         // [job * N + worker]
     private final int[] releaseCount;        // [job * G + round mod G]
     private final long[] releaseNs;          // [job * G + round mod G]: when R passed the round
+    /**
+     * The timeout latch, per release-ring entry: once one of a round's steps was released by its
+     * timeout, the round's other steps are released as soon as they hold every worker that release
+     * held (the intersection, if several timed out), instead of each waiting out its own timeout.
+     */
+    private final int[] latchRound;
+    private final long[] latchBitmap;
     private final int[] workerArrivalRound;  // [job * N + worker]: its newest round with a packet here
     private final long[] workerArrivalNs;    // [job * N + worker]: first packet of that round
     private final long[] workerIterationNs;  // [job * N + worker]: estimated compute time of that round
@@ -144,6 +152,9 @@ public final class SwitchPipeline implements PacketEndpoint {
         workerClock = new int[maxJobs * maxWorkers];
         releaseCount = new int[maxJobs * ring];
         releaseNs = new long[maxJobs * ring];
+        latchRound = new int[maxJobs * ring];
+        Arrays.fill(latchRound, NO_LATCH);
+        latchBitmap = new long[maxJobs * ring * words];
         workerArrivalRound = new int[maxJobs * maxWorkers];
         workerArrivalNs = new long[maxJobs * maxWorkers];
         workerIterationNs = new long[maxJobs * maxWorkers];
@@ -180,6 +191,7 @@ public final class SwitchPipeline implements PacketEndpoint {
                 + jobChunksPerRound.length + jobValueLimit.length + jobReleasedRound.length) + 8L * jobOpenSeq.length
             + 8L * jobJoined.length + 4L * (workerPort.length + workerClock.length + workerArrivalRound.length + releaseCount.length)
             + 8L * (releaseNs.length + workerArrivalNs.length + workerIterationNs.length)
+            + 4L * latchRound.length + 8L * latchBitmap.length
             + configs.bytes() + configDirty.length
             + 4L * jobEpoch.length + jobStarted.length + workerGroup.length + 8L * (workerGroupSet.length + groupMembers.length)
             + 4L * jobGroups.length
@@ -539,6 +551,7 @@ public final class SwitchPipeline implements PacketEndpoint {
                 final int j = idx / (2 * poolSize);
                 if (jobActive[j] && releasable(j, idx, nowNs)) {
                     counters.increment(SwitchCounter.TIMEOUT_RELEASES);
+                    latch(j, idx);
                     release(j, idx, nowNs, outbox);
                 }
             }
@@ -555,6 +568,9 @@ public final class SwitchPipeline implements PacketEndpoint {
      * the slot's first contribution. (One group: the job's config, as DESIGN.md states it.)
      */
     private boolean releasable(final int j, final int idx, final long nowNs) {
+        if (latched(j, idx)) {
+            return true;
+        }
         final int groups = jobGroups[j];
         final boolean single = groups == 1;
         for (int g = 0; g < ConfigTable.GROUPS; g++) {
@@ -572,6 +588,33 @@ public final class SwitchPipeline implements PacketEndpoint {
                 if (timeout == SyncConfig.NO_TIMEOUT || nowNs - slotFirstNs[idx] < timeout) {
                     return false;
                 }
+            }
+        }
+        return true;
+    }
+
+    /** Records a timeout release of the slot in its round's latch (the intersection with an earlier one of the round). */
+    private void latch(final int j, final int idx) {
+        final int round = slotRound[idx];
+        final int r = j * ring + Math.floorMod(round, ring);
+        final boolean fresh = latchRound[r] != round;
+        latchRound[r] = round;
+        for (int w = 0; w < words; w++) {
+            latchBitmap[r * words + w] = fresh ? slotBitmap[idx * words + w] : latchBitmap[r * words + w] & slotBitmap[idx * words + w];
+        }
+    }
+
+    /** Whether an earlier step of the slot's round timed out and the slot holds every worker that release held. */
+    private boolean latched(final int j, final int idx) {
+        final int round = slotRound[idx];
+        final int r = j * ring + Math.floorMod(round, ring);
+        if (latchRound[r] != round) {
+            return false;
+        }
+        for (int w = 0; w < words; w++) {
+            final long need = latchBitmap[r * words + w];
+            if ((slotBitmap[idx * words + w] & need) != need) {
+                return false;
             }
         }
         return true;
@@ -1184,6 +1227,7 @@ public final class SwitchPipeline implements PacketEndpoint {
                 Arrays.fill(workerIterationNs, j * maxWorkers, (j + 1) * maxWorkers, 0L);
                 Arrays.fill(workerPort, j * maxWorkers, (j + 1) * maxWorkers, -1);
                 Arrays.fill(releaseCount, j * ring, (j + 1) * ring, 0);
+                Arrays.fill(latchRound, j * ring, (j + 1) * ring, NO_LATCH);
                 Arrays.fill(slotSeq, j * 2 * poolSize, (j + 1) * 2 * poolSize, NO_SEQ);
                 Arrays.fill(slotReleased, j * 2 * poolSize, (j + 1) * 2 * poolSize, false);
                 jobTable.put(job, j);

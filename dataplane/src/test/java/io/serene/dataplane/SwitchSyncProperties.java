@@ -96,6 +96,7 @@ class SwitchSyncProperties {
             order[k] = t;
         }
         final Map<Long, Long> contributedBefore = new HashMap<>();
+        final Map<Long, Long> firstNs = new HashMap<>();
         for (int i = 0; i < n; i++) {
             final int w = (int) (order[i] >>> 32);
             final long seq = order[i] & 0xFFFF_FFFFL;
@@ -110,11 +111,16 @@ class SwitchSyncProperties {
                 .as("round %d with R=%d, s=%d", round, releasedRound, rule.bound).isEqualTo(beyond);
             if (!beyond) {
                 contributedBefore.merge(seq, 1L << w, (a, b) -> a | b);
+                firstNs.putIfAbsent(seq, now[0]);
             }
         }
         // round 0 is never beyond the bound and gets every worker's contribution: it must be released
         assertThat(releases).containsKeys(0L, 1L);
-        for (final Map.Entry<Long, Release> e : releases.entrySet()) {
+        // a timed-out chunk latches its round: the round's other chunks go once they hold its workers
+        final java.util.List<Map.Entry<Long, Release>> byTime = new java.util.ArrayList<>(releases.entrySet());
+        byTime.sort(java.util.Comparator.comparingLong((Map.Entry<Long, Release> e) -> e.getValue().atNs).thenComparing(Map.Entry::getKey));
+        final Map<Integer, Long> latch = new HashMap<>();
+        for (final Map.Entry<Long, Release> e : byTime) {
             final Release r = e.getValue();
             final BitSet bits = BitSet.valueOf(new long[] {r.bitmap});
             assertThat(r.count).isEqualTo(bits.cardinality());
@@ -124,12 +130,76 @@ class SwitchSyncProperties {
             final BitSet missing = (BitSet) rule.required.clone();
             missing.andNot(bits);
             final boolean byRule = missing.isEmpty() && r.count >= rule.quorum;
-            final boolean byTimeout = rule.timeoutNs != SyncConfig.NO_TIMEOUT && r.count >= 1;
-            assertThat(byRule || byTimeout).as("seq %d released with %s under %s", e.getKey(), bits, config).isTrue();
+            final int round = (int) (e.getKey() / CHUNKS);
+            final boolean timedOut = rule.timeoutNs != SyncConfig.NO_TIMEOUT && r.count >= 1
+                && r.atNs - firstNs.get(e.getKey()) >= rule.timeoutNs;
+            final Long held = latch.get(round);
+            final boolean byLatch = held != null && (r.bitmap & held) == held;
+            assertThat(byRule || timedOut || byLatch).as("seq %d released with %s under %s", e.getKey(), bits, config).isTrue();
+            if (!byRule && !byLatch) {
+                latch.merge(round, r.bitmap, (a, b) -> a & b);
+            }
         }
         assertThat(pipeline.counters().get(SwitchCounter.CONTRIBUTIONS))
             .isEqualTo(releases.values().stream().mapToLong(r -> r.count).sum()
                 + pendingContributions(releases, contributedBefore));
+    }
+
+    @Property(tries = 50)
+    void aRoundWhoseFirstChunkTimedOutReleasesItsOtherChunksWithoutWaitingAgain(
+        @ForAll @IntRange(min = 2, max = 8) final int workers, @ForAll final long seed) {
+        final SplittableRandom random = new SplittableRandom(seed);
+        final long timeout = 10_000_000L;
+        final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(1 << 20).maxJobs(1)
+            .maxWorkers(8).chunkElements(1).maxPoolSize(POOL).roundRing(8).defaultSync(SyncConfig.bsp().withTimeoutNs(timeout))
+            .conclude(), ex -> {
+                throw new AssertionError(ex);
+            });
+        final Map<Long, Long> released = new HashMap<>();
+        final Outbox outbox = (port, buffer, offset, length) -> {
+            final PacketFlyweight p = new PacketFlyweight().wrap(buffer, offset, length);
+            if (p.type() == PacketType.RESULT && !p.hasFlag(Flags.RETRANSMIT)) {
+                released.put(p.seq(), p.bitmapWord(0));
+            }
+        };
+        for (int w = 0; w < workers; w++) {
+            final ByteBuffer b = PacketFlyweight.allocate(PacketFlyweight.JOIN_LENGTH);
+            new PacketFlyweight().wrap(b, 0, PacketFlyweight.JOIN_LENGTH).initHeader(PacketType.JOIN).jobId(1)
+                .workerId(w).joinWorkerCount(workers).joinElementsPerRound(CHUNKS);
+            pipeline.onPacket(w, b, 0, PacketFlyweight.JOIN_LENGTH, 0, outbox);
+        }
+        final int late = random.nextInt(workers);
+        long now = 1_000;
+        for (int w = 0; w < workers; w++) {
+            if (w != late) {
+                contribute(pipeline, outbox, w, 0, 0, now);
+            }
+        }
+        pipeline.onTimer(now + timeout / 2, outbox);
+        assertThat(released).as("worker %d missing, before the timeout", late).isEmpty();
+        now += timeout + timeout / 4 + 1;
+        pipeline.onTimer(now, outbox);
+        final long others = ((1L << workers) - 1) & ~(1L << late);
+        assertThat(released).as("the timeout released chunk 0 without worker %d", late).containsEntry(0L, others);
+        // chunk 1 of the same round: released by the last of the others' contributions, not a second timeout
+        for (int w = 0; w < workers; w++) {
+            if (w != late) {
+                assertThat(released).as("before worker %d's contribution", w).doesNotContainKey(1L);
+                contribute(pipeline, outbox, w, 1, 0, now + 1_000);
+            }
+        }
+        assertThat(released).as("chunk 1 with the workers of the timed-out chunk 0").containsEntry(1L, others);
+        assertThat(pipeline.releasedRound(1)).isZero();
+        // round 1 is not latched: it waits for every worker, or its own timeout
+        for (int w = 0; w < workers; w++) {
+            if (w != late) {
+                contribute(pipeline, outbox, w, 2, 1, now + 2_000);
+            }
+        }
+        pipeline.onTimer(now + 3_000, outbox);
+        assertThat(released).doesNotContainKey(2L);
+        contribute(pipeline, outbox, late, 2, 1, now + 4_000);
+        assertThat(released).as("round 1, chunk 0: every worker").containsEntry(2L, (1L << workers) - 1);
     }
 
     /** Contributions the switch accepted into chunks it has not released yet. */
