@@ -11,7 +11,7 @@ package io.serene.dataplane;
  *                 config entry per worker group 1 x 4)
  *   fixed bytes = J * (29N (port 4, clock 4, arrival round 4, its time 8, iteration estimate 8,
  *                           worker group 1)
- *                      + 48W (joined bitmap, explicit worker_group entries, members of 4 groups)
+ *                      + 56W (joined bitmap, late set, explicit worker_group entries, members of 4 groups)
  *                      + (16 + 8W)G (release counters 4, release times 8, timeout latch: round 4,
  *                                   contributor bitmap 8W)
  *                      + 43 (id, workers, elements, chunks, value limit, R, config epoch, groups
@@ -56,7 +56,7 @@ public final class SwitchMemory {
 
     public static long fixedBytes(final int maxJobs, final int maxWorkers, final int roundRing, final int chunkElements) {
         final int words = bitmapWords(maxWorkers);
-        return (long) maxJobs * (29L * maxWorkers + (16L + 8L * ConfigTable.GROUPS) * words + (16L + 8L * words) * roundRing + JOB_SCALAR_BYTES)
+        return (long) maxJobs * (29L * maxWorkers + (24L + 8L * ConfigTable.GROUPS) * words + (16L + 8L * words) * roundRing + JOB_SCALAR_BYTES)
             + 9L * jobTableLength(maxJobs)
             + 64L + 16L * words + 8L * chunkElements
             + ConfigTable.bytes(maxJobs, words);

@@ -39,6 +39,10 @@ import java.util.function.Consumer;
 public final class SwitchPipeline implements PacketEndpoint {
     private static final long NO_SEQ = -1L;
     private static final int NO_LATCH = Integer.MIN_VALUE;
+    /** {@link #releasable}: not yet; by the config's rule, the round's latch or the late set; by the timeout alone. */
+    private static final int NOT_DUE = 0;
+    private static final int DUE = 1;
+    private static final int DUE_BY_TIMEOUT = 2;
     private static final long NO_ARRIVAL = Long.MIN_VALUE;
     /** Slot flag kept in the switch only: a contribution lay outside the job's scale, so adds saturate. */
     private static final int OUT_OF_SCALE = 0x40;
@@ -74,6 +78,11 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final long[] jobOpenSeq;
     private final int[] jobReleasedRound;
     private final long[] jobJoined;          // [job * W + word]
+    /**
+     * [job * W + word]: workers a timeout released a step without, not waited for by later steps
+     * under a timeout config until a contribution of theirs is counted again (the late set).
+     */
+    private final long[] jobLate;
     private final int[] workerPort;          // [job * N + worker]
     private final int[] workerClock;         // [job * N + worker]
     private final int[] releaseCount;        // [job * G + round mod G]
@@ -148,6 +157,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         jobOpenSeq = new long[maxJobs];
         jobReleasedRound = new int[maxJobs];
         jobJoined = new long[maxJobs * words];
+        jobLate = new long[maxJobs * words];
         workerPort = new int[maxJobs * maxWorkers];
         workerClock = new int[maxJobs * maxWorkers];
         releaseCount = new int[maxJobs * ring];
@@ -189,7 +199,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         return jobTable.bytes()
             + jobActive.length + 4L * (jobId.length + jobWorkers.length + jobElementsPerRound.length
                 + jobChunksPerRound.length + jobValueLimit.length + jobReleasedRound.length) + 8L * jobOpenSeq.length
-            + 8L * jobJoined.length + 4L * (workerPort.length + workerClock.length + workerArrivalRound.length + releaseCount.length)
+            + 8L * (jobJoined.length + jobLate.length) + 4L * (workerPort.length + workerClock.length + workerArrivalRound.length + releaseCount.length)
             + 8L * (releaseNs.length + workerArrivalNs.length + workerIterationNs.length)
             + 4L * latchRound.length + 8L * latchBitmap.length
             + configs.bytes() + configDirty.length
@@ -549,10 +559,8 @@ public final class SwitchPipeline implements PacketEndpoint {
                     continue;
                 }
                 final int j = idx / (2 * poolSize);
-                if (jobActive[j] && releasable(j, idx, nowNs)) {
-                    counters.increment(SwitchCounter.TIMEOUT_RELEASES);
-                    latch(j, idx);
-                    release(j, idx, nowNs, outbox);
+                if (jobActive[j]) {
+                    releaseIfDue(j, idx, nowNs, outbox);
                 }
             }
         } catch (final RuntimeException ex) {
@@ -565,12 +573,16 @@ public final class SwitchPipeline implements PacketEndpoint {
     /**
      * The release condition: for every group with members, under the entry the slot opened with, its
      * required members and at least its quorum of members contributed, or its timeout passed since
-     * the slot's first contribution. (One group: the job's config, as DESIGN.md states it.)
+     * the slot's first contribution (One group: the job's config, as DESIGN.md states it); or a step
+     * of the slot's round timed out and the slot holds every worker that release held (the latch);
+     * or, under timeout configs, it holds every joined worker no timeout left out since it last
+     * contributed in time (the late set). {@link #DUE_BY_TIMEOUT} when only a timeout allows it.
      */
-    private boolean releasable(final int j, final int idx, final long nowNs) {
-        if (latched(j, idx)) {
-            return true;
+    private int releasable(final int j, final int idx, final long nowNs) {
+        if (latched(j, idx) || onTimeWithoutTheLate(j, idx)) {
+            return DUE;
         }
+        boolean timedOut = false;
         final int groups = jobGroups[j];
         final boolean single = groups == 1;
         for (int g = 0; g < ConfigTable.GROUPS; g++) {
@@ -586,15 +598,19 @@ public final class SwitchPipeline implements PacketEndpoint {
             if (!met) {
                 final long timeout = configs.timeoutNs(l, e);
                 if (timeout == SyncConfig.NO_TIMEOUT || nowNs - slotFirstNs[idx] < timeout) {
-                    return false;
+                    return NOT_DUE;
                 }
+                timedOut = true;
             }
         }
-        return true;
+        return timedOut ? DUE_BY_TIMEOUT : DUE;
     }
 
     /** Records a timeout release of the slot in its round's latch (the intersection with an earlier one of the round). */
     private void latch(final int j, final int idx) {
+        for (int w = 0; w < words; w++) {
+            jobLate[j * words + w] |= jobJoined[j * words + w] & ~slotBitmap[idx * words + w];
+        }
         final int round = slotRound[idx];
         final int r = j * ring + Math.floorMod(round, ring);
         final boolean fresh = latchRound[r] != round;
@@ -613,6 +629,35 @@ public final class SwitchPipeline implements PacketEndpoint {
         }
         for (int w = 0; w < words; w++) {
             final long need = latchBitmap[r * words + w];
+            if ((slotBitmap[idx * words + w] & need) != need) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Under a timeout config (every group's entry has one), whether the slot holds every joined
+     * worker outside the late set, which is not empty: a worker a timeout left out is not waited
+     * for again until it catches up.
+     */
+    private boolean onTimeWithoutTheLate(final int j, final int idx) {
+        boolean late = false;
+        for (int w = 0; w < words; w++) {
+            late |= jobLate[j * words + w] != 0;
+        }
+        if (!late || slotCount[idx] == 0) {
+            return false;
+        }
+        final int groups = jobGroups[j];
+        for (int g = 0; g < ConfigTable.GROUPS; g++) {
+            if ((groups & (1 << g)) != 0
+                && configs.timeoutNs(ConfigTable.list(j, g), slotEntry[idx * ConfigTable.GROUPS + g]) == SyncConfig.NO_TIMEOUT) {
+                return false;
+            }
+        }
+        for (int w = 0; w < words; w++) {
+            final long need = jobJoined[j * words + w] & ~jobLate[j * words + w];
             if ((slotBitmap[idx * words + w] & need) != need) {
                 return false;
             }
@@ -800,6 +845,8 @@ public final class SwitchPipeline implements PacketEndpoint {
             return;
         }
         aggregate(j, idx, word, bit, n, payload);
+        // counted in time again: waited for again
+        jobLate[j * words + (worker >>> 6)] &= ~bit;
         if (payload == Flags.VALUES && round > workerClock[j * maxWorkers + worker]) {
             workerClock[j * maxWorkers + worker] = round;
         }
@@ -808,9 +855,20 @@ public final class SwitchPipeline implements PacketEndpoint {
             workerArrivalRound[j * maxWorkers + worker] = round;
             estimateIteration(j, worker, round, nowNs, in.computeTimeNs());
         }
-        if (releasable(j, idx, nowNs)) {
-            release(j, idx, nowNs, outbox);
+        releaseIfDue(j, idx, nowNs, outbox);
+    }
+
+    /** Releases the slot if it is due; a release its timeout alone allowed latches its round and marks the late. */
+    private void releaseIfDue(final int j, final int idx, final long nowNs, final Outbox outbox) {
+        final int due = releasable(j, idx, nowNs);
+        if (due == NOT_DUE) {
+            return;
         }
+        if (due == DUE_BY_TIMEOUT) {
+            counters.increment(SwitchCounter.TIMEOUT_RELEASES);
+            latch(j, idx);
+        }
+        release(j, idx, nowNs, outbox);
     }
 
     private boolean previousUseReleased(final int j, final int set, final int slot, final long seq) {
@@ -1221,6 +1279,7 @@ public final class SwitchPipeline implements PacketEndpoint {
                 }
                 updateTimeoutSweep();
                 Arrays.fill(jobJoined, j * words, (j + 1) * words, 0L);
+                Arrays.fill(jobLate, j * words, (j + 1) * words, 0L);
                 Arrays.fill(workerClock, j * maxWorkers, (j + 1) * maxWorkers, -1);
                 Arrays.fill(workerArrivalRound, j * maxWorkers, (j + 1) * maxWorkers, -1);
                 Arrays.fill(workerArrivalNs, j * maxWorkers, (j + 1) * maxWorkers, NO_ARRIVAL);

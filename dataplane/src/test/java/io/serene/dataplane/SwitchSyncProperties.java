@@ -34,12 +34,15 @@ class SwitchSyncProperties {
         final int count;
         final int value;
         final long atNs;
+        /** Whether the release condition held when it was released, as the test keeps the state. */
+        final boolean explained;
 
-        Release(final long bitmap, final int count, final int value, final long atNs) {
+        Release(final long bitmap, final int count, final int value, final long atNs, final boolean explained) {
             this.bitmap = bitmap;
             this.count = count;
             this.value = value;
             this.atNs = atNs;
+            this.explained = explained;
         }
     }
 
@@ -58,12 +61,35 @@ class SwitchSyncProperties {
             });
         final Map<Long, Release> releases = new HashMap<>();
         final long[] now = {0};
+        final long all = (1L << workers) - 1;
+        // the state the release rule reads, as the switch should keep it: a release only its timeout
+        // allowed latches its round (the intersection of such releases' workers) and adds the workers it
+        // left out to the late set; a contribution counted into an open chunk takes its worker out
+        final long[] late = {0};
+        final Map<Integer, Long> latch = new HashMap<>();
+        final Map<Long, Long> firstNs = new HashMap<>();
+        final boolean timeouts = rule.timeoutNs != SyncConfig.NO_TIMEOUT;
         final Outbox outbox = (port, buffer, offset, length) -> {
             final PacketFlyweight p = new PacketFlyweight().wrap(buffer, offset, length);
             if (p.type() == PacketType.RESULT && !p.hasFlag(Flags.RETRANSMIT)) {
-                final Release previous = releases.put(p.seq(), new Release(p.bitmapWord(0), p.contributorCount(),
-                    p.resultValue(0), now[0]));
+                final long bitmap = p.bitmapWord(0);
+                final int round = (int) (p.seq() / CHUNKS);
+                final BitSet missing = (BitSet) rule.required.clone();
+                missing.andNot(BitSet.valueOf(new long[] {bitmap}));
+                final boolean byRule = missing.isEmpty() && p.contributorCount() >= rule.quorum;
+                final Long held = latch.get(round);
+                final boolean byLatch = held != null && (bitmap & held) == held;
+                final long onTime = all & ~late[0];
+                final boolean withoutTheLate = timeouts && late[0] != 0 && (bitmap & onTime) == onTime;
+                final boolean timedOut = timeouts && now[0] - firstNs.getOrDefault(p.seq(), now[0]) >= rule.timeoutNs;
+                final Release previous = releases.putIfAbsent(p.seq(), new Release(bitmap, p.contributorCount(),
+                    p.resultValue(0), now[0], byRule || byLatch || withoutTheLate || timedOut));
+                if (previous == null && !byRule && !byLatch && !withoutTheLate) {
+                    late[0] |= all & ~bitmap;
+                    latch.merge(round, bitmap, (a, b) -> a & b);
+                }
                 if (previous != null) {
+                    // the first release is the one checked (its time, the late set then)
                     assertThat(p.bitmapWord(0)).as("a chunk is released once; re-multicasts repeat it").isEqualTo(previous.bitmap);
                 }
             }
@@ -96,7 +122,6 @@ class SwitchSyncProperties {
             order[k] = t;
         }
         final Map<Long, Long> contributedBefore = new HashMap<>();
-        final Map<Long, Long> firstNs = new HashMap<>();
         for (int i = 0; i < n; i++) {
             final int w = (int) (order[i] >>> 32);
             final long seq = order[i] & 0xFFFF_FFFFL;
@@ -104,41 +129,32 @@ class SwitchSyncProperties {
             final long refusedBefore = pipeline.counters().get(SwitchCounter.DROP_BEYOND_BOUND);
             final int releasedRound = pipeline.releasedRound(1);
             now[0] += random.nextInt(300_000);
+            final boolean beyond = round > releasedRound + 1 + Math.min(rule.bound, 7);
+            if (!beyond) {
+                firstNs.putIfAbsent(seq, now[0]);
+                if (!releases.containsKey(seq) && (contributedBefore.getOrDefault(seq, 0L) & (1L << w)) == 0) {
+                    late[0] &= ~(1L << w);
+                }
+            }
             contribute(pipeline, outbox, w, seq, round, now[0]);
             pipeline.onTimer(now[0], outbox);
-            final boolean beyond = round > releasedRound + 1 + Math.min(rule.bound, 7);
             assertThat(pipeline.counters().get(SwitchCounter.DROP_BEYOND_BOUND) > refusedBefore)
                 .as("round %d with R=%d, s=%d", round, releasedRound, rule.bound).isEqualTo(beyond);
             if (!beyond) {
                 contributedBefore.merge(seq, 1L << w, (a, b) -> a | b);
-                firstNs.putIfAbsent(seq, now[0]);
             }
         }
         // round 0 is never beyond the bound and gets every worker's contribution: it must be released
         assertThat(releases).containsKeys(0L, 1L);
-        // a timed-out chunk latches its round: the round's other chunks go once they hold its workers
-        final java.util.List<Map.Entry<Long, Release>> byTime = new java.util.ArrayList<>(releases.entrySet());
-        byTime.sort(java.util.Comparator.comparingLong((Map.Entry<Long, Release> e) -> e.getValue().atNs).thenComparing(Map.Entry::getKey));
-        final Map<Integer, Long> latch = new HashMap<>();
-        for (final Map.Entry<Long, Release> e : byTime) {
+        for (final Map.Entry<Long, Release> e : releases.entrySet()) {
             final Release r = e.getValue();
             final BitSet bits = BitSet.valueOf(new long[] {r.bitmap});
             assertThat(r.count).isEqualTo(bits.cardinality());
             // exactly once: the sum is the sum of 2^w over the bitmap
             assertThat(r.value).as("seq %d", e.getKey()).isEqualTo((int) r.bitmap);
             assertThat(r.bitmap & ~contributedBefore.getOrDefault(e.getKey(), 0L)).isZero();
-            final BitSet missing = (BitSet) rule.required.clone();
-            missing.andNot(bits);
-            final boolean byRule = missing.isEmpty() && r.count >= rule.quorum;
-            final int round = (int) (e.getKey() / CHUNKS);
-            final boolean timedOut = rule.timeoutNs != SyncConfig.NO_TIMEOUT && r.count >= 1
-                && r.atNs - firstNs.get(e.getKey()) >= rule.timeoutNs;
-            final Long held = latch.get(round);
-            final boolean byLatch = held != null && (r.bitmap & held) == held;
-            assertThat(byRule || timedOut || byLatch).as("seq %d released with %s under %s", e.getKey(), bits, config).isTrue();
-            if (!byRule && !byLatch) {
-                latch.merge(round, r.bitmap, (a, b) -> a & b);
-            }
+            assertThat(r.explained).as("seq %d released with %s under %s at %d ns: by the rule, its timeout, its round's latch "
+                + "or without the late", e.getKey(), bits, config, r.atNs).isTrue();
         }
         assertThat(pipeline.counters().get(SwitchCounter.CONTRIBUTIONS))
             .isEqualTo(releases.values().stream().mapToLong(r -> r.count).sum()
@@ -146,7 +162,7 @@ class SwitchSyncProperties {
     }
 
     @Property(tries = 50)
-    void aRoundWhoseFirstChunkTimedOutReleasesItsOtherChunksWithoutWaitingAgain(
+    void aTimeoutLatchesItsRoundAndIsNotWaitedOutAgainForAWorkerUntilItCatchesUp(
         @ForAll @IntRange(min = 2, max = 8) final int workers, @ForAll final long seed) {
         final SplittableRandom random = new SplittableRandom(seed);
         final long timeout = 10_000_000L;
@@ -190,16 +206,31 @@ class SwitchSyncProperties {
         }
         assertThat(released).as("chunk 1 with the workers of the timed-out chunk 0").containsEntry(1L, others);
         assertThat(pipeline.releasedRound(1)).isZero();
-        // round 1 is not latched: it waits for every worker, or its own timeout
+        // round 1: the late worker is not waited for until it is counted in time again
         for (int w = 0; w < workers; w++) {
             if (w != late) {
                 contribute(pipeline, outbox, w, 2, 1, now + 2_000);
             }
         }
-        pipeline.onTimer(now + 3_000, outbox);
-        assertThat(released).doesNotContainKey(2L);
-        contribute(pipeline, outbox, late, 2, 1, now + 4_000);
-        assertThat(released).as("round 1, chunk 0: every worker").containsEntry(2L, (1L << workers) - 1);
+        assertThat(released).as("round 1, chunk 0: without the late worker, no timeout").containsEntry(2L, others);
+        contribute(pipeline, outbox, late, 3, 1, now + 3_000);
+        for (int w = 0; w < workers; w++) {
+            if (w != late) {
+                assertThat(released).as("round 1, chunk 1: the late worker came first, in time").doesNotContainKey(3L);
+                contribute(pipeline, outbox, w, 3, 1, now + 4_000);
+            }
+        }
+        assertThat(released).containsEntry(3L, (1L << workers) - 1);
+        // round 2: every worker waited for again
+        for (int w = 0; w < workers; w++) {
+            if (w != late) {
+                contribute(pipeline, outbox, w, 4, 2, now + 5_000);
+            }
+        }
+        pipeline.onTimer(now + 6_000, outbox);
+        assertThat(released).as("round 2 waits for the worker that caught up").doesNotContainKey(4L);
+        contribute(pipeline, outbox, late, 4, 2, now + 7_000);
+        assertThat(released).containsEntry(4L, (1L << workers) - 1);
     }
 
     /** Contributions the switch accepted into chunks it has not released yet. */
