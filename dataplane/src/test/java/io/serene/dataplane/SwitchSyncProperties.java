@@ -65,7 +65,7 @@ class SwitchSyncProperties {
         // the state the release rule reads, as the switch should keep it: a release only its timeout
         // allowed latches its round (the intersection of such releases' workers) and adds the workers it
         // left out to the late set; a contribution that reaches its chunk (open, released or twice)
-        // takes its worker out
+        // in a round not yet released takes its worker out
         final long[] late = {0};
         final Map<Integer, Long> latch = new HashMap<>();
         final Map<Long, Long> firstNs = new HashMap<>();
@@ -133,7 +133,9 @@ class SwitchSyncProperties {
             final boolean beyond = round > releasedRound + 1 + Math.min(rule.bound, 7);
             if (!beyond) {
                 firstNs.putIfAbsent(seq, now[0]);
-                late[0] &= ~(1L << w);
+                if (round > releasedRound) {
+                    late[0] &= ~(1L << w);
+                }
             }
             contribute(pipeline, outbox, w, seq, round, now[0]);
             pipeline.onTimer(now[0], outbox);
@@ -212,18 +214,33 @@ class SwitchSyncProperties {
             }
         }
         assertThat(released).as("round 1, chunk 0: without the late worker, no timeout").containsEntry(2L, others);
-        // its contribution to a released chunk (late): heard from, so waited for again
-        contribute(pipeline, outbox, late, 2, 1, now + 3_000);
+        // answering round 0, released long ago, is not catching up: still not waited for
+        contribute(pipeline, outbox, late, 0, 0, now + 3_000);
         assertThat(pipeline.counters().get(SwitchCounter.DROP_LATE)).isEqualTo(1);
         for (int w = 0; w < workers; w++) {
             if (w != late) {
                 contribute(pipeline, outbox, w, 3, 1, now + 4_000);
             }
         }
-        pipeline.onTimer(now + 5_000, outbox);
-        assertThat(released).as("round 1, chunk 1 waits for the worker heard from again").doesNotContainKey(3L);
-        contribute(pipeline, outbox, late, 3, 1, now + 6_000);
-        assertThat(released).containsEntry(3L, (1L << workers) - 1);
+        assertThat(released).as("round 1, chunk 1: still without the late worker").containsEntry(3L, others);
+        assertThat(pipeline.releasedRound(1)).isEqualTo(1);
+        // heard from in round 2, still in progress: waited for again
+        contribute(pipeline, outbox, late, 4, 2, now + 5_000);
+        for (int w = 0; w < workers; w++) {
+            if (w != late) {
+                contribute(pipeline, outbox, w, 4, 2, now + 6_000);
+            }
+        }
+        assertThat(released).containsEntry(4L, (1L << workers) - 1);
+        for (int w = 0; w < workers; w++) {
+            if (w != late) {
+                contribute(pipeline, outbox, w, 5, 2, now + 7_000);
+            }
+        }
+        pipeline.onTimer(now + 8_000, outbox);
+        assertThat(released).as("round 2, chunk 1 waits for the worker heard from again").doesNotContainKey(5L);
+        contribute(pipeline, outbox, late, 5, 2, now + 9_000);
+        assertThat(released).containsEntry(5L, (1L << workers) - 1);
     }
 
     /** Contributions the switch accepted into chunks it has not released yet. */
