@@ -80,8 +80,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final long[] jobJoined;          // [job * W + word]
     /**
      * [job * W + word]: workers a timeout released a step without, not waited for by later steps
-     * under a timeout config until a contribution of theirs reaches a step of a round still in
-     * progress (the late set).
+     * under a timeout config until a contribution of theirs is counted again (the late set).
      */
     private final long[] jobLate;
     private final int[] workerPort;          // [job * N + worker]
@@ -576,8 +575,8 @@ public final class SwitchPipeline implements PacketEndpoint {
      * required members and at least its quorum of members contributed, or its timeout passed since
      * the slot's first contribution (One group: the job's config, as DESIGN.md states it); or a step
      * of the slot's round timed out and the slot holds every worker that release held (the latch);
-     * or, under timeout configs, it holds every joined worker no timeout left out since its last
-     * contribution to a round in progress (the late set). {@link #DUE_BY_TIMEOUT} when only a timeout allows it.
+     * or, under timeout configs, it holds every joined worker no timeout left out since it last
+     * contributed in time (the late set). {@link #DUE_BY_TIMEOUT} when only a timeout allows it.
      */
     private int releasable(final int j, final int idx, final long nowNs) {
         if (latched(j, idx) || onTimeWithoutTheLate(j, idx)) {
@@ -640,9 +639,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     /**
      * Under a timeout config (every group's entry has one), whether the slot holds every joined
      * worker outside the late set, which is not empty: a worker a timeout left out is not waited
-     * for again until it is heard from in a round still in progress (a worker that is merely behind
-     * is, at once, with its late contribution; one parked or still computing is not, nor one that
-     * only answers a round already released).
+     * for again until it catches up.
      */
     private boolean onTimeWithoutTheLate(final int j, final int idx) {
         boolean late = false;
@@ -832,10 +829,6 @@ public final class SwitchPipeline implements PacketEndpoint {
         }
         final int word = idx * words + (worker >>> 6);
         final long bit = 1L << (worker & 63);
-        if (round > jobReleasedRound[j]) {
-            // heard from for a round still in progress (in time, late for this step, or twice): waited for again
-            jobLate[j * words + (worker >>> 6)] &= ~bit;
-        }
         if ((slotBitmap[word] & bit) != 0) {
             counters.increment(SwitchCounter.DUPLICATES);
             if (slotReleased[idx]) {
@@ -852,6 +845,8 @@ public final class SwitchPipeline implements PacketEndpoint {
             return;
         }
         aggregate(j, idx, word, bit, n, payload);
+        // counted in time again: waited for again
+        jobLate[j * words + (worker >>> 6)] &= ~bit;
         if (payload == Flags.VALUES && round > workerClock[j * maxWorkers + worker]) {
             workerClock[j * maxWorkers + worker] = round;
         }
