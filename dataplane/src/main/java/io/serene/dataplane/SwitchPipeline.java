@@ -606,8 +606,11 @@ public final class SwitchPipeline implements PacketEndpoint {
         return timedOut ? DUE_BY_TIMEOUT : DUE;
     }
 
-    /** Records a timeout release of the slot in its round's latch (the intersection with an earlier one of the round). */
-    private void latch(final int j, final int idx) {
+    /**
+     * Records a release its timeout alone allowed: the workers it left out join the late set, and
+     * its round's latch holds the workers it held (intersected with an earlier one of the round).
+     */
+    private void recordTimeout(final int j, final int idx) {
         for (int w = 0; w < words; w++) {
             jobLate[j * words + w] |= jobJoined[j * words + w] & ~slotBitmap[idx * words + w];
         }
@@ -866,7 +869,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         }
         if (due == DUE_BY_TIMEOUT) {
             counters.increment(SwitchCounter.TIMEOUT_RELEASES);
-            latch(j, idx);
+            recordTimeout(j, idx);
         }
         release(j, idx, nowNs, outbox);
     }
