@@ -611,15 +611,14 @@ public final class SwitchPipeline implements PacketEndpoint {
      * its round's latch holds the workers it held (intersected with an earlier one of the round).
      */
     private void recordTimeout(final int j, final int idx) {
-        for (int w = 0; w < words; w++) {
-            jobLate[j * words + w] |= jobJoined[j * words + w] & ~slotBitmap[idx * words + w];
-        }
         final int round = slotRound[idx];
         final int r = j * ring + Math.floorMod(round, ring);
         final boolean fresh = latchRound[r] != round;
         latchRound[r] = round;
         for (int w = 0; w < words; w++) {
-            latchBitmap[r * words + w] = fresh ? slotBitmap[idx * words + w] : latchBitmap[r * words + w] & slotBitmap[idx * words + w];
+            final long held = slotBitmap[idx * words + w];
+            jobLate[j * words + w] |= jobJoined[j * words + w] & ~held;
+            latchBitmap[r * words + w] = fresh ? held : latchBitmap[r * words + w] & held;
         }
     }
 

@@ -125,16 +125,16 @@ final class RoundRecords implements AutoCloseable {
     }
 
     int droppedRounds() {
-        int n = 0;
-        for (final boolean b : dropped) {
-            n += b ? 1 : 0;
-        }
-        return n;
+        return count(dropped);
     }
 
     int skippedRounds() {
+        return count(skipped);
+    }
+
+    private static int count(final boolean[] rounds) {
         int n = 0;
-        for (final boolean b : skipped) {
+        for (final boolean b : rounds) {
             n += b ? 1 : 0;
         }
         return n;

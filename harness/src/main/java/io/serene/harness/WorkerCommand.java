@@ -267,10 +267,8 @@ public final class WorkerCommand implements Callable<Integer> {
                 if (held != null && heldRound == round && lateMode(worker, round) == LateMode.DROP) {
                     log.dropped(round, heldBatch, heldNs, heldExtraNs, round - heldApplied);
                     lastComputeNs = heldReportedNs + heldExtraNs;
+                    // the next gradient's computation sets the held fields anew
                     held = null;
-                    heldNs = 0;
-                    heldReportedNs = 0;
-                    heldExtraNs = 0;
                 } else {
                     log.skipped(round, round - nextToApply);
                 }
