@@ -19,6 +19,11 @@ import java.util.List;
  * first round.
  */
 public final class Controller {
+    /** How many of the last round times the typical round time is read from (their lower quartile). */
+    static final int ROUND_TIME_WINDOW = 16;
+    /** How far (a share) the lower quartile moves before relative timeouts are installed again. */
+    static final double RETIME_SHARE = 0.2;
+
     /** What the controller needs from the switch (in-process: the pipeline; remote: the RPC client). */
     public interface SwitchControl {
         int earliestSwapRound();
@@ -79,6 +84,11 @@ public final class Controller {
     private final int[] sampled;
     private final int[] sampledClock;
     private final long[] smoothed;
+    /** The last round times, ns: a relative timeout ({@code timeout(30%)}) is a share of their lower quartile. */
+    private final long[] roundTimes = new long[ROUND_TIME_WINDOW];
+    private int roundTimesSeen;
+    /** The typical round time relative timeouts are installed against (0: none measured yet). */
+    private long typicalRoundNs;
 
     public Controller(final Policy policy, final int workers, final SwitchControl control) {
         this.policy = policy;
@@ -91,7 +101,7 @@ public final class Controller {
         this.installed = new SyncConfig[groups];
         for (int g = 0; g < groups; g++) {
             base[g] = policy.start(g);
-            installed[g] = policy.start(g);
+            installed[g] = effective(g, policy.start(g));
         }
         this.streak = new int[policy.rules().size()];
         this.workerStreak = new int[policy.rules().size()][workers];
@@ -125,6 +135,7 @@ public final class Controller {
     /** Evaluates every rule on this round's telemetry and installs a change if one fired. */
     public void onRound(final Telemetry t) {
         smooth(t);
+        final boolean retimed = retime(t.roundTimeNs);
         String reason = null;
         final List<Policy.Rule> rules = policy.rules();
         for (int i = 0; i < rules.size(); i++) {
@@ -147,8 +158,12 @@ public final class Controller {
                 Arrays.fill(streak, 0);
             }
         }
-        if (reason == null) {
+        if (reason == null && !retimed) {
             return;
+        }
+        if (reason == null) {
+            reason = "typical round time " + round2(typicalRoundNs / 1e6) + " ms (the lower quartile of the last "
+                + Math.min(roundTimesSeen, ROUND_TIME_WINDOW) + ")";
         }
         int first = -1;
         for (int g = 0; g < base.length; g++) {
@@ -188,6 +203,28 @@ public final class Controller {
             Arrays.sort(recent);
             smoothed[w] = recent[count / 2];
         }
+    }
+
+    /**
+     * Takes a round time in and moves the typical round time, the lower quartile of the last
+     * {@value #ROUND_TIME_WINDOW} (the rounds no worker held up, when most are; one slow round moves
+     * nothing), once it is {@value #RETIME_SHARE} away from the one relative timeouts were installed
+     * against. Returns whether it moved.
+     */
+    private boolean retime(final long roundTimeNs) {
+        if (roundTimeNs <= 0) {
+            return false;
+        }
+        roundTimes[roundTimesSeen % ROUND_TIME_WINDOW] = roundTimeNs;
+        roundTimesSeen++;
+        final long[] recent = Arrays.copyOf(roundTimes, Math.min(roundTimesSeen, ROUND_TIME_WINDOW));
+        Arrays.sort(recent);
+        final long quartile = recent[(recent.length - 1) / 4];
+        if (typicalRoundNs > 0 && Math.abs(quartile - typicalRoundNs) <= RETIME_SHARE * typicalRoundNs) {
+            return false;
+        }
+        typicalRoundNs = quartile;
+        return true;
     }
 
     private String perWorker(final int i, final Policy.Rule rule, final Controller.Telemetry t, final String reason) {
@@ -234,14 +271,35 @@ public final class Controller {
         return median(waitedFor);
     }
 
-    /** A group's config with its excluded members removed from the required set (with the exclude action's late mode). */
+    /**
+     * A group's config as the switch gets it: its excluded members removed from the required set
+     * (with the exclude action's late mode), a relative timeout in milliseconds of the typical round
+     * time (left out until a round time is measured).
+     */
     private SyncConfig effective(final int group, final SyncConfig config) {
+        final SyncConfig timed = absolute(config, typicalRoundNs);
         final BitSet out = (BitSet) excluded.clone();
         out.and(members[group]);
         if (out.isEmpty()) {
+            return timed;
+        }
+        return timed.excluding(out).withLateMode(excludeLate);
+    }
+
+    /**
+     * A config with its relative timeout in milliseconds of a typical round ({@code roundNs}; to a
+     * tenth of a millisecond), or without it while no round was measured ({@code roundNs} 0).
+     */
+    static SyncConfig absolute(final SyncConfig config, final long roundNs) {
+        if (config.timeoutPercent() == 0) {
             return config;
         }
-        return config.excluding(out).withLateMode(excludeLate);
+        final SyncConfig none = config.withoutTimeout();
+        if (roundNs <= 0) {
+            return none;
+        }
+        final long tenths = Math.max(1, Math.round(roundNs * (config.timeoutPercent() / 100.0) / 100_000));
+        return none.withTimeoutNs(tenths * 100_000);
     }
 
     private boolean fits(final int group, final SyncConfig config) {
@@ -275,6 +333,8 @@ public final class Controller {
             }
             case ROUND_TIME:
                 return t.roundTimeNs / 1e6;
+            case ROUND:
+                return t.releasedRound;
             case WAITING_SHARE:
                 return t.waitingShare;
             default:

@@ -69,6 +69,8 @@ public final class Policy {
         SLOWDOWN("slowdown(worker)", true),
         /** Milliseconds between the last two advances of R. */
         ROUND_TIME("round_time", false),
+        /** The round just released (R): {@code when round >= 20} acts once the job is past its first rounds. */
+        ROUND("round", false),
         /** Share of the last round the workers spent waiting (0..1). */
         WAITING_SHARE("waiting_share", false),
         /** Mean staleness of the round starts since the last evaluation. */
@@ -257,6 +259,16 @@ public final class Policy {
         this.groupStarts = Map.copyOf(groupStarts);
         this.rules = List.copyOf(rules);
         this.smoothing = checkSmoothing(smoothing);
+        checkStart(DEFAULT_GROUP, start);
+        this.groupStarts.forEach((g, c) -> checkStart(groupName(g), c));
+    }
+
+    /** A start config is installed before any round is measured: it cannot have a relative timeout. */
+    private static void checkStart(final String group, final SyncConfig config) {
+        if (config.timeoutPercent() != 0) {
+            throw new IllegalArgumentException("group " + group + " starts with " + config + ": a relative timeout needs"
+                + " measured round times; start with an absolute one or none and set it with a rule (when round >= 1 then ...)");
+        }
     }
 
     /** {@code smooth N}'s range, 1 to {@value #MAX_SMOOTHING}: returns N, or fails naming it. */

@@ -84,10 +84,17 @@ public final class PolicyCompiler {
                 case INCLUDE:
                     value = "BASE with the worker W it names required again";
                     break;
-                default:
-                    check(rule.action.config, workers, members[g], rule.line);
-                    value = rule.action.config + "+exclude:EXCLUDED " + describe(rule.action.config.resolve(workers, members[g]));
+                default: {
+                    // a relative timeout is installed in milliseconds of the typical round time: checked as 1 ms
+                    final SyncConfig concrete = rule.action.config.timeoutPercent() == 0 ? rule.action.config
+                        : rule.action.config.withTimeoutNs(1_000_000);
+                    check(concrete, workers, members[g], rule.line);
+                    final String described = describe(concrete.resolve(workers, members[g]));
+                    value = rule.action.config + "+exclude:EXCLUDED " + (rule.action.config.timeoutPercent() == 0 ? described
+                        : described.replace("timeout=1.0ms", "timeout=" + rule.action.config.timeoutPercent()
+                            + "% of the typical round time (TYPICAL)"));
                     break;
+                }
             }
             out.add(new CompiledRule(rule, "INSTALL " + key + " -> " + value));
         }
@@ -112,7 +119,9 @@ public final class PolicyCompiler {
         }
         sb.append("B: the earliest safe round when the rule fires (earliest_swap_round); INSTALL: insert at B, replacing "
             + "entries from B on; BASE: the config in force without exclusions; EXCLUDED: the workers excluded then (none: "
-            + "nothing appended)\n");
+            + "nothing appended)" + (policy.rules().stream().anyMatch(r -> r.action.config != null && r.action.config.timeoutPercent() != 0)
+            ? "; TYPICAL: the lower quartile of the last " + Controller.ROUND_TIME_WINDOW + " round times, installed again"
+                + " when it moves by a fifth" : "") + "\n");
         return sb.toString();
     }
 

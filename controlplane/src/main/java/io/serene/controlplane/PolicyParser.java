@@ -16,10 +16,10 @@ import java.util.Locale;
  *   smooth N
  *   when METRIC CMP NUMBER [for N rounds] [in [GROUP:] CONFIG] then ACTION
  *
- *   METRIC := lag | round_time | waiting_share | staleness | slowdown(worker)
+ *   METRIC := lag | round_time | round | waiting_share | staleness | slowdown(worker)
  *   CMP    := &gt;= | &lt;= | &gt; | &lt; | ==
  *   ACTION := [GROUP:] CONFIG | exclude(worker) [fold|drop] | include(worker)
- *   CONFIG := PART (+ PART)*,  PART := bsp | asp | ssp(S) | fastest(K) | quorum(K) | timeout(MS) | fold | drop
+ *   CONFIG := PART (+ PART)*,  PART := bsp | asp | ssp(S) | fastest(K) | quorum(K) | timeout(MS) | timeout(P%) | fold | drop
  * </pre>
  * Errors are {@link PolicyException}s naming line and column.
  */
@@ -90,12 +90,12 @@ public final class PolicyParser {
                         if (start != null) {
                             throw error(first, "a policy has one start config (per group)");
                         }
-                        start = config();
+                        start = startConfig();
                     } else {
                         if (groupStarts.containsKey(g.index)) {
                             throw error(first, "group " + g.name + " already has a start config");
                         }
-                        groupStarts.put(g.index, config());
+                        groupStarts.put(g.index, startConfig());
                     }
                     break;
                 }
@@ -180,7 +180,7 @@ public final class PolicyParser {
     }
 
     private Policy.Rule rule() {
-        final Token metricToken = expectWord("a metric (lag, slowdown(worker), round_time, waiting_share, staleness)");
+        final Token metricToken = expectWord("a metric (lag, slowdown(worker), round_time, round, waiting_share, staleness)");
         final Policy.Metric metric;
         switch (metricToken.text) {
             case "lag":
@@ -188,6 +188,9 @@ public final class PolicyParser {
                 break;
             case "round_time":
                 metric = Policy.Metric.ROUND_TIME;
+                break;
+            case "round":
+                metric = Policy.Metric.ROUND;
                 break;
             case "waiting_share":
                 metric = Policy.Metric.WAITING_SHARE;
@@ -289,11 +292,23 @@ public final class PolicyParser {
         return new Policy.Rule(metric, comparator, threshold, rounds, inGroup, in, action, line);
     }
 
+    /** A start config: installed before any round is measured, so with no relative timeout. */
+    private SyncConfig startConfig() {
+        final Token at = peek();
+        final SyncConfig config = config();
+        if (config.timeoutPercent() != 0) {
+            throw error(at, "a start config cannot have a relative timeout (timeout(" + config.timeoutPercent()
+                + "%)): there is no round time before the first round; set it with a rule (when round >= 1 then "
+                + config + ")");
+        }
+        return config;
+    }
+
     private SyncConfig config() {
         SyncConfig config = null;
         int bases = 0;
         do {
-            final Token part = expectWord("a config (bsp, asp, ssp(S), fastest(K), quorum(K), timeout(MS), fold, drop)");
+            final Token part = expectWord("a config (bsp, asp, ssp(S), fastest(K), quorum(K), timeout(MS), timeout(P%), fold, drop)");
             switch (part.text) {
                 case "bsp":
                 case "asp":
@@ -312,7 +327,7 @@ public final class PolicyParser {
                     config = (config == null ? SyncConfig.bsp() : config).withQuorum(intArgument(part, 1));
                     break;
                 case "timeout":
-                    config = (config == null ? SyncConfig.bsp() : config).withTimeoutNs(millisArgument(part));
+                    config = timeout(config == null ? SyncConfig.bsp() : config, part);
                     break;
                 case "fold":
                 case "drop":
@@ -321,7 +336,7 @@ public final class PolicyParser {
                     break;
                 default:
                     throw error(part, "unknown config " + part.describe()
-                        + " (expected bsp, asp, ssp(S), fastest(K), quorum(K), timeout(MS), fold or drop)");
+                        + " (expected bsp, asp, ssp(S), fastest(K), quorum(K), timeout(MS), timeout(P%), fold or drop)");
             }
             if (bases > 1) {
                 throw error(part, "a config names at most one of bsp, asp, ssp");
@@ -340,14 +355,26 @@ public final class PolicyParser {
         return Integer.parseInt(n.text);
     }
 
-    private long millisArgument(final Token name) {
+    /** {@code timeout(MS)}, or {@code timeout(P%)}: P% of the typical round time. */
+    private SyncConfig timeout(final SyncConfig config, final Token name) {
         expectSymbol("(");
         final Token n = next();
+        if (n.kind == Kind.NUMBER && peek().text.equals("%")) {
+            next();
+            if (n.text.contains(".") || n.text.length() > 4 || Integer.parseInt(n.text) < 1
+                || Integer.parseInt(n.text) > SyncConfig.MAX_TIMEOUT_PERCENT) {
+                throw error(n, "expected a whole percent of the round time from 1 to " + SyncConfig.MAX_TIMEOUT_PERCENT
+                    + " in " + name.text + "(...%), found " + n.describe());
+            }
+            expectSymbol(")");
+            return config.withTimeoutPercent(Integer.parseInt(n.text));
+        }
         if (n.kind != Kind.NUMBER || Double.parseDouble(n.text) <= 0) {
-            throw error(n, "expected milliseconds > 0 in " + name.text + "(...), found " + n.describe());
+            throw error(n, "expected milliseconds > 0 or a percent of the round time in " + name.text + "(...), found "
+                + n.describe());
         }
         expectSymbol(")");
-        return Math.round(Double.parseDouble(n.text) * 1e6);
+        return config.withTimeoutNs(Math.round(Double.parseDouble(n.text) * 1e6));
     }
 
     private Token expectWord(final String what) {
@@ -419,7 +446,7 @@ public final class PolicyParser {
             } else if ((c == '>' || c == '<' || c == '=') && i + 1 < text.length() && text.charAt(i + 1) == '=') {
                 out.add(new Token(Kind.SYMBOL, text.substring(i, i + 2), start + 1));
                 i += 2;
-            } else if ("()+<>,=:".indexOf(c) >= 0) {
+            } else if ("()+<>,=:%".indexOf(c) >= 0) {
                 out.add(new Token(Kind.SYMBOL, String.valueOf(c), start + 1));
                 i++;
             } else {

@@ -186,4 +186,56 @@ class ControllerTest {
         }
         assertThat(installs).contains("1:bsp@20");
     }
+
+    private static Controller.Telemetry timed(final int released, final long roundMs) {
+        final Controller.Telemetry t = round(released, new int[] {released, released, released, released}, 10, 10, 10, 10);
+        t.roundTimeNs = roundMs * 1_000_000L;
+        return t;
+    }
+
+    @Test
+    void aRelativeTimeoutIsAShareOfTheLowerQuartileOfTheLastRoundTimesAndFollowsItWhenItMoves() {
+        final Controller c = controller("start bsp\nwhen round >= 3 then bsp + timeout(30%) + drop", 4);
+        // rounds of 100 ms, every other one held up to 400 ms by a slow worker: the lower quartile is 100
+        for (int r = 0; r < 3; r++) {
+            c.onRound(timed(r, r % 2 == 0 ? 100 : 400));
+            assertThat(installs).as("round %d", r).isEmpty();
+        }
+        c.onRound(timed(3, 400));
+        assertThat(installs).containsExactly("bsp+timeout:30+drop@5");
+        assertThat(c.decisions().get(0).to).isEqualTo("bsp+timeout:30+drop");
+        assertThat(c.decisions().get(0).reason).isEqualTo("round >= 3 for 1 rounds (round = 3.00)");
+        // a move under a fifth of the typical round leaves the installed timeout alone
+        for (int r = 4; r < 40; r++) {
+            c.onRound(timed(r, r % 2 == 0 ? 115 : 400));
+        }
+        assertThat(installs).hasSize(1);
+        // rounds twice as long (a slower phase): once the quartile moved past a fifth, the timeout follows
+        earliest = 50;
+        int r = 40;
+        while (installs.size() == 1 && r < 60) {
+            c.onRound(timed(r, 200));
+            r++;
+        }
+        assertThat(installs).containsExactly("bsp+timeout:30+drop@5", "bsp+timeout:60+drop@50");
+        assertThat(r).as("once 3 or fewer of the last 16 are short, the lower quartile is a long one").isEqualTo(40 + 9);
+        assertThat(c.decisions().get(1).reason).isEqualTo("typical round time 200.00 ms (the lower quartile of the last 16)");
+    }
+
+    @Test
+    void aRelativeTimeoutIsLeftOutUntilARoundTimeIsMeasuredAndKeepsItsGuardAndExclusions() {
+        final Controller c = controller("smooth 1\nstart bsp\nwhen round >= 0 then bsp + timeout(50%)\n"
+            + "when slowdown(worker) > 3 then exclude(worker) drop\n"
+            + "when round_time > 1000 in bsp + timeout(50%) then bsp", 4);
+        c.onRound(round(0, new int[] {0, 0, 0, 0}, 10, 10, 10, 10));
+        assertThat(installs).as("no round time yet: no timeout, nothing to install").isEmpty();
+        c.onRound(timed(1, 40));
+        assertThat(installs).containsExactly("bsp+timeout:20@5");
+        final Controller.Telemetry slow = timed(2, 40);
+        slow.iterationNs[3] = 80_000_000L;
+        c.onRound(slow);
+        assertThat(installs).containsExactly("bsp+timeout:20@5", "bsp+exclude:3+timeout:20+drop@5");
+        c.onRound(timed(3, 2000));
+        assertThat(installs).as("the guard compares the relative config").last().isEqualTo("bsp+exclude:3+drop@5");
+    }
 }

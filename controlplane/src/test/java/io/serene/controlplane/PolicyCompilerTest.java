@@ -69,6 +69,15 @@ class PolicyCompilerTest {
     }
 
     @Test
+    void aRelativeTimeoutCompilesToAShareOfTheTypicalRoundTime() {
+        final Policy p = PolicyParser.parse("policy late\nstart bsp\nwhen round >= 20 then bsp + timeout(30%) + drop");
+        assertThat(PolicyCompiler.render(p, 1, 4)).contains(
+            "line 3: when round >= 20 for 1 rounds -> INSTALL sync_config{job=1, first_round=B} -> bsp+timeout:30%+drop+exclude:EXCLUDED "
+                + "[bound=0 required={0, 1, 2, 3} quorum=4 timeout=30% of the typical round time (TYPICAL) late=drop]",
+            "; TYPICAL: the lower quartile of the last 16 round times, installed again when it moves by a fifth\n");
+    }
+
+    @Test
     void aConfigThatCannotFitTheJobFailsNamingItsLine() {
         assertThatThrownBy(() -> PolicyCompiler.compile(PolicyParser.parse("start bsp\nwhen lag >= 2 then fastest(9)"), 1, 4))
             .hasMessage("line 2: quorum 9 exceeds the job's 4 workers");

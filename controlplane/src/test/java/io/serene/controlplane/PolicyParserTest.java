@@ -64,6 +64,25 @@ class PolicyParserTest {
         expectError("when lag >= 2 in sspp(2) then bsp", 1, 18, "unknown config 'sspp'");
         expectError("when slowdown(worker) > 2 in bsp then exclude(worker)", 1, 27, "'in CONFIG' guards config rules");
         expectError("when lag >= 2 in bsp ssp(2)", 1, 22, "expected 'then', 'for N rounds' or 'in CONFIG'");
+        expectError("when round >= 20 then bsp + timeout(0%)", 1, 37, "expected a whole percent of the round time from 1 to 1000");
+        expectError("when round >= 20 then bsp + timeout(2.5%)", 1, 37, "expected a whole percent");
+        expectError("when round >= 20 then bsp + timeout(30%", 1, 40, "expected ')'");
+        expectError("start bsp + timeout(30%)", 1, 7, "a start config cannot have a relative timeout (timeout(30%))");
+        expectError("when round >= 1 then bsp % 3", 1, 26, "unexpected '%' after the statement");
+    }
+
+    @Test
+    void aTimeoutCanBeAShareOfTheRoundTimeAndRoundIsAMetric() {
+        final Policy p = PolicyParser.parse("policy late\nstart bsp\nwhen round >= 20 then bsp + timeout(30%) + drop\n"
+            + "when round_time > 500 in bsp + timeout(30%) + drop then bsp");
+        assertThat(p.rules().get(0).metric).isEqualTo(Policy.Metric.ROUND);
+        assertThat(p.rules().get(0).action.config).isEqualTo(SyncConfig.bsp().withTimeoutPercent(30).withLateMode(LateMode.DROP));
+        assertThat(p.rules().get(1).in).isEqualTo(p.rules().get(0).action.config);
+        assertThat(p.rules().get(0).toString()).isEqualTo("when round >= 20 for 1 rounds then bsp+timeout:30%+drop");
+        assertThat(PolicyBuilder.policy("late").start(SyncConfig.bsp())
+            .when(Policy.Metric.ROUND, Policy.Comparator.GE, 20).then(io.serene.protocol.SyncConfigParser.parse("bsp+timeout:30%+drop"))
+            .when(Policy.Metric.ROUND_TIME, Policy.Comparator.GT, 500).in(io.serene.protocol.SyncConfigParser.parse("bsp+timeout:30%+drop")).then(SyncConfig.bsp())
+            .build()).isEqualTo(p);
     }
 
     @Test

@@ -221,6 +221,18 @@ public final class SwitchPipeline implements PacketEndpoint {
         return j == JobTable.MISSING ? -1 : jobReleasedRound[j];
     }
 
+    /**
+     * When R passed a round (the switch's clock, ns), for the rounds R passed whose ring entries no
+     * later round took over (R - G &lt; round &lt;= R); -1 for other rounds or an unknown job.
+     */
+    public long releasedAtNs(final int job, final int round) {
+        final int j = jobTable.get(job);
+        if (j == JobTable.MISSING || round > jobReleasedRound[j] || round <= jobReleasedRound[j] - ring || round < 0) {
+            return -1;
+        }
+        return releaseNs[j * ring + Math.floorMod(round, ring)];
+    }
+
     /** The highest round worker w of the job contributed to; -1 if none or unknown. */
     public int clock(final int job, final int worker) {
         final int j = jobTable.get(job);

@@ -131,6 +131,24 @@ class SwitchSyncTest {
     }
 
     @Test
+    void theSwitchKeepsWhenRPassedEachOfTheLastGRounds() {
+        start("bsp", 2);
+        for (int r = 0; r < 6; r++) {
+            for (int w = 0; w < 2; w++) {
+                for (int c = 0; c < 2; c++) {
+                    contribute(w, r, c, 1, 1_000L * (r + 1) + (w == 1 && c == 1 ? 500 : 0));
+                }
+            }
+        }
+        assertThat(pipeline.releasedRound(JOB)).isEqualTo(5);
+        assertThat(pipeline.releasedAtNs(JOB, 5)).isEqualTo(6_500L);
+        assertThat(pipeline.releasedAtNs(JOB, 2)).isEqualTo(3_500L);
+        assertThat(pipeline.releasedAtNs(JOB, 1)).as("its ring entry serves round 5 now").isEqualTo(-1);
+        assertThat(pipeline.releasedAtNs(JOB, 6)).as("not released").isEqualTo(-1);
+        assertThat(pipeline.releasedAtNs(JOB + 1, 5)).as("an unknown job").isEqualTo(-1);
+    }
+
+    @Test
     void hotSwapAppliesFromItsFirstRoundOnlyAndBumpsTheEpoch() {
         start("bsp", 2);
         assertThat(pipeline.earliestSwapRound(JOB)).isEqualTo(1);

@@ -545,16 +545,18 @@ final class TrainRun {
                     }
                 });
                 int lastR = -1;
-                long lastNs = System.nanoTime();
+                long lastNs = -1;
                 while (!isInterrupted()) {
                     final Controller.Telemetry t = call(() -> telemetry(job));
                     if (t == null) {
                         return;
                     }
                     if (t.releasedRound > lastR) {
-                        final long now = System.nanoTime();
-                        t.roundTimeNs = lastR < 0 ? 0 : (now - lastNs) / (t.releasedRound - lastR);
-                        lastR = t.releasedRound;
+                        // the switch's release times: the rounds since the last evaluation, to the nanosecond
+                        final int released = t.releasedRound;
+                        final long now = call(() -> pipeline.releasedAtNs(job, released));
+                        t.roundTimeNs = lastR < 0 || lastNs < 0 || now < 0 ? 0 : (now - lastNs) / (released - lastR);
+                        lastR = released;
                         lastNs = now;
                         controller.onRound(t);
                         final List<Controller.Decision> all = controller.decisions();

@@ -10,8 +10,13 @@ import java.util.Objects;
  * worker" and "a quorum of all" into concrete sets and counts for a job.
  *
  * <p>Textual form ({@link SyncConfigParser}): {@code bsp}, {@code ssp:S}, {@code asp},
- * {@code fastest:K}, {@code timeout:MS}, {@code exclude:W1,W2}, {@code drop}, {@code fold},
- * combined with {@code +}, for example {@code ssp:2+timeout:50}.
+ * {@code fastest:K}, {@code timeout:MS}, {@code timeout:P%}, {@code exclude:W1,W2}, {@code drop},
+ * {@code fold}, combined with {@code +}, for example {@code ssp:2+timeout:50}.
+ *
+ * <p>A relative timeout ({@code timeout:30%}: 30% of the job's typical round time) is a policy's:
+ * the controller turns it into milliseconds from the round times it sees ({@link #withTimeoutNs})
+ * before it installs the config; the switch and a schedule take only absolute timeouts, and
+ * {@link #resolve} refuses a relative one.
  */
 public final class SyncConfig {
     /** Bound of the asynchronous preset: no worker ever waits for clearance. */
@@ -21,22 +26,28 @@ public final class SyncConfig {
     /** Quorum meaning "as many as the required set" (every worker, by default). */
     public static final int QUORUM_OF_REQUIRED = -1;
 
-    public static final SyncConfig BSP = new SyncConfig(0, null, false, QUORUM_OF_REQUIRED, NO_TIMEOUT, LateMode.FOLD);
+    /** The largest relative timeout, in percent of the typical round time. */
+    public static final int MAX_TIMEOUT_PERCENT = 1000;
+
+    public static final SyncConfig BSP = new SyncConfig(0, null, false, QUORUM_OF_REQUIRED, NO_TIMEOUT, 0, LateMode.FOLD);
 
     private final int bound;
     private final BitSet excluded;
     private final boolean noneRequired;
     private final int quorum;
     private final long timeoutNs;
+    /** A relative timeout in percent of the typical round time (0: none); never together with {@link #timeoutNs}. */
+    private final int timeoutPercent;
     private final LateMode lateMode;
 
     private SyncConfig(final int bound, final BitSet excluded, final boolean noneRequired, final int quorum,
-                       final long timeoutNs, final LateMode lateMode) {
+                       final long timeoutNs, final int timeoutPercent, final LateMode lateMode) {
         this.bound = bound;
         this.excluded = excluded == null ? new BitSet() : (BitSet) excluded.clone();
         this.noneRequired = noneRequired;
         this.quorum = quorum;
         this.timeoutNs = timeoutNs;
+        this.timeoutPercent = timeoutPercent;
         this.lateMode = lateMode;
     }
 
@@ -62,11 +73,11 @@ public final class SyncConfig {
 
     /** No worker is required: the quorum (or the timeout) alone releases a chunk. */
     public SyncConfig requiringNone() {
-        return new SyncConfig(bound, excluded, true, quorum, timeoutNs, lateMode);
+        return new SyncConfig(bound, excluded, true, quorum, timeoutNs, timeoutPercent, lateMode);
     }
 
     public SyncConfig withBound(final int s) {
-        return new SyncConfig(s, excluded, noneRequired, quorum, timeoutNs, lateMode);
+        return new SyncConfig(s, excluded, noneRequired, quorum, timeoutNs, timeoutPercent, lateMode);
     }
 
     /** A chunk is released this long after its first contribution, whoever contributed. */
@@ -74,25 +85,43 @@ public final class SyncConfig {
         if (ns <= 0) {
             throw new IllegalArgumentException("timeout must be > 0, was " + ns + " ns");
         }
-        return new SyncConfig(bound, excluded, noneRequired, quorum, ns, lateMode);
+        return new SyncConfig(bound, excluded, noneRequired, quorum, ns, 0, lateMode);
+    }
+
+    /** The same config without a timeout (absolute or relative). */
+    public SyncConfig withoutTimeout() {
+        return new SyncConfig(bound, excluded, noneRequired, quorum, NO_TIMEOUT, 0, lateMode);
+    }
+
+    /**
+     * A chunk is released {@code percent}% of the job's typical round time after its first
+     * contribution: a policy's controller measures the round time and installs the config with
+     * the timeout in milliseconds.
+     */
+    public SyncConfig withTimeoutPercent(final int percent) {
+        if (percent < 1 || percent > MAX_TIMEOUT_PERCENT) {
+            throw new IllegalArgumentException("a relative timeout must be 1% to " + MAX_TIMEOUT_PERCENT + "% of the round time, was "
+                + percent + "%");
+        }
+        return new SyncConfig(bound, excluded, noneRequired, quorum, NO_TIMEOUT, percent, lateMode);
     }
 
     /** Releases no longer wait for these workers (their contributions still count when in time). */
     public SyncConfig excluding(final BitSet workers) {
         final BitSet union = (BitSet) excluded.clone();
         union.or(workers);
-        return new SyncConfig(bound, union, noneRequired, quorum, timeoutNs, lateMode);
+        return new SyncConfig(bound, union, noneRequired, quorum, timeoutNs, timeoutPercent, lateMode);
     }
 
     public SyncConfig withQuorum(final int k) {
         if (k < 1 && k != QUORUM_OF_REQUIRED) {
             throw new IllegalArgumentException("quorum must be >= 1, was " + k);
         }
-        return new SyncConfig(bound, excluded, noneRequired, k, timeoutNs, lateMode);
+        return new SyncConfig(bound, excluded, noneRequired, k, timeoutNs, timeoutPercent, lateMode);
     }
 
     public SyncConfig withLateMode(final LateMode mode) {
-        return new SyncConfig(bound, excluded, noneRequired, quorum, timeoutNs, Objects.requireNonNull(mode));
+        return new SyncConfig(bound, excluded, noneRequired, quorum, timeoutNs, timeoutPercent, Objects.requireNonNull(mode));
     }
 
     public int bound() {
@@ -101,6 +130,11 @@ public final class SyncConfig {
 
     public long timeoutNs() {
         return timeoutNs;
+    }
+
+    /** The relative timeout in percent of the typical round time; 0 when there is none. */
+    public int timeoutPercent() {
+        return timeoutPercent;
     }
 
     public LateMode lateMode() {
@@ -135,6 +169,10 @@ public final class SyncConfig {
      * naming what does not fit.
      */
     public Resolved resolve(final int workers, final BitSet members) {
+        if (timeoutPercent != 0) {
+            throw new IllegalArgumentException("timeout:" + timeoutPercent + "% is relative to the round time, which only a"
+                + " policy's controller measures: use it in a policy file (start bsp + timeout(" + timeoutPercent + "%))");
+        }
         if (excluded.length() > workers) {
             throw new IllegalArgumentException("excluded worker " + (excluded.length() - 1) + " is not in a job of "
                 + workers + " workers");
@@ -180,12 +218,12 @@ public final class SyncConfig {
         }
         final SyncConfig c = (SyncConfig) o;
         return bound == c.bound && noneRequired == c.noneRequired && quorum == c.quorum && timeoutNs == c.timeoutNs
-            && lateMode == c.lateMode && excluded.equals(c.excluded);
+            && timeoutPercent == c.timeoutPercent && lateMode == c.lateMode && excluded.equals(c.excluded);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(bound, excluded, noneRequired, quorum, timeoutNs, lateMode);
+        return Objects.hash(bound, excluded, noneRequired, quorum, timeoutNs, timeoutPercent, lateMode);
     }
 
     /** The canonical text, which {@link SyncConfigParser} parses back to an equal config. */
@@ -207,6 +245,9 @@ public final class SyncConfig {
         }
         if (timeoutNs != NO_TIMEOUT) {
             sb.append("+timeout:").append(formatMillis(timeoutNs));
+        }
+        if (timeoutPercent != 0) {
+            sb.append("+timeout:").append(timeoutPercent).append('%');
         }
         if (lateMode == LateMode.DROP) {
             sb.append("+drop");

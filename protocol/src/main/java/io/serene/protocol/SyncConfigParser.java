@@ -10,7 +10,7 @@ import java.util.List;
  * ({@code bsp@0,ssp:3@100,fastest:14@200}). Errors name the bad part and what was expected.
  */
 public final class SyncConfigParser {
-    static final String EXPECTED = "expected bsp, ssp:S, asp, fastest:K, quorum:K, timeout:MS, exclude:W1,W2, drop or fold";
+    static final String EXPECTED = "expected bsp, ssp:S, asp, fastest:K, quorum:K, timeout:MS, timeout:P%, exclude:W1,W2, drop or fold";
 
     private SyncConfigParser() {
     }
@@ -47,7 +47,9 @@ public final class SyncConfigParser {
                     config = orBsp(config).withQuorum(integer(part, arg, text, 1));
                     break;
                 case "timeout":
-                    config = orBsp(config).withTimeoutNs(millis(part, arg, text));
+                    config = arg != null && arg.trim().endsWith("%")
+                        ? orBsp(config).withTimeoutPercent(percent(part, arg, text))
+                        : orBsp(config).withTimeoutNs(millis(part, arg, text));
                     break;
                 case "exclude":
                     config = orBsp(config).excluding(workers(part, arg, text));
@@ -140,6 +142,20 @@ public final class SyncConfigParser {
             throw new IllegalArgumentException("'" + part + "' in sync config '" + text + "': '" + arg
                 + "' is not a number of milliseconds");
         }
+    }
+
+    private static int percent(final String part, final String arg, final String text) {
+        final String number = arg.trim().substring(0, arg.trim().length() - 1).trim();
+        try {
+            final int p = Integer.parseInt(number);
+            if (p >= 1 && p <= SyncConfig.MAX_TIMEOUT_PERCENT) {
+                return p;
+            }
+        } catch (final NumberFormatException ex) {
+            // the message below
+        }
+        throw new IllegalArgumentException("'" + part + "' in sync config '" + text + "': a relative timeout is a whole"
+            + " percent of the round time from 1% to " + SyncConfig.MAX_TIMEOUT_PERCENT + "%, as in timeout:30%");
     }
 
     private static BitSet workers(final String part, final String arg, final String text) {

@@ -30,6 +30,13 @@ public final class SyncSchedule {
         if (entries.isEmpty() || entries.get(0).firstRound != 0) {
             throw new IllegalArgumentException("a schedule starts at round 0, as in bsp@0,ssp:3@100");
         }
+        for (final Entry entry : entries) {
+            if (entry.config.timeoutPercent() != 0) {
+                throw new IllegalArgumentException("'" + entry + "': a timeout relative to the round time (timeout:"
+                    + entry.config.timeoutPercent() + "%) needs a policy's controller to measure the round time; use it in a"
+                    + " policy file (when round >= 20 then bsp + timeout(" + entry.config.timeoutPercent() + "%))");
+            }
+        }
         for (int i = 1; i < entries.size(); i++) {
             if (entries.get(i).firstRound <= entries.get(i - 1).firstRound) {
                 throw new IllegalArgumentException("schedule rounds must increase: '" + entries.get(i) + "' follows '"

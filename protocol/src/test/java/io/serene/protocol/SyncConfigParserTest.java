@@ -28,6 +28,13 @@ class SyncConfigParserTest {
         assertThat(fastest.quorum).isEqualTo(14);
         assertThat(SyncConfigParser.parse("timeout:50").resolve(4).timeoutNs).isEqualTo(50_000_000L);
         assertThat(SyncConfigParser.parse("timeout:0.25").timeoutNs()).isEqualTo(250_000L);
+        final SyncConfig relative = SyncConfigParser.parse("bsp+timeout:30%+drop");
+        assertThat(relative.timeoutPercent()).isEqualTo(30);
+        assertThat(relative.timeoutNs()).isEqualTo(SyncConfig.NO_TIMEOUT);
+        assertThat(relative.withTimeoutNs(5_000_000L).timeoutPercent()).as("an absolute timeout replaces it").isZero();
+        assertThat(relative.withoutTimeout()).isEqualTo(SyncConfigParser.parse("bsp+drop"));
+        assertThatThrownBy(() -> relative.resolve(4)).hasMessageContaining("timeout:30% is relative to the round time")
+            .hasMessageContaining("policy file");
         final SyncConfig.Resolved exclude = SyncConfigParser.parse("exclude:1,3").resolve(4);
         assertThat(exclude.required).isEqualTo(BitSet.valueOf(new long[] {0b0101}));
         assertThat(exclude.quorum).isEqualTo(2);
@@ -51,6 +58,9 @@ class SyncConfigParserTest {
         assertThatThrownBy(() -> SyncConfigParser.parse("ssp")).hasMessageContaining("'ssp' in sync config 'ssp' needs a number");
         assertThatThrownBy(() -> SyncConfigParser.parse("fastest:0")).hasMessageContaining("must be >= 1");
         assertThatThrownBy(() -> SyncConfigParser.parse("timeout:-5")).hasMessageContaining("must be > 0");
+        assertThatThrownBy(() -> SyncConfigParser.parse("timeout:0%")).hasMessageContaining("a whole percent of the round time from 1% to 1000%");
+        assertThatThrownBy(() -> SyncConfigParser.parse("timeout:2.5%")).hasMessageContaining("a whole percent");
+        assertThatThrownBy(() -> SyncConfigParser.parse("timeout:%")).hasMessageContaining("a whole percent");
         assertThatThrownBy(() -> SyncConfigParser.parse("bsp:3")).hasMessageContaining("takes no argument");
         assertThatThrownBy(() -> SyncConfigParser.parse("bsp+ssp:2")).hasMessageContaining("more than one of bsp, ssp, asp");
         assertThatThrownBy(() -> SyncConfigParser.parse("bsp+")).hasMessageContaining("empty part");
@@ -73,6 +83,8 @@ class SyncConfigParserTest {
         assertThatThrownBy(() -> SyncSchedule.parse("bsp@5")).hasMessageContaining("starts at round 0");
         assertThatThrownBy(() -> SyncSchedule.parse("bsp@0,ssp:2@10,bsp@10")).hasMessageContaining("must increase");
         assertThatThrownBy(() -> SyncSchedule.parse("bsp@0,ssp:2@x")).hasMessageContaining("bad first round 'x'");
+        assertThatThrownBy(() -> SyncSchedule.parse("bsp@0,bsp+timeout:30%@20"))
+            .hasMessageContaining("'bsp+timeout:30%@20': a timeout relative to the round time").hasMessageContaining("policy file");
     }
 
     @Property
@@ -86,8 +98,9 @@ class SyncConfigParserTest {
             Arbitraries.just(SyncConfig.UNBOUNDED));
         final Arbitrary<Integer> quorum = Arbitraries.oneOf(Arbitraries.integers().between(1, 64),
             Arbitraries.just(SyncConfig.QUORUM_OF_REQUIRED));
+        // negative: a relative timeout of that many percent
         final Arbitrary<Long> timeout = Arbitraries.oneOf(Arbitraries.longs().between(1, 10_000_000_000L),
-            Arbitraries.just(SyncConfig.NO_TIMEOUT));
+            Arbitraries.just(SyncConfig.NO_TIMEOUT), Arbitraries.longs().between(-SyncConfig.MAX_TIMEOUT_PERCENT, -1));
         final Arbitrary<BitSet> excluded = Arbitraries.integers().between(0, 63).set().ofMaxSize(4)
             .map(ids -> {
                 final BitSet b = new BitSet();
@@ -102,7 +115,7 @@ class SyncConfigParserTest {
                 } else {
                     c = c.withQuorum(k);
                 }
-                return t == SyncConfig.NO_TIMEOUT ? c : c.withTimeoutNs(t);
+                return t == SyncConfig.NO_TIMEOUT ? c : t < 0 ? c.withTimeoutPercent((int) -t) : c.withTimeoutNs(t);
             });
     }
 }
