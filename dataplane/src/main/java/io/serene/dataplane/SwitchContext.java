@@ -65,7 +65,7 @@ public final class SwitchContext {
      * waits for every worker, and workers are held back only by the release ring).
      */
     public SwitchContext defaultSync(final SyncConfig config) {
-        this.defaultSync = config;
+        this.defaultSync = config == null ? null : config.requireAbsolute();
         return this;
     }
 
@@ -88,7 +88,7 @@ public final class SwitchContext {
     /** The config a group's entries start with in every new job (default: {@link #defaultSync}). */
     public SwitchContext groupSync(final int group, final SyncConfig config) {
         require(group >= 0 && group < ConfigTable.GROUPS, "worker groups are 0.." + (ConfigTable.GROUPS - 1) + ", was " + group);
-        groupSync[group] = config;
+        groupSync[group] = config == null ? null : config.requireAbsolute();
         return this;
     }
 

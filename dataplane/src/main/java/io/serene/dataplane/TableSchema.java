@@ -98,6 +98,7 @@ public final class TableSchema {
                     + "TOO_EARLY, DUPLICATE_ENTRY, NOT_FOUND, BAD_KEY"));
         final List<Register> registers = List.of(
             new Register("released_round", "[job]", "i32", "R: every round up to it is released (-1: none)"),
+            new Register("release_ns", "[job][round mod G]", "u64", "when R passed each of its last G rounds (the switch's clock)"),
             new Register("config_epoch", "[job]", "u32", "bumped by every write to the job's sync_config entries"),
             new Register("earliest_swap_round", "[job]", "i32", "the first round a write may name"),
             new Register("clock", "[job][worker]", "i32", "the highest round the worker contributed to"),

@@ -69,7 +69,7 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
                     final io.serene.dataplane.SyncConfigEntry.Builder b = io.serene.dataplane.SyncConfigEntry.builder()
                         .job(request.getJob()).group(u.getGroup()).firstRound(u.getFirstRound());
                     entry = (u.getKind() == io.serene.controlplane.rpc.Update.Kind.DELETE ? b
-                        : b.config(SyncConfigParser.parse(u.getConfig()))).build();
+                        : b.config(SyncConfigParser.parse(u.getConfig()).requireAbsolute())).build();
                 } else {
                     throw new IllegalArgumentException("unknown table " + u.getTableValue());
                 }
@@ -117,7 +117,7 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
     public void installConfig(final InstallConfigRequest request, final StreamObserver<InstallConfigReply> reply) {
         final SyncConfig config;
         try {
-            config = SyncConfigParser.parse(request.getConfig());
+            config = SyncConfigParser.parse(request.getConfig()).requireAbsolute();
         } catch (final IllegalArgumentException ex) {
             reply.onError(Status.INVALID_ARGUMENT.withDescription(ex.getMessage()).asRuntimeException());
             return;

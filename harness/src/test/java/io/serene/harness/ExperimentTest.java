@@ -100,7 +100,7 @@ class ExperimentTest {
         assertThat(goal.stragglers).containsExactly("persistent:3:x8", "moving:x8,rounds=30");
         assertThat(goal.evalEvery).as("the time to 0.80 read every 10 rounds").isEqualTo(10);
         assertThat(goal.lrSchedule).as("every final reading settled").isEqualTo("cooldown");
-        assertThat(goal.workerJit).as("as measured").isEqualTo("tiered");
+        assertThat(goal.workerJit).as("as measured last").isEqualTo("c1");
         assertThat(goal.seeds).hasSize(6);
         assertThat(new ExperimentRunner(goal, Path.of("unused"), null).matrix()).hasSize(96);
     }
@@ -113,6 +113,8 @@ class ExperimentTest {
         assertThat(cooldown.computeClock).as("as measured").isEqualTo("wall");
         assertThat(cooldown.workerJit).as("as measured").isEqualTo("tiered");
         assertThat(cooldown.policies).extracting(p -> p.name).containsExactly("bsp", "dynamic", "dynamic-drop");
+        assertThat(cooldown.policies.get(1).policy).as("dynamic as it was then")
+            .isEqualTo(PolicyCommand.load(examples.resolve("dynamic-fold.policy")));
         final io.serene.controlplane.Policy drop = cooldown.policies.get(2).policy;
         assertThat(drop.rules()).extracting(r -> r.action.lateMode).containsOnly(io.serene.protocol.LateMode.DROP, null);
         assertThat(cooldown.stragglers).containsExactly("persistent:3:x8", "moving:x8,rounds=30");

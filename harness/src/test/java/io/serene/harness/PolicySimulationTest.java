@@ -59,7 +59,21 @@ class PolicySimulationTest {
     @Test
     void aMovingStragglerIsExcludedWhereverItGoesAndTakenBackAfterIt() {
         followsAMovingStraggler("exclude-stragglers.policy");
-        followsAMovingStraggler("dynamic.policy");
+        followsAMovingStraggler("dynamic-fold.policy");
+    }
+
+    @Test
+    void theDynamicPolicysTimeoutCutsAMovingStragglerItHasNotExcluded() {
+        final Policy policy = PolicyCommand.load(EXAMPLES.resolve("dynamic.policy"));
+        final String moving = "moving:x8,rounds=60";
+        final ScenarioRunner.ScenarioResult r = new ScenarioRunner(new Scenario().workers(8).rounds(600)
+            .policy(policy).stragglers(moving).seed(4).faults(0.01, 0.01, 0.01)).run();
+        final ScenarioRunner.ScenarioResult bsp = new ScenarioRunner(new Scenario().workers(8).rounds(600)
+            .schedule(SyncSchedule.parse("bsp")).stragglers(moving).seed(4).faults(0.01, 0.01, 0.01)).run();
+        assertThat(r.allChecks()).as(r.schedule).isTrue();
+        assertThat(r.decisions).extracting(d -> d.reason).anyMatch(reason -> reason.startsWith("round >= 20"));
+        assertThat(r.timeoutReleases).as("each new straggler's rounds go at the timeout").isPositive();
+        assertThat(r.jctNs).isLessThan(bsp.jctNs);
     }
 
     private static void followsAMovingStraggler(final String file) {
@@ -119,6 +133,30 @@ class PolicySimulationTest {
         assertThat(r.schedule).contains("group 1 {3}: bsp@0,bsp+timeout:20@");
         assertThat(r.folded).as("the old worker's late gradients fold into its next round").isPositive();
         assertThat(r.cumulativeWaitingNs).isLessThan(bsp.cumulativeWaitingNs);
+        assertThat(r.jctNs).isLessThan(bsp.jctNs);
+    }
+
+    @Test
+    void aTimeoutRelativeToTheRoundTimeFollowsTheRoundsAndKeepsTheInvariants() {
+        final Policy relative = PolicyParser.parse("policy relative\nstart bsp\nwhen round >= 20 then bsp + timeout(35%) + drop");
+        final String jitter = "transient:p=0.1,x4";
+        final ScenarioRunner.ScenarioResult r = new ScenarioRunner(new Scenario().workers(8).rounds(300)
+            .policy(relative).stragglers(jitter).seed(5).faults(0.01, 0.01, 0.01)).run();
+        final ScenarioRunner.ScenarioResult bsp = new ScenarioRunner(new Scenario().workers(8).rounds(300)
+            .schedule(SyncSchedule.parse("bsp")).stragglers(jitter).seed(5).faults(0.01, 0.01, 0.01)).run();
+        assertThat(r.allChecks()).as(r.schedule).isTrue();
+        assertThat(r.decisions).isNotEmpty();
+        final Controller.Decision first = r.decisions.get(0);
+        assertThat(first.from).isEqualTo("bsp");
+        assertThat(first.firstRound).isGreaterThan(20);
+        assertThat(first.reason).startsWith("round >= 20");
+        // installed in milliseconds: 35% of the lower quartile of the simulated round times
+        final long timeoutNs = SyncConfigParser.parse(first.to).timeoutNs();
+        assertThat(timeoutNs).isPositive().isLessThan(bsp.jctNs / 300);
+        assertThat(r.decisions.stream().skip(1)).as("later decisions only move the timeout")
+            .allSatisfy(d -> assertThat(d.reason).startsWith("typical round time"));
+        assertThat(r.timeoutReleases).isPositive();
+        assertThat(r.dropped).as("a late gradient is dropped").isPositive();
         assertThat(r.jctNs).isLessThan(bsp.jctNs);
     }
 }

@@ -132,6 +132,16 @@ public final class SyncConfig {
         return timeoutNs;
     }
 
+    /** Fails, naming the policy form, if the timeout is relative: the switch and schedules take milliseconds. */
+    public SyncConfig requireAbsolute() {
+        if (timeoutPercent != 0) {
+            throw new IllegalArgumentException("timeout:" + timeoutPercent + "% is relative to the round time, which only a"
+                + " policy's controller measures: use it in a policy file (when round >= 1 then bsp + timeout("
+                + timeoutPercent + "%))");
+        }
+        return this;
+    }
+
     /** The relative timeout in percent of the typical round time; 0 when there is none. */
     public int timeoutPercent() {
         return timeoutPercent;
@@ -169,10 +179,7 @@ public final class SyncConfig {
      * naming what does not fit.
      */
     public Resolved resolve(final int workers, final BitSet members) {
-        if (timeoutPercent != 0) {
-            throw new IllegalArgumentException("timeout:" + timeoutPercent + "% is relative to the round time, which only a"
-                + " policy's controller measures: use it in a policy file (start bsp + timeout(" + timeoutPercent + "%))");
-        }
+        requireAbsolute();
         if (excluded.length() > workers) {
             throw new IllegalArgumentException("excluded worker " + (excluded.length() - 1) + " is not in a job of "
                 + workers + " workers");

@@ -31,10 +31,10 @@ public final class SyncSchedule {
             throw new IllegalArgumentException("a schedule starts at round 0, as in bsp@0,ssp:3@100");
         }
         for (final Entry entry : entries) {
-            if (entry.config.timeoutPercent() != 0) {
-                throw new IllegalArgumentException("'" + entry + "': a timeout relative to the round time (timeout:"
-                    + entry.config.timeoutPercent() + "%) needs a policy's controller to measure the round time; use it in a"
-                    + " policy file (when round >= 20 then bsp + timeout(" + entry.config.timeoutPercent() + "%))");
+            try {
+                entry.config.requireAbsolute();
+            } catch (final IllegalArgumentException ex) {
+                throw new IllegalArgumentException("'" + entry + "': " + ex.getMessage(), ex);
             }
         }
         for (int i = 1; i < entries.size(); i++) {

@@ -84,7 +84,7 @@ class SyncConfigParserTest {
         assertThatThrownBy(() -> SyncSchedule.parse("bsp@0,ssp:2@10,bsp@10")).hasMessageContaining("must increase");
         assertThatThrownBy(() -> SyncSchedule.parse("bsp@0,ssp:2@x")).hasMessageContaining("bad first round 'x'");
         assertThatThrownBy(() -> SyncSchedule.parse("bsp@0,bsp+timeout:30%@20"))
-            .hasMessageContaining("'bsp+timeout:30%@20': a timeout relative to the round time").hasMessageContaining("policy file");
+            .hasMessageContaining("'bsp+timeout:30%@20': timeout:30% is relative to the round time").hasMessageContaining("policy file");
     }
 
     @Property
