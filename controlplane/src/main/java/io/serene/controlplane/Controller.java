@@ -35,6 +35,8 @@ public final class Controller {
     /** What the controller sees after a round's release. */
     public static final class Telemetry {
         public int releasedRound;
+        /** When R passed {@link #releasedRound}, on the switch's clock (-1: not known); a source of {@link #roundTimeNs}. */
+        public long releasedAtNs = -1;
         /** Per worker: the highest round it contributed to (lag = the fastest clock minus R, see {@link Policy.Metric#LAG}). */
         public int[] clocks;
         /** Per worker: its last iteration's compute time. */

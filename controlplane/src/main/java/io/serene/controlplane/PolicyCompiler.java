@@ -86,13 +86,11 @@ public final class PolicyCompiler {
                     break;
                 default: {
                     // a relative timeout is installed in milliseconds of the typical round time: checked as 1 ms
-                    final SyncConfig concrete = rule.action.config.timeoutPercent() == 0 ? rule.action.config
-                        : rule.action.config.withTimeoutNs(1_000_000);
+                    final int percent = rule.action.config.timeoutPercent();
+                    final SyncConfig concrete = percent == 0 ? rule.action.config : rule.action.config.withTimeoutNs(1_000_000);
                     check(concrete, workers, members[g], rule.line);
-                    final String described = describe(concrete.resolve(workers, members[g]));
-                    value = rule.action.config + "+exclude:EXCLUDED " + (rule.action.config.timeoutPercent() == 0 ? described
-                        : described.replace("timeout=1.0ms", "timeout=" + rule.action.config.timeoutPercent()
-                            + "% of the typical round time (TYPICAL)"));
+                    value = rule.action.config + "+exclude:EXCLUDED " + describe(concrete.resolve(workers, members[g]),
+                        percent == 0 ? null : percent + "% of the typical round time (TYPICAL)");
                     break;
                 }
             }
@@ -110,7 +108,7 @@ public final class PolicyCompiler {
             sb.append("start: ").append(w);
             if (w.entry() instanceof SyncConfigEntry) {
                 final int g = ((SyncConfigEntry) w.entry()).group();
-                sb.append(' ').append(describe(policy.start(g).resolve(workers, members[g])));
+                sb.append(' ').append(describe(policy.start(g).resolve(workers, members[g]), null));
             }
             sb.append('\n');
         }
@@ -142,9 +140,11 @@ public final class PolicyCompiler {
         }
     }
 
-    private static String describe(final SyncConfig.Resolved r) {
+    /** A resolved config as text; {@code timeout}, when not null, in place of its timeout (a relative one). */
+    private static String describe(final SyncConfig.Resolved r, final String timeout) {
         return "[bound=" + (r.bound == SyncConfig.UNBOUNDED ? "unbounded" : Integer.toString(r.bound)) + " required=" + r.required
-            + " quorum=" + r.quorum + " timeout=" + (r.timeoutNs == SyncConfig.NO_TIMEOUT ? "none" : (r.timeoutNs / 1e6) + "ms")
+            + " quorum=" + r.quorum + " timeout="
+            + (timeout != null ? timeout : r.timeoutNs == SyncConfig.NO_TIMEOUT ? "none" : (r.timeoutNs / 1e6) + "ms")
             + " late=" + r.lateMode.name().toLowerCase(Locale.ROOT) + "]";
     }
 }

@@ -553,10 +553,9 @@ final class TrainRun {
                     }
                     if (t.releasedRound > lastR) {
                         // the switch's release times: the rounds since the last evaluation, to the nanosecond
-                        final int released = t.releasedRound;
-                        final long now = call(() -> pipeline.releasedAtNs(job, released));
-                        t.roundTimeNs = lastR < 0 || lastNs < 0 || now < 0 ? 0 : (now - lastNs) / (released - lastR);
-                        lastR = released;
+                        final long now = t.releasedAtNs;
+                        t.roundTimeNs = lastR < 0 || lastNs < 0 || now < 0 ? 0 : (now - lastNs) / (t.releasedRound - lastR);
+                        lastR = t.releasedRound;
                         lastNs = now;
                         controller.onRound(t);
                         final List<Controller.Decision> all = controller.decisions();
@@ -581,6 +580,7 @@ final class TrainRun {
             }
             final Controller.Telemetry t = new Controller.Telemetry();
             t.releasedRound = pipeline.releasedRound(job);
+            t.releasedAtNs = pipeline.releasedAtNs(job, t.releasedRound);
             t.clocks = new int[n];
             t.iterationNs = new long[n];
             for (int w = 0; w < n; w++) {
