@@ -64,27 +64,28 @@ class PolicySimulationTest {
 
     @Test
     void theDynamicPolicysTimeoutCutsAMovingStragglerItHasNotExcluded() {
-        final Policy policy = PolicyCommand.load(EXAMPLES.resolve("dynamic.policy"));
-        final String moving = "moving:x8,rounds=60";
-        final ScenarioRunner.ScenarioResult r = new ScenarioRunner(new Scenario().workers(8).rounds(600)
-            .policy(policy).stragglers(moving).seed(4).faults(0.01, 0.01, 0.01)).run();
-        final ScenarioRunner.ScenarioResult bsp = new ScenarioRunner(new Scenario().workers(8).rounds(600)
-            .schedule(SyncSchedule.parse("bsp")).stragglers(moving).seed(4).faults(0.01, 0.01, 0.01)).run();
+        final ScenarioRunner.ScenarioResult r = underTheMovingStraggler(
+            new Scenario().policy(PolicyCommand.load(EXAMPLES.resolve("dynamic.policy"))));
+        final ScenarioRunner.ScenarioResult bsp = underTheMovingStraggler(new Scenario().schedule(SyncSchedule.parse("bsp")));
         assertThat(r.allChecks()).as(r.schedule).isTrue();
         assertThat(r.decisions).extracting(d -> d.reason).anyMatch(reason -> reason.startsWith("round >= 20"));
         assertThat(r.timeoutReleases).as("each new straggler's rounds go at the timeout").isPositive();
         assertThat(r.jctNs).isLessThan(bsp.jctNs);
     }
 
+    private static final String MOVING = "moving:x8,rounds=60";
+
+    /** 8 workers, 600 rounds, a straggler that moves every 60, seed 4, 1% loss, duplication and reordering. */
+    private static ScenarioRunner.ScenarioResult underTheMovingStraggler(final Scenario scenario) {
+        return new ScenarioRunner(scenario.workers(8).rounds(600).stragglers(MOVING).seed(4).faults(0.01, 0.01, 0.01)).run();
+    }
+
     private static void followsAMovingStraggler(final String file) {
-        final Policy policy = PolicyCommand.load(EXAMPLES.resolve(file));
-        final String moving = "moving:x8,rounds=60";
-        final ScenarioRunner.ScenarioResult r = new ScenarioRunner(new Scenario().workers(8).rounds(600)
-            .policy(policy).stragglers(moving).seed(4).faults(0.01, 0.01, 0.01)).run();
-        final ScenarioRunner.ScenarioResult bsp = new ScenarioRunner(new Scenario().workers(8).rounds(600)
-            .schedule(SyncSchedule.parse("bsp")).stragglers(moving).seed(4).faults(0.01, 0.01, 0.01)).run();
+        final ScenarioRunner.ScenarioResult r = underTheMovingStraggler(
+            new Scenario().policy(PolicyCommand.load(EXAMPLES.resolve(file))));
+        final ScenarioRunner.ScenarioResult bsp = underTheMovingStraggler(new Scenario().schedule(SyncSchedule.parse("bsp")));
         assertThat(r.allChecks()).as(r.schedule).isTrue();
-        final StragglerProfile profile = StragglerProfile.parse(moving, 4, 8);
+        final StragglerProfile profile = StragglerProfile.parse(MOVING, 4, 8);
         final Set<Integer> stragglers = new TreeSet<>();
         for (int round = 0; round < 600; round++) {
             for (int w = 0; w < 8; w++) {
