@@ -1,8 +1,8 @@
 package io.serene.controlplane;
 
-import io.serene.protocol.LateMode;
+import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.Status;
-import io.serene.protocol.SyncConfig;
+import io.serene.protocol.sync.SyncConfig;
 
 import java.util.ArrayList;
 import java.util.Arrays;

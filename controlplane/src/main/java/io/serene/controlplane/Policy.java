@@ -1,7 +1,8 @@
 package io.serene.controlplane;
 
-import io.serene.protocol.LateMode;
-import io.serene.protocol.SyncConfig;
+import io.serene.protocol.sync.LateMode;
+import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.table.TableModel;
 
 import java.util.BitSet;
 import java.util.List;
@@ -20,7 +21,7 @@ public final class Policy {
     /** The implicit group of every worker no declared group names. */
     public static final String DEFAULT_GROUP = "default";
     /** Groups a policy may declare (the switch holds 4 per job, one of them the default). */
-    public static final int MAX_GROUPS = 3;
+    public static final int MAX_GROUPS = TableModel.GROUPS - 1;
     /** Compute-time samples in the median slowdown(worker) reads, unless the policy says {@code smooth N}. */
     public static final int DEFAULT_SMOOTHING = 5;
     /** The most samples {@code smooth N} may name. */

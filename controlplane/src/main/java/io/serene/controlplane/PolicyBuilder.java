@@ -1,7 +1,7 @@
 package io.serene.controlplane;
 
-import io.serene.protocol.LateMode;
-import io.serene.protocol.SyncConfig;
+import io.serene.protocol.sync.LateMode;
+import io.serene.protocol.sync.SyncConfig;
 
 import java.util.ArrayList;
 import java.util.List;

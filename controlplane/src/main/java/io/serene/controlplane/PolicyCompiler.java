@@ -1,11 +1,11 @@
 package io.serene.controlplane;
 
-import io.serene.dataplane.SyncConfigEntry;
-import io.serene.dataplane.TableSchema;
-import io.serene.dataplane.TableWrite;
-import io.serene.dataplane.WorkerGroupEntry;
-import io.serene.protocol.LateMode;
-import io.serene.protocol.SyncConfig;
+import io.serene.protocol.table.SyncConfigEntry;
+import io.serene.protocol.table.TableModel;
+import io.serene.protocol.table.TableWrite;
+import io.serene.protocol.table.WorkerGroupEntry;
+import io.serene.protocol.sync.LateMode;
+import io.serene.protocol.sync.SyncConfig;
 
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -74,7 +74,7 @@ public final class PolicyCompiler {
         final List<CompiledRule> out = new ArrayList<>();
         for (final Policy.Rule rule : policy.rules()) {
             final int g = rule.action.group;
-            final String key = TableSchema.SYNC_CONFIG + "{job=" + job + (g == 0 ? "" : ", group=" + g) + ", first_round=B}";
+            final String key = TableModel.SYNC_CONFIG + "{job=" + job + (g == 0 ? "" : ", group=" + g) + ", first_round=B}";
             final String value;
             switch (rule.action.kind) {
                 case EXCLUDE:

@@ -1,7 +1,7 @@
 package io.serene.controlplane;
 
 import io.serene.protocol.Status;
-import io.serene.protocol.SyncConfig;
+import io.serene.protocol.sync.SyncConfig;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

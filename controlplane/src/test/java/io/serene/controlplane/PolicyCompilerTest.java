@@ -1,7 +1,7 @@
 package io.serene.controlplane;
 
-import io.serene.dataplane.SyncConfigEntry;
-import io.serene.protocol.SyncConfig;
+import io.serene.protocol.table.SyncConfigEntry;
+import io.serene.protocol.sync.SyncConfig;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,8 +1,10 @@
 package io.serene.dataplane;
 
-import io.serene.protocol.LateMode;
 import io.serene.protocol.Status;
-import io.serene.protocol.SyncConfig;
+import io.serene.protocol.sync.LateMode;
+import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.sync.SyncRules;
+import io.serene.protocol.table.TableModel;
 
 import java.util.Arrays;
 import java.util.BitSet;
@@ -19,9 +21,9 @@ import java.util.BitSet;
  * both with the group's members, so an entry stays valid for whichever workers the group holds.
  */
 final class ConfigTable {
-    static final int ENTRIES = 8;
+    static final int ENTRIES = TableModel.ENTRIES;
     /** Worker groups per job. */
-    static final int GROUPS = 4;
+    static final int GROUPS = TableModel.GROUPS;
     private static final int UNUSED = Integer.MIN_VALUE;
 
     private final int words;
@@ -79,15 +81,7 @@ final class ConfigTable {
 
     /** The (physical) index of the entry in force for a round; rounds before the oldest use it. */
     int entryFor(final int j, final int round) {
-        final int base = j * ENTRIES;
-        int e = at(j, 0);
-        for (int i = 1; i < count[j]; i++) {
-            final int p = at(j, i);
-            if (first[base + p] <= round) {
-                e = p;
-            }
-        }
-        return e;
+        return SyncRules.entryFor(first, j * ENTRIES, head[j], count[j], ENTRIES, round);
     }
 
     /**
@@ -236,7 +230,7 @@ final class ConfigTable {
     }
 
     LateMode lateMode(final int j, final int e) {
-        return LateMode.values()[late[j * ENTRIES + e]];
+        return LateMode.fromWireCode(late[j * ENTRIES + e]);
     }
 
     /**
@@ -287,7 +281,7 @@ final class ConfigTable {
         bound[i] = c.bound();
         quorum[i] = c.quorum();
         timeoutNs[i] = c.timeoutNs();
-        late[i] = (byte) c.lateMode().ordinal();
+        late[i] = (byte) c.lateMode().wireCode();
         final long[] bits = c.resolve(workers).required.toLongArray();
         for (int w = 0; w < words; w++) {
             required[i * words + w] = w < bits.length ? bits[w] : 0L;

@@ -1,5 +1,8 @@
 package io.serene.dataplane;
 
+import io.serene.protocol.table.TableEntry;
+import io.serene.protocol.table.TableWrite;
+
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Function;

@@ -1,6 +1,6 @@
 package io.serene.dataplane;
 
-import io.serene.protocol.SyncConfig;
+import io.serene.protocol.sync.SyncConfig;
 
 /**
  * Configuration of a switch: fluent setters, validated once by {@link #conclude()}, which also

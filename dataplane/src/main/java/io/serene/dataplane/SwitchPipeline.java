@@ -8,7 +8,13 @@ import io.serene.protocol.PacketEndpoint;
 import io.serene.protocol.PacketFlyweight;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.Status;
-import io.serene.protocol.SyncConfig;
+import io.serene.protocol.sync.StepLayout;
+import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.sync.SyncRules;
+import io.serene.protocol.table.SyncConfigEntry;
+import io.serene.protocol.table.TableEntry;
+import io.serene.protocol.table.TableWrite;
+import io.serene.protocol.table.WorkerGroupEntry;
 
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
@@ -756,8 +762,8 @@ public final class SwitchPipeline implements PacketEndpoint {
         for (int w = 0; w < jobWorkers[j]; w++) {
             newest = Math.max(newest, workerArrivalRound[j * maxWorkers + w]);
         }
-        final int maxBound = Math.min(configs.maxBoundFrom(ConfigTable.list(j, group), jobReleasedRound[j] + 1), ring - 1);
-        return (int) Math.max(newest + 1L, jobReleasedRound[j] + 2L + maxBound);
+        final int maxBound = configs.maxBoundFrom(ConfigTable.list(j, group), jobReleasedRound[j] + 1);
+        return SyncRules.earliestSwapRound(jobReleasedRound[j], maxBound, ring, newest);
     }
 
     /** The job's config epoch (bumped by every install), stamped on every RESULT; -1 if unknown. */
@@ -799,20 +805,18 @@ public final class SwitchPipeline implements PacketEndpoint {
             counters.increment(SwitchCounter.DROP_BAD_SLOT);
             return;
         }
-        final int slot = (int) (seq % poolSize);
-        final int set = (int) ((seq / poolSize) & 1);
+        final int slot = StepLayout.slot(seq, poolSize);
+        final int set = StepLayout.shadowSet(seq, poolSize);
         if (in.poolIndex() != slot || in.shadowSet() != set) {
             counters.increment(SwitchCounter.DROP_BAD_SLOT);
             return;
         }
-        final int idx = (j * 2 + set) * poolSize + slot;
+        final int idx = slotIndex(j, set, slot);
         final long current = slotSeq[idx];
         if (seq > current) {
             final int l = ConfigTable.list(j, workerGroup[j * maxWorkers + worker]);
-            // invariant 2: round c is accepted only while R >= c - s - 1, s the bound of the
-            // sender's group for round c (and within the release ring)
-            final long limit = (long) jobReleasedRound[j] + 1 + Math.min(configs.bound(l, configs.entryFor(l, round)), ring - 1);
-            if (round > limit) {
+            // invariant 2, enforced: the bound of the sender's group for round c
+            if (!SyncRules.mayStart(round, jobReleasedRound[j], configs.bound(l, configs.entryFor(l, round)), ring)) {
                 counters.increment(SwitchCounter.DROP_BEYOND_BOUND);
                 nack(port, Status.AHEAD, outbox);
                 return;
@@ -886,11 +890,22 @@ public final class SwitchPipeline implements PacketEndpoint {
     }
 
     private boolean previousUseReleased(final int j, final int set, final int slot, final long seq) {
-        if (seq < poolSize) {
+        final long previous = StepLayout.previousUse(seq, poolSize);
+        if (previous < 0) {
             return true;
         }
-        final int other = (j * 2 + (set ^ 1)) * poolSize + slot;
-        return slotSeq[other] == seq - poolSize && slotReleased[other];
+        final int other = slotIndex(j, set ^ 1, slot);
+        return slotSeq[other] == previous && slotReleased[other];
+    }
+
+    /** The register index of a job's slot in a shadow set: (job * 2 + set) * P + slot. */
+    private int slotIndex(final int j, final int set, final int slot) {
+        return (j * 2 + set) * poolSize + slot;
+    }
+
+    /** The register index of the slot step seq of the job uses. */
+    private int slotIndex(final int j, final long seq) {
+        return slotIndex(j, StepLayout.shadowSet(seq, poolSize), StepLayout.slot(seq, poolSize));
     }
 
     private void resetSlot(final int idx, final long seq, final int round, final int chunk, final int n,
@@ -1007,9 +1022,8 @@ public final class SwitchPipeline implements PacketEndpoint {
         }
         long start = previous;
         final int l = ConfigTable.list(j, workerGroup[w]);
-        final int bound = configs.bound(l, configs.entryFor(l, round));
-        if (bound != SyncConfig.UNBOUNDED) {
-            final long gate = (long) round - 1 - bound;
+        final long gate = SyncRules.gateRound(round, configs.bound(l, configs.entryFor(l, round)));
+        if (gate != Long.MIN_VALUE) {
             if (gate >= 0 && gate <= jobReleasedRound[j] && gate > jobReleasedRound[j] - ring) {
                 start = Math.max(start, releaseNs[j * ring + (int) (gate % ring)]);
             }
@@ -1057,7 +1071,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     private void advanceOpenSeq(final int j) {
         long open = jobOpenSeq[j];
         while (true) {
-            final int idx = (j * 2 + (int) ((open / poolSize) & 1)) * poolSize + (int) (open % poolSize);
+            final int idx = slotIndex(j, open);
             if (slotSeq[idx] != open || !slotReleased[idx]) {
                 break;
             }
@@ -1082,11 +1096,11 @@ public final class SwitchPipeline implements PacketEndpoint {
             .elementCount(n)
             .jobId(jobId[j])
             .exponent(slotExponent[idx])
-            .shadowSet((int) ((seq / poolSize) & 1))
+            .shadowSet(StepLayout.shadowSet(seq, poolSize))
             .seq(seq)
             .round(slotRound[idx])
             .chunk(slotChunk[idx])
-            .poolIndex((int) (seq % poolSize))
+            .poolIndex(StepLayout.slot(seq, poolSize))
             .contributorCount(slotCount[idx])
             .releasedRound(jobReleasedRound[j])
             .configEpoch(jobEpoch[j])
@@ -1097,7 +1111,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         // the loss-recovery hint: the job's lowest open step and who has contributed to it so far
         final long open = jobOpenSeq[j];
         out.openSeq(open);
-        final int openIdx = (j * 2 + (int) ((open / poolSize) & 1)) * poolSize + (int) (open % poolSize);
+        final int openIdx = slotIndex(j, open);
         final boolean seen = slotSeq[openIdx] == open;
         for (int w = 0; w < words; w++) {
             out.openBitmapWord(w, seen ? slotBitmap[openIdx * words + w] : 0L);
@@ -1187,7 +1201,7 @@ public final class SwitchPipeline implements PacketEndpoint {
                 .configFirstRound(configs.firstRound(l, e))
                 .configBound(configs.bound(l, e))
                 .configQuorum(configs.quorum(l, e, groupMembers, l * words))
-                .configLateMode(configs.lateMode(l, e).ordinal())
+                .configLateMode(configs.lateMode(l, e).wireCode())
                 .configTimeoutNs(configs.timeoutNs(l, e))
                 .configBitmapWords(words);
             for (int w = 0; w < words; w++) {
@@ -1267,7 +1281,7 @@ public final class SwitchPipeline implements PacketEndpoint {
                 jobId[j] = job;
                 jobWorkers[j] = workers;
                 jobElementsPerRound[j] = elements;
-                jobChunksPerRound[j] = (int) ((elements + (long) chunkElements - 1) / chunkElements);
+                jobChunksPerRound[j] = StepLayout.chunks(elements, chunkElements);
                 jobValueLimit[j] = 1 << (30 - (32 - Integer.numberOfLeadingZeros(workers - 1)));
                 jobReleasedRound[j] = -1;
                 jobOpenSeq[j] = 0;

@@ -1,5 +1,8 @@
 package io.serene.dataplane;
 
+import io.serene.protocol.table.SyncConfigEntry;
+import io.serene.protocol.table.TableModel;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -11,9 +14,9 @@ import java.util.Locale;
  */
 public final class TableSchema {
     /** The sync-config table's name. */
-    public static final String SYNC_CONFIG = "sync_config";
+    public static final String SYNC_CONFIG = TableModel.SYNC_CONFIG;
     /** The worker-to-group table's name. */
-    public static final String WORKER_GROUP = "worker_group";
+    public static final String WORKER_GROUP = TableModel.WORKER_GROUP;
 
     /** A field of a key or value: name, type, meaning. */
     public static final class Field {

@@ -59,7 +59,7 @@ class SwitchPipelineTest {
         assertThat(config.check()).isEqualTo(PacketCheck.OK);
         assertThat(config.elementCount()).isEqualTo(1);
         assertThat(config.configFirstRound()).isZero();
-        assertThat(config.configBound()).isEqualTo(io.serene.protocol.SyncConfig.UNBOUNDED);
+        assertThat(config.configBound()).isEqualTo(io.serene.protocol.sync.SyncConfig.UNBOUNDED);
         assertThat(config.configQuorum()).isEqualTo(2);
         assertThat(config.configRequiredWord(0)).isEqualTo(0b11L);
         assertThat(Status.fromCode(ack.status())).isEqualTo(Status.OK);

@@ -4,7 +4,7 @@ import io.serene.protocol.Flags;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.PacketFlyweight;
 import io.serene.protocol.PacketType;
-import io.serene.protocol.SyncConfig;
+import io.serene.protocol.sync.SyncConfig;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;

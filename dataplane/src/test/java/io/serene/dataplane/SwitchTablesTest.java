@@ -4,8 +4,11 @@ import io.serene.protocol.Outbox;
 import io.serene.protocol.PacketFlyweight;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.Status;
-import io.serene.protocol.SyncConfig;
-import io.serene.protocol.SyncConfigParser;
+import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.sync.SyncConfigParser;
+import io.serene.protocol.table.SyncConfigEntry;
+import io.serene.protocol.table.TableEntry;
+import io.serene.protocol.table.TableWrite;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;

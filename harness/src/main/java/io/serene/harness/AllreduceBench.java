@@ -4,15 +4,16 @@ import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.sync.StepLayout;
 import io.serene.transport.FaultInjector;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
 import io.serene.worker.Aggregate;
 import io.serene.worker.BlockFloat;
+import io.serene.worker.UdpWorker;
 import io.serene.worker.WorkerContext;
 import io.serene.worker.WorkerCounter;
-import io.serene.worker.UdpWorker;
 
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
@@ -351,7 +352,7 @@ public final class AllreduceBench {
             server = switchLoop.bind(new EchoEndpoint(), new InetSocketAddress("127.0.0.1", 0),
                 base.faults(faults.fork(2_000)));
             final int k = switchContext.chunkElements();
-            packetsPerRound = (config.elements + k - 1) / k;
+            packetsPerRound = StepLayout.chunks(config.elements, k);
             final int window = Math.min(config.window, switchContext.memory().poolSize());
             for (int w = 0; w < config.workers; w++) {
                 final EchoClient client = new EchoClient(0, PacketFlyweight.dataLength(k), window);

@@ -432,7 +432,7 @@ public final class ControlCommand implements Runnable {
         }
 
         @Override
-        public io.serene.protocol.Status install(final int firstRound, final int group, final io.serene.protocol.SyncConfig config) {
+        public io.serene.protocol.Status install(final int firstRound, final int group, final io.serene.protocol.sync.SyncConfig config) {
             try {
                 try {
                     install(firstRound, group, config.toString());

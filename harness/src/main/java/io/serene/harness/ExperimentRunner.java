@@ -2,7 +2,7 @@ package io.serene.harness;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.serene.protocol.SyncSchedule;
+import io.serene.protocol.sync.SyncSchedule;
 
 import java.io.IOException;
 import java.io.PrintStream;

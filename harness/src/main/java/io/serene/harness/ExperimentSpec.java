@@ -7,7 +7,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.serene.controlplane.Policy;
 import io.serene.controlplane.PolicyException;
 import io.serene.controlplane.PolicyParser;
-import io.serene.protocol.SyncSchedule;
+import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.ModelKind;
 
 import java.io.IOException;

@@ -3,7 +3,7 @@ package io.serene.harness;
 import io.serene.controlplane.Policy;
 import io.serene.controlplane.PolicyException;
 import io.serene.controlplane.PolicyParser;
-import io.serene.protocol.SyncConfig;
+import io.serene.protocol.sync.SyncConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;

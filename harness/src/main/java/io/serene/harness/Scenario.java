@@ -1,7 +1,7 @@
 package io.serene.harness;
 
 import io.serene.controlplane.Policy;
-import io.serene.protocol.SyncSchedule;
+import io.serene.protocol.sync.SyncSchedule;
 
 /** What {@link ScenarioRunner} simulates; fluent setters, checked by {@link #validate()}. */
 public final class Scenario {

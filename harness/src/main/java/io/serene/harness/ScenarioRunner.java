@@ -5,8 +5,11 @@ import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.protocol.Status;
-import io.serene.protocol.SyncConfig;
-import io.serene.protocol.SyncSchedule;
+import io.serene.protocol.sync.LateMode;
+import io.serene.protocol.sync.StepLayout;
+import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.sync.SyncRules;
+import io.serene.protocol.sync.SyncSchedule;
 import io.serene.transport.FaultInjector;
 import io.serene.transport.InProcessNetwork;
 import io.serene.worker.Aggregate;
@@ -205,13 +208,12 @@ public final class ScenarioRunner {
             return;
         }
         final int released = pipeline.releasedRound(1);
-        final int bound = Math.min(installed[groupOf[w]].configFor(round).bound(), 63);
-        if ((long) released < (long) round - bound - 1) {
+        if (!SyncRules.mayStart(round, released, installed[groupOf[w]].configFor(round).bound(), pipeline.memory().roundRing())) {
             boundViolations++;
         }
         // rounds still unreleased before this one; a straggler already past R (its rounds released
         // without it) counts 0
-        final int staleness = Math.max(0, round - 1 - released);
+        final int staleness = SyncRules.staleness(round, released);
         maxStaleness = Math.max(maxStaleness, staleness);
         stalenessSum += staleness;
         stalenessCount++;
@@ -328,8 +330,8 @@ public final class ScenarioRunner {
             case 3:
                 return SyncConfig.ssp(bound).withTimeoutNs(s.computeNs / 2 + random.nextInt((int) Math.min(Integer.MAX_VALUE, s.computeNs)));
             default:
-                return SyncConfig.bsp().withLateMode(random.nextBoolean() ? io.serene.protocol.LateMode.DROP
-                    : io.serene.protocol.LateMode.FOLD).requiringNone().withQuorum(Math.max(1, s.workers - 1));
+                return SyncConfig.bsp().withLateMode(random.nextBoolean() ? LateMode.DROP
+                    : LateMode.FOLD).requiringNone().withQuorum(Math.max(1, s.workers - 1));
         }
     }
 
@@ -366,7 +368,7 @@ public final class ScenarioRunner {
             included += in;
             folded += fo;
             dropped += dr;
-            final long chunks = (long) s.rounds * ((s.elements + s.chunkElements - 1) / s.chunkElements);
+            final long chunks = (long) s.rounds * StepLayout.chunks(s.elements, s.chunkElements);
             resolvedOnce &= in + fo + dr == chunks;
         }
         r.cumulativeWaitingNs = waiting;

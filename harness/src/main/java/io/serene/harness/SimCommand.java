@@ -1,6 +1,6 @@
 package io.serene.harness;
 
-import io.serene.protocol.SyncSchedule;
+import io.serene.protocol.sync.SyncSchedule;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 

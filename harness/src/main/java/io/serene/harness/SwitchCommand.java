@@ -52,7 +52,7 @@ public final class SwitchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         final SwitchContext context = new SwitchContext().budgetBytes(budget).maxJobs(maxJobs).maxWorkers(maxWorkers)
-            .chunkElements(chunkElements).defaultSync(io.serene.protocol.SyncConfigParser.parse(sync)).conclude();
+            .chunkElements(chunkElements).defaultSync(io.serene.protocol.sync.SyncConfigParser.parse(sync)).conclude();
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("--port must be in 0..65535, was " + port);
         }

@@ -14,8 +14,8 @@ import io.serene.controlplane.rpc.SwitchControlGrpc;
 import io.serene.controlplane.rpc.WatchRequest;
 import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
-import io.serene.protocol.SyncConfig;
-import io.serene.protocol.SyncConfigParser;
+import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.sync.SyncConfigParser;
 
 import java.util.Locale;
 import java.util.Map;
@@ -57,16 +57,16 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
     @Override
     public void write(final io.serene.controlplane.rpc.WriteRequest request,
                       final StreamObserver<io.serene.controlplane.rpc.WriteReply> reply) {
-        final java.util.List<io.serene.dataplane.TableWrite> writes = new java.util.ArrayList<>();
+        final java.util.List<io.serene.protocol.table.TableWrite> writes = new java.util.ArrayList<>();
         try {
             for (final io.serene.controlplane.rpc.Update u : request.getUpdatesList()) {
-                final io.serene.dataplane.TableEntry entry;
+                final io.serene.protocol.table.TableEntry entry;
                 if (u.getTable() == io.serene.controlplane.rpc.Update.Table.WORKER_GROUP) {
-                    final io.serene.dataplane.WorkerGroupEntry.Builder b = io.serene.dataplane.WorkerGroupEntry.builder()
+                    final io.serene.protocol.table.WorkerGroupEntry.Builder b = io.serene.protocol.table.WorkerGroupEntry.builder()
                         .job(request.getJob()).worker(u.getWorker());
                     entry = (u.getKind() == io.serene.controlplane.rpc.Update.Kind.DELETE ? b : b.group(u.getGroup())).build();
                 } else if (u.getTable() == io.serene.controlplane.rpc.Update.Table.SYNC_CONFIG) {
-                    final io.serene.dataplane.SyncConfigEntry.Builder b = io.serene.dataplane.SyncConfigEntry.builder()
+                    final io.serene.protocol.table.SyncConfigEntry.Builder b = io.serene.protocol.table.SyncConfigEntry.builder()
                         .job(request.getJob()).group(u.getGroup()).firstRound(u.getFirstRound());
                     entry = (u.getKind() == io.serene.controlplane.rpc.Update.Kind.DELETE ? b
                         : b.config(SyncConfigParser.parse(u.getConfig()).requireAbsolute())).build();
@@ -75,13 +75,13 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
                 }
                 switch (u.getKind()) {
                     case INSERT:
-                        writes.add(io.serene.dataplane.TableWrite.insert(entry));
+                        writes.add(io.serene.protocol.table.TableWrite.insert(entry));
                         break;
                     case MODIFY:
-                        writes.add(io.serene.dataplane.TableWrite.modify(entry));
+                        writes.add(io.serene.protocol.table.TableWrite.modify(entry));
                         break;
                     case DELETE:
-                        writes.add(io.serene.dataplane.TableWrite.delete(entry));
+                        writes.add(io.serene.protocol.table.TableWrite.delete(entry));
                         break;
                     default:
                         throw new IllegalArgumentException("unknown update kind " + u.getKindValue());
@@ -94,7 +94,7 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
         try {
             reply.onNext(onSwitch(() -> {
                 final io.serene.controlplane.rpc.WriteReply.Builder b = io.serene.controlplane.rpc.WriteReply.newBuilder();
-                for (final io.serene.dataplane.TableWrite w : writes) {
+                for (final io.serene.protocol.table.TableWrite w : writes) {
                     b.addResults(pipeline.write(w).name());
                 }
                 return b.setEpoch(pipeline.configEpoch(request.getJob())).build();

@@ -1,6 +1,7 @@
 package io.serene.harness;
 
-import io.serene.protocol.LateMode;
+import io.serene.protocol.sync.LateMode;
+import io.serene.protocol.sync.SyncRules;
 import io.serene.training.DjlModel;
 import io.serene.training.ModelKind;
 import io.serene.transport.UdpOptions;
@@ -239,7 +240,7 @@ public final class WorkerCommand implements Callable<Integer> {
             final int bound = await(worker.call(e -> e.boundFor(r)), "the bound of round " + round);
             bounds[round] = bound;
             // required: every round up to r - 1 - s; then whatever else already arrived
-            while (!pending.isEmpty() && ((long) nextToApply <= (long) round - 1 - bound || pending.peek().isDone())) {
+            while (!pending.isEmpty() && (nextToApply <= SyncRules.gateRound(round, bound) || pending.peek().isDone())) {
                 final int next = nextToApply++;
                 applyNext(pending, next, momentumFor(net, bounds[next]), net, averaged, sizes, log, total, testPixels, testLabels, copies);
             }

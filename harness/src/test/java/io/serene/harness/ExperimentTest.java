@@ -116,7 +116,7 @@ class ExperimentTest {
         assertThat(cooldown.policies.get(1).policy).as("dynamic as it was then")
             .isEqualTo(PolicyCommand.load(examples.resolve("dynamic-fold.policy")));
         final io.serene.controlplane.Policy drop = cooldown.policies.get(2).policy;
-        assertThat(drop.rules()).extracting(r -> r.action.lateMode).containsOnly(io.serene.protocol.LateMode.DROP, null);
+        assertThat(drop.rules()).extracting(r -> r.action.lateMode).containsOnly(io.serene.protocol.sync.LateMode.DROP, null);
         assertThat(cooldown.stragglers).containsExactly("persistent:3:x8", "moving:x8,rounds=30");
         assertThat(new ExperimentRunner(cooldown, Path.of("unused"), null).matrix()).hasSize(72);
     }

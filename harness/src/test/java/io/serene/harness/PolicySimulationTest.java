@@ -3,8 +3,8 @@ package io.serene.harness;
 import io.serene.controlplane.Controller;
 import io.serene.controlplane.Policy;
 import io.serene.controlplane.PolicyParser;
-import io.serene.protocol.SyncConfigParser;
-import io.serene.protocol.SyncSchedule;
+import io.serene.protocol.sync.SyncConfigParser;
+import io.serene.protocol.sync.SyncSchedule;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;

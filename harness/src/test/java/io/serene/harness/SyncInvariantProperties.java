@@ -1,6 +1,6 @@
 package io.serene.harness;
 
-import io.serene.protocol.SyncSchedule;
+import io.serene.protocol.sync.SyncSchedule;
 import net.jqwik.api.Assume;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;

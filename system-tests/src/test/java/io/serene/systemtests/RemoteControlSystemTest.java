@@ -6,7 +6,7 @@ import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.Serene;
 import io.serene.harness.SwitchControlService;
-import io.serene.protocol.SyncConfig;
+import io.serene.protocol.sync.SyncConfig;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;

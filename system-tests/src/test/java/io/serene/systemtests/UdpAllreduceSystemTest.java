@@ -64,7 +64,7 @@ class UdpAllreduceSystemTest {
         final int elements = 2_000;
         final List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
         final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(4 << 20)
-            .defaultSync(io.serene.protocol.SyncConfig.fastest(3)).conclude(), errors::add);
+            .defaultSync(io.serene.protocol.sync.SyncConfig.fastest(3)).conclude(), errors::add);
         try (UdpTransport switchLoop = UdpTransport.create(1, true);
              UdpTransport workerLoop = UdpTransport.create(1, true);
              UdpHost switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults())) {

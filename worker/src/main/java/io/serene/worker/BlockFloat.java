@@ -1,5 +1,7 @@
 package io.serene.worker;
 
+import io.serene.protocol.sync.StepLayout;
+
 /**
  * Block floating point quantization. A chunk shares one exponent e (every |x| in it is below
  * 2^e); an element is sent as the integer round(x * 2^(Q - e)) with Q = 30 - ceil(log2 N), so
@@ -109,7 +111,7 @@ public final class BlockFloat {
      * thread, so a caller can do this scan before handing the gradient to the worker's thread.
      */
     public static byte[] chunkExponents(final float[] gradient, final int chunkElements, final byte[] out) {
-        final int chunks = (gradient.length + chunkElements - 1) / chunkElements;
+        final int chunks = StepLayout.chunks(gradient.length, chunkElements);
         if (out.length != chunks) {
             throw new IllegalArgumentException("need " + chunks + " exponents, got room for " + out.length);
         }

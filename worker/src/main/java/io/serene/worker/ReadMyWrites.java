@@ -1,6 +1,6 @@
 package io.serene.worker;
 
-import io.serene.protocol.LateMode;
+import io.serene.protocol.sync.LateMode;
 
 /**
  * Read-my-writes bookkeeping (as in SSP, Ho et al. 2013): a worker computes on the model made of

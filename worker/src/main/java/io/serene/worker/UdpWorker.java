@@ -1,6 +1,7 @@
 package io.serene.worker;
 
 import io.serene.protocol.Counters;
+import io.serene.protocol.sync.StepLayout;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
@@ -54,7 +55,7 @@ public final class UdpWorker implements AutoCloseable {
         final CompletableFuture<Void> joined = engine.joined();
         if (joined.isDone() && !joined.isCompletedExceptionally() && gradient.length == engine.context().elementsPerRound()) {
             final int k = engine.chunkElements();
-            final byte[] exponents = BlockFloat.chunkExponents(gradient, k, new byte[(gradient.length + k - 1) / k]);
+            final byte[] exponents = BlockFloat.chunkExponents(gradient, k, new byte[StepLayout.chunks(gradient.length, k)]);
             return host.call(() -> engine.allreduce(round, gradient, exponents, computeNs)).thenCompose(f -> f);
         }
         return host.call(() -> engine.allreduce(round, gradient, null, computeNs)).thenCompose(f -> f);

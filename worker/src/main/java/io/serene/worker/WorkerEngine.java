@@ -2,7 +2,6 @@ package io.serene.worker;
 
 import io.serene.protocol.Counters;
 import io.serene.protocol.Flags;
-import io.serene.protocol.LateMode;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.PacketCheck;
 import io.serene.protocol.PacketEndpoint;
@@ -10,7 +9,10 @@ import io.serene.protocol.PacketFlyweight;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.RttEstimator;
 import io.serene.protocol.Status;
-import io.serene.protocol.SyncConfig;
+import io.serene.protocol.sync.LateMode;
+import io.serene.protocol.sync.StepLayout;
+import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.sync.SyncRules;
 
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
@@ -116,6 +118,8 @@ public final class WorkerEngine implements PacketEndpoint {
     private int poolSize;
     private int chunkElements;
     private int roundRing;
+    private StepLayout layout;
+    // the layout's numbers, read on every step
     private int chunks;
     private int lookAhead;
     private int expSteps;
@@ -467,10 +471,11 @@ public final class WorkerEngine implements PacketEndpoint {
         poolSize = p;
         chunkElements = k;
         roundRing = g;
-        chunks = (ctx.elementsPerRound() + k - 1) / k;
-        lookAhead = Math.min(p, chunks);
-        expSteps = (lookAhead + k - 1) / k;
-        stepsPerRound = expSteps + chunks;
+        layout = new StepLayout(ctx.elementsPerRound(), k, p);
+        chunks = layout.chunks();
+        lookAhead = layout.lookAhead();
+        expSteps = layout.exponentSteps();
+        stepsPerRound = layout.stepsPerRound();
         window = Math.min(p, ctx.maxWindow());
         final int entries = Integer.highestOneBit(Math.max(1, window - 1)) << 1;
         windowMask = entries - 1;
@@ -501,7 +506,7 @@ public final class WorkerEngine implements PacketEndpoint {
         }
         final int count = in.elementCount();
         final int index = in.chunk();
-        if (count < 1 || count > MAX_CONFIG_ENTRIES || index >= count) {
+        if (count < 1 || count > MAX_CONFIG_ENTRIES || index >= count || !LateMode.isWireCode(in.configLateMode())) {
             counters.increment(WorkerCounter.DROP_UNEXPECTED);
             return;
         }
@@ -511,7 +516,7 @@ public final class WorkerEngine implements PacketEndpoint {
         }
         pendingFirst[index] = in.configFirstRound();
         pendingBound[index] = in.configBound();
-        pendingLate[index] = in.configLateMode() == 0 ? LateMode.DROP : LateMode.FOLD;
+        pendingLate[index] = LateMode.fromWireCode(in.configLateMode());
         pendingMask |= 1L << index;
         if (pendingMask == (count == 64 ? -1L : (1L << count) - 1)) {
             System.arraycopy(pendingFirst, 0, cfgFirst, 0, count);
@@ -542,13 +547,7 @@ public final class WorkerEngine implements PacketEndpoint {
     }
 
     private int entryFor(final int round) {
-        int e = 0;
-        for (int i = 1; i < cfgCount; i++) {
-            if (cfgFirst[i] <= round) {
-                e = i;
-            }
-        }
-        return e;
+        return SyncRules.entryFor(cfgFirst, 0, 0, cfgCount, MAX_CONFIG_ENTRIES, round);
     }
 
     /** Whether this worker may work on round r: current config and R >= r - s - 1 (at most the ring ahead). */
@@ -556,8 +555,7 @@ public final class WorkerEngine implements PacketEndpoint {
         if (!configFresh()) {
             return false;
         }
-        final int bound = Math.min(cfgBound[entryFor(round)], roundRing - 1);
-        return (long) releasedRound >= (long) round - bound - 1;
+        return SyncRules.mayStart(round, releasedRound, cfgBound[entryFor(round)], roundRing);
     }
 
     private void wakeWaiters() {
@@ -600,7 +598,7 @@ public final class WorkerEngine implements PacketEndpoint {
 
     /** Whether step seq has been released (rounds already delivered are). */
     private boolean stepReleased(final long seq) {
-        final int round = (int) (seq / stepsPerRound);
+        final int round = layout.round(seq);
         if (round < baseRound) {
             return true;
         }
@@ -608,7 +606,7 @@ public final class WorkerEngine implements PacketEndpoint {
         if (st == null) {
             return false;
         }
-        final int t = (int) (seq % stepsPerRound);
+        final int t = layout.step(seq);
         return t < expSteps ? st.buffers.expStepReleased[t] : st.buffers.chunkReleased[t - expSteps];
     }
 
@@ -618,11 +616,11 @@ public final class WorkerEngine implements PacketEndpoint {
             return;
         }
         final long seq = in.seq();
-        final int round = (int) (seq / stepsPerRound);
-        final int t = (int) (seq % stepsPerRound);
-        final boolean valueStep = t >= expSteps;
-        final int chunk = valueStep ? t - expSteps : t * chunkElements;
-        final int n = valueStep ? chunkLength(chunk) : exponentCount(t);
+        final int round = layout.round(seq);
+        final int t = layout.step(seq);
+        final boolean valueStep = layout.isValueStep(t);
+        final int chunk = layout.chunkOf(t);
+        final int n = layout.elementCount(t);
         if (seq < 0 || in.round() != round || in.chunk() != chunk || in.elementCount() != n
             || (in.flags() & Flags.PAYLOAD) != (valueStep ? Flags.VALUES : Flags.EXPONENTS)) {
             counters.increment(WorkerCounter.DROP_UNEXPECTED);
@@ -650,7 +648,7 @@ public final class WorkerEngine implements PacketEndpoint {
             }
         }
         // the switch releases no round beyond R + ring, so anything further is not a result of this job
-        if (round < baseRound || (long) round > (long) releasedRound + roundRing + 1) {
+        if (round < baseRound || round > SyncRules.highestStartable(releasedRound, SyncConfig.UNBOUNDED, roundRing) + 1) {
             counters.increment(WorkerCounter.DUPLICATE_RESULTS);
             return;
         }
@@ -735,7 +733,7 @@ public final class WorkerEngine implements PacketEndpoint {
     private void deliverRounds() {
         while (baseRound < submittedRounds) {
             final RoundState st = rounds[baseRound & (rounds.length - 1)];
-            if (st == null || st.chunksReleased < chunks || nextSeq < (long) (baseRound + 1) * stepsPerRound) {
+            if (st == null || st.chunksReleased < chunks || nextSeq < layout.firstSeq(baseRound + 1)) {
                 return;
             }
             rounds[baseRound & (rounds.length - 1)] = null;
@@ -749,12 +747,12 @@ public final class WorkerEngine implements PacketEndpoint {
     private void pump(final long nowNs, final Outbox outbox) {
         while (true) {
             final long seq = nextSeq;
-            final int round = (int) (seq / stepsPerRound);
+            final int round = layout.round(seq);
             if (round >= submittedRounds || !cleared(round)) {
                 armTailProbe(nowNs);
                 return;
             }
-            final int t = (int) (seq % stepsPerRound);
+            final int t = layout.step(seq);
             final RoundState st = state(round);
             final int e = (int) seq & windowMask;
             if (stepReleased(seq)) {
@@ -778,7 +776,8 @@ public final class WorkerEngine implements PacketEndpoint {
                 return;
             }
             // the slot's previous use must be released before the switch accepts this one
-            if (seq >= poolSize && !stepReleased(seq - poolSize)) {
+            final long previous = StepLayout.previousUse(seq, poolSize);
+            if (previous >= 0 && !stepReleased(previous)) {
                 return;
             }
             if (t >= expSteps && !st.buffers.expKnown[t - expSteps]) {
@@ -837,7 +836,7 @@ public final class WorkerEngine implements PacketEndpoint {
     }
 
     private void resend(final long seq, final int e, final long nowNs, final Outbox outbox) {
-        final int round = (int) (seq / stepsPerRound);
+        final int round = layout.round(seq);
         if (round < baseRound) {
             // the round was delivered (its chunks all released) while this step's result was lost:
             // nothing left to recover
@@ -849,7 +848,7 @@ public final class WorkerEngine implements PacketEndpoint {
         entrySendStamp[e] = ++sendStamp;
         entryDeadlineNs[e] = nowNs + rtt.backedOffRtoNs(entryRetries[e]);
         earliestDeadlineNs = Math.min(earliestDeadlineNs, entryDeadlineNs[e]);
-        sendStep(seq, state(round), (int) (seq % stepsPerRound), outbox);
+        sendStep(seq, state(round), layout.step(seq), outbox);
     }
 
     /**
@@ -903,9 +902,9 @@ public final class WorkerEngine implements PacketEndpoint {
     }
 
     private void sendStep(final long seq, final RoundState st, final int t, final Outbox outbox) {
-        final boolean valueStep = t >= expSteps;
-        final int chunk = valueStep ? t - expSteps : t * chunkElements;
-        final int n = valueStep ? chunkLength(chunk) : exponentCount(t);
+        final boolean valueStep = layout.isValueStep(t);
+        final int chunk = layout.chunkOf(t);
+        final int n = layout.elementCount(t);
         final int length = PacketFlyweight.dataLength(n);
         final RoundBuffers b = st.buffers;
         out.wrap(txBuffer, 0, length)
@@ -915,8 +914,8 @@ public final class WorkerEngine implements PacketEndpoint {
             .seq(seq)
             .round(st.round)
             .chunk(chunk)
-            .poolIndex((int) (seq % poolSize))
-            .shadowSet((int) ((seq / poolSize) & 1))
+            .poolIndex(layout.slot(seq))
+            .shadowSet(layout.shadowSet(seq))
             .configEpoch(knownEpoch)
             .computeTimeNs(st.computeNs)
             .elementCount(n);
@@ -953,13 +952,8 @@ public final class WorkerEngine implements PacketEndpoint {
         return view;
     }
 
-    /** How many chunk exponents exponent step t carries. */
-    private int exponentCount(final int t) {
-        return Math.min(lookAhead, (t + 1) * chunkElements) - t * chunkElements;
-    }
-
     private int chunkLength(final int chunk) {
-        return Math.min(chunkElements, ctx.elementsPerRound() - chunk * chunkElements);
+        return layout.chunkLength(chunk);
     }
 
     /** Buffers for one round: recycled from released aggregates when their shape fits. */

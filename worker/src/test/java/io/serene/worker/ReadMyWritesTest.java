@@ -1,6 +1,6 @@
 package io.serene.worker;
 
-import io.serene.protocol.LateMode;
+import io.serene.protocol.sync.LateMode;
 import org.junit.jupiter.api.Test;
 
 import java.util.concurrent.ConcurrentLinkedQueue;

@@ -1,4 +1,4 @@
-package io.serene.protocol;
+package io.serene.protocol.sync;
 
 import java.util.BitSet;
 import java.util.Objects;

@@ -1,4 +1,4 @@
-package io.serene.protocol;
+package io.serene.protocol.sync;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;

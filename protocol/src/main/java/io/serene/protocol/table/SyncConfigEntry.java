@@ -1,11 +1,11 @@
-package io.serene.dataplane;
+package io.serene.protocol.table;
 
-import io.serene.protocol.SyncConfig;
+import io.serene.protocol.sync.SyncConfig;
 
 import java.util.Objects;
 
 /**
- * One entry of the switch's {@code sync_config} table (see {@link TableSchema}): key (job, worker
+ * One entry of the switch's {@code sync_config} table (see {@link TableModel}): key (job, worker
  * group, first round), value a sync config for the group's workers, in force from its first round
  * until the group's next entry's. Group 0 holds every worker without a {@code worker_group} entry,
  * so a job without groups uses group 0 only. Immutable.
@@ -85,7 +85,7 @@ public final class SyncConfigEntry implements TableEntry {
     /** {@code sync_config{job=1, first_round=40} -> ssp:2+exclude:3}; a group other than 0 is named: {@code {job=1, group=1, ...}}. */
     @Override
     public String toString() {
-        return TableSchema.SYNC_CONFIG + "{job=" + job + (group == 0 ? "" : ", group=" + group) + ", first_round=" + firstRound + "}"
+        return TableModel.SYNC_CONFIG + "{job=" + job + (group == 0 ? "" : ", group=" + group) + ", first_round=" + firstRound + "}"
             + (config == null ? "" : " -> " + config);
     }
 

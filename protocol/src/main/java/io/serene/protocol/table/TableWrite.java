@@ -1,4 +1,4 @@
-package io.serene.dataplane;
+package io.serene.protocol.table;
 
 import java.util.Objects;
 

@@ -1,6 +1,6 @@
-package io.serene.dataplane;
+package io.serene.protocol.table;
 
-/** An entry of one of the switch's tables ({@link TableSchema}): {@link SyncConfigEntry} or {@link WorkerGroupEntry}. */
+/** An entry of one of the switch's tables ({@link TableModel}): {@link SyncConfigEntry} or {@link WorkerGroupEntry}. */
 public interface TableEntry {
     /** The job the entry belongs to (part of every key). */
     int job();

@@ -1,9 +1,9 @@
-package io.serene.dataplane;
+package io.serene.protocol.table;
 
 import java.util.Objects;
 
 /**
- * One entry of the switch's {@code worker_group} table (see {@link TableSchema}): key (job, worker),
+ * One entry of the switch's {@code worker_group} table (see {@link TableModel}): key (job, worker),
  * value the worker's group, whose {@code sync_config} entries apply to it. A worker without an
  * entry is in group 0. Immutable.
  */
@@ -79,7 +79,7 @@ public final class WorkerGroupEntry implements TableEntry {
     /** {@code worker_group{job=1, worker=3} -> 1}. */
     @Override
     public String toString() {
-        return TableSchema.WORKER_GROUP + "{job=" + job + ", worker=" + worker + "}" + (hasValue() ? " -> " + group : "");
+        return TableModel.WORKER_GROUP + "{job=" + job + ", worker=" + worker + "}" + (hasValue() ? " -> " + group : "");
     }
 
     /** Builds entries; job, worker and group default to 0. */

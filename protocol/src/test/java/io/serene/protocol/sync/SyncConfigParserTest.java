@@ -1,4 +1,4 @@
-package io.serene.protocol;
+package io.serene.protocol.sync;
 
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;

@@ -1,0 +1,71 @@
+package io.serene.protocol.sync;
+
+/**
+ * The bound rule of DESIGN.md (invariant 2), written once: a worker may start round c only while
+ * {@code R >= c - s - 1}, with s the bound in force for round c, and never further ahead of R than
+ * the switch's release ring can track (G - 1 rounds beyond R + 1). The switch refuses a contribution
+ * beyond it, the worker waits for it, the simulator checks it, the control plane picks hot-swap
+ * rounds past it: all through these methods. Integer arithmetic, no allocation.
+ */
+public final class SyncRules {
+    private SyncRules() {
+    }
+
+    /**
+     * The highest round a worker may start (or a switch accept) while R is {@code releasedRound},
+     * under bound {@code bound} ({@link SyncConfig#UNBOUNDED} allowed), with a release ring of
+     * {@code ring} rounds: R + 1 + min(s, G - 1).
+     */
+    public static long highestStartable(final int releasedRound, final int bound, final int ring) {
+        return (long) releasedRound + 1 + Math.min(bound, ring - 1);
+    }
+
+    /** Whether round {@code round} may be started (or accepted): {@code round <= highestStartable}. */
+    public static boolean mayStart(final int round, final int releasedRound, final int bound, final int ring) {
+        return round <= highestStartable(releasedRound, bound, ring);
+    }
+
+    /**
+     * The round whose release clears round {@code round} under bound {@code bound}: c - s - 1 (may be
+     * negative: cleared from the start); {@link Long#MIN_VALUE} when unbounded (no round gates it).
+     */
+    public static long gateRound(final int round, final int bound) {
+        return bound == SyncConfig.UNBOUNDED ? Long.MIN_VALUE : (long) round - 1 - bound;
+    }
+
+    /**
+     * The first round a config change may name while R is {@code releasedRound}, the largest bound
+     * in force from R + 1 on is {@code maxBound} and the newest round any worker sent a packet for is
+     * {@code newestArrival}: past every round a worker may have started (hot-swap, invariant 5).
+     */
+    public static int earliestSwapRound(final int releasedRound, final int maxBound, final int ring, final int newestArrival) {
+        return (int) Math.max(newestArrival + 1L, highestStartable(releasedRound, maxBound, ring) + 1);
+    }
+
+    /**
+     * The staleness of round {@code round} started while R is {@code releasedRound}: how many earlier
+     * rounds are missing from the model it was computed on (DESIGN.md section 4).
+     */
+    public static int staleness(final int round, final int releasedRound) {
+        return Math.max(0, round - 1 - releasedRound);
+    }
+
+    /**
+     * The entry of a config list in force for a round: the newest one whose first round is at or
+     * below it; the oldest covers every earlier round. The list is {@code count} entries oldest
+     * first, kept in a ring of {@code capacity} from {@code head} at {@code base} of
+     * {@code firstRounds} (a list kept in place has head 0). Returns the entry's ring index
+     * (0 .. capacity - 1).
+     */
+    public static int entryFor(final int[] firstRounds, final int base, final int head, final int count,
+                               final int capacity, final int round) {
+        int e = head % capacity;
+        for (int i = 1; i < count; i++) {
+            final int p = (head + i) % capacity;
+            if (firstRounds[base + p] <= round) {
+                e = p;
+            }
+        }
+        return e;
+    }
+}

@@ -1,0 +1,72 @@
+package io.serene.protocol.sync;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class SyncRulesTest {
+    private static final int RING = 64;
+
+    @Test
+    void shouldStartTheNextRoundOnlyUnderBspOnceTheLastIsReleased() {
+        assertThat(SyncRules.mayStart(0, -1, 0, RING)).isTrue();
+        assertThat(SyncRules.mayStart(1, -1, 0, RING)).isFalse();
+        assertThat(SyncRules.mayStart(6, 5, 0, RING)).isTrue();
+        assertThat(SyncRules.mayStart(7, 5, 0, RING)).isFalse();
+    }
+
+    @Test
+    void shouldAllowSRoundsAheadUnderABound() {
+        // R >= c - s - 1: with R = 5 and s = 2, rounds up to 8
+        assertThat(SyncRules.highestStartable(5, 2, RING)).isEqualTo(8);
+        assertThat(SyncRules.mayStart(8, 5, 2, RING)).isTrue();
+        assertThat(SyncRules.mayStart(9, 5, 2, RING)).isFalse();
+        assertThat(SyncRules.gateRound(8, 2)).isEqualTo(5);
+    }
+
+    @Test
+    void shouldNeverRunFurtherAheadThanTheReleaseRing() {
+        assertThat(SyncRules.highestStartable(5, SyncConfig.UNBOUNDED, RING)).isEqualTo(5 + RING);
+        assertThat(SyncRules.highestStartable(5, 1000, RING)).isEqualTo(5 + RING);
+        assertThat(SyncRules.gateRound(8, SyncConfig.UNBOUNDED)).isEqualTo(Long.MIN_VALUE);
+    }
+
+    @Test
+    void shouldSwapOnlyPastEveryRoundAWorkerMayHaveStartedOrSent() {
+        // R = 5, bound 2: workers may be in round 8, so the first round a change may name is 9
+        assertThat(SyncRules.earliestSwapRound(5, 2, RING, 6)).isEqualTo(9);
+        // a worker already sent for round 12 (under an earlier, looser bound)
+        assertThat(SyncRules.earliestSwapRound(5, 2, RING, 12)).isEqualTo(13);
+    }
+
+    @Test
+    void shouldCountStalenessAsTheRoundsMissingFromTheModel() {
+        assertThat(SyncRules.staleness(6, 5)).isZero();
+        assertThat(SyncRules.staleness(8, 5)).isEqualTo(2);
+        assertThat(SyncRules.staleness(3, 5)).isZero();
+    }
+
+    @Test
+    void shouldFindTheEntryInForceInARingOfEntries() {
+        // a ring of 4 holding first rounds 10, 20, 30 from head 2: physical 2, 3, 0
+        final int[] first = {30, -1, 10, 20};
+        assertThat(SyncRules.entryFor(first, 0, 2, 3, 4, 5)).isEqualTo(2);
+        assertThat(SyncRules.entryFor(first, 0, 2, 3, 4, 10)).isEqualTo(2);
+        assertThat(SyncRules.entryFor(first, 0, 2, 3, 4, 29)).isEqualTo(3);
+        assertThat(SyncRules.entryFor(first, 0, 2, 3, 4, 30)).isZero();
+        // a list kept in place
+        assertThat(SyncRules.entryFor(new int[] {0, 100, 200}, 0, 0, 3, 8, 150)).isEqualTo(1);
+    }
+
+    @Test
+    void shouldKeepLateModeWireCodesFixed() {
+        assertThat(LateMode.DROP.wireCode()).isZero();
+        assertThat(LateMode.FOLD.wireCode()).isEqualTo(1);
+        for (final LateMode mode : LateMode.values()) {
+            assertThat(LateMode.fromWireCode(mode.wireCode())).isEqualTo(mode);
+        }
+        assertThat(LateMode.isWireCode(2)).isFalse();
+        assertThatThrownBy(() -> LateMode.fromWireCode(2)).isInstanceOf(IllegalArgumentException.class);
+    }
+}
