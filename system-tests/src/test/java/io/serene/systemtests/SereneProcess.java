@@ -20,7 +20,7 @@ final class SereneProcess {
         command.add("-Dai.djl.pytorch.num_threads=1");
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
-        command.add("io.serene.harness.Serene");
+        command.add("io.serene.harness.cli.Serene");
         command.addAll(List.of(args));
         return new ProcessBuilder(command).start();
     }

@@ -89,7 +89,7 @@ class SwitchProcessSystemTest {
         command.add(System.getProperty("java.home") + "/bin/java");
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
-        command.add("io.serene.harness.Serene");
+        command.add("io.serene.harness.cli.Serene");
         command.addAll(List.of(args));
         return new ProcessBuilder(command).start();
     }

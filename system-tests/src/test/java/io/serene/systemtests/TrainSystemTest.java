@@ -2,7 +2,7 @@ package io.serene.systemtests;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.serene.harness.FashionMnist;
+import io.serene.training.FashionMnist;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,0 +1,441 @@
+package io.serene.harness.bench;
+
+import io.serene.dataplane.SwitchContext;
+import io.serene.dataplane.SwitchCounter;
+import io.serene.dataplane.SwitchPipeline;
+import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.sync.StepLayout;
+import io.serene.transport.FaultInjector;
+import io.serene.transport.UdpHost;
+import io.serene.transport.UdpOptions;
+import io.serene.transport.UdpTransport;
+import io.serene.worker.Aggregate;
+import io.serene.worker.BlockFloat;
+import io.serene.worker.UdpWorker;
+import io.serene.worker.WorkerContext;
+import io.serene.worker.WorkerCounter;
+
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * End-to-end allreduce benchmark over UDP on 127.0.0.1: one switch and N workers, each on its
+ * own socket, in this process (the switch on one event loop thread, the workers sharing another).
+ * In the same run, round by round, it measures a raw UDP echo through the same topology, sockets,
+ * threads and batching (the baseline): each round runs both, in alternating order, so both see the
+ * same machine. It reports the ratio of the two goodputs.
+ */
+public final class AllreduceBench {
+    /** What to run; immutable. */
+    public static final class Config {
+        int workers = 4;
+        int elements = 1_000_000;
+        int rounds = 5;
+        int warmupRounds = 10;
+        double loss;
+        long seed = 7;
+        int chunkElements = SwitchContext.DEFAULT_CHUNK_ELEMENTS;
+        long budgetBytes = SwitchContext.DEFAULT_BUDGET_BYTES;
+        int window = 256;
+        boolean preferEpoll = true;
+        boolean gso = true;
+        boolean gro = true;
+        long timeoutSeconds = 300;
+
+        public Config workers(final int n) {
+            workers = n;
+            return this;
+        }
+
+        public Config elements(final int n) {
+            elements = n;
+            return this;
+        }
+
+        public Config rounds(final int n) {
+            rounds = n;
+            return this;
+        }
+
+        public Config warmupRounds(final int n) {
+            warmupRounds = n;
+            return this;
+        }
+
+        public Config loss(final double rate) {
+            loss = rate;
+            return this;
+        }
+
+        public Config seed(final long s) {
+            seed = s;
+            return this;
+        }
+
+        public Config chunkElements(final int k) {
+            chunkElements = k;
+            return this;
+        }
+
+        public Config budgetBytes(final long bytes) {
+            budgetBytes = bytes;
+            return this;
+        }
+
+        public Config window(final int steps) {
+            window = steps;
+            return this;
+        }
+
+        public Config preferEpoll(final boolean epoll) {
+            preferEpoll = epoll;
+            return this;
+        }
+
+        public Config gso(final boolean enabled) {
+            gso = enabled;
+            return this;
+        }
+
+        public Config gro(final boolean enabled) {
+            gro = enabled;
+            return this;
+        }
+
+        public Config timeoutSeconds(final long seconds) {
+            timeoutSeconds = seconds;
+            return this;
+        }
+
+        void validate() {
+            require(workers >= 1 && workers <= 64, "--workers must be in 1..64, was " + workers);
+            require(elements >= 1, "--elements must be >= 1, was " + elements);
+            require(rounds >= 1, "--rounds must be >= 1, was " + rounds);
+            require(warmupRounds >= 0, "--warmup must be >= 0, was " + warmupRounds);
+            require(loss >= 0 && loss < 0.5, "--loss must be in [0, 0.5), was " + loss);
+            require(window >= 1, "--window must be >= 1, was " + window);
+        }
+
+        private static void require(final boolean ok, final String message) {
+            if (!ok) {
+                throw new IllegalArgumentException(message);
+            }
+        }
+    }
+
+    /** What a run measured. */
+    public static final class Result {
+        public boolean exact;
+        public double maxAbsError;
+        public double maxErrorBound;
+        public double elementsPerSecond;
+        public double rawEchoElementsPerSecond;
+        public double ratio;
+        public long seed;
+        public String transport;
+        public boolean gso;
+        public int poolSize;
+        public long retransmissions;
+        public long switchDuplicates;
+        public String memory;
+        public double switchBusy;
+        public double workerBusy;
+
+        public Map<String, Object> toJson(final Config config) {
+            final Map<String, Object> m = new LinkedHashMap<>();
+            m.put("exact", exact);
+            m.put("maxAbsError", maxAbsError);
+            m.put("elementsPerSecond", elementsPerSecond);
+            m.put("rawEchoElementsPerSecond", rawEchoElementsPerSecond);
+            m.put("ratio", ratio);
+            m.put("seed", seed);
+            m.put("workers", config.workers);
+            m.put("elements", config.elements);
+            m.put("rounds", config.rounds);
+            m.put("loss", config.loss);
+            m.put("chunkElements", config.chunkElements);
+            m.put("poolSize", poolSize);
+            m.put("window", Math.min(config.window, poolSize));
+            m.put("transport", transport);
+            m.put("gso", gso);
+            m.put("retransmissions", retransmissions);
+            m.put("switchDuplicates", switchDuplicates);
+            m.put("maxErrorBound", maxErrorBound);
+            return m;
+        }
+    }
+
+    private AllreduceBench() {
+    }
+
+    public static Result run(final Config config, final PrintStream progress) throws Exception {
+        config.validate();
+        final Result result = new Result();
+        result.seed = config.seed;
+        final SwitchContext switchContext = new SwitchContext()
+            .budgetBytes(config.budgetBytes)
+            .chunkElements(config.chunkElements)
+            .maxWorkers(config.workers)
+            .conclude();
+        result.memory = switchContext.memory().toString();
+        result.poolSize = switchContext.memory().poolSize();
+        progress.println(result.memory);
+
+        final FaultInjector faults = new FaultInjector(config.seed, config.loss, 0, 0);
+        try (UdpTransport switchLoop = UdpTransport.create(1, config.preferEpoll);
+             UdpTransport workerLoop = UdpTransport.create(1, config.preferEpoll);
+             Aggregation aggregation = new Aggregation(config, switchContext, switchLoop, workerLoop, faults);
+             Echo echo = new Echo(config, switchContext, switchLoop, workerLoop, faults)) {
+            result.transport = switchLoop.kind();
+            result.gso = aggregation.workers.get(0).host().usesGso();
+            final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+            final long switchThread = aggregation.switchHost.call(() -> Thread.currentThread().getId()).get();
+            final long workerThread = aggregation.workers.get(0).host().call(() -> Thread.currentThread().getId()).get();
+            final SplittableRandom random = new SplittableRandom(config.seed);
+            final Verifier verifier = new Verifier(config);
+            long aggregateNs = 0;
+            long echoNs = 0;
+            long switchCpuNs = 0;
+            long workerCpuNs = 0;
+            long echoCpuNs = 0;
+            for (int round = 0; round < config.warmupRounds + config.rounds; round++) {
+                fill(verifier.gradients, random);
+                final boolean measured = round >= config.warmupRounds;
+                long echoRoundNs = 0;
+                long echoCpu0 = threads.getThreadCpuTime(switchThread) + threads.getThreadCpuTime(workerThread);
+                if (round % 2 == 0) {
+                    echoRoundNs = echo.round(config.timeoutSeconds);
+                }
+                long echoCpu = threads.getThreadCpuTime(switchThread) + threads.getThreadCpuTime(workerThread) - echoCpu0;
+                final long switchCpu0 = threads.getThreadCpuTime(switchThread);
+                final long workerCpu0 = threads.getThreadCpuTime(workerThread);
+                final List<Aggregate> aggregates = new ArrayList<>();
+                final long aggregateRoundNs = aggregation.round(round, verifier.gradients, aggregates, progress);
+                final long switchCpu = threads.getThreadCpuTime(switchThread) - switchCpu0;
+                final long workerCpu = threads.getThreadCpuTime(workerThread) - workerCpu0;
+                if (round % 2 == 1) {
+                    echoCpu0 = threads.getThreadCpuTime(switchThread) + threads.getThreadCpuTime(workerThread);
+                    echoRoundNs = echo.round(config.timeoutSeconds);
+                    echoCpu = threads.getThreadCpuTime(switchThread) + threads.getThreadCpuTime(workerThread) - echoCpu0;
+                }
+                final boolean exact = verifier.check(aggregates);
+                aggregates.forEach(Aggregate::release);
+                if (measured) {
+                    aggregateNs += aggregateRoundNs;
+                    echoNs += echoRoundNs;
+                    switchCpuNs += switchCpu;
+                    workerCpuNs += workerCpu;
+                    echoCpuNs += echoCpu;
+                }
+                progress.printf("%s round %d: aggregation %.1f ms (exact=%s), raw echo %.1f ms%n",
+                    measured ? "measured" : "warm-up", round, aggregateRoundNs / 1e6, exact, echoRoundNs / 1e6);
+            }
+            result.exact = verifier.exact && aggregation.errors.isEmpty();
+            result.maxAbsError = verifier.maxError;
+            result.maxErrorBound = verifier.maxBound;
+            result.switchBusy = (double) switchCpuNs / aggregateNs;
+            result.workerBusy = (double) workerCpuNs / aggregateNs;
+            final double totalElements = (double) config.elements * config.rounds;
+            result.elementsPerSecond = totalElements / (aggregateNs / 1e9);
+            result.rawEchoElementsPerSecond = totalElements / (echoNs / 1e9);
+            result.ratio = result.elementsPerSecond / result.rawEchoElementsPerSecond;
+            aggregation.report(result, progress);
+            progress.println("switch socket: " + aggregation.switchHost.batchingStats());
+            progress.println("worker 0 socket: " + aggregation.workers.get(0).host().batchingStats());
+            progress.println("echo server socket: " + echo.server.batchingStats());
+            progress.println("echo client 0 socket: " + echo.hosts.get(0).batchingStats());
+            progress.printf("event loop threads busy during measured aggregation: switch %.0f%%, workers %.0f%%; "
+                + "CPU per round: aggregation %.1f ms, raw echo %.1f ms%n", 100 * result.switchBusy, 100 * result.workerBusy,
+                (switchCpuNs + workerCpuNs) / 1e6 / config.rounds, echoCpuNs / 1e6 / config.rounds);
+        }
+        return result;
+    }
+
+    /** The switch and the workers, joined and ready for rounds. */
+    private static final class Aggregation implements AutoCloseable {
+        final List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        final SwitchPipeline pipeline;
+        final UdpHost switchHost;
+        final List<UdpWorker> workers = new ArrayList<>();
+        final Config config;
+
+        Aggregation(final Config config, final SwitchContext switchContext, final UdpTransport switchLoop,
+                    final UdpTransport workerLoop, final FaultInjector faults) throws Exception {
+            this.config = config;
+            final UdpOptions base = UdpOptions.defaults().gso(config.gso).gro(config.gro);
+            pipeline = new SwitchPipeline(switchContext, errors::add);
+            switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), base.faults(faults.fork(1_000)));
+            for (int w = 0; w < config.workers; w++) {
+                workers.add(UdpWorker.start(new WorkerContext().jobId(1).workerId(w).workers(config.workers)
+                        .elementsPerRound(config.elements).maxWindow(config.window), switchHost.localAddress(),
+                    new InetSocketAddress("127.0.0.1", 0), workerLoop, base.faults(faults.fork(w)), errors::add));
+            }
+            for (final UdpWorker worker : workers) {
+                try {
+                    worker.joined().get(30, TimeUnit.SECONDS);
+                } catch (final java.util.concurrent.ExecutionException ex) {
+                    final Throwable transportError = switchHost.lastError() != null ? switchHost.lastError()
+                        : worker.host().lastError();
+                    if (transportError != null) {
+                        throw new IllegalStateException(ex.getCause().getMessage() + " (transport error: " + transportError + ")",
+                            transportError);
+                    }
+                    throw ex;
+                }
+            }
+        }
+
+        /** Runs one round on every worker; returns its wall time and adds the aggregates to {@code out}. */
+        long round(final int round, final float[][] gradients, final List<Aggregate> out, final PrintStream progress)
+            throws Exception {
+            final List<CompletableFuture<Aggregate>> futures = new ArrayList<>();
+            final long start = System.nanoTime();
+            for (int w = 0; w < config.workers; w++) {
+                futures.add(workers.get(w).allreduce(round, gradients[w]));
+            }
+            try {
+                CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0]))
+                    .get(config.timeoutSeconds, TimeUnit.SECONDS);
+            } catch (final TimeoutException ex) {
+                progress.println("switch counters: " + switchHost.call(() -> pipeline.counters().toString()).get());
+                for (int w = 0; w < config.workers; w++) {
+                    progress.println("worker " + w + ": " + workers.get(w).call(e -> e.counters() + ", " + e.debugState()).get());
+                }
+                throw new IllegalStateException("round " + round + " did not complete in " + config.timeoutSeconds + " s");
+            }
+            final long elapsed = System.nanoTime() - start;
+            for (final CompletableFuture<Aggregate> f : futures) {
+                out.add(f.get());
+            }
+            return elapsed;
+        }
+
+        void report(final Result result, final PrintStream progress) throws Exception {
+            for (final UdpWorker worker : workers) {
+                result.retransmissions += worker.call(e -> e.counters().get(WorkerCounter.RETRANSMISSIONS)
+                    + e.counters().get(WorkerCounter.FAST_RETRANSMISSIONS)).get();
+            }
+            result.switchDuplicates = switchHost.call(() -> pipeline.counters().get(SwitchCounter.DUPLICATES)).get();
+            progress.println("switch counters: " + switchHost.call(() -> pipeline.counters().toString()).get());
+            progress.println("worker 0 counters: " + workers.get(0).counters());
+            if (!errors.isEmpty()) {
+                progress.println("errors: " + errors);
+            }
+        }
+
+        @Override
+        public void close() {
+            workers.forEach(UdpWorker::close);
+            switchHost.close();
+        }
+    }
+
+    /** The raw-UDP baseline: an echo server where the switch was, echo clients where the workers were. */
+    private static final class Echo implements AutoCloseable {
+        final UdpHost server;
+        final List<EchoClient> clients = new ArrayList<>();
+        final List<UdpHost> hosts = new ArrayList<>();
+        final int packetsPerRound;
+
+        Echo(final Config config, final SwitchContext switchContext, final UdpTransport switchLoop,
+             final UdpTransport workerLoop, final FaultInjector faults) {
+            final UdpOptions base = UdpOptions.defaults().gso(config.gso).gro(config.gro);
+            // the same injected loss as the aggregation, from seeds of its own
+            server = switchLoop.bind(new EchoEndpoint(), new InetSocketAddress("127.0.0.1", 0),
+                base.faults(faults.fork(2_000)));
+            final int k = switchContext.chunkElements();
+            packetsPerRound = StepLayout.chunks(config.elements, k);
+            final int window = Math.min(config.window, switchContext.memory().poolSize());
+            for (int w = 0; w < config.workers; w++) {
+                final EchoClient client = new EchoClient(0, PacketFlyweight.dataLength(k), window);
+                final UdpHost host = workerLoop.bind(client, new InetSocketAddress("127.0.0.1", 0),
+                    base.faults(faults.fork(3_000 + w)), server.localAddress());
+                clients.add(client);
+                hosts.add(host);
+            }
+        }
+
+        long round(final long timeoutSeconds) throws Exception {
+            final List<CompletableFuture<Void>> futures = new ArrayList<>();
+            final long start = System.nanoTime();
+            for (int w = 0; w < clients.size(); w++) {
+                final EchoClient client = clients.get(w);
+                futures.add(hosts.get(w).call(() -> client.start(packetsPerRound)).thenCompose(f -> f));
+            }
+            try {
+                CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0])).get(timeoutSeconds, TimeUnit.SECONDS);
+            } catch (final TimeoutException ex) {
+                throw new IllegalStateException("raw echo baseline did not finish in " + timeoutSeconds + " s");
+            }
+            return System.nanoTime() - start;
+        }
+
+        @Override
+        public void close() {
+            for (final UdpHost host : hosts) {
+                host.close();
+            }
+            server.close();
+        }
+    }
+
+    /** Checks aggregates against the exact integer sums of the quantized inputs and the float sums. */
+    private static final class Verifier {
+        final float[][] gradients;
+        final float[] sum;
+        final int workers;
+        final int q;
+        boolean exact = true;
+        double maxError;
+        double maxBound;
+
+        Verifier(final Config config) {
+            workers = config.workers;
+            gradients = new float[workers][config.elements];
+            sum = new float[config.elements];
+            q = BlockFloat.scaleBits(workers);
+        }
+
+        boolean check(final List<Aggregate> aggregates) {
+            final Aggregate first = aggregates.get(0);
+            boolean ok = first.contributorCount() == workers;
+            for (final Aggregate a : aggregates) {
+                ok &= java.util.Arrays.equals(a.integerSums(), first.integerSums());
+            }
+            final int k = first.chunkElements();
+            first.sumInto(sum);
+            final int[] sums = first.integerSums();
+            for (int i = 0; i < sum.length; i++) {
+                final int exponent = first.exponent(i / k);
+                int expected = 0;
+                double real = 0;
+                for (int w = 0; w < workers; w++) {
+                    expected += BlockFloat.quantize(gradients[w][i], exponent, q);
+                    real += gradients[w][i];
+                }
+                ok &= expected == sums[i];
+                maxError = Math.max(maxError, Math.abs(sum[i] - real));
+                maxBound = Math.max(maxBound, BlockFloat.errorBound(workers, exponent) + Math.ulp((float) real));
+            }
+            exact &= ok;
+            return ok;
+        }
+    }
+
+    private static void fill(final float[][] gradients, final SplittableRandom random) {
+        for (final float[] g : gradients) {
+            final double magnitude = Math.scalb(1.0, random.nextInt(-12, 4));
+            for (int i = 0; i < g.length; i++) {
+                g[i] = (float) (random.nextGaussian() * magnitude);
+            }
+        }
+    }
+}

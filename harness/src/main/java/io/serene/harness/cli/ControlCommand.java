@@ -1,0 +1,467 @@
+package io.serene.harness.cli;
+
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.serene.controlplane.rpc.ConfigEntry;
+import io.serene.controlplane.rpc.CountersRequest;
+import io.serene.controlplane.rpc.InstallConfigReply;
+import io.serene.controlplane.rpc.InstallConfigRequest;
+import io.serene.controlplane.rpc.JobRequest;
+import io.serene.controlplane.rpc.JobState;
+import io.serene.controlplane.rpc.SwitchControlGrpc;
+import io.serene.controlplane.rpc.WatchRequest;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+/** {@code serene control}: reads and hot-swaps a running switch's sync configs over gRPC. */
+@Command(name = "control", mixinStandardHelpOptions = true,
+    description = "Talks to a switch started with --control-port: show a job, watch it, install a sync config, read counters.",
+    subcommands = {ControlCommand.Show.class, ControlCommand.Watch.class, ControlCommand.Install.class, ControlCommand.CountersCmd.class,
+        ControlCommand.Apply.class, ControlCommand.Write.class, ControlCommand.Schema.class})
+public final class ControlCommand implements Runnable {
+    @Override
+    public void run() {
+        new picocli.CommandLine(this).usage(System.out);
+    }
+
+    /** Options every subcommand shares. */
+    static class Target {
+        @Option(names = "--switch", defaultValue = "127.0.0.1:7001",
+            description = "The switch's control address HOST:PORT. Default: ${DEFAULT-VALUE}.")
+        String address;
+
+        @Option(names = "--job", defaultValue = "1", description = "Job id. Default: ${DEFAULT-VALUE}.")
+        int job;
+
+        ManagedChannel channel() {
+            final java.net.InetSocketAddress target = Addresses.parse("--switch", address);
+            return NettyChannelBuilder.forAddress(target.getHostString(), target.getPort()).usePlaintext().build();
+        }
+
+        /** Runs a call; an RPC error becomes a one-line message with the switch's reason. */
+        <T> T call(final java.util.function.Function<SwitchControlGrpc.SwitchControlBlockingStub, T> rpc) {
+            final ManagedChannel channel = channel();
+            try {
+                return rpc.apply(SwitchControlGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS));
+            } catch (final StatusRuntimeException ex) {
+                throw failure(address, ex);
+            } finally {
+                channel.shutdownNow();
+            }
+        }
+    }
+
+    /** An RPC error as one line with the switch's reason (and a hint when nothing answers). */
+    static IllegalStateException failure(final String address, final StatusRuntimeException ex) {
+        final io.grpc.Status status = ex.getStatus();
+        return new IllegalStateException(address + ": " + status.getCode()
+            + (status.getDescription() != null ? ": " + status.getDescription() : "")
+            + (status.getCode() == io.grpc.Status.Code.UNAVAILABLE
+                ? " (is a switch running there with --control-port?)" : ""));
+    }
+
+    /** One job's registers and config table as text. */
+    static String format(final JobState s) {
+        final StringBuilder sb = new StringBuilder();
+        sb.append("job ").append(s.getJob()).append(": R=").append(s.getReleasedRound()).append(" epoch=").append(s.getEpoch())
+            .append(" earliest swap round=").append(s.getEarliestSwapRound()).append(" clocks=").append(s.getClocksList());
+        sb.append(" compute ms=[");
+        for (int w = 0; w < s.getIterationNsCount(); w++) {
+            sb.append(w == 0 ? "" : ", ").append(String.format(java.util.Locale.ROOT, "%.1f", s.getIterationNs(w) / 1e6));
+        }
+        sb.append(']');
+        final boolean grouped = s.getGroupsList().stream().anyMatch(g -> g != 0);
+        if (grouped) {
+            sb.append(" groups=").append(s.getGroupsList());
+        }
+        for (final ConfigEntry e : s.getEntriesList()) {
+            sb.append(System.lineSeparator()).append(grouped ? "  group " + e.getGroup() + " from round " : "  from round ")
+                .append(e.getFirstRound()).append(": ").append(e.getRule());
+        }
+        return sb.toString();
+    }
+
+    @Command(name = "show", mixinStandardHelpOptions = true, description = "Prints the job's R, clocks, epoch and config table.")
+    static final class Show extends Target implements Callable<Integer> {
+        @Override
+        public Integer call() {
+            System.out.println(format(call(stub -> stub.readJob(JobRequest.newBuilder().setJob(job).build()))));
+            return 0;
+        }
+    }
+
+    @Command(name = "counters", mixinStandardHelpOptions = true, description = "Prints the switch's counters.")
+    static final class CountersCmd extends Target implements Callable<Integer> {
+        @Override
+        public Integer call() {
+            final Map<String, Long> values = new TreeMap<>(call(stub -> stub.readCounters(CountersRequest.getDefaultInstance()))
+                .getValuesMap());
+            values.forEach((k, v) -> System.out.println(k + " " + v));
+            return 0;
+        }
+    }
+
+    @Command(name = "schema", mixinStandardHelpOptions = true, description = "Prints the switch's tables, registers and counters.")
+    static final class Schema extends Target implements Callable<Integer> {
+        @Override
+        public Integer call() {
+            System.out.print(call(stub -> stub.readSchema(io.serene.controlplane.rpc.SchemaRequest.getDefaultInstance())).getText());
+            return 0;
+        }
+    }
+
+    @Command(name = "write", mixinStandardHelpOptions = true,
+        description = {"Writes the job's sync_config and worker_group tables entry by entry, in order, and prints each result "
+            + "code (OK, UNKNOWN_JOB, TOO_EARLY, DUPLICATE_ENTRY, NOT_FOUND, BAD_KEY, TABLE_FULL); exits 1 unless all are OK.",
+            "sync_config: insert:ROUND=CONFIG, modify:ROUND=CONFIG, delete:ROUND (group 0), or ROUND@GROUP for another group.",
+            "worker_group (before the job's first contribution): group:WORKER=GROUP (insert), regroup:WORKER=GROUP (modify), "
+                + "ungroup:WORKER (delete).",
+            "Example: serene control write --job 1 insert:200=ssp:2 modify:200=ssp:3 delete:200 insert:200@1=fastest:1"})
+    static final class Write extends Target implements Callable<Integer> {
+        @Parameters(paramLabel = "UPDATE", arity = "1..*",
+            description = "insert:ROUND[@GROUP]=CONFIG, modify:ROUND[@GROUP]=CONFIG, delete:ROUND[@GROUP], group:WORKER=GROUP, "
+                + "regroup:WORKER=GROUP or ungroup:WORKER")
+        List<String> updates;
+
+        @Override
+        public Integer call() {
+            final io.serene.controlplane.rpc.WriteRequest.Builder request = io.serene.controlplane.rpc.WriteRequest.newBuilder().setJob(job);
+            for (final String text : updates) {
+                request.addUpdates(parse(text));
+            }
+            final io.serene.controlplane.rpc.WriteReply reply = call(stub -> stub.write(request.build()));
+            boolean ok = true;
+            for (int i = 0; i < updates.size(); i++) {
+                final String result = reply.getResults(i);
+                System.out.println(updates.get(i) + ": " + result);
+                ok &= result.equals("OK");
+            }
+            System.out.println("job " + job + ": config epoch " + reply.getEpoch());
+            return ok ? 0 : 1;
+        }
+
+        static io.serene.controlplane.rpc.Update parse(final String text) {
+            final int colon = text.indexOf(':');
+            final String kind = colon < 0 ? "" : text.substring(0, colon).toLowerCase(java.util.Locale.ROOT);
+            final String rest = colon < 0 ? "" : text.substring(colon + 1);
+            final int eq = rest.indexOf('=');
+            if (kind.equals("group") || kind.equals("regroup") || kind.equals("ungroup")) {
+                return parseGroup(text, kind, rest, eq);
+            }
+            final String key = eq < 0 ? rest : rest.substring(0, eq);
+            final int at = key.indexOf('@');
+            final String round = at < 0 ? key : key.substring(0, at);
+            final io.serene.controlplane.rpc.Update.Builder u = io.serene.controlplane.rpc.Update.newBuilder();
+            if (at >= 0) {
+                u.setGroup(number(text, key.substring(at + 1), "a group number"));
+            }
+            switch (kind) {
+                case "insert":
+                    u.setKind(io.serene.controlplane.rpc.Update.Kind.INSERT);
+                    break;
+                case "modify":
+                    u.setKind(io.serene.controlplane.rpc.Update.Kind.MODIFY);
+                    break;
+                case "delete":
+                    u.setKind(io.serene.controlplane.rpc.Update.Kind.DELETE);
+                    break;
+                default:
+                    throw new IllegalArgumentException("bad update '" + text + "': expected insert:ROUND[@GROUP]=CONFIG, "
+                        + "modify:ROUND[@GROUP]=CONFIG, delete:ROUND[@GROUP], group:WORKER=GROUP, regroup:WORKER=GROUP or ungroup:WORKER");
+            }
+            if ((kind.equals("delete") && eq >= 0) || (!kind.equals("delete") && (eq < 0 || eq == rest.length() - 1))) {
+                throw new IllegalArgumentException("bad update '" + text + "': " + (kind.equals("delete")
+                    ? "delete takes only a round" : kind + " needs =CONFIG"));
+            }
+            u.setFirstRound(number(text, round, "a round number"));
+            if (eq >= 0) {
+                u.setConfig(rest.substring(eq + 1));
+            }
+            return u.build();
+        }
+
+        private static io.serene.controlplane.rpc.Update parseGroup(final String text, final String kind, final String rest, final int eq) {
+            final io.serene.controlplane.rpc.Update.Builder u = io.serene.controlplane.rpc.Update.newBuilder()
+                .setTable(io.serene.controlplane.rpc.Update.Table.WORKER_GROUP);
+            final boolean delete = kind.equals("ungroup");
+            if (delete ? eq >= 0 : eq < 0 || eq == rest.length() - 1) {
+                throw new IllegalArgumentException("bad update '" + text + "': " + (delete ? "ungroup takes only a worker"
+                    : kind + " needs WORKER=GROUP"));
+            }
+            u.setKind(delete ? io.serene.controlplane.rpc.Update.Kind.DELETE
+                : kind.equals("group") ? io.serene.controlplane.rpc.Update.Kind.INSERT : io.serene.controlplane.rpc.Update.Kind.MODIFY);
+            u.setWorker(number(text, delete ? rest : rest.substring(0, eq), "a worker number"));
+            if (!delete) {
+                u.setGroup(number(text, rest.substring(eq + 1), "a group number"));
+            }
+            return u.build();
+        }
+
+        private static int number(final String text, final String value, final String what) {
+            try {
+                final int n = Integer.parseInt(value.trim());
+                if (n < 0) {
+                    throw new NumberFormatException();
+                }
+                return n;
+            } catch (final NumberFormatException ex) {
+                throw new IllegalArgumentException("bad update '" + text + "': '" + value + "' is not " + what);
+            }
+        }
+    }
+
+    @Command(name = "install", mixinStandardHelpOptions = true,
+        description = "Hot-swaps the job to CONFIG (docs/sync.md) from --first-round, by default the earliest safe round.")
+    static final class Install extends Target implements Callable<Integer> {
+        @Parameters(paramLabel = "CONFIG", description = "e.g. bsp, ssp:3, fastest:14+timeout:50, bsp+exclude:2")
+        String config;
+
+        @Option(names = "--first-round", defaultValue = "-1",
+            description = "First round of the new config; -1: the earliest safe round. Default: ${DEFAULT-VALUE}.")
+        int firstRound;
+
+        @Option(names = "--group", defaultValue = "0",
+            description = "The worker group whose entries change (worker_group; 0: every worker without an entry). "
+                + "Default: ${DEFAULT-VALUE}.")
+        int group;
+
+        @Override
+        public Integer call() {
+            final InstallConfigReply reply = call(stub -> stub.installConfig(InstallConfigRequest.newBuilder().setJob(job)
+                .setFirstRound(firstRound).setConfig(config).setGroup(group).build()));
+            System.out.println("job " + job + ": " + (group == 0 ? "" : "group " + group + ": ") + config + " from round "
+                + reply.getFirstRound() + " (epoch " + reply.getEpoch() + ")");
+            return 0;
+        }
+    }
+
+    @Command(name = "watch", mixinStandardHelpOptions = true, description = "Prints the job's state every interval until Ctrl-C "
+        + "(or --count states).")
+    static final class Watch extends Target implements Callable<Integer> {
+        @Option(names = "--interval-ms", defaultValue = "1000", description = "Interval. Default: ${DEFAULT-VALUE}.")
+        int intervalMs;
+
+        @Option(names = "--count", defaultValue = "0", description = "Stop after N states (0: never). Default: ${DEFAULT-VALUE}.")
+        int count;
+
+        @Override
+        public Integer call() {
+            if (intervalMs <= 0) {
+                throw new IllegalArgumentException("--interval-ms must be positive, was " + intervalMs);
+            }
+            final ManagedChannel channel = channel();
+            try {
+                final Iterator<JobState> states = SwitchControlGrpc.newBlockingStub(channel)
+                    .watchJob(WatchRequest.newBuilder().setJob(job).setIntervalMs(intervalMs).build());
+                int n = 0;
+                while (states.hasNext() && (count == 0 || n < count)) {
+                    System.out.println(format(states.next()));
+                    System.out.flush();
+                    n++;
+                }
+                return 0;
+            } catch (final StatusRuntimeException ex) {
+                throw failure(address, ex);
+            } finally {
+                channel.shutdownNow();
+            }
+        }
+    }
+
+    @Command(name = "apply", mixinStandardHelpOptions = true,
+        description = "Runs a policy's controller (docs/policy.md) against the job on a remote switch: installs the policy's "
+            + "start config, then evaluates the rules on every observed advance of R and hot-swaps through the switch.")
+    static final class Apply extends Target implements Callable<Integer> {
+        @Parameters(paramLabel = "FILE", description = "Policy file.")
+        java.nio.file.Path file;
+
+        @Option(names = "--interval-ms", defaultValue = "20", description = "How often the switch reports the job. Default: ${DEFAULT-VALUE}.")
+        int intervalMs;
+
+        @Option(names = "--until-round", defaultValue = "-1",
+            description = "Stop once R reaches this round (-1: when the job ends or on Ctrl-C). Default: ${DEFAULT-VALUE}.")
+        int untilRound;
+
+        @Option(names = "--wait-seconds", defaultValue = "30", description = "How long to wait for the job to appear. Default: ${DEFAULT-VALUE}.")
+        int waitSeconds;
+
+        @Override
+        public Integer call() throws Exception {
+            final io.serene.controlplane.Policy policy = PolicyCommand.load(file);
+            for (final io.serene.controlplane.Policy.Rule rule : policy.rules()) {
+                if (rule.metric == io.serene.controlplane.Policy.Metric.WAITING_SHARE
+                    || rule.metric == io.serene.controlplane.Policy.Metric.STALENESS) {
+                    throw new IllegalArgumentException(file + ": '" + rule.condition() + "' needs worker-side telemetry; "
+                        + "against a remote switch a policy may use lag, round_time and slowdown(worker)");
+                }
+            }
+            if (intervalMs <= 0) {
+                throw new IllegalArgumentException("--interval-ms must be positive, was " + intervalMs);
+            }
+            final ManagedChannel channel = channel();
+            try {
+                final SwitchControlGrpc.SwitchControlBlockingStub stub = SwitchControlGrpc.newBlockingStub(channel);
+                final JobState first = awaitJob(stub);
+                final int workers = first.getClocksCount();
+                final RemoteSwitch remote = new RemoteSwitch(stub, job);
+                final io.serene.controlplane.Controller controller = new io.serene.controlplane.Controller(policy, workers, remote);
+                if (!policy.groups().isEmpty()) {
+                    groups(stub, job, controller.groupOf());
+                }
+                final int from = remote.earliestSwapRound();
+                final io.serene.protocol.Status initial = remote.install(from, 0, controller.initial());
+                System.out.println("policy " + policy.name() + " on job " + job + " (" + workers + " workers): start "
+                    + controller.initial() + " from round " + from + " (" + initial + ")");
+                for (int g = 1; g <= policy.groups().size(); g++) {
+                    final io.serene.protocol.Status st = remote.install(from, g, policy.start(g));
+                    System.out.println("  group " + policy.groupName(g) + " (" + g + "): start " + policy.start(g)
+                        + " from round " + from + " (" + st + ")");
+                }
+                System.out.flush();
+                final Iterator<JobState> states = stub.watchJob(WatchRequest.newBuilder().setJob(job).setIntervalMs(intervalMs).build());
+                int lastR = first.getReleasedRound();
+                long lastNs = first.getTimeNs();
+                int printed = 0;
+                try {
+                    while (states.hasNext()) {
+                        final JobState s = states.next();
+                        if (s.getReleasedRound() <= lastR) {
+                            continue;
+                        }
+                        final io.serene.controlplane.Controller.Telemetry t = new io.serene.controlplane.Controller.Telemetry();
+                        t.releasedRound = s.getReleasedRound();
+                        t.clocks = s.getClocksList().stream().mapToInt(Integer::intValue).toArray();
+                        t.iterationNs = s.getIterationNsList().stream().mapToLong(Long::longValue).toArray();
+                        t.roundTimeNs = (s.getTimeNs() - lastNs) / (s.getReleasedRound() - lastR);
+                        lastR = s.getReleasedRound();
+                        lastNs = s.getTimeNs();
+                        controller.onRound(t);
+                        final java.util.List<io.serene.controlplane.Controller.Decision> decisions = controller.decisions();
+                        for (; printed < decisions.size(); printed++) {
+                            System.out.println(decisions.get(printed));
+                        }
+                        System.out.flush();
+                        if (untilRound >= 0 && lastR >= untilRound) {
+                            break;
+                        }
+                    }
+                } catch (final StatusRuntimeException ex) {
+                    if (ex.getStatus().getCode() != io.grpc.Status.Code.NOT_FOUND) {
+                        throw failure(address, ex);
+                    }
+                    System.out.println("job " + job + " ended");
+                }
+                System.out.println("stopped at R=" + lastR + ": " + controller.decisions().size() + " config changes");
+                return 0;
+            } catch (final StatusRuntimeException ex) {
+                throw failure(address, ex);
+            } finally {
+                channel.shutdownNow();
+            }
+        }
+
+        private JobState awaitJob(final SwitchControlGrpc.SwitchControlBlockingStub stub) throws InterruptedException {
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(waitSeconds);
+            boolean told = false;
+            while (true) {
+                try {
+                    return stub.readJob(JobRequest.newBuilder().setJob(job).build());
+                } catch (final StatusRuntimeException ex) {
+                    if (ex.getStatus().getCode() != io.grpc.Status.Code.NOT_FOUND || System.nanoTime() > deadline) {
+                        throw ex;
+                    }
+                    if (!told) {
+                        System.out.println("waiting up to " + waitSeconds + " s for job " + job + " to join");
+                        System.out.flush();
+                        told = true;
+                    }
+                    Thread.sleep(100);
+                }
+            }
+        }
+    }
+
+    /**
+     * Writes the policy's worker groups: refused (TOO_EARLY) once a worker of the job contributed,
+     * which fails the command with what to do instead.
+     */
+    static void groups(final SwitchControlGrpc.SwitchControlBlockingStub stub, final int job, final int[] groupOf) {
+        for (int w = 0; w < groupOf.length; w++) {
+            String result = writeGroup(stub, job, w, groupOf[w], io.serene.controlplane.rpc.Update.Kind.INSERT);
+            if (result.equals("DUPLICATE_ENTRY")) {
+                result = writeGroup(stub, job, w, groupOf[w], io.serene.controlplane.rpc.Update.Kind.MODIFY);
+            }
+            if (!result.equals("OK")) {
+                throw new IllegalStateException("cannot put worker " + w + " in group " + groupOf[w] + ": " + result
+                    + (result.equals("TOO_EARLY") ? " (worker groups are fixed once a worker of the job contributed: apply the "
+                        + "policy before the workers start their first round)" : ""));
+            }
+        }
+    }
+
+    private static String writeGroup(final SwitchControlGrpc.SwitchControlBlockingStub stub, final int job, final int worker,
+                                     final int group, final io.serene.controlplane.rpc.Update.Kind kind) {
+        return stub.withDeadlineAfter(10, TimeUnit.SECONDS).write(io.serene.controlplane.rpc.WriteRequest.newBuilder().setJob(job)
+            .addUpdates(io.serene.controlplane.rpc.Update.newBuilder().setTable(io.serene.controlplane.rpc.Update.Table.WORKER_GROUP)
+                .setKind(kind).setWorker(worker).setGroup(group)).build()).getResults(0);
+    }
+
+    /** The controller's view of a remote switch: reads and installs through the control service. */
+    static final class RemoteSwitch implements io.serene.controlplane.Controller.SwitchControl {
+        private final SwitchControlGrpc.SwitchControlBlockingStub stub;
+        private final int job;
+
+        RemoteSwitch(final SwitchControlGrpc.SwitchControlBlockingStub stub, final int job) {
+            this.stub = stub;
+            this.job = job;
+        }
+
+        @Override
+        public int earliestSwapRound() {
+            return stub.withDeadlineAfter(10, TimeUnit.SECONDS).readJob(JobRequest.newBuilder().setJob(job).build())
+                .getEarliestSwapRound();
+        }
+
+        @Override
+        public io.serene.protocol.Status install(final int firstRound, final int group, final io.serene.protocol.sync.SyncConfig config) {
+            try {
+                try {
+                    install(firstRound, group, config.toString());
+                } catch (final StatusRuntimeException ex) {
+                    if (ex.getStatus().getCode() != io.grpc.Status.Code.FAILED_PRECONDITION) {
+                        throw ex;
+                    }
+                    // a worker moved on between reading the earliest round and installing: let the
+                    // switch pick the earliest safe round atomically
+                    install(-1, group, config.toString());
+                }
+                return io.serene.protocol.Status.OK;
+            } catch (final StatusRuntimeException ex) {
+                switch (ex.getStatus().getCode()) {
+                    case FAILED_PRECONDITION:
+                        return io.serene.protocol.Status.TOO_EARLY;
+                    case INVALID_ARGUMENT:
+                        return io.serene.protocol.Status.BAD_KEY;
+                    case RESOURCE_EXHAUSTED:
+                        return io.serene.protocol.Status.TABLE_FULL;
+                    default:
+                        throw ex;
+                }
+            }
+        }
+
+        private void install(final int firstRound, final int group, final String config) {
+            stub.withDeadlineAfter(10, TimeUnit.SECONDS).installConfig(InstallConfigRequest.newBuilder().setJob(job)
+                .setFirstRound(firstRound).setConfig(config).setGroup(group).build());
+        }
+    }
+}

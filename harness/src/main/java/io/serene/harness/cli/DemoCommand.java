@@ -1,0 +1,137 @@
+package io.serene.harness.cli;
+
+import io.serene.controlplane.PolicyParser;
+import io.serene.harness.launch.TrainRun;
+import io.serene.training.FashionMnist;
+import io.serene.training.ModelKind;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code serene demo}: the embedded default. Finds (or, as root with apt, installs) Fashion-MNIST,
+ * then trains the MLP on 4 worker processes through the switch with one persistent straggler,
+ * under BSP, SSP and the adaptive policy, and prints them side by side.
+ */
+@Command(name = "demo", mixinStandardHelpOptions = true,
+    description = {"The embedded default: 4 worker processes train the MLP on Fashion-MNIST through the switch for one epoch, "
+        + "worker 3 a persistent straggler (8x its compute time), first under BSP, then SSP(2), then the adaptive policy "
+        + "(examples/adaptive.policy); the three side by side: JCT, time to 80%% test accuracy, cumulative waiting, compute "
+        + "share, final accuracy. Installs the dataset (apt-get install dataset-fashion-mnist) when run as root and it is "
+        + "missing. A few minutes on 2 cores."})
+public final class DemoCommand implements Callable<Integer> {
+    /** The same as examples/adaptive.policy, embedded so the demo runs from anywhere. */
+    public static final String ADAPTIVE = String.join("\n",
+        "policy adaptive",
+        "start bsp",
+        "when slowdown(worker) > 5.0 for 1 rounds then exclude(worker) fold",
+        "when slowdown(worker) > 3.0 for 5 rounds then exclude(worker) fold",
+        "when slowdown(worker) < 1.3 for 10 rounds then include(worker)",
+        "when lag >= 2 for 6 rounds in bsp then ssp(2)",
+        "when lag >= 3 for 20 rounds in ssp(2) then ssp(4)",
+        "when lag <= 1 for 20 rounds then bsp");
+
+    @Option(names = "--stragglers", defaultValue = "persistent:3:x8", description = "Straggler profile. Default: ${DEFAULT-VALUE}.")
+    String stragglers;
+
+    @Option(names = "--epochs", defaultValue = "1", description = "Epochs per run. Default: ${DEFAULT-VALUE}.")
+    double epochs;
+
+    @Option(names = "--seed", defaultValue = "1", description = "Seed of every run. Default: ${DEFAULT-VALUE}.")
+    long seed;
+
+    @Option(names = "--data", description = "Fashion-MNIST directory. Default: /usr/share/datasets/fashion-mnist (installed if missing "
+        + "and running as root).")
+    Path data;
+
+    @Option(names = "--out", description = "Directory for the three runs' records. Default: runs/demo-<date>-<time>.")
+    Path out;
+
+    @Override
+    public Integer call() throws Exception {
+        final PrintStream console = System.out;
+        final Path dataDir = data != null ? data : FashionMnist.DEBIAN_DIR;
+        if (data == null) {
+            ensureDataset(console);
+        }
+        final Path base = out != null ? out : TrainCommand.defaultOut("demo");
+        final String[] names = {"bsp", "ssp:2", "adaptive"};
+        final List<Map<String, Object>> summaries = new ArrayList<>();
+        for (final String name : names) {
+            console.println();
+            console.println("== " + name + " ==");
+            final TrainRun.Settings s = new TrainRun.Settings();
+            s.workers = 4;
+            s.model = ModelKind.MLP;
+            if (name.equals("adaptive")) {
+                s.policy = PolicyParser.parse(ADAPTIVE);
+            } else {
+                s.sync = name;
+            }
+            s.stragglers = stragglers;
+            s.epochs = epochs;
+            s.evalEvery = 25;
+            s.targetAccuracy = 0.8;
+            s.seed = seed;
+            s.data = dataDir;
+            s.out = base.resolve(name.replace(':', '-'));
+            final Map<String, Object> summary = new TrainRun(s, console).run();
+            TrainRun.print(console, summary);
+            summaries.add(summary);
+        }
+        console.println();
+        console.printf(Locale.ROOT, "4 workers, MLP, %s epoch(s), stragglers %s, seed %d (records in %s)%n", fmt(epochs), stragglers, seed, base);
+        console.printf("%-10s %9s %9s %12s %12s %9s %10s %9s%n", "policy", "JCT (s)", "speed-up", "TTA 0.80 (s)", "waiting (s)",
+            "compute", "accuracy", "switches");
+        final double bspJct = (double) summaries.get(0).get("jctSeconds");
+        for (int i = 0; i < names.length; i++) {
+            final Map<String, Object> r = summaries.get(i);
+            final Object tta = r.get("ttaSeconds");
+            console.printf(Locale.ROOT, "%-10s %9.2f %8.2fx %12s %12.2f %9.2f %10.4f %9d%n", names[i], (double) r.get("jctSeconds"),
+                bspJct / (double) r.get("jctSeconds"), tta == null ? "never" : String.format(Locale.ROOT, "%.2f", (double) tta),
+                (double) r.get("cumulativeWaitingSeconds"), (double) r.get("computeShare"), (double) r.get("finalAccuracy"),
+                (int) r.get("modeSwitches"));
+        }
+        return 0;
+    }
+
+    private static String fmt(final double v) {
+        return v == Math.rint(v) ? String.valueOf((long) v) : String.valueOf(v);
+    }
+
+    /** Finds Fashion-MNIST where Debian installs it; installs the package when running as root with apt. */
+    static void ensureDataset(final PrintStream console) throws IOException, InterruptedException {
+        final Path dir = FashionMnist.DEBIAN_DIR;
+        if (Files.isRegularFile(dir.resolve("train-images-idx3-ubyte.gz"))) {
+            return;
+        }
+        final boolean root = "root".equals(System.getProperty("user.name"));
+        final boolean apt = Files.isExecutable(Path.of("/usr/bin/apt-get"));
+        if (!root || !apt) {
+            throw new IllegalArgumentException("Fashion-MNIST is not in " + dir + ": install Debian's package " + FashionMnist.PACKAGE
+                + " (sudo apt-get install " + FashionMnist.PACKAGE + ") or pass --data DIR");
+        }
+        console.println("Fashion-MNIST is not in " + dir + ": installing " + FashionMnist.PACKAGE + " with apt-get ...");
+        if (run("apt-get", "install", "-y", "-q", FashionMnist.PACKAGE) != 0) {
+            console.println("apt-get install failed; updating the package lists and trying again ...");
+            if (run("apt-get", "update", "-q") != 0 || run("apt-get", "install", "-y", "-q", FashionMnist.PACKAGE) != 0) {
+                throw new IllegalStateException("could not install " + FashionMnist.PACKAGE + " with apt-get (see its output above)");
+            }
+        }
+    }
+
+    private static int run(final String... command) throws IOException, InterruptedException {
+        final ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
+        pb.environment().put("DEBIAN_FRONTEND", "noninteractive");
+        return pb.start().waitFor();
+    }
+}

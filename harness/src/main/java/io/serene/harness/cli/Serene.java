@@ -1,0 +1,32 @@
+package io.serene.harness.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The {@code serene} command line: parses arguments and hands over to one subcommand. */
+@Command(name = "serene", mixinStandardHelpOptions = true, version = "serene 0.1.0",
+    description = "In-network gradient aggregation with dynamic hybrid synchronization.",
+    subcommands = {TrainCommand.class, ExperimentCommand.class, SwitchCommand.class, WorkerCommand.class, BenchCommand.class, SimCommand.class, PolicyCommand.class, ControlCommand.class, DemoCommand.class})
+public final class Serene implements Runnable {
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(System.out);
+    }
+
+    public static void main(final String[] args) {
+        System.exit(commandLine().execute(args));
+    }
+
+    /** The configured command line (also used by tests). */
+    public static CommandLine commandLine() {
+        final CommandLine cl = new CommandLine(new Serene());
+        cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
+            commandLine.getErr().println("serene: " + (ex.getMessage() != null ? ex.getMessage() : ex.toString()));
+            return ex instanceof IllegalArgumentException ? 2 : 1;
+        });
+        return cl;
+    }
+}

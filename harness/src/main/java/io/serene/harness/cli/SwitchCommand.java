@@ -1,0 +1,92 @@
+package io.serene.harness.cli;
+
+import io.serene.dataplane.SwitchContext;
+import io.serene.dataplane.SwitchPipeline;
+import io.serene.harness.node.SwitchControlService;
+import io.serene.transport.UdpHost;
+import io.serene.transport.UdpOptions;
+import io.serene.transport.UdpTransport;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.net.InetSocketAddress;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/** {@code serene switch}: runs the software switch as its own process until interrupted. */
+@Command(name = "switch", mixinStandardHelpOptions = true,
+    description = "Runs the switch data plane on a UDP port until Ctrl-C. Jobs are created by the workers' JOIN.")
+public final class SwitchCommand implements Callable<Integer> {
+    @Option(names = "--port", defaultValue = "7000", description = "UDP port. Default: ${DEFAULT-VALUE}.")
+    int port;
+
+    @Option(names = "--bind", defaultValue = "0.0.0.0", description = "Address to bind. Default: ${DEFAULT-VALUE}.")
+    String bind;
+
+    @Option(names = "--budget", defaultValue = "16777216", description = "Memory budget in bytes. Default: ${DEFAULT-VALUE}.")
+    long budget;
+
+    @Option(names = "--max-jobs", defaultValue = "4", description = "Concurrent jobs. Default: ${DEFAULT-VALUE}.")
+    int maxJobs;
+
+    @Option(names = "--max-workers", defaultValue = "64", description = "Workers per job. Default: ${DEFAULT-VALUE}.")
+    int maxWorkers;
+
+    @Option(names = "--chunk-elements", defaultValue = "256", description = "Elements per packet (K). Default: ${DEFAULT-VALUE}.")
+    int chunkElements;
+
+    @Option(names = "--sync", defaultValue = "asp", description = "Sync config every new job starts with (docs/sync.md), "
+        + "e.g. bsp, ssp:3, fastest:14+timeout:50. Default: ${DEFAULT-VALUE} (every chunk waits for every worker; "
+        + "workers held back only by the release ring).")
+    String sync;
+
+    @Option(names = "--stats-seconds", defaultValue = "5", description = "Print counters every N seconds (0: never). Default: ${DEFAULT-VALUE}.")
+    int statsSeconds;
+
+    @Option(names = "--control-port", defaultValue = "-1", description = "TCP port of the gRPC control service "
+        + "(serene control, docs/policy.md); -1: none. Default: ${DEFAULT-VALUE}.")
+    int controlPort;
+
+    @Option(names = "--nio", description = "Use plain NIO instead of native epoll.")
+    boolean nio;
+
+    @Override
+    public Integer call() throws Exception {
+        final SwitchContext context = new SwitchContext().budgetBytes(budget).maxJobs(maxJobs).maxWorkers(maxWorkers)
+            .chunkElements(chunkElements).defaultSync(io.serene.protocol.sync.SyncConfigParser.parse(sync)).conclude();
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("--port must be in 0..65535, was " + port);
+        }
+        if (controlPort < -1 || controlPort > 65535) {
+            throw new IllegalArgumentException("--control-port must be in 0..65535 (or -1: none), was " + controlPort);
+        }
+        final SwitchPipeline pipeline = new SwitchPipeline(context,
+            ex -> System.err.println("switch error: " + ex));
+        final CountDownLatch stop = new CountDownLatch(1);
+        try (UdpTransport transport = UdpTransport.create(1, !nio);
+             UdpHost host = transport.bind(pipeline, new InetSocketAddress(bind, port), UdpOptions.defaults());
+             SwitchControlService control = new SwitchControlService(host::call, pipeline)) {
+            final io.grpc.Server server = controlPort < 0 ? null
+                : io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder.forAddress(new InetSocketAddress(bind, controlPort))
+                    .addService(control).build().start();
+            System.out.println(context.memory());
+            System.out.println("switch listening on udp " + host.localAddress() + " (" + transport.kind() + "), new jobs start with "
+                + context.defaultSync());
+            if (server != null) {
+                System.out.println("control service on tcp " + bind + ":" + server.getPort());
+            }
+            System.out.flush();
+            Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
+            while (!stop.await(statsSeconds > 0 ? statsSeconds : 3600, java.util.concurrent.TimeUnit.SECONDS)) {
+                if (statsSeconds > 0) {
+                    System.out.println("counters: " + host.call(() -> pipeline.counters().toString()).get()
+                        + ", jobs=" + host.call(pipeline::activeJobs).get());
+                }
+            }
+            if (server != null) {
+                server.shutdownNow();
+            }
+        }
+        return 0;
+    }
+}

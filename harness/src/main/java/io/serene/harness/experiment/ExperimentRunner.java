@@ -1,0 +1,258 @@
+package io.serene.harness.experiment;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.serene.harness.Json;
+import io.serene.harness.launch.TrainRun;
+import io.serene.harness.sim.Scenario;
+import io.serene.harness.sim.ScenarioRunner;
+import io.serene.protocol.sync.SyncSchedule;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Runs an experiment's matrix (workers x stragglers = scenarios; x policies x seeds = runs), each run
+ * into {@code out/runs/SCENARIO/POLICY/seed-N} ({@code serene train}'s records and summary, or the
+ * simulator's summary). A run whose summary.json exists is not run again, so an interrupted
+ * experiment resumes where it stopped. Then writes summary.csv, summary.json and report.html.
+ */
+public final class ExperimentRunner {
+    /** One cell of the matrix. */
+    static final class Run {
+        final String scenario;
+        final io.serene.training.ModelKind model;
+        final int workers;
+        final String stragglers;
+        final ExperimentSpec.PolicyRef policy;
+        final long seed;
+        final Path dir;
+
+        Run(final String scenario, final io.serene.training.ModelKind model, final int workers, final String stragglers,
+            final ExperimentSpec.PolicyRef policy, final long seed, final Path dir) {
+            this.scenario = scenario;
+            this.model = model;
+            this.workers = workers;
+            this.stragglers = stragglers;
+            this.policy = policy;
+            this.seed = seed;
+            this.dir = dir;
+        }
+
+        @Override
+        public String toString() {
+            return scenario + " " + policy.name + " seed " + seed;
+        }
+    }
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final ExperimentSpec spec;
+    private final Path out;
+    private final PrintStream console;
+    private int executed;
+
+    public ExperimentRunner(final ExperimentSpec spec, final Path out, final PrintStream console) {
+        this.spec = spec;
+        this.out = out;
+        this.console = console;
+    }
+
+    /** Runs actually executed by the last {@link #run} (the others were already done). */
+    public int executed() {
+        return executed;
+    }
+
+    /** The matrix, in the order it runs: scenario by scenario, seed by seed, every policy. */
+    public List<Run> matrix() {
+        final List<Run> runs = new ArrayList<>();
+        final boolean train = spec.mode.equals("train");
+        for (final io.serene.training.ModelKind model : train ? spec.models : List.of(io.serene.training.ModelKind.MLP)) {
+            for (final int workers : spec.workers) {
+                for (final String stragglers : spec.stragglers) {
+                    final String scenario = (train ? model + "-" : "") + "w" + workers + "-" + slug(stragglers);
+                    // every policy for one seed, then the next seed: the machine's drift over the
+                    // scenario's runs falls on every policy alike, not on the policies run last
+                    for (final long seed : spec.seeds) {
+                        for (final ExperimentSpec.PolicyRef policy : spec.policies) {
+                            runs.add(new Run(scenario, model, workers, stragglers, policy, seed,
+                                out.resolve("runs").resolve(scenario).resolve(slug(policy.name)).resolve("seed-" + seed)));
+                        }
+                    }
+                }
+            }
+        }
+        return runs;
+    }
+
+    /** Runs what is not done yet, then writes the summaries and the report; returns summary.json's content. */
+    public Map<String, Object> run(final boolean quick) throws Exception {
+        Files.createDirectories(out);
+        Files.writeString(out.resolve("experiment.yaml"), spec.text, StandardCharsets.UTF_8);
+        final List<Run> runs = matrix();
+        for (final Run run : runs) {
+            checkKept(run);
+        }
+        final long start = System.nanoTime();
+        executed = 0;
+        for (int i = 0; i < runs.size(); i++) {
+            final Run run = runs.get(i);
+            final String tag = String.format(Locale.ROOT, "[%d/%d] %s", i + 1, runs.size(), run);
+            if (Files.isRegularFile(run.dir.resolve("summary.json"))) {
+                console.println(tag + ": done before, kept");
+                continue;
+            }
+            console.println(tag + ": running ...");
+            console.flush();
+            final long t0 = System.nanoTime();
+            final Map<String, Object> summary = spec.mode.equals("train") ? train(run) : sim(run);
+            executed++;
+            console.printf(Locale.ROOT, "%s: JCT %.2f s%s, waiting %.1f s (%.0f s for this run, %.0f s so far)%n", tag,
+                (double) summary.get("jctSeconds"),
+                summary.get("finalAccuracy") == null ? "" : String.format(Locale.ROOT, ", accuracy %.4f", (double) summary.get("finalAccuracy")),
+                (double) summary.get("cumulativeWaitingSeconds"), (System.nanoTime() - t0) / 1e9, (System.nanoTime() - start) / 1e9);
+            console.flush();
+        }
+        final List<Map<String, Object>> rows = new ArrayList<>();
+        final Map<Run, JsonNode> summaries = new LinkedHashMap<>();
+        for (final Run run : runs) {
+            final JsonNode s = JSON.readTree(Files.readString(run.dir.resolve("summary.json"), StandardCharsets.UTF_8));
+            summaries.put(run, s);
+            rows.add(row(run, s));
+        }
+        final Map<String, Object> aggregate = ExperimentSummary.aggregate(spec, rows);
+        aggregate.put("quick", quick);
+        Files.writeString(out.resolve("summary.csv"), ExperimentSummary.csv(rows), StandardCharsets.UTF_8);
+        Files.writeString(out.resolve("summary.json"), Json.write(aggregate) + "\n", StandardCharsets.UTF_8);
+        Files.writeString(out.resolve("report.html"), ReportWriter.html(spec, aggregate, summaries, quick), StandardCharsets.UTF_8);
+        return aggregate;
+    }
+
+    /**
+     * A run kept from an earlier invocation must have been made with the file's settings, or its
+     * numbers would sit in the tables beside runs made another way: an error naming the setting.
+     */
+    private void checkKept(final Run run) throws IOException {
+        final Path summary = run.dir.resolve("summary.json");
+        if (!spec.mode.equals("train") || !Files.isRegularFile(summary)) {
+            return;
+        }
+        final JsonNode made = JSON.readTree(Files.readString(summary, StandardCharsets.UTF_8)).get("run");
+        if (made == null) {
+            return;
+        }
+        for (final Map.Entry<String, Object> e : settings(run).training().entrySet()) {
+            final JsonNode value = made.get(e.getKey());
+            if (value != null && !value.asText().equals(String.valueOf(e.getValue()))) {
+                throw new IllegalArgumentException(run.dir + " was run with " + e.getKey() + " " + value.asText() + ", the file says "
+                    + e.getValue() + ": use another --out, or delete that run to run it again");
+            }
+        }
+    }
+
+    private Map<String, Object> train(final Run run) throws Exception {
+        return new TrainRun(settings(run), console).run();
+    }
+
+    /** What serene train runs for one run of the matrix. */
+    private TrainRun.Settings settings(final Run run) {
+        final TrainRun.Settings s = new TrainRun.Settings();
+        s.workers = run.workers;
+        s.model = run.model;
+        if (run.policy.policy != null) {
+            s.policy = run.policy.policy;
+            s.policyLabel = run.policy.name;
+        } else {
+            s.sync = run.policy.syncFor(run.workers);
+        }
+        s.stragglers = run.stragglers;
+        s.rounds = spec.rounds;
+        s.epochs = spec.rounds == null && spec.epochs == null ? Double.valueOf(1) : spec.epochs;
+        s.batch = spec.batch;
+        s.rebalance = spec.rebalance;
+        s.deferredEval = spec.deferredEval;
+        s.lrSchedule = spec.lrSchedule;
+        s.staleMomentum = spec.staleMomentum;
+        s.computeClock = spec.computeClock;
+        s.workerJit = spec.workerJit;
+        s.learningRate = spec.learningRate;
+        s.momentum = spec.momentum;
+        s.evalEvery = spec.evalEvery;
+        s.targetAccuracy = spec.targetAccuracy;
+        s.seed = run.seed;
+        s.data = dataDir;
+        s.out = run.dir;
+        s.quiet = true;
+        return s;
+    }
+
+    private Path dataDir;
+
+    /** The dataset directory for train runs (null: Debian's). */
+    public ExperimentRunner data(final Path dir) {
+        this.dataDir = dir;
+        return this;
+    }
+
+    private Map<String, Object> sim(final Run run) throws IOException {
+        final Scenario scenario = new Scenario().workers(run.workers).rounds(spec.rounds).stragglers(run.stragglers).seed(run.seed)
+            .computeNs((long) (spec.computeMs * 1_000_000L));
+        if (run.policy.policy != null) {
+            scenario.policy(run.policy.policy);
+        } else {
+            scenario.schedule(SyncSchedule.parse(run.policy.syncFor(run.workers)));
+        }
+        final ScenarioRunner.ScenarioResult r = new ScenarioRunner(scenario).run();
+        if (!r.allChecks()) {
+            throw new IllegalStateException(run + ": the simulation failed its invariant checks: " + Json.write(r.toJson()));
+        }
+        final Map<String, Object> s = new LinkedHashMap<>();
+        s.put("finalAccuracy", null);
+        s.put("jctSeconds", r.jctNs / 1e9);
+        s.put("ttaSeconds", null);
+        s.put("cumulativeWaitingSeconds", r.cumulativeWaitingNs / 1e9);
+        s.put("computeShare", r.computeShare);
+        final Map<String, Object> staleness = new LinkedHashMap<>();
+        staleness.put("max", r.maxStaleness);
+        staleness.put("mean", r.meanStaleness);
+        s.put("staleness", staleness);
+        final Map<String, Object> sim = r.toJson();
+        s.put("modeSwitches", sim.get("modeSwitches"));
+        s.put("switches", sim.get("switches"));
+        s.put("checks", r.allChecks());
+        s.put("sim", sim);
+        s.put("seed", run.seed);
+        Files.createDirectories(run.dir);
+        Files.writeString(run.dir.resolve("summary.json"), Json.write(s) + "\n", StandardCharsets.UTF_8);
+        return s;
+    }
+
+    private static Map<String, Object> row(final Run run, final JsonNode s) {
+        final Map<String, Object> m = new LinkedHashMap<>();
+        m.put("scenario", run.scenario);
+        m.put("model", run.model.toString());
+        m.put("workers", run.workers);
+        m.put("stragglers", run.stragglers);
+        m.put("policy", run.policy.name);
+        m.put("seed", run.seed);
+        for (final String key : List.of("jctSeconds", "ttaSeconds", "cumulativeWaitingSeconds", "computeShare", "finalAccuracy")) {
+            final JsonNode v = s.get(key);
+            m.put(key, v == null || v.isNull() ? null : v.asDouble());
+        }
+        m.put("modeSwitches", s.path("modeSwitches").asInt());
+        return m;
+    }
+
+    /** A string as a directory name. */
+    static String slug(final String text) {
+        return text.replaceAll("[^A-Za-z0-9_.=-]+", "_");
+    }
+}

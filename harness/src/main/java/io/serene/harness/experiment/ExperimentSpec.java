@@ -1,0 +1,388 @@
+package io.serene.harness.experiment;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.serene.controlplane.Policy;
+import io.serene.controlplane.PolicyException;
+import io.serene.controlplane.PolicyParser;
+import io.serene.harness.cli.PolicyCommand;
+import io.serene.harness.cli.WorkerCommand;
+import io.serene.harness.launch.ComputeClock;
+import io.serene.harness.launch.TrainRun;
+import io.serene.protocol.sync.SyncSchedule;
+import io.serene.training.ModelKind;
+import io.serene.training.StragglerProfile;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * An experiment file (YAML): what to run and how many times. Every value is checked when the file
+ * is read, so a bad file fails before anything runs, naming the key.
+ *
+ * <pre>
+ * name: paper
+ * mode: train                  # train (real training) or sim (virtual time)
+ * model: [mlp, cnn]            # train: mlp or cnn, or a list
+ * workers: [4, 8]              # one number or a list
+ * epochs: 1                    # or rounds: 300
+ * targetAccuracy: 0.8          # train
+ * evalEvery: 25                # train
+ * rebalance: true              # train: batches grow while rounds have fewer contributions (default)
+ * deferredEval: true           # train: evaluate copies of the model after training, off the clock (default)
+ * lrSchedule: cosine           # train: constant (default), cosine decay to 0 over the run, or cooldown (the last 20%)
+ * staleMomentum: fixed         # train: how rounds under an SSP bound are stepped (serene worker --stale-momentum)
+ * computeClock: wall           # train: the compute time workers report, cpu (default) or wall (serene worker --compute-clock)
+ * workerJit: tiered            # train: the worker JVMs' JIT, c1 (default) or tiered (serene train --worker-jit)
+ * policies:                    # presets, schedules (N: the worker count), or policy files
+ *   - bsp
+ *   - ssp:2
+ *   - fastest:N-1
+ *   - {name: dynamic, file: examples/adaptive.policy}
+ * stragglers: [persistent:3:x8, transient:p=0.05,x4]
+ * seeds: [1, 2, 3]
+ * quick: {workers: [4], seeds: [1], epochs: 0.5}   # what --quick replaces
+ * </pre>
+ */
+public final class ExperimentSpec {
+    /** One policy of the matrix: a sync config or schedule, or a policy file. */
+    static final class PolicyRef {
+        public final String name;
+        final String sync;
+        final Path file;
+        final Policy policy;
+
+        PolicyRef(final String name, final String sync, final Path file, final Policy policy) {
+            this.name = name;
+            this.sync = sync;
+            this.file = file;
+            this.policy = policy;
+        }
+
+        boolean isBsp() {
+            return policy == null && sync.equals("bsp");
+        }
+
+        /**
+         * The sync config or schedule for a scenario of {@code workers} workers: {@code N} stands for
+         * the worker count and {@code N-K} for K fewer ({@code fastest:N-1} is fastest-3 of 4 and
+         * fastest-7 of 8).
+         */
+        String syncFor(final int workers) {
+            final Matcher m = WORKER_COUNT.matcher(sync);
+            final StringBuilder out = new StringBuilder();
+            while (m.find()) {
+                final int value = workers - (m.group(1) == null ? 0 : Integer.parseInt(m.group(1)));
+                if (value < 1) {
+                    throw new IllegalArgumentException("with " + workers + " workers " + m.group() + " is " + value + ", must be at least 1");
+                }
+                m.appendReplacement(out, Integer.toString(value));
+            }
+            m.appendTail(out);
+            return out.toString();
+        }
+    }
+
+    /** {@code N} or {@code N-K} in a preset: the worker count (less K). */
+    private static final Pattern WORKER_COUNT = Pattern.compile("\\bN(?:-([0-9]{1,6}))?\\b");
+
+    private static final Set<String> KEYS = Set.of("name", "mode", "model", "workers", "epochs", "rounds", "targetAccuracy",
+        "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "computeClock", "workerJit", "momentum", "computeMs", "policies", "stragglers", "seeds", "quick");
+
+    public final String name;
+    public final String mode;
+    final List<ModelKind> models;
+    final List<Integer> workers;
+    final Double epochs;
+    final Integer rounds;
+    final double targetAccuracy;
+    final int evalEvery;
+    final int batch;
+    /** train: workers keep a round's samples near N x batch (serene worker --rebalance). */
+    final boolean rebalance;
+    /** train: evaluation after training, off the clock (serene worker --deferred-eval). */
+    final boolean deferredEval;
+    final float learningRate;
+    final float momentum;
+    /** train: constant, cosine or cooldown (serene worker --lr-schedule). */
+    final String lrSchedule;
+    /** train: compensate or fixed (serene worker --stale-momentum). */
+    final String staleMomentum;
+    /** train: cpu or wall (serene worker --compute-clock). */
+    final String computeClock;
+    /** train: c1 or tiered (serene train --worker-jit). */
+    final String workerJit;
+    final double computeMs;
+    final List<PolicyRef> policies;
+    final List<String> stragglers;
+    public final List<Long> seeds;
+    final String text;
+
+    private ExperimentSpec(final JsonNode n, final Path base, final String text) {
+        this.text = text;
+        final Iterator<String> keys = n.fieldNames();
+        while (keys.hasNext()) {
+            final String key = keys.next();
+            if (!KEYS.contains(key)) {
+                throw new IllegalArgumentException("unknown key '" + key + "' (expected one of " + new java.util.TreeSet<>(KEYS) + ")");
+            }
+        }
+        name = string(n, "name", null);
+        if (name == null || !name.matches("[A-Za-z0-9_.-]+")) {
+            throw new IllegalArgumentException("'name' must be letters, digits, '_', '.' or '-', was " + n.get("name"));
+        }
+        mode = string(n, "mode", "train");
+        if (!mode.equals("train") && !mode.equals("sim")) {
+            throw new IllegalArgumentException("'mode' must be train or sim, was '" + mode + "'");
+        }
+        final List<ModelKind> kinds = new ArrayList<>();
+        for (final String m : strings(n, "model", List.of("mlp"))) {
+            kinds.add(ModelKind.parse(m));
+        }
+        models = List.copyOf(kinds);
+        workers = integers(n, "workers", List.of(4));
+        for (final int w : workers) {
+            if (w < 1 || w > 64) {
+                throw new IllegalArgumentException("'workers' must be in 1..64, was " + w);
+            }
+        }
+        if (n.has("epochs") && n.has("rounds")) {
+            throw new IllegalArgumentException("give 'epochs' or 'rounds', not both");
+        }
+        epochs = n.has("epochs") ? positive(n, "epochs") : null;
+        rounds = n.has("rounds") ? (int) positive(n, "rounds") : null;
+        if (mode.equals("sim") && rounds == null) {
+            throw new IllegalArgumentException("mode sim needs 'rounds'");
+        }
+        targetAccuracy = n.has("targetAccuracy") ? number(n, "targetAccuracy") : 0.8;
+        if (!(targetAccuracy >= 0 && targetAccuracy <= 1)) {
+            throw new IllegalArgumentException("'targetAccuracy' must be in 0..1, was " + targetAccuracy);
+        }
+        evalEvery = n.has("evalEvery") ? (int) number(n, "evalEvery") : 25;
+        batch = n.has("batch") ? (int) positive(n, "batch") : 64;
+        rebalance = flag(n, "rebalance");
+        deferredEval = flag(n, "deferredEval");
+        learningRate = n.has("lr") ? (float) positive(n, "lr") : 0.05f;
+        momentum = n.has("momentum") ? (float) number(n, "momentum") : 0.9f;
+        lrSchedule = WorkerCommand.checkLrSchedule("'lrSchedule'", string(n, "lrSchedule", "constant"));
+        staleMomentum = WorkerCommand.checkStaleMomentum("'staleMomentum'", string(n, "staleMomentum", "compensate"));
+        computeClock = ComputeClock.check("'computeClock'", string(n, "computeClock", "cpu"));
+        workerJit = TrainRun.checkWorkerJit("'workerJit'", string(n, "workerJit", "c1"));
+        computeMs = n.has("computeMs") ? positive(n, "computeMs") : 10;
+        policies = policies(n.get("policies"), base, workers);
+        stragglers = strings(n, "stragglers", List.of("none"));
+        for (final String s : stragglers) {
+            for (final int w : workers) {
+                StragglerProfile.parse(s, 1, w);
+            }
+        }
+        final List<Long> seedList = new ArrayList<>();
+        for (final int s : integers(n, "seeds", List.of(1))) {
+            seedList.add((long) s);
+        }
+        seeds = List.copyOf(seedList);
+    }
+
+    /** Reads a file; {@code quick} applies its 'quick' overrides. Errors name the file and the key. */
+    public static ExperimentSpec read(final Path file, final boolean quick) {
+        return read(file, quick, null);
+    }
+
+    /**
+     * Reads a file as {@link #read(Path, boolean)} does, with its seeds replaced by {@code seeds}
+     * (the command line's {@code --seeds}) unless null; the replacement is recorded with the file's text.
+     */
+    public static ExperimentSpec read(final Path file, final boolean quick, final List<Integer> seeds) {
+        if (!Files.isRegularFile(file)) {
+            throw new IllegalArgumentException("no experiment file " + file);
+        }
+        final String text;
+        try {
+            text = Files.readString(file, StandardCharsets.UTF_8);
+        } catch (final IOException ex) {
+            throw new IllegalArgumentException("cannot read " + file + ": " + ex.getMessage());
+        }
+        try {
+            return parse(text, file.toAbsolutePath().getParent(), quick, seeds);
+        } catch (final IllegalArgumentException ex) {
+            throw new IllegalArgumentException(file + ": " + ex.getMessage());
+        }
+    }
+
+    /** Parses YAML text; relative policy files resolve against {@code base} and then the working directory. */
+    static ExperimentSpec parse(final String text, final Path base, final boolean quick) {
+        return parse(text, base, quick, null);
+    }
+
+    private static ExperimentSpec parse(final String text, final Path base, final boolean quick, final List<Integer> seeds) {
+        final JsonNode root;
+        try {
+            root = new ObjectMapper(new YAMLFactory()).readTree(text);
+        } catch (final JsonProcessingException ex) {
+            final String where = ex.getLocation() == null ? "" : "line " + ex.getLocation().getLineNr() + ": ";
+            throw new IllegalArgumentException(where + "not valid YAML: " + ex.getOriginalMessage());
+        }
+        if (root == null || !root.isObject()) {
+            throw new IllegalArgumentException("an experiment file is a YAML mapping (name:, mode:, policies:, ...)");
+        }
+        JsonNode effective = root;
+        if (quick && root.has("quick")) {
+            final JsonNode overrides = root.get("quick");
+            if (!overrides.isObject()) {
+                throw new IllegalArgumentException("'quick' must be a mapping of keys to override");
+            }
+            final com.fasterxml.jackson.databind.node.ObjectNode copy = root.deepCopy();
+            for (final Map.Entry<String, JsonNode> e : overrides.properties()) {
+                if (e.getKey().equals("epochs")) {
+                    copy.remove("rounds");
+                } else if (e.getKey().equals("rounds")) {
+                    copy.remove("epochs");
+                }
+                copy.set(e.getKey(), e.getValue());
+            }
+            effective = copy;
+        }
+        if (seeds == null) {
+            return new ExperimentSpec(effective, base, text);
+        }
+        if (seeds.isEmpty()) {
+            throw new IllegalArgumentException("--seeds needs at least one seed");
+        }
+        final com.fasterxml.jackson.databind.node.ObjectNode copy = effective.deepCopy();
+        final com.fasterxml.jackson.databind.node.ArrayNode list = copy.putArray("seeds");
+        seeds.forEach(list::add);
+        final String joined = seeds.stream().map(String::valueOf).reduce((a, b) -> a + "," + b).orElse("");
+        return new ExperimentSpec(copy, base, text + (text.endsWith("\n") ? "" : "\n") + "# command line: --seeds " + joined + "\n");
+    }
+
+    private static List<PolicyRef> policies(final JsonNode n, final Path base, final List<Integer> workers) {
+        if (n == null || !n.isArray() || n.isEmpty()) {
+            throw new IllegalArgumentException("'policies' must be a non-empty list (bsp, ssp:2, {name: dynamic, file: FILE}, ...)");
+        }
+        final List<PolicyRef> out = new ArrayList<>();
+        final Map<String, PolicyRef> byName = new LinkedHashMap<>();
+        for (final JsonNode p : n) {
+            final PolicyRef ref;
+            if (p.isTextual()) {
+                ref = new PolicyRef(p.asText(), p.asText(), null, null);
+                for (final int w : workers) {
+                    try {
+                        SyncSchedule.parse(ref.syncFor(w));
+                    } catch (final IllegalArgumentException ex) {
+                        throw new IllegalArgumentException("policy '" + p.asText() + "': " + ex.getMessage());
+                    }
+                }
+            } else if (p.isObject() && p.has("file")) {
+                Path file = Path.of(p.get("file").asText());
+                if (!file.isAbsolute() && base != null && Files.exists(base.resolve(file))) {
+                    file = base.resolve(file);
+                }
+                final Policy policy;
+                try {
+                    policy = PolicyCommand.load(file);
+                } catch (final PolicyException ex) {
+                    throw new IllegalArgumentException("policy file " + file + ": " + ex.getMessage());
+                }
+                final String name = p.has("name") ? p.get("name").asText() : policy.name();
+                ref = new PolicyRef(name, null, file, policy);
+            } else if (p.isObject() && p.has("policy")) {
+                final Policy policy = PolicyParser.parse(p.get("policy").asText());
+                ref = new PolicyRef(p.has("name") ? p.get("name").asText() : policy.name(), null, null, policy);
+            } else {
+                throw new IllegalArgumentException("a policy is a sync config or schedule (bsp, ssp:2, 'bsp@0,ssp:3@100') or "
+                    + "{name: NAME, file: FILE}, was " + p);
+            }
+            if (!ref.name.matches("[A-Za-z0-9_.:@,+=-]+")) {
+                throw new IllegalArgumentException("policy name '" + ref.name + "' has characters a directory name cannot");
+            }
+            if (byName.put(ref.name, ref) != null) {
+                throw new IllegalArgumentException("policy '" + ref.name + "' appears twice");
+            }
+            out.add(ref);
+        }
+        return List.copyOf(out);
+    }
+
+    private static String string(final JsonNode n, final String key, final String fallback) {
+        final JsonNode v = n.get(key);
+        if (v == null) {
+            return fallback;
+        }
+        if (!v.isValueNode()) {
+            throw new IllegalArgumentException("'" + key + "' must be a single value, was " + v);
+        }
+        return v.asText();
+    }
+
+    /** A true/false key, true when absent. */
+    private static boolean flag(final JsonNode n, final String key) {
+        if (n.has(key) && !n.get(key).isBoolean()) {
+            throw new IllegalArgumentException("'" + key + "' must be true or false, was " + n.get(key));
+        }
+        return !n.has(key) || n.get(key).asBoolean();
+    }
+
+    private static double number(final JsonNode n, final String key) {
+        final JsonNode v = n.get(key);
+        if (v == null || !v.isNumber()) {
+            throw new IllegalArgumentException("'" + key + "' must be a number, was " + v);
+        }
+        return v.asDouble();
+    }
+
+    private static double positive(final JsonNode n, final String key) {
+        final double v = number(n, key);
+        if (!(v > 0)) {
+            throw new IllegalArgumentException("'" + key + "' must be positive, was " + v);
+        }
+        return v;
+    }
+
+    private static List<Integer> integers(final JsonNode n, final String key, final List<Integer> fallback) {
+        final JsonNode v = n.get(key);
+        if (v == null) {
+            return fallback;
+        }
+        final List<Integer> out = new ArrayList<>();
+        for (final JsonNode e : v.isArray() ? v : List.of(v)) {
+            if (!e.isIntegralNumber()) {
+                throw new IllegalArgumentException("'" + key + "' must be a whole number or a list of them, was " + v);
+            }
+            out.add(e.asInt());
+        }
+        if (out.isEmpty()) {
+            throw new IllegalArgumentException("'" + key + "' is empty");
+        }
+        return List.copyOf(out);
+    }
+
+    private static List<String> strings(final JsonNode n, final String key, final List<String> fallback) {
+        final JsonNode v = n.get(key);
+        if (v == null) {
+            return fallback;
+        }
+        final List<String> out = new ArrayList<>();
+        for (final JsonNode e : v.isArray() ? v : List.of(v)) {
+            if (!e.isValueNode()) {
+                throw new IllegalArgumentException("'" + key + "' must be a string or a list of them, was " + v);
+            }
+            out.add(e.asText());
+        }
+        if (out.isEmpty()) {
+            throw new IllegalArgumentException("'" + key + "' is empty");
+        }
+        return List.copyOf(out);
+    }
+}

@@ -1,0 +1,226 @@
+package io.serene.harness.launch;
+
+import io.serene.harness.Json;
+
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * One training worker's per-round record: when the round started, how long the worker was blocked
+ * (clearance for the round, then the wait for the round's aggregate), compute time (measured and
+ * injected), the batch size, staleness (earlier rounds whose aggregate the model did not hold when
+ * the gradient was computed), when the gradient was sent and the aggregate arrived, loss and test
+ * accuracy. Written as JSON lines (one per round, when the round's aggregate is applied; with
+ * deferred evaluation an evaluated round's after training) on a time axis shared by all workers of
+ * a run: seconds since a wall-clock origin.
+ */
+public final class RoundRecords implements AutoCloseable {
+    private final int worker;
+    private final BufferedWriter out;
+    private final long originMicros;
+    private final long baseMicros;
+    private final long baseNs;
+    private final long[] startNs;
+    private final long[] waitingNs;
+    private final long[] computeNs;
+    private final long[] injectedNs;
+    private final long[] sendNs;
+    private final long[] releaseNs;
+    private final int[] staleness;
+    private final int[] batch;
+    private final float[] loss;
+    private final boolean[] skipped;
+    private final boolean[] dropped;
+    private final double[] accuracy;
+    private final long[] evaluatedNs;
+    private long trainingStartNs;
+    private long evaluationNs;
+
+    /**
+     * @param file where to write the lines, or null to keep only the totals
+     * @param originMs the time axis' origin (ms since 1970), or null for now
+     */
+    public RoundRecords(final int worker, final int rounds, final Path file, final Long originMs) throws IOException {
+        this.worker = worker;
+        final Instant now = Instant.now();
+        this.baseNs = System.nanoTime();
+        this.baseMicros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+        this.originMicros = originMs != null ? originMs * 1_000L : baseMicros;
+        this.out = file == null ? null : Files.newBufferedWriter(file, StandardCharsets.UTF_8);
+        startNs = new long[rounds];
+        waitingNs = new long[rounds];
+        computeNs = new long[rounds];
+        injectedNs = new long[rounds];
+        sendNs = new long[rounds];
+        releaseNs = new long[rounds];
+        staleness = new int[rounds];
+        batch = new int[rounds];
+        loss = new float[rounds];
+        skipped = new boolean[rounds];
+        dropped = new boolean[rounds];
+        accuracy = new double[rounds];
+        evaluatedNs = new long[rounds];
+        Arrays.fill(accuracy, Double.NaN);
+    }
+
+    /** Seconds on the shared axis at {@code nanoTime}. */
+    public double seconds(final long nanoTime) {
+        return (baseMicros + (nanoTime - baseNs) / 1_000 - originMicros) / 1e6;
+    }
+
+    double now() {
+        return seconds(System.nanoTime());
+    }
+
+    public void start() {
+        trainingStartNs = System.nanoTime();
+    }
+
+    public double startSeconds() {
+        return seconds(trainingStartNs);
+    }
+
+    public void beginRound(final int round) {
+        startNs[round] = System.nanoTime();
+    }
+
+    public long roundStartNs(final int round) {
+        return startNs[round];
+    }
+
+    /** Blocked time charged to a round: its clearance, or the wait for its aggregate. */
+    public void waited(final int round, final long ns) {
+        waitingNs[round] += ns;
+    }
+
+    public void computed(final int round, final int images, final long measuredNs, final long extraNs, final int stale, final float roundLoss) {
+        batch[round] = images;
+        computeNs[round] = measuredNs;
+        injectedNs[round] = extraNs;
+        staleness[round] = stale;
+        loss[round] = roundLoss;
+        sendNs[round] = System.nanoTime();
+    }
+
+    /** The round was released without this worker before it started it: not computed, only applied. */
+    public void skipped(final int round, final int stale) {
+        skipped[round] = true;
+        staleness[round] = stale;
+        loss[round] = Float.NaN;
+        sendNs[round] = System.nanoTime();
+    }
+
+    /**
+     * The worker computed the round, but it was released without it before the gradient was sent,
+     * under a late mode of drop: the gradient is dropped, counted here and in no sample count.
+     */
+    public void dropped(final int round, final int images, final long measuredNs, final long extraNs, final int stale) {
+        computed(round, images, measuredNs, extraNs, stale, Float.NaN);
+        dropped[round] = true;
+    }
+
+    public int droppedRounds() {
+        return count(dropped);
+    }
+
+    public int skippedRounds() {
+        return count(skipped);
+    }
+
+    private static int count(final boolean[] rounds) {
+        int n = 0;
+        for (final boolean b : rounds) {
+            n += b ? 1 : 0;
+        }
+        return n;
+    }
+
+    /** The round's aggregate arrived (called on the transport's thread, before the waiting thread resumes). */
+    public void released(final int round) {
+        releaseNs[round] = System.nanoTime();
+    }
+
+    /** Time spent evaluating on the test set (not compute: it is no part of a round's gradient). */
+    public void evaluating(final long ns) {
+        evaluationNs += ns;
+    }
+
+    public long evaluationNs() {
+        return evaluationNs;
+    }
+
+    /**
+     * The test accuracy of the model a worker held at round {@code round}, and when it held it
+     * ({@code System.nanoTime()}: when it was evaluated, or when it was copied for evaluating later).
+     */
+    public void evaluated(final int round, final double value, final long atNs) {
+        accuracy[round] = value;
+        evaluatedNs[round] = atNs;
+    }
+
+    /** The accuracy evaluated for the last round (NaN before that). */
+    public double finalAccuracy() {
+        return accuracy[accuracy.length - 1];
+    }
+
+    /** Images in the gradients this worker sent. */
+    public long samples() {
+        long n = 0;
+        for (int r = 0; r < batch.length; r++) {
+            n += dropped[r] ? 0 : batch[r];
+        }
+        return n;
+    }
+
+    public long computeNs() {
+        return Arrays.stream(computeNs).sum();
+    }
+
+    public long injectedNs() {
+        return Arrays.stream(injectedNs).sum();
+    }
+
+    public long waitingNs() {
+        return Arrays.stream(waitingNs).sum();
+    }
+
+    /** Writes the round's line (once its aggregate is applied, and its accuracy known if it is evaluated). */
+    public void write(final int round) throws IOException {
+        if (out == null) {
+            return;
+        }
+        final Map<String, Object> line = new LinkedHashMap<>();
+        line.put("worker", worker);
+        line.put("round", round);
+        line.put("startSeconds", seconds(startNs[round]));
+        line.put("computeSeconds", computeNs[round] / 1e9);
+        line.put("injectedSeconds", injectedNs[round] / 1e9);
+        line.put("waitingSeconds", waitingNs[round] / 1e9);
+        line.put("staleness", staleness[round]);
+        line.put("batch", batch[round]);
+        line.put("sendSeconds", seconds(sendNs[round]));
+        line.put("releaseSeconds", seconds(releaseNs[round]));
+        line.put("skipped", skipped[round]);
+        line.put("dropped", dropped[round]);
+        line.put("loss", skipped[round] || dropped[round] ? null : (Object) (double) loss[round]);
+        line.put("accuracy", Double.isNaN(accuracy[round]) ? null : accuracy[round]);
+        line.put("evaluatedSeconds", Double.isNaN(accuracy[round]) ? null : seconds(evaluatedNs[round]));
+        out.write(Json.write(line));
+        out.newLine();
+        out.flush();
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (out != null) {
+            out.close();
+        }
+    }
+}

@@ -1,0 +1,258 @@
+package io.serene.harness.node;
+
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.serene.controlplane.rpc.ConfigEntry;
+import io.serene.controlplane.rpc.CountersReply;
+import io.serene.controlplane.rpc.CountersRequest;
+import io.serene.controlplane.rpc.InstallConfigReply;
+import io.serene.controlplane.rpc.InstallConfigRequest;
+import io.serene.controlplane.rpc.JobRequest;
+import io.serene.controlplane.rpc.JobState;
+import io.serene.controlplane.rpc.SwitchControlGrpc;
+import io.serene.controlplane.rpc.WatchRequest;
+import io.serene.dataplane.SwitchCounter;
+import io.serene.dataplane.SwitchPipeline;
+import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.sync.SyncConfigParser;
+
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * The switch's gRPC control service: every call runs on the switch's own thread (the data plane is
+ * single-threaded), so reads see a consistent job and installs are ordered with packets exactly as
+ * in-process ones. A config that does not parse or does not fit the job is INVALID_ARGUMENT, an
+ * unknown job NOT_FOUND, a first round below the earliest safe one FAILED_PRECONDITION.
+ */
+public final class SwitchControlService extends SwitchControlGrpc.SwitchControlImplBase implements AutoCloseable {
+    /** Runs a function on the switch's thread ({@code UdpHost::call}). */
+    public interface SwitchThread {
+        <T> CompletableFuture<T> call(Supplier<T> function);
+    }
+
+    private static final long CALL_TIMEOUT_S = 5;
+    private final SwitchThread thread;
+    private final SwitchPipeline pipeline;
+    private final ScheduledExecutorService watchers = Executors.newSingleThreadScheduledExecutor(r -> {
+        final Thread t = new Thread(r, "serene-control-watch");
+        t.setDaemon(true);
+        return t;
+    });
+
+    public SwitchControlService(final SwitchThread thread, final SwitchPipeline pipeline) {
+        this.thread = thread;
+        this.pipeline = pipeline;
+        // every call goes through the switch's command queue; a task on its thread makes it drain it
+        pipeline.commands().wakeup(() -> thread.call(() -> null));
+    }
+
+    @Override
+    public void write(final io.serene.controlplane.rpc.WriteRequest request,
+                      final StreamObserver<io.serene.controlplane.rpc.WriteReply> reply) {
+        final java.util.List<io.serene.protocol.table.TableWrite> writes = new java.util.ArrayList<>();
+        try {
+            for (final io.serene.controlplane.rpc.Update u : request.getUpdatesList()) {
+                final io.serene.protocol.table.TableEntry entry;
+                if (u.getTable() == io.serene.controlplane.rpc.Update.Table.WORKER_GROUP) {
+                    final io.serene.protocol.table.WorkerGroupEntry.Builder b = io.serene.protocol.table.WorkerGroupEntry.builder()
+                        .job(request.getJob()).worker(u.getWorker());
+                    entry = (u.getKind() == io.serene.controlplane.rpc.Update.Kind.DELETE ? b : b.group(u.getGroup())).build();
+                } else if (u.getTable() == io.serene.controlplane.rpc.Update.Table.SYNC_CONFIG) {
+                    final io.serene.protocol.table.SyncConfigEntry.Builder b = io.serene.protocol.table.SyncConfigEntry.builder()
+                        .job(request.getJob()).group(u.getGroup()).firstRound(u.getFirstRound());
+                    entry = (u.getKind() == io.serene.controlplane.rpc.Update.Kind.DELETE ? b
+                        : b.config(SyncConfigParser.parse(u.getConfig()).requireAbsolute())).build();
+                } else {
+                    throw new IllegalArgumentException("unknown table " + u.getTableValue());
+                }
+                switch (u.getKind()) {
+                    case INSERT:
+                        writes.add(io.serene.protocol.table.TableWrite.insert(entry));
+                        break;
+                    case MODIFY:
+                        writes.add(io.serene.protocol.table.TableWrite.modify(entry));
+                        break;
+                    case DELETE:
+                        writes.add(io.serene.protocol.table.TableWrite.delete(entry));
+                        break;
+                    default:
+                        throw new IllegalArgumentException("unknown update kind " + u.getKindValue());
+                }
+            }
+        } catch (final IllegalArgumentException ex) {
+            reply.onError(Status.INVALID_ARGUMENT.withDescription(ex.getMessage()).asRuntimeException());
+            return;
+        }
+        try {
+            reply.onNext(onSwitch(() -> {
+                final io.serene.controlplane.rpc.WriteReply.Builder b = io.serene.controlplane.rpc.WriteReply.newBuilder();
+                for (final io.serene.protocol.table.TableWrite w : writes) {
+                    b.addResults(pipeline.write(w).name());
+                }
+                return b.setEpoch(pipeline.configEpoch(request.getJob())).build();
+            }));
+            reply.onCompleted();
+        } catch (final Exception ex) {
+            reply.onError(unavailable(ex));
+        }
+    }
+
+    @Override
+    public void readSchema(final io.serene.controlplane.rpc.SchemaRequest request,
+                           final StreamObserver<io.serene.controlplane.rpc.SchemaReply> reply) {
+        reply.onNext(io.serene.controlplane.rpc.SchemaReply.newBuilder()
+            .setText(io.serene.dataplane.TableSchema.of(pipeline.context()).describe()).build());
+        reply.onCompleted();
+    }
+
+    @Override
+    public void installConfig(final InstallConfigRequest request, final StreamObserver<InstallConfigReply> reply) {
+        final SyncConfig config;
+        try {
+            config = SyncConfigParser.parse(request.getConfig()).requireAbsolute();
+        } catch (final IllegalArgumentException ex) {
+            reply.onError(Status.INVALID_ARGUMENT.withDescription(ex.getMessage()).asRuntimeException());
+            return;
+        }
+        final InstallConfigReply result;
+        try {
+            result = onSwitch(() -> {
+                final int job = request.getJob();
+                final int first = request.getFirstRound() < 0 ? pipeline.earliestSwapRound(job) : request.getFirstRound();
+                final io.serene.protocol.Status status = pipeline.installConfig(job, request.getGroup(), first, config);
+                return InstallConfigReply.newBuilder().setStatus(status.name()).setFirstRound(first)
+                    .setEpoch(pipeline.configEpoch(job)).build();
+            });
+        } catch (final Exception ex) {
+            reply.onError(unavailable(ex));
+            return;
+        }
+        switch (io.serene.protocol.Status.valueOf(result.getStatus())) {
+            case OK:
+                reply.onNext(result);
+                reply.onCompleted();
+                return;
+            case UNKNOWN_JOB:
+                reply.onError(notFound(request.getJob()));
+                return;
+            case BAD_KEY:
+                reply.onError(Status.INVALID_ARGUMENT.withDescription("config '" + config + "' does not fit "
+                    + (request.getGroup() == 0 ? "" : "group " + request.getGroup() + " of ") + "job " + request.getJob()
+                    + (request.getGroup() < 0 || request.getGroup() > 3 ? " (groups are 0..3)" : "")).asRuntimeException());
+                return;
+            case TOO_EARLY:
+                reply.onError(Status.FAILED_PRECONDITION.withDescription("first round " + result.getFirstRound()
+                    + " is below the earliest safe round; pass -1 for it").asRuntimeException());
+                return;
+            default:
+                reply.onError(Status.RESOURCE_EXHAUSTED.withDescription(result.getStatus()).asRuntimeException());
+        }
+    }
+
+    @Override
+    public void readJob(final JobRequest request, final StreamObserver<JobState> reply) {
+        try {
+            final JobState state = onSwitch(() -> jobState(request.getJob()));
+            if (state == null) {
+                reply.onError(notFound(request.getJob()));
+                return;
+            }
+            reply.onNext(state);
+            reply.onCompleted();
+        } catch (final Exception ex) {
+            reply.onError(unavailable(ex));
+        }
+    }
+
+    @Override
+    public void readCounters(final CountersRequest request, final StreamObserver<CountersReply> reply) {
+        try {
+            final Map<SwitchCounter, Long> snapshot = onSwitch(() -> pipeline.counters().snapshot());
+            final CountersReply.Builder b = CountersReply.newBuilder();
+            snapshot.forEach((k, v) -> b.putValues(k.name().toLowerCase(Locale.ROOT), v));
+            reply.onNext(b.build());
+            reply.onCompleted();
+        } catch (final Exception ex) {
+            reply.onError(unavailable(ex));
+        }
+    }
+
+    @Override
+    public void watchJob(final WatchRequest request, final StreamObserver<JobState> reply) {
+        final int intervalMs = request.getIntervalMs() <= 0 ? 100 : request.getIntervalMs();
+        final ServerCallStreamObserver<JobState> stream = (ServerCallStreamObserver<JobState>) reply;
+        final ScheduledFuture<?>[] task = new ScheduledFuture<?>[1];
+        stream.setOnCancelHandler(() -> {
+            if (task[0] != null) {
+                task[0].cancel(false);
+            }
+        });
+        task[0] = watchers.scheduleAtFixedRate(() -> {
+            if (stream.isCancelled()) {
+                task[0].cancel(false);
+                return;
+            }
+            try {
+                final JobState state = onSwitch(() -> jobState(request.getJob()));
+                if (state == null) {
+                    task[0].cancel(false);
+                    reply.onError(notFound(request.getJob()));
+                    return;
+                }
+                reply.onNext(state);
+            } catch (final Exception ex) {
+                task[0].cancel(false);
+                try {
+                    reply.onError(unavailable(ex));
+                } catch (final RuntimeException ignored) {
+                    // the stream was closed meanwhile
+                }
+            }
+        }, 0, intervalMs, TimeUnit.MILLISECONDS);
+    }
+
+    /** The job's registers, or null if the switch has no such job. Call on the switch's thread. */
+    private JobState jobState(final int job) {
+        final int workers = pipeline.workers(job);
+        if (workers < 0) {
+            return null;
+        }
+        final JobState.Builder b = JobState.newBuilder().setJob(job).setReleasedRound(pipeline.releasedRound(job))
+            .setEpoch(pipeline.configEpoch(job)).setEarliestSwapRound(pipeline.earliestSwapRound(job))
+            .setTimeNs(System.nanoTime());
+        for (int w = 0; w < workers; w++) {
+            b.addClocks(pipeline.clock(job, w));
+            b.addIterationNs(pipeline.iterationNs(job, w));
+            b.addGroups(pipeline.group(job, w));
+        }
+        for (final io.serene.dataplane.SwitchPipeline.ConfigRow row : pipeline.configEntries(job)) {
+            b.addEntries(ConfigEntry.newBuilder().setGroup(row.group()).setFirstRound(row.firstRound()).setRule(row.rule()));
+        }
+        return b.build();
+    }
+
+    private static RuntimeException notFound(final int job) {
+        return Status.NOT_FOUND.withDescription("no job " + job + " on this switch").asRuntimeException();
+    }
+
+    private static RuntimeException unavailable(final Exception ex) {
+        return Status.UNAVAILABLE.withDescription("switch thread: " + ex).asRuntimeException();
+    }
+
+    private <T> T onSwitch(final Supplier<T> function) throws Exception {
+        return pipeline.commands().submit(p -> function.get()).get(CALL_TIMEOUT_S, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public void close() {
+        watchers.shutdownNow();
+    }
+}

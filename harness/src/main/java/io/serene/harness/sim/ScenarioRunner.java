@@ -1,0 +1,533 @@
+package io.serene.harness.sim;
+
+import io.serene.controlplane.Controller;
+import io.serene.dataplane.SwitchContext;
+import io.serene.dataplane.SwitchCounter;
+import io.serene.dataplane.SwitchPipeline;
+import io.serene.protocol.Status;
+import io.serene.protocol.sync.LateMode;
+import io.serene.protocol.sync.StepLayout;
+import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.sync.SyncRules;
+import io.serene.protocol.sync.SyncSchedule;
+import io.serene.training.StragglerProfile;
+import io.serene.transport.FaultInjector;
+import io.serene.transport.InProcessNetwork;
+import io.serene.worker.Aggregate;
+import io.serene.worker.WorkerContext;
+import io.serene.worker.WorkerCounter;
+import io.serene.worker.WorkerEngine;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * Runs the real switch and worker engines on the in-process transport in virtual time, with
+ * modelled compute times (straggler profiles) and synthetic gradients, and checks DESIGN.md's
+ * invariants 1-5 on the way: every gradient chunk is counted once (included, or folded into a later
+ * round, or dropped and reported); every worker receives the same aggregate for every round; no
+ * worker starts a round beyond the bound in force; every release follows the config of its round;
+ * and every round completes.
+ *
+ * <p>JCT is the virtual time from the start to the last round's release (as the first worker to
+ * receive it sees it); a worker released from waiting for stragglers may finish its own compute
+ * later ({@code allWorkersDone}). Waiting time is time blocked in clearance plus the wait for the
+ * final aggregates; compute share is compute time over the workers' time until all are done.
+ *
+ * <p>Each worker loops: wait for clearance of round r, compute (base time x straggler factor),
+ * contribute, go on with r + 1; a round already released without it (an excluded worker, one
+ * beyond a quorum) it skips, as {@code serene worker} does, so its straggler factor follows the
+ * rounds the others are in. Sync configs come from the schedule: its first entry is the
+ * switch's default for the job, the others are installed at the start (and, with
+ * {@link Scenario#randomSwaps}, random further changes at random times, each from the earliest
+ * round the switch allows).
+ */
+public final class ScenarioRunner {
+    private final Scenario s;
+    private final InProcessNetwork network;
+    private final SwitchPipeline pipeline;
+    private final int switchAddress;
+    private final WorkerEngine[] engines;
+    private final int[] addresses;
+    private final StragglerProfile profile;
+    private final SplittableRandom random;
+    private final List<Throwable> errors = new ArrayList<>();
+    /** Per worker group (0..3): the configs installed on the switch; per worker: its group. */
+    private final SyncSchedule[] installed = new SyncSchedule[4];
+    private final int[] groupOf;
+    private final BitSet[] members;
+
+    // per worker
+    private final long[] waitingNs;
+    private final long[] computeNs;
+    private final long[] readySince;
+    private final int[] finishedRounds;
+    private final long[][] sumsHash;
+    // per round, from worker 0: per-chunk contributor sets (for the hot-swap check)
+    private final List<BitSet[]> contributorsByRound = new ArrayList<>();
+    private long stalenessSum;
+    private long stalenessCount;
+    /** Rounds a worker skipped: released without it before it started them. */
+    private long skippedRounds;
+    private int maxStaleness = Integer.MIN_VALUE;
+    private int boundViolations;
+    private long lastDeliveryNs;
+    // the policy controller and its telemetry
+    private final Controller controller;
+    private final long[] lastComputeNs;
+    private int lastEvaluatedRound = -1;
+    private long lastAdvanceNs;
+    private long waitingAtEvaluation;
+    private long computeAtEvaluation;
+    private long stalenessAtEvaluation;
+    private long startsAtEvaluation;
+    /** When the first worker received the last round's aggregate: the last release, plus one hop. */
+    private long lastRoundReleasedNs = Long.MAX_VALUE;
+
+    public ScenarioRunner(final Scenario scenario) {
+        scenario.validate();
+        this.s = scenario;
+        this.random = new SplittableRandom(s.seed);
+        this.profile = StragglerProfile.parse(s.stragglers, s.seed, s.workers);
+        this.network = new InProcessNetwork(new FaultInjector(s.seed ^ 0xFA17L, s.loss, s.duplication, s.reordering),
+            s.latencyNs, s.jitterNs, 20 * s.latencyNs);
+        this.groupOf = s.groupOf();
+        this.members = s.members();
+        final SyncConfig first = s.schedule.entries().get(0).config;
+        final SwitchContext context = new SwitchContext().budgetBytes(64L << 20).maxJobs(1)
+            .maxWorkers(Math.max(64, s.workers)).chunkElements(s.chunkElements).roundRing(64).defaultSync(first)
+            .defaultGroups(groupOf);
+        for (int g = 0; g < installed.length; g++) {
+            final SyncConfig start = s.policy != null && g <= s.policy.groups().size() ? s.policy.start(g) : first;
+            context.groupSync(g, start);
+            installed[g] = g == 0 || s.policy == null ? s.schedule : new SyncSchedule(List.of(new SyncSchedule.Entry(0, start)));
+        }
+        this.pipeline = new SwitchPipeline(context.conclude(), errors::add);
+        this.switchAddress = network.attach(pipeline);
+        this.engines = new WorkerEngine[s.workers];
+        this.addresses = new int[s.workers];
+        for (int w = 0; w < s.workers; w++) {
+            engines[w] = new WorkerEngine(new WorkerContext().jobId(1).workerId(w).workers(s.workers)
+                .elementsPerRound(s.elements).switchPort(switchAddress)
+                .initialRtoNs(20 * s.latencyNs).minRtoNs(4 * s.latencyNs).maxRtoNs(2000 * s.latencyNs)
+                .joinRetryNs(20 * s.latencyNs).maxJoinAttempts(1000), errors::add);
+            addresses[w] = network.attach(engines[w]);
+        }
+        lastComputeNs = new long[s.workers];
+        controller = s.policy == null ? null : new Controller(s.policy, s.workers, new Controller.SwitchControl() {
+            @Override
+            public int earliestSwapRound() {
+                return pipeline.earliestSwapRound(1);
+            }
+
+            @Override
+            public Status install(final int firstRound, final int group, final SyncConfig config) {
+                final Status status = pipeline.installConfig(1, group, firstRound, config);
+                if (status == Status.OK) {
+                    installed[group] = installed[group].with(firstRound, config);
+                    network.wake(switchAddress);
+                }
+                return status;
+            }
+        });
+        waitingNs = new long[s.workers];
+        computeNs = new long[s.workers];
+        readySince = new long[s.workers];
+        finishedRounds = new int[s.workers];
+        sumsHash = new long[s.workers][s.rounds];
+    }
+
+    /** Runs the scenario to the end and returns what it measured and checked. */
+    public ScenarioResult run() {
+        final long wallStart = System.nanoTime();
+        // join, then install the rest of the schedule before anyone computes
+        network.runUntil(() -> Arrays.stream(engines).allMatch(e -> e.joined().isDone()), s.timeLimitNs);
+        for (final WorkerEngine engine : engines) {
+            if (engine.joined().isCompletedExceptionally()) {
+                engine.joined().join();
+            }
+        }
+        final List<SyncSchedule.Entry> entries = s.schedule.entries();
+        for (int i = 1; i < entries.size(); i++) {
+            // every group follows the schedule
+            for (int g = 0; g < members.length; g++) {
+                if (g > 0 && members[g].isEmpty()) {
+                    continue;
+                }
+                final Status status = pipeline.installConfig(1, g, entries.get(i).firstRound, entries.get(i).config);
+                if (status != Status.OK) {
+                    throw new IllegalArgumentException("cannot install '" + entries.get(i) + "': " + status
+                        + (status == Status.TOO_EARLY ? " (the earliest round the switch allows now is "
+                        + pipeline.earliestSwapRound(1) + ")" : ""));
+                }
+            }
+        }
+        network.wake(switchAddress);
+        final long start = network.nowNs();
+        for (int w = 0; w < s.workers; w++) {
+            readySince[w] = start;
+            startRound(w, 0);
+        }
+        for (int i = 0; i < s.randomSwaps; i++) {
+            network.schedule(start + (long) (random.nextDouble() * s.rounds * s.computeNs), this::randomSwap);
+        }
+        final boolean done = network.runUntil(() -> allDelivered(), start + s.timeLimitNs);
+        final long wallNs = System.nanoTime() - wallStart;
+        return result(done, lastRoundReleasedNs - start, lastDeliveryNs - start, wallNs);
+    }
+
+    private boolean allDelivered() {
+        for (final int f : finishedRounds) {
+            if (f < s.rounds) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void startRound(final int w, final int round) {
+        final WorkerEngine engine = engines[w];
+        engine.awaitClearance(round).thenRun(() -> network.schedule(network.nowNs(), () -> compute(w, round)));
+        network.wake(addresses[w]);
+    }
+
+    private void compute(final int w, final int round) {
+        final long now = network.nowNs();
+        waitingNs[w] += now - readySince[w];
+        if (engines[w].releasedRound() >= round) {
+            // released without this worker (it is excluded, or beyond a quorum) before it started:
+            // as serene worker does, it computes nothing for it and goes on to the first round still
+            // open, reporting its last compute time (it is still that slow); what it hands in for
+            // the released round is late (folded or dropped)
+            skippedRounds++;
+            contribute(w, round, lastComputeNs[w]);
+            return;
+        }
+        final int released = pipeline.releasedRound(1);
+        if (!SyncRules.mayStart(round, released, installed[groupOf[w]].configFor(round).bound(), pipeline.memory().roundRing())) {
+            boundViolations++;
+        }
+        // rounds still unreleased before this one; a straggler already past R (its rounds released
+        // without it) counts 0
+        final int staleness = SyncRules.staleness(round, released);
+        maxStaleness = Math.max(maxStaleness, staleness);
+        stalenessSum += staleness;
+        stalenessCount++;
+        final double jitter = 1 + s.computeJitter * (2 * StragglerProfile.uniform(s.seed, 99, w, round) - 1);
+        final long duration = (long) (s.computeNs * jitter * profile.factor(w, round));
+        computeNs[w] += duration;
+        lastComputeNs[w] = duration;
+        network.schedule(now + duration, () -> contribute(w, round, duration));
+    }
+
+    private void contribute(final int w, final int round, final long computeNs) {
+        final WorkerEngine engine = engines[w];
+        // reports its compute time, as serene worker does
+        engine.allreduce(round, gradient(w, round), null, computeNs).whenComplete((aggregate, failure) -> {
+            if (failure != null) {
+                errors.add(failure);
+                return;
+            }
+            delivered(w, aggregate);
+        });
+        network.wake(addresses[w]);
+        readySince[w] = network.nowNs();
+        if (round + 1 < s.rounds) {
+            startRound(w, round + 1);
+        }
+    }
+
+    private void delivered(final int w, final Aggregate aggregate) {
+        final int round = aggregate.round();
+        sumsHash[w][round] = Arrays.hashCode(aggregate.integerSums()) * 31L
+            + aggregate.contributors().hashCode();
+
+        if (w == 0) {
+            final BitSet[] chunks = new BitSet[aggregate.chunks()];
+            for (int c = 0; c < chunks.length; c++) {
+                chunks[c] = aggregate.chunkContributors(c);
+            }
+            while (contributorsByRound.size() <= round) {
+                contributorsByRound.add(null);
+            }
+            contributorsByRound.set(round, chunks);
+        }
+        aggregate.release();
+        finishedRounds[w]++;
+        if (round == s.rounds - 1) {
+            // after its last contribution a worker waits for the final aggregates
+            waitingNs[w] += network.nowNs() - readySince[w];
+            readySince[w] = network.nowNs();
+        }
+        lastDeliveryNs = Math.max(lastDeliveryNs, network.nowNs());
+        evaluatePolicy();
+        if (round == s.rounds - 1) {
+            lastRoundReleasedNs = Math.min(lastRoundReleasedNs, network.nowNs());
+        }
+    }
+
+    /** Hands the controller the telemetry of each newly released round. */
+    private void evaluatePolicy() {
+        final int released = pipeline.releasedRound(1);
+        if (controller == null || released <= lastEvaluatedRound) {
+            return;
+        }
+        lastEvaluatedRound = released;
+        final long now = network.nowNs();
+        final Controller.Telemetry t = new Controller.Telemetry();
+        t.releasedRound = released;
+        t.clocks = new int[s.workers];
+        long waiting = 0;
+        long compute = 0;
+        for (int w = 0; w < s.workers; w++) {
+            t.clocks[w] = pipeline.clock(1, w);
+            waiting += waitingNs[w];
+            compute += computeNs[w];
+        }
+        t.iterationNs = lastComputeNs.clone();
+        t.roundTimeNs = now - lastAdvanceNs;
+        final long dw = waiting - waitingAtEvaluation;
+        final long dc = compute - computeAtEvaluation;
+        t.waitingShare = dw + dc == 0 ? 0 : (double) dw / (dw + dc);
+        final long starts = stalenessCount - startsAtEvaluation;
+        t.staleness = starts == 0 ? 0 : (double) (stalenessSum - stalenessAtEvaluation) / starts;
+        waitingAtEvaluation = waiting;
+        computeAtEvaluation = compute;
+        stalenessAtEvaluation = stalenessSum;
+        startsAtEvaluation = stalenessCount;
+        lastAdvanceNs = now;
+        controller.onRound(t);
+    }
+
+    private void randomSwap() {
+        final int first = pipeline.earliestSwapRound(1) + random.nextInt(3);
+        final SyncConfig config = randomConfig();
+        final int group = groupOf[random.nextInt(s.workers)];
+        if (pipeline.installConfig(1, group, first, config) == Status.OK) {
+            installed[group] = installed[group].with(first, config);
+            network.wake(switchAddress);
+        }
+    }
+
+    private SyncConfig randomConfig() {
+        final int bound = random.nextInt(4);
+        switch (random.nextInt(5)) {
+            case 0:
+                return SyncConfig.ssp(bound);
+            case 1:
+                return SyncConfig.ssp(bound).requiringNone().withQuorum(1 + random.nextInt(s.workers));
+            case 2:
+                if (s.workers > 1) {
+                    final BitSet excluded = new BitSet();
+                    excluded.set(random.nextInt(s.workers));
+                    return SyncConfig.ssp(bound).excluding(excluded);
+                }
+                return SyncConfig.ssp(bound);
+            case 3:
+                return SyncConfig.ssp(bound).withTimeoutNs(s.computeNs / 2 + random.nextInt((int) Math.min(Integer.MAX_VALUE, s.computeNs)));
+            default:
+                return SyncConfig.bsp().withLateMode(random.nextBoolean() ? LateMode.DROP
+                    : LateMode.FOLD).requiringNone().withQuorum(Math.max(1, s.workers - 1));
+        }
+    }
+
+    /** A seeded synthetic gradient for worker w, round r. */
+    private float[] gradient(final int w, final int round) {
+        final float[] g = new float[s.elements];
+        final SplittableRandom r = new SplittableRandom(s.seed * 1_000_003L + w * 7919L + round);
+        for (int i = 0; i < g.length; i++) {
+            g[i] = (float) (r.nextDouble(-1, 1));
+        }
+        return g;
+    }
+
+    private ScenarioResult result(final boolean done, final long jctNs, final long allDoneNs, final long wallNs) {
+        final ScenarioResult r = new ScenarioResult();
+        r.seed = s.seed;
+        r.completed = done;
+        r.jctNs = done ? jctNs : allDoneNs;
+        r.allWorkersDoneNs = allDoneNs;
+        r.wallNs = wallNs;
+        r.events = network.eventsProcessed();
+        long waiting = 0;
+        long compute = 0;
+        long included = 0;
+        long folded = 0;
+        long dropped = 0;
+        boolean resolvedOnce = true;
+        for (int w = 0; w < s.workers; w++) {
+            waiting += waitingNs[w];
+            compute += computeNs[w];
+            final long in = engines[w].counters().get(WorkerCounter.INCLUDED_CHUNKS);
+            final long fo = engines[w].counters().get(WorkerCounter.FOLDED_CHUNKS);
+            final long dr = engines[w].counters().get(WorkerCounter.DROPPED_CHUNKS);
+            included += in;
+            folded += fo;
+            dropped += dr;
+            final long chunks = (long) s.rounds * StepLayout.chunks(s.elements, s.chunkElements);
+            resolvedOnce &= in + fo + dr == chunks;
+        }
+        r.cumulativeWaitingNs = waiting;
+        r.computeShare = allDoneNs <= 0 ? 0 : (double) compute / ((double) s.workers * allDoneNs);
+        r.included = included;
+        r.folded = folded;
+        r.dropped = dropped;
+        r.refusals = pipeline.counters().get(SwitchCounter.DROP_BEYOND_BOUND);
+        r.late = pipeline.counters().get(SwitchCounter.DROP_LATE);
+        r.partialReleases = pipeline.counters().get(SwitchCounter.PARTIAL_RELEASES);
+        r.timeoutReleases = pipeline.counters().get(SwitchCounter.TIMEOUT_RELEASES);
+        r.configInstalls = pipeline.counters().get(SwitchCounter.CONFIG_INSTALLS);
+        r.maxStaleness = maxStaleness;
+        r.skippedRounds = skippedRounds;
+        r.meanStaleness = stalenessCount == 0 ? 0 : (double) stalenessSum / stalenessCount;
+        r.exactlyOnce = done && resolvedOnce && included == pipeline.counters().get(SwitchCounter.VALUE_CONTRIBUTIONS);
+        r.agreement = done && agreement();
+        r.boundRespected = boundViolations == 0 && r.refusals == 0;
+        r.hotSwapConsistent = done && hotSwapConsistent();
+        r.errors = errors.size() + (int) pipeline.counters().get(SwitchCounter.ERRORS);
+        final StringBuilder schedule = new StringBuilder(installed[0].toString());
+        for (int g = 1; g < members.length; g++) {
+            if (!members[g].isEmpty()) {
+                schedule.append(" | group ").append(g).append(' ').append(members[g]).append(": ").append(installed[g]);
+            }
+        }
+        r.schedule = schedule.toString();
+        r.decisions = controller == null ? java.util.List.of() : controller.decisions();
+        return r;
+    }
+
+    private boolean agreement() {
+        for (int round = 0; round < s.rounds; round++) {
+            for (int w = 1; w < s.workers; w++) {
+                if (sumsHash[w][round] != sumsHash[0][round]) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /** Every released chunk met, in every group with members, the condition of that group's config for its round. */
+    private boolean hotSwapConsistent() {
+        for (int round = 0; round < s.rounds; round++) {
+            for (int g = 0; g < members.length; g++) {
+                if (members[g].isEmpty()) {
+                    continue;
+                }
+                final SyncConfig.Resolved rule = installed[g].configFor(round).resolve(s.workers, members[g]);
+                for (final BitSet chunk : contributorsByRound.get(round)) {
+                    final BitSet missing = (BitSet) rule.required.clone();
+                    missing.andNot(chunk);
+                    final BitSet fromGroup = (BitSet) chunk.clone();
+                    fromGroup.and(members[g]);
+                    final boolean byRule = missing.isEmpty() && fromGroup.cardinality() >= rule.quorum;
+                    final boolean byTimeout = rule.timeoutNs != SyncConfig.NO_TIMEOUT && chunk.cardinality() >= 1;
+                    if (!byRule && !byTimeout) {
+                        return false;
+                    }
+                }
+            }
+        }
+        return true;
+    }
+
+    /** Per-worker counters and disagreeing rounds, for diagnosing a failed check. */
+    public String diagnostics() {
+        final StringBuilder sb = new StringBuilder();
+        for (int w = 0; w < s.workers; w++) {
+            sb.append("worker ").append(w).append(": ").append(engines[w].counters()).append(" | ")
+                .append(engines[w].debugState()).append('\n');
+        }
+        sb.append("switch: ").append(pipeline.counters()).append('\n');
+        for (int round = 0; round < s.rounds; round++) {
+            for (int w = 1; w < s.workers; w++) {
+                if (sumsHash[w][round] != sumsHash[0][round]) {
+                    sb.append("round ").append(round).append(": worker ").append(w).append(" differs from worker 0\n");
+                }
+            }
+        }
+        errors.forEach(e -> sb.append("error: ").append(e).append('\n'));
+        return sb.toString();
+    }
+
+    /** What a run measured. */
+    public static final class ScenarioResult {
+        public long seed;
+        public boolean completed;
+        public long jctNs;
+        public long allWorkersDoneNs;
+        public long wallNs;
+        public long events;
+        public long cumulativeWaitingNs;
+        public double computeShare;
+        public int maxStaleness;
+        public double meanStaleness;
+        /** Rounds workers skipped because they were released without them before they started. */
+        public long skippedRounds;
+        public long included;
+        public long folded;
+        public long dropped;
+        public long refusals;
+        public long late;
+        public long partialReleases;
+        public long timeoutReleases;
+        public long configInstalls;
+        public boolean exactlyOnce;
+        public boolean agreement;
+        public boolean boundRespected;
+        public boolean hotSwapConsistent;
+        public int errors;
+        public String schedule;
+        public java.util.List<Controller.Decision> decisions = java.util.List.of();
+
+        public boolean allChecks() {
+            return completed && exactlyOnce && agreement && boundRespected && hotSwapConsistent && errors == 0;
+        }
+
+        public Map<String, Object> toJson() {
+            final Map<String, Object> m = new LinkedHashMap<>();
+            m.put("jct", jctNs / 1e9);
+            m.put("allWorkersDone", allWorkersDoneNs / 1e9);
+            m.put("cumulativeWaiting", cumulativeWaitingNs / 1e9);
+            m.put("computeShare", computeShare);
+            m.put("maxStaleness", maxStaleness);
+            m.put("meanStaleness", meanStaleness);
+            m.put("skippedRounds", skippedRounds);
+            m.put("exactlyOnce", exactlyOnce);
+            m.put("agreement", agreement);
+            m.put("boundRespected", boundRespected);
+            m.put("hotSwapConsistent", hotSwapConsistent);
+            m.put("completed", completed);
+            m.put("seed", seed);
+            m.put("included", included);
+            m.put("folds", folded);
+            m.put("drops", dropped);
+            m.put("refusals", refusals);
+            m.put("late", late);
+            m.put("partialReleases", partialReleases);
+            m.put("timeoutReleases", timeoutReleases);
+            m.put("configInstalls", configInstalls);
+            m.put("errors", errors);
+            m.put("events", events);
+            m.put("eventsPerSecond", events / (wallNs / 1e9));
+            m.put("schedule", schedule);
+            m.put("modeSwitches", decisions.size());
+            final java.util.List<Map<String, Object>> switches = new ArrayList<>();
+            for (final Controller.Decision d : decisions) {
+                final Map<String, Object> e = new LinkedHashMap<>();
+                e.put("round", d.firstRound);
+                e.put("from", d.from);
+                e.put("to", d.to);
+                e.put("reason", d.reason);
+                switches.add(e);
+            }
+            m.put("switches", switches);
+            return m;
+        }
+    }
+}

@@ -1,0 +1,237 @@
+package io.serene.harness.experiment;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.serene.controlplane.PolicyParser;
+import io.serene.harness.cli.DemoCommand;
+import io.serene.harness.cli.PolicyCommand;
+import io.serene.harness.sim.Scenario;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Experiment files, the resumable runner and the report, on simulated runs (seconds). */
+class ExperimentTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String SIM = String.join("\n",
+        "name: t",
+        "mode: sim",
+        "workers: [8]",
+        "rounds: 60",
+        "policies: [bsp, 'ssp:2', {name: dynamic, policy: \"start bsp\\nwhen lag >= 2 for 2 rounds then ssp(2)\"}]",
+        "stragglers: ['persistent:1:x3']",
+        "seeds: [1, 2]",
+        "quick: {seeds: [1], rounds: 30}");
+
+    @Test
+    void readsAGoodFileAndItsQuickOverrides() {
+        final ExperimentSpec spec = ExperimentSpec.parse(SIM, null, false);
+        assertThat(spec.name).isEqualTo("t");
+        assertThat(spec.mode).isEqualTo("sim");
+        assertThat(spec.workers).containsExactly(8);
+        assertThat(spec.rounds).isEqualTo(60);
+        assertThat(spec.policies).extracting(p -> p.name).containsExactly("bsp", "ssp:2", "dynamic");
+        assertThat(spec.policies.get(0).isBsp()).isTrue();
+        assertThat(spec.seeds).containsExactly(1L, 2L);
+        final ExperimentSpec quick = ExperimentSpec.parse(SIM, null, true);
+        assertThat(quick.seeds).containsExactly(1L);
+        assertThat(quick.rounds).isEqualTo(30);
+        final ExperimentSpec train = ExperimentSpec.parse("name: p\npolicies: [bsp]\nmodel: [mlp, cnn]\nepochs: 0.5", null, false);
+        assertThat(train.mode).isEqualTo("train");
+        assertThat(train.models).hasSize(2);
+        assertThat(train.epochs).isEqualTo(0.5);
+        assertThat(train.rebalance).as("default").isTrue();
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nrebalance: false", null, false).rebalance).isFalse();
+        assertThat(train.deferredEval).as("default").isTrue();
+        assertThat(train.lrSchedule).as("default").isEqualTo("constant");
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nlrSchedule: cosine", null, false).lrSchedule).isEqualTo("cosine");
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nlrSchedule: cooldown", null, false).lrSchedule).isEqualTo("cooldown");
+        assertThat(train.staleMomentum).as("default").isEqualTo("compensate");
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nstaleMomentum: fixed", null, false).staleMomentum).isEqualTo("fixed");
+        assertThat(train.computeClock).as("default").isEqualTo("cpu");
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\ncomputeClock: wall", null, false).computeClock).isEqualTo("wall");
+        assertThat(train.workerJit).as("default").isEqualTo("c1");
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nworkerJit: tiered", null, false).workerJit).isEqualTo("tiered");
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\ndeferredEval: false", null, false).deferredEval).isFalse();
+    }
+
+    @Test
+    void nInAPresetIsTheWorkerCountOfEachScenario() {
+        final ExperimentSpec spec = ExperimentSpec.parse("name: t\nworkers: [4, 8]\npolicies: [bsp, 'fastest:N-1', 'bsp@0,fastest:N@10']",
+            null, false);
+        assertThat(spec.policies).extracting(p -> p.name).containsExactly("bsp", "fastest:N-1", "bsp@0,fastest:N@10");
+        assertThat(spec.policies.get(1).syncFor(4)).isEqualTo("fastest:3");
+        assertThat(spec.policies.get(1).syncFor(8)).isEqualTo("fastest:7");
+        assertThat(spec.policies.get(2).syncFor(8)).isEqualTo("bsp@0,fastest:8@10");
+        final ExperimentRunner runner = new ExperimentRunner(ExperimentSpec.parse(
+            "name: t\nmode: sim\nrounds: 5\nworkers: [3]\npolicies: ['fastest:N-1']", null, false), Path.of("unused"), null);
+        assertThat(runner.matrix()).extracting(r -> r.policy.syncFor(r.workers)).containsExactly("fastest:2");
+    }
+
+    @Test
+    void paperYamlIsTheReproductionTheDocsDescribe() {
+        final Path examples = Path.of(System.getProperty("user.dir")).resolveSibling("examples");
+        final Path paper = examples.resolveSibling("experiments").resolve("paper.yaml");
+        final ExperimentSpec full = ExperimentSpec.read(paper, false);
+        assertThat(full.policies).extracting(p -> p.name)
+            .containsExactly("bsp", "ssp:2", "ssp:4", "fastest:N-1", "timeout:50", "dynamic", "adaptive");
+        assertThat(full.stragglers).containsExactly("persistent:3:x8", "moving:x8,rounds=30", "transient:p=0.1,x4");
+        assertThat(new ExperimentRunner(full, Path.of("unused"), null).matrix()).hasSize(252);
+        final ExperimentSpec quick = ExperimentSpec.read(paper, true);
+        assertThat(new ExperimentRunner(quick, Path.of("unused"), null).matrix()).hasSize(21);
+        assertThat(quick.policies.get(5).policy).as("--json's dynamic member")
+            .isEqualTo(PolicyCommand.load(examples.resolve("dynamic.policy")));
+        assertThat(quick.policies.get(6).policy).as("the demo's adaptive policy").isEqualTo(PolicyParser.parse(DemoCommand.ADAPTIVE));
+    }
+
+    @Test
+    void goalYamlIsTheGoalsMeasurementTheDocsDescribe() {
+        final Path examples = Path.of(System.getProperty("user.dir")).resolveSibling("examples");
+        final ExperimentSpec goal = ExperimentSpec.read(examples.resolveSibling("experiments").resolve("goal.yaml"), false);
+        assertThat(goal.policies).extracting(p -> p.name).containsExactly("bsp", "dynamic");
+        assertThat(goal.policies.get(1).policy).as("paper.yaml's dynamic").isEqualTo(PolicyCommand.load(examples.resolve("dynamic.policy")));
+        assertThat(goal.stragglers).containsExactly("persistent:3:x8", "moving:x8,rounds=30");
+        assertThat(goal.evalEvery).as("the time to 0.80 read every 10 rounds").isEqualTo(10);
+        assertThat(goal.lrSchedule).as("every final reading settled").isEqualTo("cooldown");
+        assertThat(goal.workerJit).as("as measured last").isEqualTo("c1");
+        assertThat(goal.seeds).hasSize(6);
+        assertThat(new ExperimentRunner(goal, Path.of("unused"), null).matrix()).hasSize(96);
+    }
+
+    @Test
+    void cooldownYamlComparesFoldingAndDroppingUnderACooldown() {
+        final Path examples = Path.of(System.getProperty("user.dir")).resolveSibling("examples");
+        final ExperimentSpec cooldown = ExperimentSpec.read(examples.resolveSibling("experiments").resolve("cooldown.yaml"), false);
+        assertThat(cooldown.lrSchedule).isEqualTo("cooldown");
+        assertThat(cooldown.computeClock).as("as measured").isEqualTo("wall");
+        assertThat(cooldown.workerJit).as("as measured").isEqualTo("tiered");
+        assertThat(cooldown.policies).extracting(p -> p.name).containsExactly("bsp", "dynamic", "dynamic-drop");
+        assertThat(cooldown.policies.get(1).policy).as("dynamic as it was then")
+            .isEqualTo(PolicyCommand.load(examples.resolve("dynamic-fold.policy")));
+        final io.serene.controlplane.Policy drop = cooldown.policies.get(2).policy;
+        assertThat(drop.rules()).extracting(r -> r.action.lateMode).containsOnly(io.serene.protocol.sync.LateMode.DROP, null);
+        assertThat(cooldown.stragglers).containsExactly("persistent:3:x8", "moving:x8,rounds=30");
+        assertThat(new ExperimentRunner(cooldown, Path.of("unused"), null).matrix()).hasSize(72);
+    }
+
+    @Test
+    void theCommandLineSeedsReplaceTheFilesAfterQuickAndAreRecorded(@TempDir final Path dir) throws Exception {
+        final Path file = dir.resolve("t.yaml");
+        java.nio.file.Files.writeString(file, SIM);
+        final ExperimentSpec spec = ExperimentSpec.read(file, true, java.util.List.of(4, 5));
+        assertThat(spec.seeds).containsExactly(4L, 5L);
+        assertThat(spec.rounds).as("the quick overrides still apply").isEqualTo(30);
+        assertThat(spec.text).endsWith("# command line: --seeds 4,5\n");
+        assertThatThrownBy(() -> ExperimentSpec.read(file, false, java.util.List.of())).hasMessageContaining("--seeds needs at least one seed");
+    }
+
+    @Test
+    void badFilesGetClearErrors(@TempDir final Path dir) {
+        bad("name: t\npolicies: [bsp]\nworkerz: 4", "unknown key 'workerz'");
+        bad("name: t\nmode: real\npolicies: [bsp]", "'mode' must be train or sim, was 'real'");
+        bad("name: t", "'policies' must be a non-empty list");
+        bad("name: t\npolicies: ['ssp:x']", "policy 'ssp:x'");
+        bad("name: t\nworkers: [2, 4]\npolicies: ['fastest:N-2']", "policy 'fastest:N-2': with 2 workers N-2 is 0, must be at least 1");
+        bad("name: t\npolicies: ['fastest:N-x']", "policy 'fastest:N-x'");
+        bad("name: t\npolicies: [bsp]\nrebalance: 3", "'rebalance' must be true or false, was 3");
+        bad("name: t\npolicies: [bsp]\nlrSchedule: step", "'lrSchedule' must be constant, cosine or cooldown, was 'step'");
+        bad("name: t\npolicies: [bsp]\nstaleMomentum: none", "'staleMomentum' must be compensate or fixed, was 'none'");
+        bad("name: t\npolicies: [bsp]\ncomputeClock: gpu", "'computeClock' must be cpu or wall, was 'gpu'");
+        bad("name: t\npolicies: [bsp]\nworkerJit: c2", "'workerJit' must be c1 or tiered, was 'c2'");
+        bad("name: t\npolicies: [bsp]\ndeferredEval: yes please", "'deferredEval' must be true or false, was \"yes please\"");
+        bad("name: t\npolicies: [bsp, bsp]", "policy 'bsp' appears twice");
+        bad("name: t\npolicies: [bsp]\nstragglers: [sometimes]", "unknown straggler profile part 'sometimes'");
+        bad("name: t\npolicies: [bsp]\nepochs: 1\nrounds: 3", "give 'epochs' or 'rounds', not both");
+        bad("name: t\nmode: sim\npolicies: [bsp]", "mode sim needs 'rounds'");
+        bad("name: t\npolicies: [bsp]\nworkers: [0]", "'workers' must be in 1..64");
+        bad("name: t\npolicies: [bsp]\nmodel: resnet", "unknown model 'resnet'");
+        bad("name: t\npolicies: [{file: nowhere.policy}]", "cannot read policy file");
+        bad("name: 'a b'\npolicies: [bsp]", "'name' must be letters");
+        bad("name: t\npolicies: [bsp\nseeds: [1]", "line ");
+        bad("- just\n- a list", "a YAML mapping");
+        assertThatThrownBy(() -> ExperimentSpec.read(dir.resolve("missing.yaml"), false)).hasMessageContaining("no experiment file");
+    }
+
+    private static void bad(final String text, final String message) {
+        assertThatThrownBy(() -> ExperimentSpec.parse(text, null, false)).isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining(message);
+    }
+
+    @Test
+    void runsTheMatrixResumesAndWritesSummariesAndAReportThatAgree(@TempDir final Path dir) throws Exception {
+        final ExperimentSpec spec = ExperimentSpec.parse(SIM, null, false);
+        final ByteArrayOutputStream log = new ByteArrayOutputStream();
+        final ExperimentRunner runner = new ExperimentRunner(spec, dir, new PrintStream(log, true, StandardCharsets.UTF_8));
+        assertThat(runner.matrix()).hasSize(6);
+        runner.run(false);
+        assertThat(runner.executed()).isEqualTo(6);
+        // resumable: a finished run is kept, a missing one runs again
+        final Path one = runner.matrix().get(3).dir.resolve("summary.json");
+        Files.delete(one);
+        runner.run(false);
+        assertThat(runner.executed()).isEqualTo(1);
+        assertThat(one).exists();
+
+        final List<String> csv = Files.readAllLines(dir.resolve("summary.csv"));
+        assertThat(csv).hasSize(7);
+        assertThat(csv.get(0)).startsWith("scenario,model,workers,stragglers,policy,seed,jctSeconds");
+        final JsonNode summary = JSON.readTree(Files.readString(dir.resolve("summary.json")));
+        assertThat(summary.path("baseline").asText()).isEqualTo("bsp");
+        final JsonNode scenario = summary.path("scenarios").get(0);
+        final JsonNode bsp = scenario.path("policies").path("bsp");
+        final JsonNode ssp = scenario.path("policies").path("ssp:2");
+        assertThat(bsp.path("speedupVsBsp").asDouble()).isEqualTo(1.0);
+        assertThat(ssp.path("speedupVsBsp").asDouble()).isCloseTo(
+            bsp.path("jctSeconds").path("mean").asDouble() / ssp.path("jctSeconds").path("mean").asDouble(),
+            org.assertj.core.api.Assertions.within(1e-9));
+        assertThat(summary.path("policies").path("dynamic").has("speedupVsBsp")).isTrue();
+        assertThat(summary.path("runs")).hasSize(6);
+
+        final String html = Files.readString(dir.resolve("report.html"));
+        assertThat(html).startsWith("<!DOCTYPE html>").contains("<svg", "Scenario w8-persistent_1_x3", "name: t", "seeds [1, 2]")
+            .doesNotContain("src=\"http", "href=\"http", "<script", "<link");
+        // the table shows summary.json's values
+        for (final String policy : List.of("bsp", "ssp:2", "dynamic")) {
+            final JsonNode jct = scenario.path("policies").path(policy).path("jctSeconds");
+            assertThat(html).contains(String.format(Locale.ROOT, "<td>%.2f &plusmn; %.2f</td>", jct.path("mean").asDouble(),
+                jct.path("std").asDouble()));
+            assertThat(html).contains(String.format(Locale.ROOT, "<td>%.2fx</td>",
+                scenario.path("policies").path(policy).path("speedupVsBsp").asDouble()));
+        }
+        assertThat(new String(log.toByteArray(), StandardCharsets.UTF_8)).contains("[4/6]", "done before, kept");
+    }
+
+    @Test
+    void aKeptRunMadeWithOtherSettingsIsAnErrorBeforeAnythingRuns(@TempDir final Path dir) throws Exception {
+        final ExperimentSpec spec = ExperimentSpec.parse("name: t\nlrSchedule: cooldown\npolicies: [bsp]\nseeds: [1, 2]", null, false);
+        final ExperimentRunner runner = new ExperimentRunner(spec, dir, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+        final Path kept = runner.matrix().get(1).dir;
+        Files.createDirectories(kept);
+        Files.writeString(kept.resolve("summary.json"), "{\"run\": {\"lrSchedule\": \"constant\", \"computeClock\": \"cpu\"}}");
+        assertThatThrownBy(() -> runner.run(false)).isInstanceOf(IllegalArgumentException.class)
+            .hasMessage(kept + " was run with lrSchedule constant, the file says cooldown: use another --out, or delete that run to run it again");
+        assertThat(runner.executed()).isZero();
+        assertThat(runner.matrix().get(0).dir.resolve("summary.json")).doesNotExist();
+    }
+
+    @Test
+    void theReportDrawsTrainingChartsFromRecords() {
+        final String chart = ReportWriter.lineChart("t (s)", "accuracy", List.of(new ReportWriter.Series("bsp",
+            List.of(new double[] {1, 0.5}, new double[] {2, 0.8}))), List.of(new double[] {1.5, 0}), List.of("x"), 0.8);
+        assertThat(chart).contains("<polyline", "stroke-dasharray=\"5,4\"", "target 0.80", ">bsp<");
+        final String bars = ReportWriter.barChart("waiting", List.of("worker 0", "worker 1"), List.of("bsp", "dynamic"),
+            new double[][] {{1, 2}, {0.5, 0.25}});
+        assertThat(bars.split("<rect", -1)).hasSize(1 + 4 + 2);
+        assertThat(bars).contains("<title>dynamic, worker 1: 0.250</title>");
+    }
+}

@@ -1,0 +1,131 @@
+package io.serene.harness.sim;
+
+import io.serene.protocol.sync.SyncSchedule;
+import net.jqwik.api.Assume;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.DoubleRange;
+import net.jqwik.api.constraints.IntRange;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * DESIGN.md invariants 1-5 in simulations driven by the real engines: random sync configs, random
+ * hot-swaps while workers are spread over several rounds, random stragglers, loss, duplication and
+ * reordering. jqwik prints the falsifying sample (seed included); the message carries the
+ * runner's diagnostics.
+ */
+class SyncInvariantProperties {
+    private static final String[] CONFIGS = {
+        "bsp", "ssp:1", "ssp:3", "asp", "fastest:1", "fastest:2", "exclude:0", "exclude:1+drop",
+        "ssp:2+timeout:12", "bsp+timeout:8+drop", "quorum:2+ssp:1",
+    };
+    private static final String[] STRAGGLERS = {
+        "none", "persistent:1:x3", "transient:p=0.2,x4", "heavytail:alpha=2", "classes:0-1=x1,2-5=x2",
+    };
+
+    @Property(tries = 200)
+    void invariantsHoldUnderRandomConfigsSwapsAndFaults(
+        @ForAll @IntRange(min = 2, max = 6) final int workers,
+        @ForAll @IntRange(min = 0, max = 10) final int first,
+        @ForAll @IntRange(min = 0, max = 10) final int second,
+        @ForAll @IntRange(min = 0, max = 4) final int stragglers,
+        @ForAll @IntRange(min = 0, max = 4) final int swaps,
+        @ForAll @DoubleRange(min = 0, max = 0.1) final double loss,
+        @ForAll @DoubleRange(min = 0, max = 0.05) final double duplication,
+        @ForAll @DoubleRange(min = 0, max = 0.1) final double reordering,
+        @ForAll final long seed) {
+        // asp lets workers run a whole release ring (64 rounds) ahead: no change can come before round 64
+        final String policy = CONFIGS[first].equals("asp") ? "asp" : CONFIGS[first] + "@0," + CONFIGS[second] + "@12";
+        final Scenario scenario = new Scenario().workers(workers).rounds(30).schedule(SyncSchedule.parse(policy))
+            .stragglers(STRAGGLERS[stragglers]).seed(seed).elements(600).chunkElements(256).computeNs(5_000_000L)
+            .faults(loss, duplication, reordering).randomSwaps(swaps);
+        assertEveryCheck(scenario, policy, seed);
+    }
+
+    @Property(tries = 100)
+    void invariantsHoldWithWorkerGroupsEachUnderItsOwnConfigs(
+        @ForAll @IntRange(min = 2, max = 6) final int workers,
+        @ForAll @IntRange(min = 1, max = 3) final int groups,
+        @ForAll @IntRange(min = 0, max = 10) final int first,
+        @ForAll @IntRange(min = 0, max = 10) final int second,
+        @ForAll @IntRange(min = 0, max = 4) final int stragglers,
+        @ForAll @IntRange(min = 1, max = 6) final int swaps,
+        @ForAll @DoubleRange(min = 0, max = 0.1) final double loss,
+        @ForAll @DoubleRange(min = 0, max = 0.05) final double duplication,
+        @ForAll @DoubleRange(min = 0, max = 0.1) final double reordering,
+        @ForAll final long seed) {
+        Assume.that(!CONFIGS[first].equals("asp"));
+        final int[] groupOf = new int[workers];
+        for (int w = 0; w < workers; w++) {
+            groupOf[w] = w % (groups + 1);
+        }
+        final String policy = CONFIGS[first] + "@0," + CONFIGS[second] + "@12";
+        final Scenario scenario = new Scenario().workers(workers).rounds(30).schedule(SyncSchedule.parse(policy)).groups(groupOf)
+            .stragglers(STRAGGLERS[stragglers]).seed(seed).elements(600).chunkElements(256).computeNs(5_000_000L)
+            .faults(loss, duplication, reordering).randomSwaps(swaps);
+        // configs whose quorum cannot fit a group's members are refused up front
+        Assume.that(fits(scenario));
+        assertEveryCheck(scenario, policy, seed);
+    }
+
+    /** Runs the scenario and asserts invariants 1-5 (and no errors), naming the policy, schedule and seed on failure. */
+    private static void assertEveryCheck(final Scenario scenario, final String policy, final long seed) {
+        final ScenarioRunner runner = new ScenarioRunner(scenario);
+        final ScenarioRunner.ScenarioResult r = runner.run();
+        final String why = "policy " + policy + " (" + r.schedule + "), seed " + seed + "\n" + runner.diagnostics();
+        assertThat(r.completed).as("liveness: %s", why).isTrue();
+        assertThat(r.exactlyOnce).as("exactly once: %s", why).isTrue();
+        assertThat(r.agreement).as("agreement: %s", why).isTrue();
+        assertThat(r.boundRespected).as("bound: %s", why).isTrue();
+        assertThat(r.hotSwapConsistent).as("hot-swap: %s", why).isTrue();
+        assertThat(r.errors).as("errors: %s", why).isZero();
+    }
+
+    private static boolean fits(final Scenario scenario) {
+        try {
+            scenario.validate();
+            return true;
+        } catch (final IllegalArgumentException ex) {
+            return false;
+        }
+    }
+
+    @Test
+    void sspBoundsStalenessAndWaitsLessThanBspUnderTransientStragglers() {
+        final ScenarioRunner.ScenarioResult ssp = sim("ssp:3", 64, 100, "transient:p=0.05,x4");
+        final ScenarioRunner.ScenarioResult bsp = sim("bsp", 64, 100, "transient:p=0.05,x4");
+        assertThat(ssp.allChecks()).isTrue();
+        assertThat(bsp.allChecks()).isTrue();
+        assertThat(ssp.maxStaleness).isLessThanOrEqualTo(3);
+        assertThat(bsp.maxStaleness).isZero();
+        assertThat(ssp.cumulativeWaitingNs).isLessThan(bsp.cumulativeWaitingNs);
+        assertThat(ssp.jctNs).isLessThan(bsp.jctNs);
+    }
+
+    @Test
+    void aHotSwapScheduleKeepsEveryCheck() {
+        final ScenarioRunner.ScenarioResult r = sim("bsp@0,ssp:3@25,fastest:14@50,bsp@75", 16, 100, "persistent:3:x3");
+        assertThat(r.allChecks()).isTrue();
+        assertThat(r.configInstalls).isEqualTo(3);
+        assertThat(r.partialReleases).isPositive();
+        assertThat(r.folded).isPositive();
+    }
+
+    @Test
+    @Tag("slow")
+    void twoHundredFiftySixWorkersAggregateUnderSsp() {
+        final ScenarioRunner.ScenarioResult r = sim("ssp:2", 256, 60, "transient:p=0.05,x4");
+        assertThat(r.allChecks()).isTrue();
+        assertThat(r.included).isEqualTo(256L * 60 * 2);
+        assertThat(r.maxStaleness).isLessThanOrEqualTo(2);
+    }
+
+    private static ScenarioRunner.ScenarioResult sim(final String policy, final int workers, final int rounds,
+                                                     final String stragglers) {
+        return new ScenarioRunner(new Scenario().workers(workers).rounds(rounds).schedule(SyncSchedule.parse(policy))
+            .stragglers(stragglers).seed(11)).run();
+    }
+}

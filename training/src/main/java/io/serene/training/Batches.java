@@ -1,0 +1,71 @@
+package io.serene.training;
+
+import io.serene.training.DjlModel;
+
+import java.util.SplittableRandom;
+
+/**
+ * A worker's batches: passes over its shard, each in a new seeded order (an epoch is one pass);
+ * fills reused pixel and label buffers, one pair per batch size asked for (B to a maximum).
+ */
+public final class Batches {
+    private final FashionMnist.Split split;
+    private final int[] order;
+    private final SplittableRandom random;
+    private final int batch;
+    private final float[][] pixelsBySize;
+    private final int[][] labelsBySize;
+    private int[] labels;
+    private int next;
+
+    /** Batches of {@code batch} to {@code maxBatch} images. */
+    public Batches(final FashionMnist.Split split, final int[] shard, final int batch, final int maxBatch, final long seed) {
+        if (batch <= 0 || maxBatch < batch) {
+            throw new IllegalArgumentException("batch must be positive and at most maxBatch, were " + batch + " and " + maxBatch);
+        }
+        this.split = split;
+        this.order = shard.clone();
+        this.random = new SplittableRandom(seed);
+        this.batch = batch;
+        this.pixelsBySize = new float[maxBatch - batch + 1][];
+        this.labelsBySize = new int[maxBatch - batch + 1][];
+        shuffle();
+    }
+
+    /** The next batch of {@code size} images (B to the maximum): its pixels, labels in {@link #labels()}. */
+    public float[] next(final int size) {
+        if (size < batch || size - batch >= labelsBySize.length) {
+            throw new IllegalArgumentException("batch size " + size + " outside " + batch + ".." + (batch + labelsBySize.length - 1));
+        }
+        final int k = size - batch;
+        if (labelsBySize[k] == null) {
+            pixelsBySize[k] = new float[size * DjlModel.PIXELS];
+            labelsBySize[k] = new int[size];
+        }
+        final float[] pixels = pixelsBySize[k];
+        labels = labelsBySize[k];
+        for (int b = 0; b < size; b++) {
+            if (next == order.length) {
+                shuffle();
+            }
+            final int i = order[next++];
+            split.image(i, pixels, b * DjlModel.PIXELS);
+            labels[b] = split.label(i);
+        }
+        return pixels;
+    }
+
+    public int[] labels() {
+        return labels;
+    }
+
+    private void shuffle() {
+        for (int i = order.length - 1; i > 0; i--) {
+            final int k = random.nextInt(i + 1);
+            final int t = order[i];
+            order[i] = order[k];
+            order[k] = t;
+        }
+        next = 0;
+    }
+}

@@ -1,0 +1,309 @@
+package io.serene.training;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Seeded straggler injection: a slowdown factor (at least 1) for each worker and round, by which
+ * a worker's compute time is multiplied. Stateless: the factor of (worker, round) depends only on
+ * the seed, so every process of a job computes the same schedule, in any order.
+ *
+ * <pre>
+ *   none                      no stragglers
+ *   persistent:W:xF           worker W is always F times slower
+ *   transient:p=P,xF          each worker, each round, with probability P, F times slower
+ *   transient:p=P,xF,rounds=L spells: each worker, in each stretch of L rounds (its stretches start at a
+ *                             seeded offset of its own), with probability P, F times slower all through it
+ *   moving:xF,rounds=L        one worker at a time is F times slower, drawn anew every L rounds
+ *                             (persistent:W:xF's straggler, moving; needs the job's worker count)
+ *   heavytail:alpha=A         every worker and round: a Pareto(A) factor (heavy-tailed times)
+ *   classes:0-3=x1,4-7=x2.5   mixed hardware: workers in each range are that much slower
+ *   trace:FILE                factors from a file of lines "worker,round,factor" (rounds cycle)
+ * </pre>
+ * Parts combine with {@code +}; their factors multiply.
+ */
+public final class StragglerProfile {
+    public static final String SYNTAX = "none, persistent:W:xF, transient:p=P,xF[,rounds=L], moving:xF,rounds=L, heavytail:alpha=A, classes:A-B=xF,..., "
+        + "trace:FILE (combined with +)";
+
+    /** One part of a profile. */
+    private interface Part {
+        double factor(long seed, int worker, int round);
+    }
+
+    private final String text;
+    private final long seed;
+    private final List<Part> parts;
+
+    private StragglerProfile(final String text, final long seed, final List<Part> parts) {
+        this.text = text;
+        this.seed = seed;
+        this.parts = parts;
+    }
+
+    /** Parses a profile for a job of unknown size (a moving part needs the size: {@link #parse(String, long, int)}). */
+    public static StragglerProfile parse(final String text, final long seed) {
+        return parse(text, seed, 0);
+    }
+
+    /** Parses a profile for a job of {@code workers} workers; errors name the bad part and the syntax. */
+    public static StragglerProfile parse(final String text, final long seed, final int workers) {
+        if (text == null || text.isBlank()) {
+            throw new IllegalArgumentException("empty straggler profile (expected " + SYNTAX + ")");
+        }
+        final List<Part> parts = new ArrayList<>();
+        int index = 0;
+        for (final String raw : text.split("\\+")) {
+            final String part = raw.trim();
+            final int stream = index++;
+            final int colon = part.indexOf(':');
+            final String kind = (colon < 0 ? part : part.substring(0, colon)).toLowerCase(Locale.ROOT);
+            final String arg = colon < 0 ? "" : part.substring(colon + 1);
+            switch (kind) {
+                case "none":
+                    break;
+                case "persistent":
+                    parts.add(persistent(part, arg));
+                    break;
+                case "transient":
+                    parts.add(transientPart(part, arg, stream));
+                    break;
+                case "moving":
+                    parts.add(moving(part, arg, stream, workers));
+                    break;
+                case "heavytail":
+                    parts.add(heavyTail(part, arg, stream));
+                    break;
+                case "classes":
+                    parts.add(classes(part, arg));
+                    break;
+                case "trace":
+                    parts.add(trace(part, arg));
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown straggler profile part '" + part + "' (expected "
+                        + SYNTAX + ")");
+            }
+        }
+        return new StragglerProfile(text, seed, parts);
+    }
+
+    /** How many times slower than its base compute time the worker is in this round (at least 1). */
+    public double factor(final int worker, final int round) {
+        double f = 1.0;
+        for (final Part part : parts) {
+            f *= part.factor(seed, worker, round);
+        }
+        return f;
+    }
+
+    public long seed() {
+        return seed;
+    }
+
+    @Override
+    public String toString() {
+        return text;
+    }
+
+    private static Part persistent(final String part, final String arg) {
+        final String[] fields = arg.split(":");
+        if (fields.length != 2) {
+            throw bad(part, "persistent:W:xF, as in persistent:3:x3");
+        }
+        final int worker = worker(part, fields[0]);
+        final double factor = factor(part, fields[1]);
+        return (seed, w, round) -> w == worker ? factor : 1.0;
+    }
+
+    private static Part transientPart(final String part, final String arg, final int stream) {
+        final String[] fields = arg.split(",");
+        if (fields.length < 2 || fields.length > 3 || !fields[0].trim().startsWith("p=")) {
+            throw bad(part, "transient:p=P,xF or transient:p=P,xF,rounds=L, as in transient:p=0.05,x4");
+        }
+        final double p = number(part, fields[0].trim().substring(2));
+        if (!(p >= 0 && p <= 1)) {
+            throw bad(part, "a probability p in [0, 1]");
+        }
+        final double factor = factor(part, fields[1]);
+        final int length = fields.length == 3 ? spellLength(part, fields[2].trim()) : 1;
+        if (length == 1) {
+            return (seed, w, round) -> uniform(seed, stream, w, round) < p ? factor : 1.0;
+        }
+        // a worker's stretches start at its own offset in [0, L), so spells do not all begin together;
+        // the offset's draw (round -1) is apart from every stretch's (stretch numbers are >= 0)
+        return (seed, w, round) -> {
+            final long offset = (long) (uniform(seed, stream, w, -1) * length);
+            final int stretch = (int) ((round + offset) / length);
+            return uniform(seed, stream, w, stretch) < p ? factor : 1.0;
+        };
+    }
+
+    private static Part moving(final String part, final String arg, final int stream, final int workers) {
+        final String[] fields = arg.split(",");
+        if (fields.length != 2) {
+            throw bad(part, "moving:xF,rounds=L, as in moving:x8,rounds=30");
+        }
+        final double factor = factor(part, fields[0]);
+        final int length = spellLength(part, fields[1].trim());
+        if (workers <= 0) {
+            throw new IllegalArgumentException("straggler profile part '" + part + "' needs the job's worker count");
+        }
+        return (seed, w, round) -> {
+            final int stretch = round / length;
+            return w == (int) (uniform(seed, stream, 0, stretch) * workers) ? factor : 1.0;
+        };
+    }
+
+    private static int spellLength(final String part, final String field) {
+        if (!field.startsWith("rounds=")) {
+            throw bad(part, "rounds=L, as in rounds=30, not '" + field + "'");
+        }
+        try {
+            final int length = Integer.parseInt(field.substring(7).trim());
+            if (length < 1) {
+                throw new NumberFormatException();
+            }
+            return length;
+        } catch (final NumberFormatException ex) {
+            throw bad(part, "a spell length of whole rounds >= 1, not '" + field + "'");
+        }
+    }
+
+    private static Part heavyTail(final String part, final String arg, final int stream) {
+        if (!arg.startsWith("alpha=")) {
+            throw bad(part, "heavytail:alpha=A, as in heavytail:alpha=2.5");
+        }
+        final double alpha = number(part, arg.substring(6));
+        if (!(alpha > 0)) {
+            throw bad(part, "alpha > 0");
+        }
+        // Pareto with minimum 1: F = U^(-1/alpha), U uniform in (0, 1]
+        return (seed, w, round) -> Math.pow(1.0 - uniform(seed, stream, w, round), -1.0 / alpha);
+    }
+
+    private static Part classes(final String part, final String arg) {
+        final List<int[]> ranges = new ArrayList<>();
+        final List<Double> factors = new ArrayList<>();
+        for (final String item : arg.split(",")) {
+            final String[] kv = item.split("=");
+            if (kv.length != 2) {
+                throw bad(part, "classes:A-B=xF,..., as in classes:0-3=x1,4-7=x2");
+            }
+            final String[] range = kv[0].split("-");
+            final int from = worker(part, range[0]);
+            final int to = range.length == 2 ? worker(part, range[1]) : from;
+            if (range.length > 2 || to < from) {
+                throw bad(part, "a worker range A-B with A <= B");
+            }
+            ranges.add(new int[] {from, to});
+            factors.add(factor(part, kv[1]));
+        }
+        return (seed, w, round) -> {
+            for (int i = 0; i < ranges.size(); i++) {
+                if (w >= ranges.get(i)[0] && w <= ranges.get(i)[1]) {
+                    return factors.get(i);
+                }
+            }
+            return 1.0;
+        };
+    }
+
+    private static Part trace(final String part, final String arg) {
+        final Path file = Path.of(arg);
+        final List<String> lines;
+        try {
+            lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+        } catch (final IOException ex) {
+            throw new IllegalArgumentException("cannot read straggler trace '" + arg + "': " + ex.getMessage());
+        }
+        final Map<Long, Double> factors = new HashMap<>();
+        int maxRound = -1;
+        for (int n = 0; n < lines.size(); n++) {
+            final String line = lines.get(n).trim();
+            if (line.isEmpty() || line.startsWith("#")) {
+                continue;
+            }
+            final String[] fields = line.split("[,\\s]+");
+            if (fields.length != 3) {
+                throw new IllegalArgumentException("straggler trace " + arg + " line " + (n + 1)
+                    + ": expected 'worker,round,factor', got '" + line + "'");
+            }
+            try {
+                final int w = Integer.parseInt(fields[0]);
+                final int round = Integer.parseInt(fields[1]);
+                final double f = Double.parseDouble(fields[2]);
+                if (w < 0 || round < 0 || !(f >= 1.0) || Double.isInfinite(f)) {
+                    throw new NumberFormatException();
+                }
+                factors.put(((long) w << 32) | round, f);
+                maxRound = Math.max(maxRound, round);
+            } catch (final NumberFormatException ex) {
+                throw new IllegalArgumentException("straggler trace " + arg + " line " + (n + 1)
+                    + ": worker and round must be whole numbers >= 0 and the factor a number >= 1, got '" + line + "'");
+            }
+        }
+        if (factors.isEmpty()) {
+            throw new IllegalArgumentException("straggler trace " + arg + " has no entries");
+        }
+        final int period = maxRound + 1;
+        return (seed, w, round) -> factors.getOrDefault(((long) w << 32) | (round % period), 1.0);
+    }
+
+    private static int worker(final String part, final String text) {
+        try {
+            final int w = Integer.parseInt(text.trim());
+            if (w < 0) {
+                throw new NumberFormatException();
+            }
+            return w;
+        } catch (final NumberFormatException ex) {
+            throw bad(part, "a worker id, not '" + text + "'");
+        }
+    }
+
+    private static double factor(final String part, final String text) {
+        final String t = text.trim();
+        if (!t.startsWith("x")) {
+            throw bad(part, "a slowdown written xF, as in x3, not '" + text + "'");
+        }
+        final double f = number(part, t.substring(1));
+        if (!(f >= 1.0) || Double.isInfinite(f)) {
+            throw bad(part, "a slowdown factor >= 1, not '" + text + "'");
+        }
+        return f;
+    }
+
+    private static double number(final String part, final String text) {
+        try {
+            return Double.parseDouble(text.trim());
+        } catch (final NumberFormatException ex) {
+            throw bad(part, "a number, not '" + text + "'");
+        }
+    }
+
+    private static IllegalArgumentException bad(final String part, final String expected) {
+        return new IllegalArgumentException("bad straggler profile part '" + part + "': expected " + expected);
+    }
+
+    /** A uniform draw in [0, 1) from (seed, stream, worker, round) alone (SplitMix64 finalizer). */
+    public static double uniform(final long seed, final int stream, final int worker, final int round) {
+        long z = seed + 0x9E3779B97F4A7C15L * (1 + stream);
+        z = mix(z ^ ((long) worker << 32 | (round & 0xFFFF_FFFFL)));
+        z = mix(z + 0x9E3779B97F4A7C15L);
+        return (z >>> 11) * 0x1.0p-53;
+    }
+
+    private static long mix(long z) {
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+}
