@@ -4,6 +4,7 @@ import io.serene.harness.Json;
 import io.serene.harness.launch.TrainRun;
 import io.serene.training.ModelKind;
 import io.serene.training.StragglerProfile;
+import io.serene.training.TrainDefaults;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -25,13 +26,13 @@ import java.util.concurrent.Callable;
             + "waiting time, staleness, send and release time, loss, accuracy when evaluated) and DIR/summary.json (JCT, "
             + "time to the target accuracy, cumulative waiting, compute share, final accuracy, model hashes, mode switches)."})
 public final class TrainCommand implements Callable<Integer> {
-    @Option(names = "--workers", defaultValue = "4", description = "Workers (one process each). Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--workers", defaultValue = TrainDefaults.WORKERS, description = "Workers (one process each). Default: ${DEFAULT-VALUE}.")
     int workers;
 
-    @Option(names = "--model", defaultValue = "mlp", description = "mlp (784-128-10) or cnn (LeNet-style). Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--model", defaultValue = TrainDefaults.MODEL, description = "mlp (784-128-10) or cnn (LeNet-style). Default: ${DEFAULT-VALUE}.")
     String model;
 
-    @Option(names = "--policy", defaultValue = "bsp", description = "Sync config or schedule (docs/sync.md): bsp, ssp:3, asp, "
+    @Option(names = "--policy", defaultValue = TrainDefaults.POLICY, description = "Sync config or schedule (docs/sync.md): bsp, ssp:3, asp, "
         + "fastest:3, quorum:3, timeout:50, exclude:2+fold, 'bsp@0,ssp:3@100'. Default: ${DEFAULT-VALUE}.")
     String policy;
 
@@ -39,7 +40,7 @@ public final class TrainCommand implements Callable<Integer> {
         + "runs; replaces --policy.")
     Path policyFile;
 
-    @Option(names = "--stragglers", defaultValue = "none", description = "Straggler profile (" + StragglerProfile.SYNTAX + "), "
+    @Option(names = "--stragglers", defaultValue = TrainDefaults.STRAGGLERS, description = "Straggler profile (" + StragglerProfile.SYNTAX + "), "
         + "seeded, applied as extra compute time. Default: ${DEFAULT-VALUE}.")
     String stragglers;
 
@@ -49,7 +50,7 @@ public final class TrainCommand implements Callable<Integer> {
     @Option(names = "--epochs", description = "Passes over each worker's shard (instead of --rounds). Default: 1 if neither is given.")
     Double epochs;
 
-    @Option(names = "--batch", defaultValue = "64", description = "Batch size per worker. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--batch", defaultValue = TrainDefaults.BATCH, description = "Batch size per worker. Default: ${DEFAULT-VALUE}.")
     int batch;
 
     @Option(names = "--rebalance", negatable = true, defaultValue = "true", fallbackValue = "true", description = "Workers keep a "
@@ -57,32 +58,32 @@ public final class TrainCommand implements Callable<Integer> {
         + "their batch grows up to 2 x batch (serene worker --help). --no-rebalance: always batch. Default: on.")
     boolean rebalance;
 
-    @Option(names = "--lr", defaultValue = "0.05", description = "Learning rate. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--lr", defaultValue = TrainDefaults.LEARNING_RATE, description = "Learning rate. Default: ${DEFAULT-VALUE}.")
     float learningRate;
 
-    @Option(names = "--momentum", defaultValue = "0.9", description = "SGD momentum. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--momentum", defaultValue = TrainDefaults.MOMENTUM, description = "SGD momentum. Default: ${DEFAULT-VALUE}.")
     float momentum;
 
-    @Option(names = "--lr-schedule", defaultValue = "constant", description = "constant; cosine: the learning rate decays to "
-        + "0 over the run's rounds along a half cosine; cooldown: constant, then down to 0 in a straight line over the last 20% "
+    @Option(names = "--lr-schedule", defaultValue = TrainDefaults.LR_SCHEDULE, description = "constant; cosine: the learning rate decays to "
+        + "0 over the run's rounds along a half cosine; cooldown: constant, then down to 0 in a straight line over the last 20%% "
         + "of the rounds. Default: ${DEFAULT-VALUE}.")
     String lrSchedule;
 
-    @Option(names = "--stale-momentum", defaultValue = "compensate", description = "compensate: a round under a bound s > 0 "
+    @Option(names = "--stale-momentum", defaultValue = TrainDefaults.STALE_MOMENTUM, description = "compensate: a round under a bound s > 0 "
         + "is applied with momentum max(0, m - s/(s+1)); fixed: always --momentum. Default: ${DEFAULT-VALUE}.")
     String staleMomentum;
 
-    @Option(names = "--compute-clock", defaultValue = "cpu", description = "The compute time workers report to the switch "
+    @Option(names = "--compute-clock", defaultValue = TrainDefaults.COMPUTE_CLOCK, description = "The compute time workers report to the switch "
         + "(slowdown(worker), lag): cpu: their training thread's processor time plus injected straggling, so a worker "
         + "preempted by the others on a shared host does not look slow; wall: elapsed time. Default: ${DEFAULT-VALUE}.")
     String computeClock;
 
-    @Option(names = "--worker-jit", defaultValue = "c1", description = "The worker processes' JIT: c1: the quick compiler "
+    @Option(names = "--worker-jit", defaultValue = TrainDefaults.WORKER_JIT, description = "The worker processes' JIT: c1: the quick compiler "
         + "only (the workers share this host: with C2 they compile on the cores they train on for the whole run); tiered: "
         + "the JVM's default. Default: ${DEFAULT-VALUE}.")
     String workerJit;
 
-    @Option(names = "--eval-every", defaultValue = "25", description = "Test-set evaluation every E rounds (0: only at the end). "
+    @Option(names = "--eval-every", defaultValue = TrainDefaults.EVAL_EVERY, description = "Test-set evaluation every E rounds (0: only at the end). "
         + "Default: ${DEFAULT-VALUE}.")
     int evalEvery;
 
@@ -92,11 +93,11 @@ public final class TrainCommand implements Callable<Integer> {
         + "--no-deferred-eval: evaluate during training, inside the measured times. Default: on.")
     boolean deferredEval;
 
-    @Option(names = "--target-accuracy", defaultValue = "0.8", description = "Target test accuracy for the time to accuracy. "
+    @Option(names = "--target-accuracy", defaultValue = TrainDefaults.TARGET_ACCURACY, description = "Target test accuracy for the time to accuracy. "
         + "Default: ${DEFAULT-VALUE}.")
     double targetAccuracy;
 
-    @Option(names = "--seed", defaultValue = "1", description = "Seed of models, shards, batches and stragglers. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--seed", defaultValue = TrainDefaults.SEED, description = "Seed of models, shards, batches and stragglers. Default: ${DEFAULT-VALUE}.")
     long seed;
 
     @Option(names = "--out", description = "Directory for records and summary. Default: runs/train-<date>-<time>.")
@@ -110,7 +111,7 @@ public final class TrainCommand implements Callable<Integer> {
         + "TCP port; -1: none. Default: ${DEFAULT-VALUE}.")
     int controlPort;
 
-    @Option(names = "--timeout-seconds", defaultValue = "60", description = "A worker gives up when a round does not complete in this "
+    @Option(names = "--timeout-seconds", defaultValue = TrainDefaults.TIMEOUT_SECONDS, description = "A worker gives up when a round does not complete in this "
         + "long. Default: ${DEFAULT-VALUE}.")
     int timeoutSeconds;
 

@@ -12,6 +12,7 @@ import io.serene.training.FashionMnist;
 import io.serene.training.GlobalBatch;
 import io.serene.training.ModelKind;
 import io.serene.training.StragglerProfile;
+import io.serene.training.TrainDefaults;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
 import io.serene.worker.Aggregate;
@@ -61,7 +62,7 @@ public final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--workers", required = true, description = "Workers in the job (N).")
     int workers;
 
-    @Option(names = "--model", defaultValue = "mlp", description = "mlp or cnn. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--model", defaultValue = TrainDefaults.MODEL, description = "mlp or cnn. Default: ${DEFAULT-VALUE}.")
     String model;
 
     @Option(names = "--rounds", description = "Rounds (one batch each). Default: 200, or what --epochs gives.")
@@ -70,7 +71,7 @@ public final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--epochs", description = "Passes over this worker's shard instead of --rounds: rounds = E x ceil(shard / batch).")
     Double epochs;
 
-    @Option(names = "--batch", defaultValue = "64", description = "Batch size. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--batch", defaultValue = TrainDefaults.BATCH, description = "Batch size. Default: ${DEFAULT-VALUE}.")
     int batch;
 
     @Option(names = "--rebalance", negatable = true, defaultValue = "true", fallbackValue = "true", description = "Keep a "
@@ -79,30 +80,30 @@ public final class WorkerCommand implements Callable<Integer> {
         + "2 x batch (under BSP always batch). --no-rebalance: always batch. Default: on.")
     boolean rebalance;
 
-    @Option(names = "--lr", defaultValue = "0.05", description = "Learning rate. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--lr", defaultValue = TrainDefaults.LEARNING_RATE, description = "Learning rate. Default: ${DEFAULT-VALUE}.")
     float learningRate;
 
-    @Option(names = "--momentum", defaultValue = "0.9", description = "SGD momentum. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--momentum", defaultValue = TrainDefaults.MOMENTUM, description = "SGD momentum. Default: ${DEFAULT-VALUE}.")
     float momentum;
 
-    @Option(names = "--lr-schedule", defaultValue = "constant", description = "constant; cosine: the learning rate decays to "
-        + "0 over the run's rounds along a half cosine; cooldown: constant, then down to 0 in a straight line over the last 20% "
+    @Option(names = "--lr-schedule", defaultValue = TrainDefaults.LR_SCHEDULE, description = "constant; cosine: the learning rate decays to "
+        + "0 over the run's rounds along a half cosine; cooldown: constant, then down to 0 in a straight line over the last 20%% "
         + "of the rounds (by applied step, the same on every worker). Default: ${DEFAULT-VALUE}.")
     String lrSchedule;
 
-    @Option(names = "--stale-momentum", defaultValue = "compensate", description = "compensate: a round computed under a "
+    @Option(names = "--stale-momentum", defaultValue = TrainDefaults.STALE_MOMENTUM, description = "compensate: a round computed under a "
         + "bound s > 0 is applied with momentum max(0, m - s/(s+1)) (asynchrony acts as momentum of its own; the bound is "
         + "agreed, so every worker takes the same step); fixed: always --momentum. Default: ${DEFAULT-VALUE}.")
     String staleMomentum;
 
-    @Option(names = "--compute-clock", defaultValue = "cpu", description = "The compute time this worker reports to the switch "
+    @Option(names = "--compute-clock", defaultValue = TrainDefaults.COMPUTE_CLOCK, description = "The compute time this worker reports to the switch "
         + "(what slowdown(worker) and lag read): cpu: the processor time its training thread spent on the gradient, plus any "
         + "injected straggling; time the OS gave to other processes is not in it, so with more worker processes than cores a "
         + "preempted worker does not look slow (on a host of its own the two agree); wall: elapsed time, preemption included "
         + "(a worker slowed by a co-located job shows as slow). Records keep the elapsed time either way. Default: ${DEFAULT-VALUE}.")
     String computeClock;
 
-    @Option(names = "--eval-every", defaultValue = "50", description = "Evaluate on the test set every E rounds (0: only at the end). Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--eval-every", defaultValue = TrainDefaults.EVAL_EVERY, description = "Evaluate on the test set every E rounds (0: only at the end). Default: ${DEFAULT-VALUE}.")
     int evalEvery;
 
     @Option(names = "--deferred-eval", negatable = true, defaultValue = "true", fallbackValue = "true", description = "Copy the "
@@ -114,15 +115,15 @@ public final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--data", description = "Directory with the four Fashion-MNIST .gz files. Default: " + "/usr/share/datasets/fashion-mnist")
     Path data;
 
-    @Option(names = "--seed", defaultValue = "1", description = "Seed of the model, the shards and the batches. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--seed", defaultValue = TrainDefaults.SEED, description = "Seed of the model, the shards and the batches. Default: ${DEFAULT-VALUE}.")
     long seed;
 
-    @Option(names = "--stragglers", defaultValue = "none", description = "Straggler profile, as in serene sim "
+    @Option(names = "--stragglers", defaultValue = TrainDefaults.STRAGGLERS, description = "Straggler profile, as in serene sim "
         + "(" + StragglerProfile.SYNTAX + "): this worker "
         + "sleeps (F - 1) times its measured compute time after each gradient. Default: ${DEFAULT-VALUE}.")
     String stragglers;
 
-    @Option(names = "--timeout-seconds", defaultValue = "60", description = "Give up if the switch does not answer a round for this long. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--timeout-seconds", defaultValue = TrainDefaults.TIMEOUT_SECONDS, description = "Give up if the switch does not answer a round for this long. Default: ${DEFAULT-VALUE}.")
     int timeoutSeconds;
 
     @Option(names = "--records", description = "Write one JSON line per round to this file (compute, waiting, staleness, "

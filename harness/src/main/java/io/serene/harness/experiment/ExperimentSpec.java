@@ -14,6 +14,7 @@ import io.serene.harness.launch.TrainRun;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.ModelKind;
 import io.serene.training.StragglerProfile;
+import io.serene.training.TrainDefaults;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -148,11 +149,11 @@ public final class ExperimentSpec {
             throw new IllegalArgumentException("'mode' must be train or sim, was '" + mode + "'");
         }
         final List<ModelKind> kinds = new ArrayList<>();
-        for (final String m : strings(n, "model", List.of("mlp"))) {
+        for (final String m : strings(n, "model", List.of(TrainDefaults.MODEL))) {
             kinds.add(ModelKind.parse(m));
         }
         models = List.copyOf(kinds);
-        workers = integers(n, "workers", List.of(4));
+        workers = integers(n, "workers", List.of(TrainDefaults.workers()));
         for (final int w : workers) {
             if (w < 1 || w > 64) {
                 throw new IllegalArgumentException("'workers' must be in 1..64, was " + w);
@@ -166,30 +167,30 @@ public final class ExperimentSpec {
         if (mode.equals("sim") && rounds == null) {
             throw new IllegalArgumentException("mode sim needs 'rounds'");
         }
-        targetAccuracy = n.has("targetAccuracy") ? number(n, "targetAccuracy") : 0.8;
+        targetAccuracy = n.has("targetAccuracy") ? number(n, "targetAccuracy") : TrainDefaults.targetAccuracy();
         if (!(targetAccuracy >= 0 && targetAccuracy <= 1)) {
             throw new IllegalArgumentException("'targetAccuracy' must be in 0..1, was " + targetAccuracy);
         }
-        evalEvery = n.has("evalEvery") ? (int) number(n, "evalEvery") : 25;
-        batch = n.has("batch") ? (int) positive(n, "batch") : 64;
+        evalEvery = n.has("evalEvery") ? (int) number(n, "evalEvery") : TrainDefaults.evalEvery();
+        batch = n.has("batch") ? (int) positive(n, "batch") : TrainDefaults.batch();
         rebalance = flag(n, "rebalance");
         deferredEval = flag(n, "deferredEval");
-        learningRate = n.has("lr") ? (float) positive(n, "lr") : 0.05f;
-        momentum = n.has("momentum") ? (float) number(n, "momentum") : 0.9f;
-        lrSchedule = WorkerCommand.checkLrSchedule("'lrSchedule'", string(n, "lrSchedule", "constant"));
-        staleMomentum = WorkerCommand.checkStaleMomentum("'staleMomentum'", string(n, "staleMomentum", "compensate"));
-        computeClock = ComputeClock.check("'computeClock'", string(n, "computeClock", "cpu"));
-        workerJit = TrainRun.checkWorkerJit("'workerJit'", string(n, "workerJit", "c1"));
+        learningRate = n.has("lr") ? (float) positive(n, "lr") : TrainDefaults.learningRate();
+        momentum = n.has("momentum") ? (float) number(n, "momentum") : TrainDefaults.momentum();
+        lrSchedule = WorkerCommand.checkLrSchedule("'lrSchedule'", string(n, "lrSchedule", TrainDefaults.LR_SCHEDULE));
+        staleMomentum = WorkerCommand.checkStaleMomentum("'staleMomentum'", string(n, "staleMomentum", TrainDefaults.STALE_MOMENTUM));
+        computeClock = ComputeClock.check("'computeClock'", string(n, "computeClock", TrainDefaults.COMPUTE_CLOCK));
+        workerJit = TrainRun.checkWorkerJit("'workerJit'", string(n, "workerJit", TrainDefaults.WORKER_JIT));
         computeMs = n.has("computeMs") ? positive(n, "computeMs") : 10;
         policies = policies(n.get("policies"), base, workers);
-        stragglers = strings(n, "stragglers", List.of("none"));
+        stragglers = strings(n, "stragglers", List.of(TrainDefaults.STRAGGLERS));
         for (final String s : stragglers) {
             for (final int w : workers) {
                 StragglerProfile.parse(s, 1, w);
             }
         }
         final List<Long> seedList = new ArrayList<>();
-        for (final int s : integers(n, "seeds", List.of(1))) {
+        for (final int s : integers(n, "seeds", List.of((int) TrainDefaults.seed()))) {
             seedList.add((long) s);
         }
         seeds = List.copyOf(seedList);

@@ -15,6 +15,7 @@ import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.FashionMnist;
 import io.serene.training.ModelKind;
 import io.serene.training.StragglerProfile;
+import io.serene.training.TrainDefaults;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
@@ -48,37 +49,37 @@ import java.util.concurrent.TimeUnit;
 public final class TrainRun {
     /** What to run. */
     public static final class Settings {
-        public int workers = 4;
-        public ModelKind model = ModelKind.MLP;
+        public int workers = TrainDefaults.workers();
+        public ModelKind model = ModelKind.parse(TrainDefaults.MODEL);
         /** A sync config or schedule (docs/sync.md); ignored when {@link #policy} is set. */
-        public String sync = "bsp";
+        public String sync = TrainDefaults.POLICY;
         /** A policy run by the controller; its name is reported as the run's policy. */
         public Policy policy;
         public String policyLabel;
-        public String stragglers = "none";
+        public String stragglers = TrainDefaults.STRAGGLERS;
         public Integer rounds;
         public Double epochs;
-        public int batch = 64;
-        public float learningRate = 0.05f;
-        public float momentum = 0.9f;
+        public int batch = TrainDefaults.batch();
+        public float learningRate = TrainDefaults.learningRate();
+        public float momentum = TrainDefaults.momentum();
         /** constant, cosine or cooldown (WorkerCommand --lr-schedule). */
-        public String lrSchedule = "constant";
+        public String lrSchedule = TrainDefaults.LR_SCHEDULE;
         /** The compute time workers report to the switch: cpu or wall (WorkerCommand --compute-clock). */
-        public String computeClock = "cpu";
+        public String computeClock = TrainDefaults.COMPUTE_CLOCK;
         /** The worker JVMs' JIT: c1 or tiered ({@link #WORKER_JIT}). */
-        public String workerJit = "c1";
+        public String workerJit = TrainDefaults.WORKER_JIT;
         /** How a round under an SSP bound is stepped (WorkerCommand --stale-momentum). */
-        public String staleMomentum = "compensate";
-        public int evalEvery = 50;
+        public String staleMomentum = TrainDefaults.STALE_MOMENTUM;
+        public int evalEvery = TrainDefaults.evalEvery();
         /** Evaluate copies of the model after training, off the clock (WorkerCommand --deferred-eval). */
         public boolean deferredEval = true;
-        public double targetAccuracy = 0.8;
-        public long seed = 1;
+        public double targetAccuracy = TrainDefaults.targetAccuracy();
+        public long seed = TrainDefaults.seed();
         public Path out;
         public Path data;
         int job = 1;
         public int controlPort = -1;
-        public int timeoutSeconds = 60;
+        public int timeoutSeconds = TrainDefaults.timeoutSeconds();
         /** Workers keep a round's samples near N x batch (WorkerCommand --rebalance). */
         public boolean rebalance = true;
         /** Print only failures (serene experiment prints one line per run). */
