@@ -14,7 +14,8 @@ import java.util.Locale;
 
 /**
  * Compiles a policy to the switch table writes it makes for a job: a {@code worker_group} entry
- * per worker of a declared group, the start entry of every group (first round 0) and, per rule, the {@code sync_config} entry it installs when it fires, from the earliest safe
+ * per worker of a declared group, the start entry of every group (first round 0) and, per rule, the
+ * {@code sync_config} entry it installs when it fires, from the earliest safe
  * round B (known only then), as an INSTALL: the hot-swap write, which inserts the entry at B and
  * replaces any entry starting at or after B. Config rules install their config with the excluded workers removed
  * from the required set; exclude and include rules install the base config with worker W removed or

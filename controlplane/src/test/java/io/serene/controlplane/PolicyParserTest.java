@@ -2,6 +2,7 @@ package io.serene.controlplane;
 
 import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.sync.SyncConfigParser;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -81,7 +82,8 @@ class PolicyParserTest {
         assertThat(p.rules().get(0).toString()).isEqualTo("when round >= 20 for 1 rounds then bsp+timeout:30%+drop");
         assertThat(PolicyBuilder.policy("late").start(SyncConfig.bsp())
             .when(Policy.Metric.ROUND, Policy.Comparator.GE, 20).then(io.serene.protocol.sync.SyncConfigParser.parse("bsp+timeout:30%+drop"))
-            .when(Policy.Metric.ROUND_TIME, Policy.Comparator.GT, 500).in(io.serene.protocol.sync.SyncConfigParser.parse("bsp+timeout:30%+drop")).then(SyncConfig.bsp())
+            .when(Policy.Metric.ROUND_TIME, Policy.Comparator.GT, 500).in(SyncConfigParser.parse("bsp+timeout:30%+drop"))
+            .then(SyncConfig.bsp())
             .build()).isEqualTo(p);
     }
 

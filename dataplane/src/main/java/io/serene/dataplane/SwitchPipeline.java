@@ -211,7 +211,8 @@ public final class SwitchPipeline implements PacketEndpoint {
             + configs.bytes() + configDirty.length
             + 4L * jobEpoch.length + jobStarted.length + workerGroup.length + 8L * (workerGroupSet.length + groupMembers.length)
             + 4L * jobGroups.length
-            + 8L * slotSeq.length + 8L * slotFirstNs.length + slotEntry.length + 4L * (slotCount.length + slotRound.length + slotChunk.length + slotLength.length)
+            + 8L * slotSeq.length + 8L * slotFirstNs.length + slotEntry.length
+            + 4L * (slotCount.length + slotRound.length + slotChunk.length + slotLength.length)
             + slotExponent.length + slotReleased.length + slotFlags.length
             + 8L * slotBitmap.length + 4L * slotSums.length
             + txBuffer.capacity() + 4L * scratch.length;

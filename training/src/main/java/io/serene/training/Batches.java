@@ -1,7 +1,5 @@
 package io.serene.training;
 
-import io.serene.training.DjlModel;
-
 import java.util.SplittableRandom;
 
 /**

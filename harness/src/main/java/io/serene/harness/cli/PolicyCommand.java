@@ -3,7 +3,6 @@ package io.serene.harness.cli;
 import io.serene.controlplane.Policy;
 import io.serene.controlplane.PolicyException;
 import io.serene.controlplane.PolicyParser;
-import io.serene.protocol.sync.SyncConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -80,5 +79,5 @@ public final class PolicyCommand implements Runnable {
             }
             return 0;
         }
-}
+    }
 }

@@ -103,7 +103,8 @@ public final class WorkerCommand implements Callable<Integer> {
         + "(a worker slowed by a co-located job shows as slow). Records keep the elapsed time either way. Default: ${DEFAULT-VALUE}.")
     String computeClock;
 
-    @Option(names = "--eval-every", defaultValue = TrainDefaults.EVAL_EVERY, description = "Evaluate on the test set every E rounds (0: only at the end). Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--eval-every", defaultValue = TrainDefaults.EVAL_EVERY,
+        description = "Evaluate on the test set every E rounds (0: only at the end). Default: ${DEFAULT-VALUE}.")
     int evalEvery;
 
     @Option(names = "--deferred-eval", negatable = true, defaultValue = "true", fallbackValue = "true", description = "Copy the "
@@ -123,7 +124,8 @@ public final class WorkerCommand implements Callable<Integer> {
         + "sleeps (F - 1) times its measured compute time after each gradient. Default: ${DEFAULT-VALUE}.")
     String stragglers;
 
-    @Option(names = "--timeout-seconds", defaultValue = TrainDefaults.TIMEOUT_SECONDS, description = "Give up if the switch does not answer a round for this long. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--timeout-seconds", defaultValue = TrainDefaults.TIMEOUT_SECONDS,
+        description = "Give up if the switch does not answer a round for this long. Default: ${DEFAULT-VALUE}.")
     int timeoutSeconds;
 
     @Option(names = "--records", description = "Write one JSON line per round to this file (compute, waiting, staleness, "

@@ -100,7 +100,8 @@ public final class ExperimentSpec {
     private static final Pattern WORKER_COUNT = Pattern.compile("\\bN(?:-([0-9]{1,6}))?\\b");
 
     private static final Set<String> KEYS = Set.of("name", "mode", "model", "workers", "epochs", "rounds", "targetAccuracy",
-        "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "computeClock", "workerJit", "momentum", "computeMs", "policies", "stragglers", "seeds", "quick");
+        "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "computeClock", "workerJit", "momentum",
+        "computeMs", "policies", "stragglers", "seeds", "quick");
 
     public final String name;
     public final String mode;

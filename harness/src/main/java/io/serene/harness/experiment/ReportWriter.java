@@ -1,8 +1,5 @@
 package io.serene.harness.experiment;
 
-import io.serene.harness.cli.Serene;
-import io.serene.harness.sim.Scenario;
-
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -61,7 +58,8 @@ public final class ReportWriter {
                 + "th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}pre{background:#f8f8f8;padding:1em;"
                 + "overflow:auto}svg{margin:0.5em 0;display:block}.note{color:#555}</style></head><body>\n");
         sb.append("<h1>Serene experiment <code>").append(esc(spec.name)).append("</code></h1>\n");
-        sb.append("<p>Mode <b>").append(esc(spec.mode)).append("</b>").append(spec.mode.equals("train") ? ", models <b>" + esc(spec.models.toString()) + "</b>" : "")
+        sb.append("<p>Mode <b>").append(esc(spec.mode)).append("</b>")
+            .append(spec.mode.equals("train") ? ", models <b>" + esc(spec.models.toString()) + "</b>" : "")
             .append(quick ? ", <b>--quick</b>" : "").append(", seeds ").append(esc(spec.seeds.toString())).append(", written ")
             .append(esc(ZonedDateTime.now().format(DateTimeFormatter.RFC_1123_DATE_TIME))).append(".</p>\n");
         final List<Map<String, Object>> scenarios = (List<Map<String, Object>>) summary.get("scenarios");

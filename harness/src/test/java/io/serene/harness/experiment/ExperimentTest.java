@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.serene.controlplane.PolicyParser;
 import io.serene.harness.cli.DemoCommand;
 import io.serene.harness.cli.PolicyCommand;
-import io.serene.harness.sim.Scenario;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
