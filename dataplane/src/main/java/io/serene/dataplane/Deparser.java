@@ -1,0 +1,141 @@
+package io.serene.dataplane;
+
+import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.PacketType;
+import io.serene.protocol.Status;
+import io.serene.protocol.sync.StepLayout;
+
+import java.nio.ByteBuffer;
+import java.nio.IntBuffer;
+
+/**
+ * Composes the switch's outgoing packets into its one transmit buffer: results (multicast or to
+ * one port), NACKs, JOIN_ACKs, CONFIG entries and LEAVE_ACKs. Each method returns the length to
+ * send from {@link #buffer()}; the caller sends it before composing the next.
+ */
+final class Deparser {
+    private final PacketFlyweight out = new PacketFlyweight();
+    private final ByteBuffer txBuffer;
+    private final IntBuffer txInts;
+    private final int words;
+    private final int chunkElements;
+    private final int poolSize;
+
+    Deparser(final int words, final int chunkElements, final int poolSize) {
+        this.words = words;
+        this.chunkElements = chunkElements;
+        this.poolSize = poolSize;
+        txBuffer = PacketFlyweight.allocate(Math.max(PacketFlyweight.resultLength(words, chunkElements),
+            PacketFlyweight.configLength(words)));
+        txInts = txBuffer.asIntBuffer();
+    }
+
+    long bytes() {
+        return txBuffer.capacity();
+    }
+
+    ByteBuffer buffer() {
+        return txBuffer;
+    }
+
+    /** The RESULT of a slot: its sums, contributors, R, the epoch, and the loss-recovery hint (the lowest open step). */
+    int result(final JobRegisters jobs, final ReleaseRing releases, final SlotPool slots, final int j, final int idx,
+               final int extraFlags) {
+        final int n = slots.length[idx];
+        final int length = PacketFlyweight.resultLength(words, n);
+        final long seq = slots.seq[idx];
+        out.wrap(txBuffer, 0, length)
+            .initHeader(PacketType.RESULT)
+            .flags((slots.flags[idx] & ~SlotPool.OUT_OF_SCALE) | extraFlags)
+            .elementCount(n)
+            .jobId(jobs.id[j])
+            .exponent(slots.exponent[idx])
+            .shadowSet(StepLayout.shadowSet(seq, poolSize))
+            .seq(seq)
+            .round(slots.round[idx])
+            .chunk(slots.chunk[idx])
+            .poolIndex(StepLayout.slot(seq, poolSize))
+            .contributorCount(slots.count[idx])
+            .releasedRound(releases.releasedRound[j])
+            .configEpoch(jobs.epoch[j])
+            .bitmapWords(words);
+        for (int w = 0; w < words; w++) {
+            out.bitmapWord(w, slots.bitmap[idx * words + w]);
+        }
+        // the loss-recovery hint: the job's lowest open step and who has contributed to it so far
+        final long open = jobs.openSeq[j];
+        out.openSeq(open);
+        final int openIdx = slots.index(j, open);
+        final boolean seen = slots.seq[openIdx] == open;
+        for (int w = 0; w < words; w++) {
+            out.openBitmapWord(w, seen ? slots.bitmap[openIdx * words + w] : 0L);
+        }
+        // the values start at a multiple of 4, so the int view can copy them in bulk
+        txInts.put((PacketFlyweight.RESULT_BITMAP_OFFSET + 16 * words) >> 2, slots.sums, idx * chunkElements, n);
+        return length;
+    }
+
+    /** A NACK of the DATA packet {@code in}. */
+    int nack(final PacketFlyweight in, final Status status) {
+        out.wrap(txBuffer, 0, PacketFlyweight.HEADER_LENGTH)
+            .initHeader(PacketType.NACK)
+            .jobId(in.jobId())
+            .workerId(in.workerId())
+            .seq(in.seq())
+            .round(in.round())
+            .chunk(in.chunk())
+            .poolIndex(in.poolIndex())
+            .shadowSet(in.shadowSet())
+            .status(status.code());
+        return PacketFlyweight.HEADER_LENGTH;
+    }
+
+    /** The JOIN_ACK to the JOIN {@code in}, with the switch's limits. */
+    int joinAck(final PacketFlyweight in, final Status status, final int workers, final int elements, final int ring,
+                final int maxWorkers) {
+        out.wrap(txBuffer, 0, PacketFlyweight.JOIN_ACK_LENGTH)
+            .initHeader(PacketType.JOIN_ACK)
+            .jobId(in.jobId())
+            .workerId(in.workerId())
+            .status(status.code())
+            .joinWorkerCount(workers)
+            .joinElementsPerRound(elements)
+            .ackPoolSize(poolSize)
+            .ackChunkElements(chunkElements)
+            .ackRoundRing(ring)
+            .ackMaxWorkers(maxWorkers);
+        return PacketFlyweight.JOIN_ACK_LENGTH;
+    }
+
+    /** Entry {@code index} of {@code entries} of a group's config list (list l, physical entry e). */
+    int config(final ConfigTable configs, final GroupTable groups, final int jobId, final int epoch, final int l,
+               final int e, final int index, final int entries) {
+        final int length = PacketFlyweight.configLength(words);
+        final int m = l * words;
+        out.wrap(txBuffer, 0, length)
+            .initHeader(PacketType.CONFIG)
+            .jobId(jobId)
+            .configEpoch(epoch)
+            .chunk(index)
+            .elementCount(entries)
+            .configFirstRound(configs.firstRound(l, e))
+            .configBound(configs.bound(l, e))
+            .configQuorum(configs.quorum(l, e, groups.members, m))
+            .configLateMode(configs.lateMode(l, e).wireCode())
+            .configTimeoutNs(configs.timeoutNs(l, e))
+            .configBitmapWords(words);
+        for (int w = 0; w < words; w++) {
+            out.configRequiredWord(w, configs.requiredWord(l, e, w, groups.members, m));
+        }
+        return length;
+    }
+
+    /** The LEAVE_ACK to the LEAVE {@code in}. */
+    int leaveAck(final PacketFlyweight in) {
+        out.wrap(txBuffer, 0, PacketFlyweight.HEADER_LENGTH)
+            .initHeader(PacketType.LEAVE_ACK)
+            .jobId(in.jobId())
+            .workerId(in.workerId());
+        return PacketFlyweight.HEADER_LENGTH;
+    }
+}

@@ -1,0 +1,168 @@
+package io.serene.dataplane;
+
+import io.serene.protocol.Counters;
+import io.serene.protocol.Outbox;
+import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.Status;
+import io.serene.protocol.sync.StepLayout;
+
+/**
+ * Job lifecycle and membership, on the switch thread: a JOIN creates the job (from the context's
+ * start configs and worker groups) or joins a worker to it and answers with the switch's limits
+ * and the worker's config list; LEAVE frees the job once no worker is joined; CONFIG_REQUEST and
+ * table changes send config lists.
+ */
+final class JobLifecycle {
+    private final SwitchContext context;
+    private final Counters<SwitchCounter> counters;
+    private final JobTable jobTable;
+    private final JobRegisters jobs;
+    private final GroupTable groups;
+    private final ConfigTable configs;
+    private final SlotPool slots;
+    private final ReleaseRing releases;
+    private final TimeoutScanner scanner;
+    private final Deparser deparser;
+    private final int[] setupGroups;
+    private final int maxJobs;
+    private final int maxWorkers;
+    private final int chunkElements;
+    private final int words;
+    private final int ring;
+
+    JobLifecycle(final SwitchContext context, final SwitchMemory memory, final Counters<SwitchCounter> counters,
+                 final JobTable jobTable, final JobRegisters jobs, final GroupTable groups, final ConfigTable configs,
+                 final SlotPool slots, final ReleaseRing releases, final TimeoutScanner scanner, final Deparser deparser) {
+        this.context = context;
+        this.counters = counters;
+        this.jobTable = jobTable;
+        this.jobs = jobs;
+        this.groups = groups;
+        this.configs = configs;
+        this.slots = slots;
+        this.releases = releases;
+        this.scanner = scanner;
+        this.deparser = deparser;
+        this.setupGroups = context.defaultGroups();
+        this.maxJobs = memory.maxJobs();
+        this.maxWorkers = memory.maxWorkers();
+        this.chunkElements = memory.chunkElements();
+        this.words = memory.bitmapWords();
+        this.ring = memory.roundRing();
+    }
+
+    private void send(final int port, final int length, final Outbox outbox) {
+        outbox.send(port, deparser.buffer(), 0, length);
+        counters.increment(SwitchCounter.PACKETS_OUT);
+    }
+
+    void onJoin(final PacketFlyweight in, final int port, final Outbox outbox) {
+        counters.increment(SwitchCounter.JOINS);
+        final int job = in.jobId();
+        final int worker = in.workerId();
+        final int workers = in.joinWorkerCount();
+        final int elements = in.joinElementsPerRound();
+        if (workers < 1 || workers > maxWorkers || worker >= workers || elements < 1) {
+            refuseJoin(in, port, Status.BAD_KEY, outbox);
+            return;
+        }
+        int j = jobTable.get(job);
+        if (j == JobTable.MISSING) {
+            if (!SwitchTables.setupFits(context, setupGroups, workers)) {
+                refuseJoin(in, port, Status.BAD_KEY, outbox);
+                return;
+            }
+            j = allocateJob(job, workers, elements);
+            if (j == JobTable.MISSING) {
+                refuseJoin(in, port, Status.TABLE_FULL, outbox);
+                return;
+            }
+        } else if (jobs.workers[j] != workers || jobs.elementsPerRound[j] != elements) {
+            refuseJoin(in, port, Status.SHAPE_MISMATCH, outbox);
+            return;
+        }
+        jobs.join(j, worker, port);
+        send(port, deparser.joinAck(in, Status.OK, workers, elements, ring, maxWorkers), outbox);
+        sendConfigs(j, worker, port, outbox);
+    }
+
+    void onConfigRequest(final PacketFlyweight in, final int port, final Outbox outbox) {
+        final int j = jobTable.get(in.jobId());
+        if (j == JobTable.MISSING) {
+            counters.increment(SwitchCounter.DROP_UNKNOWN_JOB);
+            return;
+        }
+        final int worker = in.workerId();
+        if (worker >= jobs.workers[j]) {
+            counters.increment(SwitchCounter.DROP_BAD_WORKER);
+            return;
+        }
+        counters.increment(SwitchCounter.CONFIG_REQUESTS);
+        sendConfigs(j, worker, port, outbox);
+    }
+
+    /** Sends every entry of the worker's group's config list to one port (the worker's). */
+    private void sendConfigs(final int j, final int worker, final int port, final Outbox outbox) {
+        final int l = ConfigTable.list(j, groups.of(j, worker));
+        final int entries = configs.entries(l);
+        for (int i = 0; i < entries; i++) {
+            send(port, deparser.config(configs, groups, jobs.id[j], jobs.epoch[j], l, configs.at(l, i), i, entries), outbox);
+        }
+    }
+
+    /** Multicasts the config tables changed since the last call to every joined worker. */
+    void announceConfigs(final Outbox outbox) {
+        for (int j = 0; j < maxJobs; j++) {
+            if (!jobs.active[j] || !jobs.configDirty[j]) {
+                continue;
+            }
+            jobs.configDirty[j] = false;
+            for (int w = 0; w < words; w++) {
+                long joined = jobs.joined[j * words + w];
+                while (joined != 0) {
+                    final int worker = (w << 6) + Long.numberOfTrailingZeros(joined);
+                    joined &= joined - 1;
+                    sendConfigs(j, worker, jobs.workerPort[jobs.worker(j, worker)], outbox);
+                }
+            }
+        }
+    }
+
+    private void refuseJoin(final PacketFlyweight in, final int port, final Status status, final Outbox outbox) {
+        counters.increment(SwitchCounter.JOIN_REFUSED);
+        send(port, deparser.joinAck(in, status, in.joinWorkerCount(), in.joinElementsPerRound(), ring, maxWorkers), outbox);
+    }
+
+    private int allocateJob(final int job, final int workers, final int elements) {
+        for (int j = 0; j < maxJobs; j++) {
+            if (!jobs.active[j]) {
+                jobs.reset(j, job, workers, elements, StepLayout.chunks(elements, chunkElements));
+                releases.reset(j);
+                // the context's worker groups (default: all in group 0); each group's list starts
+                // with its start config
+                for (int g = 0; g < ConfigTable.GROUPS; g++) {
+                    configs.reset(ConfigTable.list(j, g), context.groupSync(g), workers);
+                }
+                groups.reset(j, workers, setupGroups);
+                scanner.update(configs);
+                slots.clearJob(j);
+                jobTable.put(job, j);
+                counters.increment(SwitchCounter.JOBS_CREATED);
+                return j;
+            }
+        }
+        return JobTable.MISSING;
+    }
+
+    void onLeave(final PacketFlyweight in, final int port, final Outbox outbox) {
+        counters.increment(SwitchCounter.LEAVES);
+        final int j = jobTable.get(in.jobId());
+        final int worker = in.workerId();
+        if (j != JobTable.MISSING && worker < jobs.workers[j] && jobs.leave(j, worker)) {
+            jobs.active[j] = false;
+            jobTable.remove(jobs.id[j]);
+            counters.increment(SwitchCounter.JOBS_FREED);
+        }
+        send(port, deparser.leaveAck(in), outbox);
+    }
+}

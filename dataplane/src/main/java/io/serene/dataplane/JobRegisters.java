@@ -1,0 +1,136 @@
+package io.serene.dataplane;
+
+import java.util.Arrays;
+
+/**
+ * Per-job and per-worker registers: the job's shape, its joined workers and where they joined
+ * from, each worker's clock, the late set, the config epoch, and when each worker's newest round
+ * arrived with the compute time estimated for it. Job index j, worker index {@code j * N + w},
+ * bitmap words at {@code j * W}. Preallocated; written by the switch thread only.
+ */
+final class JobRegisters {
+    static final long NO_ARRIVAL = Long.MIN_VALUE;
+
+    private final int maxWorkers;
+    private final int words;
+
+    final boolean[] active;
+    final int[] id;
+    final int[] workers;
+    final int[] elementsPerRound;
+    final int[] chunksPerRound;
+    /** 2^Q, the scale a correct worker's values lie within. */
+    final int[] valueLimit;
+    /** The job's lowest step not yet released. */
+    final long[] openSeq;
+    /** Bumped by every table write; stamped on every result. */
+    final int[] epoch;
+    /** Whether a worker contributed (group membership is fixed from then on). */
+    final boolean[] started;
+    /** Whether the job's tables changed since they were last announced. */
+    final boolean[] configDirty;
+    final long[] joined;
+    /**
+     * Workers a timeout released a step without, not waited for by later steps under a timeout
+     * config until a contribution of theirs is counted again (the late set).
+     */
+    final long[] late;
+    final int[] workerPort;
+    final int[] workerClock;
+    /** Each worker's newest round with a packet here, when its first packet came, and its estimated compute time. */
+    final int[] arrivalRound;
+    final long[] arrivalNs;
+    final long[] iterationNs;
+
+    JobRegisters(final int maxJobs, final int maxWorkers, final int words) {
+        this.maxWorkers = maxWorkers;
+        this.words = words;
+        active = new boolean[maxJobs];
+        id = new int[maxJobs];
+        workers = new int[maxJobs];
+        elementsPerRound = new int[maxJobs];
+        chunksPerRound = new int[maxJobs];
+        valueLimit = new int[maxJobs];
+        openSeq = new long[maxJobs];
+        epoch = new int[maxJobs];
+        started = new boolean[maxJobs];
+        configDirty = new boolean[maxJobs];
+        joined = new long[maxJobs * words];
+        late = new long[maxJobs * words];
+        workerPort = new int[maxJobs * maxWorkers];
+        workerClock = new int[maxJobs * maxWorkers];
+        arrivalRound = new int[maxJobs * maxWorkers];
+        arrivalNs = new long[maxJobs * maxWorkers];
+        iterationNs = new long[maxJobs * maxWorkers];
+    }
+
+    long bytes() {
+        return active.length + started.length + configDirty.length
+            + 4L * (id.length + workers.length + elementsPerRound.length + chunksPerRound.length + valueLimit.length + epoch.length)
+            + 8L * openSeq.length + 8L * (joined.length + late.length)
+            + 4L * (workerPort.length + workerClock.length + arrivalRound.length)
+            + 8L * (arrivalNs.length + iterationNs.length);
+    }
+
+    /** A new job's registers. */
+    void reset(final int j, final int job, final int jobWorkers, final int elements, final int chunks) {
+        active[j] = true;
+        id[j] = job;
+        workers[j] = jobWorkers;
+        elementsPerRound[j] = elements;
+        chunksPerRound[j] = chunks;
+        valueLimit[j] = 1 << (30 - (32 - Integer.numberOfLeadingZeros(jobWorkers - 1)));
+        openSeq[j] = 0;
+        epoch[j] = 0;
+        started[j] = false;
+        Arrays.fill(joined, j * words, (j + 1) * words, 0L);
+        Arrays.fill(late, j * words, (j + 1) * words, 0L);
+        Arrays.fill(workerClock, j * maxWorkers, (j + 1) * maxWorkers, -1);
+        Arrays.fill(arrivalRound, j * maxWorkers, (j + 1) * maxWorkers, -1);
+        Arrays.fill(arrivalNs, j * maxWorkers, (j + 1) * maxWorkers, NO_ARRIVAL);
+        Arrays.fill(iterationNs, j * maxWorkers, (j + 1) * maxWorkers, 0L);
+        Arrays.fill(workerPort, j * maxWorkers, (j + 1) * maxWorkers, -1);
+    }
+
+    /** The index of worker w of job j in the per-worker registers. */
+    int worker(final int j, final int w) {
+        return j * maxWorkers + w;
+    }
+
+    boolean isJoined(final int j, final int w) {
+        return (joined[j * words + (w >>> 6)] & (1L << (w & 63))) != 0;
+    }
+
+    void join(final int j, final int w, final int port) {
+        joined[j * words + (w >>> 6)] |= 1L << (w & 63);
+        workerPort[worker(j, w)] = port;
+    }
+
+    /** Marks worker w left; true if no worker of the job is joined any more. */
+    boolean leave(final int j, final int w) {
+        joined[j * words + (w >>> 6)] &= ~(1L << (w & 63));
+        boolean any = false;
+        for (int i = 0; i < words; i++) {
+            any |= joined[j * words + i] != 0;
+        }
+        return !any;
+    }
+
+    /** Whether the late set of the job is not empty. */
+    boolean anyLate(final int j) {
+        boolean any = false;
+        for (int i = 0; i < words; i++) {
+            any |= late[j * words + i] != 0;
+        }
+        return any;
+    }
+
+    /** The newest round any worker of the job sent a packet for, -1 if none. */
+    int newestArrival(final int j) {
+        int newest = -1;
+        for (int w = 0; w < workers[j]; w++) {
+            newest = Math.max(newest, arrivalRound[worker(j, w)]);
+        }
+        return newest;
+    }
+}
