@@ -61,6 +61,11 @@ public final class UdpWorker implements AutoCloseable {
         return host.call(() -> engine.allreduce(round, gradient, null, computeNs)).thenCompose(f -> f);
     }
 
+    /** {@link WorkerEngine#skip}: a round this worker computed nothing for, from any thread. */
+    public CompletableFuture<Aggregate> skip(final int round, final long computeNs) {
+        return host.call(() -> engine.skip(round, computeNs)).thenCompose(f -> f);
+    }
+
     /** Completes once this worker may start computing {@code round} under the job's sync config (any thread). */
     public CompletableFuture<Void> awaitClearance(final int round) {
         return host.call(() -> engine.awaitClearance(round)).thenCompose(f -> f);

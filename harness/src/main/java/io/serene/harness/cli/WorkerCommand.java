@@ -227,7 +227,6 @@ public final class WorkerCommand implements Callable<Integer> {
                        final int[] testLabels, final ModelCopies copies, final ComputeClock clock)
         throws Exception {
         final float[] averaged = new float[net.elements()];
-        final float[] zeros = new float[net.elements()];
         final ArrayDeque<CompletableFuture<Aggregate>> pending = new ArrayDeque<>();
         final int[] bounds = new int[total];
         // a gradient computed but not sent yet: its round was released while it was computed
@@ -285,7 +284,7 @@ public final class WorkerCommand implements Callable<Integer> {
                     log.skipped(round, round - nextToApply);
                 }
                 // reports its last compute time: it is still that slow
-                pending.add(worker.allreduce(round, zeros, lastComputeNs).whenComplete((a, e) -> log.released(r)));
+                pending.add(worker.skip(round, lastComputeNs).whenComplete((a, e) -> log.released(r)));
             } else {
                 log.computed(round, heldBatch, heldNs, heldExtraNs, round - heldApplied, heldLoss);
                 lastComputeNs = heldReportedNs + heldExtraNs;

@@ -1,0 +1,105 @@
+package io.serene.worker;
+
+import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.sync.LateMode;
+import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.sync.SyncRules;
+
+/**
+ * The worker's copy of its group's config table: the entries of the newest complete epoch (a
+ * table is taken once every entry of its epoch arrived), the newest epoch seen on any packet, and
+ * the clearance rule over them. Preallocated; the engine's thread only.
+ */
+final class ConfigReplica {
+    /** Most entries of a config table (the switch keeps eight). */
+    static final int MAX_ENTRIES = 64;
+
+    private final int[] first = new int[MAX_ENTRIES];
+    private final int[] bound = new int[MAX_ENTRIES];
+    private final LateMode[] late = new LateMode[MAX_ENTRIES];
+    private int count;
+    private int knownEpoch = -1;
+    private int seenEpoch;
+    private final int[] pendingFirst = new int[MAX_ENTRIES];
+    private final int[] pendingBound = new int[MAX_ENTRIES];
+    private final LateMode[] pendingLate = new LateMode[MAX_ENTRIES];
+    private int pendingEpoch = -1;
+    private long pendingMask;
+
+    /** The epoch of the table held, -1 before the first. */
+    int knownEpoch() {
+        return knownEpoch;
+    }
+
+    int seenEpoch() {
+        return seenEpoch;
+    }
+
+    /** Notes an epoch stamped on a packet (a newer table exists if it is above the one held). */
+    void seen(final int epoch) {
+        seenEpoch = Math.max(seenEpoch, epoch);
+    }
+
+    /** Whether the table held is the newest seen. */
+    boolean fresh() {
+        return knownEpoch >= 0 && knownEpoch >= seenEpoch;
+    }
+
+    /**
+     * One CONFIG packet: an entry of an epoch's table. Returns false for a malformed one (entry
+     * count or index out of range, unknown late mode); true otherwise, whether it completed a table or not.
+     */
+    boolean onConfig(final PacketFlyweight in) {
+        final int epoch = in.configEpoch();
+        seen(epoch);
+        if (epoch <= knownEpoch) {
+            return true;
+        }
+        final int entries = in.elementCount();
+        final int index = in.chunk();
+        if (entries < 1 || entries > MAX_ENTRIES || index >= entries || !LateMode.isWireCode(in.configLateMode())) {
+            return false;
+        }
+        if (epoch != pendingEpoch) {
+            pendingEpoch = epoch;
+            pendingMask = 0;
+        }
+        pendingFirst[index] = in.configFirstRound();
+        pendingBound[index] = in.configBound();
+        pendingLate[index] = LateMode.fromWireCode(in.configLateMode());
+        pendingMask |= 1L << index;
+        if (pendingMask == (entries == 64 ? -1L : (1L << entries) - 1)) {
+            System.arraycopy(pendingFirst, 0, first, 0, entries);
+            System.arraycopy(pendingBound, 0, bound, 0, entries);
+            System.arraycopy(pendingLate, 0, late, 0, entries);
+            count = entries;
+            knownEpoch = epoch;
+            return true;
+        }
+        return true;
+    }
+
+    /** Whether the last {@link #onConfig} completed a new table. */
+    boolean justCompleted(final int epochBefore) {
+        return knownEpoch != epochBefore;
+    }
+
+    private int entryFor(final int round) {
+        return SyncRules.entryFor(first, 0, 0, count, MAX_ENTRIES, round);
+    }
+
+    /** The bound in force for a round ({@link SyncConfig#UNBOUNDED} before a table is known). */
+    int boundFor(final int round) {
+        return count == 0 ? SyncConfig.UNBOUNDED : bound[entryFor(round)];
+    }
+
+    /** The late mode in force for a round (fold before a table is known). */
+    LateMode lateModeFor(final int round) {
+        return count == 0 ? LateMode.FOLD : late[entryFor(round)];
+    }
+
+    /** Whether a worker may start a round: a current table, and the bound rule with R as last heard. */
+    boolean cleared(final int round, final int releasedRound, final int ring) {
+        return fresh() && SyncRules.mayStart(round, releasedRound, bound[entryFor(round)], ring);
+    }
+}

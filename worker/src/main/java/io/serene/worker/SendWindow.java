@@ -1,0 +1,235 @@
+package io.serene.worker;
+
+import io.serene.protocol.Counters;
+import io.serene.protocol.Outbox;
+import io.serene.protocol.PacketEndpoint;
+import io.serene.protocol.RttEstimator;
+
+import java.util.Arrays;
+
+/**
+ * The worker's own steps in flight and their loss recovery: a self-clocked window over the
+ * switch's pool (registers indexed by {@code seq & mask}), RTT sampling, fast retransmission,
+ * a tail loss probe and timeouts with backoff. The engine decides what to send next; this block
+ * decides when a sent step must go again, and asks the {@link Resender} to send it.
+ */
+final class SendWindow {
+    /** Results this many steps ahead of a pending step mark it lost. */
+    private static final int REORDER_THRESHOLD = 3;
+    /** Steps resent per timeout event; the rest of the expired steps wait another timeout. */
+    private static final int MAX_RESENDS_PER_TIMEOUT = 4;
+    /** Shortest tail probe: below this a probe would mostly resend steps still on their way. */
+    private static final long MIN_PROBE_NS = 200_000L;
+
+    /** Sends a step again, for the window. */
+    interface Resender {
+        /** Whether the step still needs its result (false once its round was delivered). */
+        boolean needsResult(long seq);
+
+        void resend(long seq, Outbox outbox);
+    }
+
+    private final Counters<WorkerCounter> counters;
+    private final RttEstimator rtt;
+    private final Resender resender;
+    private int window;
+    private int mask;
+    private long[] entrySeq;
+    private boolean[] entryDone;
+    private long[] entrySentNs;
+    private long[] entrySendStamp;
+    private long[] entryDeadlineNs;
+    private int[] entryRetries;
+    private long sendStamp;
+    private long tailProbeArmedAt = -1;
+    private long minRttNs = Long.MAX_VALUE / 8;
+    /** The next step to send, and the oldest not yet answered. */
+    private long nextSeq;
+    private long oldestSeq;
+    private long earliestDeadlineNs = PacketEndpoint.NO_DEADLINE;
+    /** Loss-recovery hint from the latest result: the job's lowest open step, and whether the switch has ours. */
+    private long openSeq = -1;
+    private boolean openHasMine;
+
+    SendWindow(final Counters<WorkerCounter> counters, final RttEstimator rtt, final Resender resender) {
+        this.counters = counters;
+        this.rtt = rtt;
+        this.resender = resender;
+    }
+
+    /** Sizes the window (steps in flight at most) once the pool is known. */
+    void allocate(final int steps) {
+        window = steps;
+        final int entries = Integer.highestOneBit(Math.max(1, steps - 1)) << 1;
+        mask = entries - 1;
+        entrySeq = new long[entries];
+        entryDone = new boolean[entries];
+        entrySentNs = new long[entries];
+        entrySendStamp = new long[entries];
+        entryDeadlineNs = new long[entries];
+        entryRetries = new int[entries];
+        Arrays.fill(entrySeq, -1L);
+    }
+
+    long nextSeq() {
+        return nextSeq;
+    }
+
+    long oldestSeq() {
+        return oldestSeq;
+    }
+
+    long earliestDeadlineNs() {
+        return earliestDeadlineNs;
+    }
+
+    /** Whether sending the next step would exceed the window. */
+    boolean full() {
+        return nextSeq - oldestSeq >= window;
+    }
+
+    /** Passes the next step, released without this worker; false if its register is still taken. */
+    boolean skipNext() {
+        final long seq = nextSeq;
+        if (seq - oldestSeq >= mask + 1) {
+            return false;
+        }
+        final int e = (int) seq & mask;
+        entrySeq[e] = seq;
+        entryDone[e] = true;
+        if (oldestSeq == seq) {
+            oldestSeq++;
+        }
+        nextSeq++;
+        return true;
+    }
+
+    /** Records the next step as sent now (the caller sends it). */
+    long sendNext(final long nowNs) {
+        final long seq = nextSeq;
+        final int e = (int) seq & mask;
+        entrySeq[e] = seq;
+        entryDone[e] = false;
+        entryRetries[e] = 0;
+        entrySentNs[e] = nowNs;
+        entrySendStamp[e] = ++sendStamp;
+        entryDeadlineNs[e] = nowNs + rtt.rtoNs();
+        earliestDeadlineNs = Math.min(earliestDeadlineNs, entryDeadlineNs[e]);
+        nextSeq++;
+        return seq;
+    }
+
+    /** A result's loss-recovery hint: the job's lowest open step, and whether the switch holds this worker's part of it. */
+    void hint(final long open, final boolean hasMine) {
+        openSeq = open;
+        openHasMine = hasMine;
+    }
+
+    /** The result of step seq arrived: if it is an own step in flight, sample the RTT and look for losses before it. */
+    void onResult(final long seq, final long nowNs, final Outbox outbox) {
+        final int e = (int) seq & mask;
+        if (seq < nextSeq && entrySeq[e] == seq && !entryDone[e]) {
+            entryDone[e] = true;
+            if (entryRetries[e] == 0) {
+                counters.increment(WorkerCounter.RTT_SAMPLES);
+                rtt.sample(nowNs - entrySentNs[e]);
+                minRttNs = Math.min(minRttNs, nowNs - entrySentNs[e]);
+            }
+            fastRetransmit(seq, entrySendStamp[e], nowNs, outbox);
+            while (oldestSeq < nextSeq && entryDone[(int) oldestSeq & mask]) {
+                oldestSeq++;
+            }
+        }
+    }
+
+    /**
+     * Loss detection ahead of the timeout (TCP's duplicate-acknowledgement threshold, with RACK's
+     * send-time check): when the result of step x arrives, a step at least
+     * {@link #REORDER_THRESHOLD} below x that is still pending and was last sent before x (by send
+     * order, not clock: a burst shares one timestamp) is presumed lost and sent again. Steps go out
+     * in order and the switch releases them in order,
+     * so this rarely fires spuriously; a step resent after x was sent is left alone, so each loss is
+     * resent at most once per round trip. A worker cannot tell its own loss from a peer's, so every
+     * worker resends; the switch absorbs the duplicates.
+     */
+    private void fastRetransmit(final long seq, final long stamp, final long nowNs, final Outbox outbox) {
+        for (long s = oldestSeq; s <= seq - REORDER_THRESHOLD; s++) {
+            final int e = (int) s & mask;
+            if (!entryDone[e] && entrySendStamp[e] < stamp) {
+                if (s == openSeq && openHasMine) {
+                    // the switch holds this worker's contribution: the loss is a peer's
+                    counters.increment(WorkerCounter.RESENDS_AVOIDED);
+                    entrySendStamp[e] = ++sendStamp;
+                    continue;
+                }
+                resend(s, e, nowNs, outbox);
+                counters.increment(WorkerCounter.FAST_RETRANSMISSIONS);
+            }
+        }
+    }
+
+    private void resend(final long seq, final int e, final long nowNs, final Outbox outbox) {
+        if (!resender.needsResult(seq)) {
+            // the round was delivered (its chunks all released) while this step's result was lost:
+            // nothing left to recover
+            entryDone[e] = true;
+            return;
+        }
+        entryRetries[e]++;
+        entrySentNs[e] = nowNs;
+        entrySendStamp[e] = ++sendStamp;
+        entryDeadlineNs[e] = nowNs + rtt.backedOffRtoNs(entryRetries[e]);
+        earliestDeadlineNs = Math.min(earliestDeadlineNs, entryDeadlineNs[e]);
+        resender.resend(seq, outbox);
+    }
+
+    /**
+     * Tail loss probe (after TCP's TLP): once every submitted step is sent, no later result can
+     * reveal a loss among the last steps, and the timeout, sized for a loaded pipeline, is long.
+     * So the pending steps get a probe deadline of a few unloaded round trips (the smallest RTT
+     * seen, at least {@link #MIN_PROBE_NS}) instead. Armed once per drain.
+     */
+    void armTailProbe(final long nowNs) {
+        if (tailProbeArmedAt == nextSeq || oldestSeq == nextSeq) {
+            return;
+        }
+        tailProbeArmedAt = nextSeq;
+        final long probeNs = Math.max(MIN_PROBE_NS, 4 * minRttNs);
+        for (long seq = oldestSeq; seq < nextSeq; seq++) {
+            final int e = (int) seq & mask;
+            if (!entryDone[e] && entryRetries[e] == 0) {
+                entryDeadlineNs[e] = Math.min(entryDeadlineNs[e], Math.max(nowNs, entrySentNs[e] + probeNs));
+                earliestDeadlineNs = Math.min(earliestDeadlineNs, entryDeadlineNs[e]);
+            }
+        }
+    }
+
+    /**
+     * Timeout recovery: resends at most {@link #MAX_RESENDS_PER_TIMEOUT} expired steps, oldest
+     * first, and pushes the other expired steps back by the backed-off timeout. After a stall of
+     * the whole pipeline (a pause of this process, say) every step in flight has expired at once,
+     * and resending all of them would only add duplicates; real losses among them are found by
+     * {@link #fastRetransmit} as results flow again, or by a later timeout.
+     */
+    void retransmit(final long nowNs, final Outbox outbox) {
+        long earliest = PacketEndpoint.NO_DEADLINE;
+        int resent = 0;
+        for (long seq = oldestSeq; seq < nextSeq; seq++) {
+            final int e = (int) seq & mask;
+            if (entryDone[e]) {
+                continue;
+            }
+            if (entryDeadlineNs[e] <= nowNs) {
+                if (resent < MAX_RESENDS_PER_TIMEOUT) {
+                    resend(seq, e, nowNs, outbox);
+                    counters.increment(WorkerCounter.RETRANSMISSIONS);
+                    resent++;
+                } else {
+                    entryDeadlineNs[e] = nowNs + rtt.backedOffRtoNs(entryRetries[e] + 1);
+                }
+            }
+            earliest = Math.min(earliest, entryDeadlineNs[e]);
+        }
+        earliestDeadlineNs = earliest;
+    }
+}

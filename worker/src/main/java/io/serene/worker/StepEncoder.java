@@ -1,0 +1,98 @@
+package io.serene.worker;
+
+import io.serene.protocol.Counters;
+import io.serene.protocol.Flags;
+import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.PacketType;
+import io.serene.protocol.sync.StepLayout;
+
+import java.nio.ByteBuffer;
+import java.nio.IntBuffer;
+
+/**
+ * Encodes the worker's packets into its one transmit buffer: a step's DATA packet (the chunk
+ * exponents of an exponent step, or a value step's chunk quantized with its agreed exponent and
+ * the look-ahead exponent in the header), and JOIN, LEAVE and CONFIG_REQUEST. Each method returns
+ * the length to send from {@link #buffer()}.
+ */
+final class StepEncoder {
+    /** Largest chunk a JOIN_ACK may announce (a DATA packet must fit one datagram). */
+    static final int MAX_CHUNK_ELEMENTS = 16_000;
+
+    private final WorkerContext ctx;
+    private final Counters<WorkerCounter> counters;
+    private final int q;
+    private final PacketFlyweight out = new PacketFlyweight();
+    private final ByteBuffer txBuffer = PacketFlyweight.allocate(PacketFlyweight.dataLength(MAX_CHUNK_ELEMENTS));
+    private final IntBuffer txInts = txBuffer.asIntBuffer();
+    private final int[] quantized = new int[MAX_CHUNK_ELEMENTS];
+
+    StepEncoder(final WorkerContext ctx, final Counters<WorkerCounter> counters, final int q) {
+        this.ctx = ctx;
+        this.counters = counters;
+        this.q = q;
+    }
+
+    ByteBuffer buffer() {
+        return txBuffer;
+    }
+
+    /** The DATA packet of step seq (step t of its round) from the round's buffers. */
+    int step(final StepLayout layout, final long seq, final int round, final int t, final RoundBuffers b,
+             final long computeNs, final int epoch) {
+        final boolean valueStep = layout.isValueStep(t);
+        final int chunk = layout.chunkOf(t);
+        final int n = layout.elementCount(t);
+        final int length = PacketFlyweight.dataLength(n);
+        out.wrap(txBuffer, 0, length)
+            .initHeader(PacketType.DATA)
+            .jobId(ctx.jobId())
+            .workerId(ctx.workerId())
+            .seq(seq)
+            .round(round)
+            .chunk(chunk)
+            .poolIndex(layout.slot(seq))
+            .shadowSet(layout.shadowSet(seq))
+            .configEpoch(epoch)
+            .computeTimeNs(computeNs)
+            .elementCount(n);
+        if (!valueStep) {
+            out.exponent(PacketFlyweight.NO_EXPONENT).flags(Flags.EXPONENTS);
+            for (int i = 0; i < n; i++) {
+                txBuffer.putInt(PacketFlyweight.DATA_VALUES_OFFSET + 4 * i, b.localExp[chunk + i]);
+            }
+        } else {
+            final int ahead = chunk + layout.lookAhead();
+            out.exponent(ahead < layout.chunks() ? b.localExp[ahead] : PacketFlyweight.NO_EXPONENT);
+            final int agreed = b.agreedExp[chunk];
+            final int local = b.localExp[chunk];
+            final int saturated = BlockFloat.quantizeChunk(b.data, chunk * layout.chunkElements(), n, agreed, q, quantized,
+                local > agreed || local == BlockFloat.MAX_EXPONENT);
+            txInts.put(PacketFlyweight.DATA_VALUES_OFFSET >> 2, quantized, 0, n);
+            int flags = Flags.VALUES;
+            if (saturated > 0) {
+                flags |= Flags.SATURATED;
+                counters.add(WorkerCounter.SATURATED_VALUES, saturated);
+            }
+            out.flags(flags);
+        }
+        return length;
+    }
+
+    /** A JOIN or LEAVE of this worker. */
+    int control(final PacketType type) {
+        final int length = type == PacketType.JOIN ? PacketFlyweight.JOIN_LENGTH : PacketFlyweight.HEADER_LENGTH;
+        out.wrap(txBuffer, 0, length).initHeader(type).jobId(ctx.jobId()).workerId(ctx.workerId());
+        if (type == PacketType.JOIN) {
+            out.joinWorkerCount(ctx.workers()).joinElementsPerRound(ctx.elementsPerRound());
+        }
+        return length;
+    }
+
+    /** A CONFIG_REQUEST naming the epoch held. */
+    int configRequest(final int knownEpoch) {
+        out.wrap(txBuffer, 0, PacketFlyweight.HEADER_LENGTH).initHeader(PacketType.CONFIG_REQUEST)
+            .jobId(ctx.jobId()).workerId(ctx.workerId()).configEpoch(knownEpoch);
+        return PacketFlyweight.HEADER_LENGTH;
+    }
+}

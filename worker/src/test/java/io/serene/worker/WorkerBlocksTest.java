@@ -1,0 +1,105 @@
+package io.serene.worker;
+
+import io.serene.protocol.Counters;
+import io.serene.protocol.Outbox;
+import io.serene.protocol.RttEstimator;
+import io.serene.protocol.sync.LateMode;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The worker's blocks one at a time, with a fake clock (in the style of a loss-detector test). */
+class WorkerBlocksTest {
+    private static final long MS = 1_000_000L;
+    private static final Outbox NOWHERE = (port, buffer, offset, length) -> { };
+
+    private final Counters<WorkerCounter> counters = new Counters<>(WorkerCounter.class);
+    private final List<Long> resent = new ArrayList<>();
+    private final SendWindow window = new SendWindow(counters, new RttEstimator(10 * MS, MS, 1000 * MS), new SendWindow.Resender() {
+        @Override
+        public boolean needsResult(final long seq) {
+            return true;
+        }
+
+        @Override
+        public void resend(final long seq, final Outbox outbox) {
+            resent.add(seq);
+        }
+    });
+
+    @Test
+    void shouldResendAStepOnceThreeLaterResultsArrived() {
+        window.allocate(8);
+        for (int i = 0; i < 5; i++) {
+            window.sendNext(0);
+        }
+        window.onResult(1, MS, NOWHERE);
+        window.onResult(2, MS, NOWHERE);
+        assertThat(resent).isEmpty();
+        window.onResult(3, MS, NOWHERE);
+        // step 0 was sent before step 3 and is still pending: presumed lost
+        assertThat(resent).containsExactly(0L);
+        assertThat(counters.get(WorkerCounter.FAST_RETRANSMISSIONS)).isEqualTo(1);
+        // not again for the next result: it was resent after step 4 was sent
+        window.onResult(4, MS, NOWHERE);
+        assertThat(resent).containsExactly(0L);
+        assertThat(window.oldestSeq()).isZero();
+    }
+
+    @Test
+    void shouldNotResendWhenTheSwitchHoldsThisWorkersPartOfTheOpenStep() {
+        window.allocate(8);
+        for (int i = 0; i < 4; i++) {
+            window.sendNext(0);
+        }
+        window.hint(0, true);
+        window.onResult(3, MS, NOWHERE);
+        assertThat(resent).isEmpty();
+        assertThat(counters.get(WorkerCounter.RESENDS_AVOIDED)).isEqualTo(1);
+    }
+
+    @Test
+    void shouldProbeTheTailAndThenTimeOutWithBackoff() {
+        window.allocate(8);
+        window.sendNext(0);
+        window.sendNext(0);
+        window.onResult(0, 2 * MS, NOWHERE);
+        // both sent: the last step gets a probe deadline of 4 minimal RTTs instead of the RTO
+        window.armTailProbe(2 * MS);
+        assertThat(window.earliestDeadlineNs()).isEqualTo(8 * MS);
+        window.retransmit(8 * MS, NOWHERE);
+        assertThat(resent).containsExactly(1L);
+        assertThat(counters.get(WorkerCounter.RETRANSMISSIONS)).isEqualTo(1);
+        assertThat(window.earliestDeadlineNs()).isGreaterThan(8 * MS + 10 * MS);
+    }
+
+    @Test
+    void shouldKeepTheWindowAndPassReleasedSteps() {
+        window.allocate(2);
+        window.sendNext(0);
+        window.sendNext(0);
+        assertThat(window.full()).isTrue();
+        window.onResult(0, MS, NOWHERE);
+        assertThat(window.full()).isFalse();
+        assertThat(window.skipNext()).isTrue();
+        assertThat(window.nextSeq()).isEqualTo(3);
+    }
+
+    @Test
+    void lateLedgerFoldsIntoTheNextRoundOrDrops() {
+        final LateLedger ledger = new LateLedger(counters, 4);
+        final float[] late = {1, 2, 3, 4};
+        ledger.late(late, 0, 2, LateMode.FOLD);
+        ledger.late(late, 2, 4, LateMode.DROP);
+        final float[] next = {10, 10, 10, 10};
+        assertThat(ledger.foldInto(next)).isTrue();
+        assertThat(next).containsExactly(11, 12, 10, 10);
+        assertThat(ledger.foldInto(next)).isFalse();
+        assertThat(counters.get(WorkerCounter.FOLDED_CHUNKS)).isEqualTo(1);
+        assertThat(counters.get(WorkerCounter.DROPPED_CHUNKS)).isEqualTo(1);
+    }
+}
