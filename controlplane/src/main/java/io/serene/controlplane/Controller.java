@@ -24,7 +24,11 @@ public final class Controller {
     /** How far (a share) the lower quartile moves before relative timeouts are installed again. */
     static final double RETIME_SHARE = 0.2;
 
-    /** What the controller needs from the switch (in-process: the pipeline; remote: the RPC client). */
+    /**
+     * What the controller needs from the switch (in-process: the pipeline; remote: the RPC client).
+     * Implementations pass calls through; a TOO_EARLY answer (a worker moved on between reading the
+     * earliest round and installing) is handled by the controller alone.
+     */
     public interface SwitchControl {
         int earliestSwapRound();
 
@@ -32,15 +36,16 @@ public final class Controller {
         Status install(int firstRound, int group, SyncConfig config);
     }
 
-    /** What the controller sees after a round's release. */
+    /** What the controller sees after a round's release ({@link ControlLoop} builds it from a {@link TelemetrySample}). */
     public static final class Telemetry {
         public int releasedRound;
-        /** When R passed {@link #releasedRound}, on the switch's clock (-1: not known); a source of {@link #roundTimeNs}. */
+        /** When R passed {@link #releasedRound}, on the switch's clock (-1: not known). */
         public long releasedAtNs = -1;
         /** Per worker: the highest round it contributed to (lag = the fastest clock minus R, see {@link Policy.Metric#LAG}). */
         public int[] clocks;
         /** Per worker: its last iteration's compute time. */
         public long[] iterationNs;
+        /** The time per released round since the last evaluation, from the switch's release times (0: not known yet). */
         public long roundTimeNs;
         public double waitingShare;
         public double staleness;
@@ -81,6 +86,9 @@ public final class Controller {
     private final SyncConfig[] base;
     private final SyncConfig[] installed;
     private final List<Decision> decisions = new ArrayList<>();
+    /** Whether a change could not be installed (TOO_EARLY twice): the next evaluation installs it again. */
+    private boolean unsynced;
+    private String unsyncedReason;
     /** Per worker, its last {@link Policy#smoothing()} compute-time samples: slowdown(worker) uses their median. */
     private final long[][] samples;
     private final int[] sampled;
@@ -160,14 +168,18 @@ public final class Controller {
                 Arrays.fill(streak, 0);
             }
         }
-        if (reason == null && !retimed) {
+        if (reason == null && !retimed && !unsynced) {
             return;
+        }
+        if (reason == null && unsynced && !retimed) {
+            reason = unsyncedReason;
         }
         if (reason == null) {
             reason = "typical round time " + round2(typicalRoundNs / 1e6) + " ms (the lower quartile of the last "
                 + Math.min(roundTimesSeen, ROUND_TIME_WINDOW) + ")";
         }
         int first = -1;
+        unsynced = false;
         for (int g = 0; g < base.length; g++) {
             final SyncConfig effective = effective(g, base[g]);
             if (effective.equals(installed[g])) {
@@ -175,10 +187,19 @@ public final class Controller {
             }
             // every group that changes in one evaluation changes from the same round
             first = first < 0 ? control.earliestSwapRound() : first;
-            if (control.install(first, g, effective) == Status.OK) {
+            Status status = control.install(first, g, effective);
+            if (status == Status.TOO_EARLY) {
+                // a worker moved on since the earliest round was read: read it again, once
+                first = control.earliestSwapRound();
+                status = control.install(first, g, effective);
+            }
+            if (status == Status.OK) {
                 final String prefix = g == 0 ? "" : policy.groupName(g) + ": ";
                 decisions.add(new Decision(t.releasedRound, first, prefix + installed[g], prefix + effective, reason));
                 installed[g] = effective;
+            } else if (status == Status.TOO_EARLY) {
+                unsynced = true;
+                unsyncedReason = reason;
             }
         }
     }

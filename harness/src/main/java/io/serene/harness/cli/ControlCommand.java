@@ -3,6 +3,8 @@ package io.serene.harness.cli;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.serene.controlplane.ControlLoop;
+import io.serene.controlplane.TelemetrySample;
 import io.serene.controlplane.rpc.ConfigEntry;
 import io.serene.controlplane.rpc.CountersRequest;
 import io.serene.controlplane.rpc.InstallConfigReply;
@@ -328,29 +330,27 @@ public final class ControlCommand implements Runnable {
                 }
                 System.out.flush();
                 final Iterator<JobState> states = stub.watchJob(WatchRequest.newBuilder().setJob(job).setIntervalMs(intervalMs).build());
-                int lastR = first.getReleasedRound();
-                long lastNs = first.getTimeNs();
-                int printed = 0;
+                final int[] lastR = {first.getReleasedRound()};
+                final ControlLoop loop = new ControlLoop(controller, () -> {
+                    if (!states.hasNext()) {
+                        return null;
+                    }
+                    final JobState s = states.next();
+                    lastR[0] = Math.max(lastR[0], s.getReleasedRound());
+                    return new TelemetrySample(s.getReleasedRound(), s.getReleasedAtNs(),
+                        s.getClocksList().stream().mapToInt(Integer::intValue).toArray(),
+                        s.getIterationNsList().stream().mapToLong(Long::longValue).toArray());
+                });
+                // the first reading starts the round-time clock; only rounds released after it are evaluated
+                loop.start(new TelemetrySample(first.getReleasedRound(), first.getReleasedAtNs(), new int[0], new long[0]));
                 try {
-                    while (states.hasNext()) {
-                        final JobState s = states.next();
-                        if (s.getReleasedRound() <= lastR) {
-                            continue;
-                        }
-                        final io.serene.controlplane.Controller.Telemetry t = new io.serene.controlplane.Controller.Telemetry();
-                        t.releasedRound = s.getReleasedRound();
-                        t.clocks = s.getClocksList().stream().mapToInt(Integer::intValue).toArray();
-                        t.iterationNs = s.getIterationNsList().stream().mapToLong(Long::longValue).toArray();
-                        t.roundTimeNs = (s.getTimeNs() - lastNs) / (s.getReleasedRound() - lastR);
-                        lastR = s.getReleasedRound();
-                        lastNs = s.getTimeNs();
-                        controller.onRound(t);
-                        final java.util.List<io.serene.controlplane.Controller.Decision> decisions = controller.decisions();
-                        for (; printed < decisions.size(); printed++) {
-                            System.out.println(decisions.get(printed));
+                    List<io.serene.controlplane.Controller.Decision> fresh;
+                    while ((fresh = loop.poll()) != null) {
+                        for (final io.serene.controlplane.Controller.Decision d : fresh) {
+                            System.out.println(d);
                         }
                         System.out.flush();
-                        if (untilRound >= 0 && lastR >= untilRound) {
+                        if (untilRound >= 0 && lastR[0] >= untilRound) {
                             break;
                         }
                     }
@@ -360,7 +360,7 @@ public final class ControlCommand implements Runnable {
                     }
                     System.out.println("job " + job + " ended");
                 }
-                System.out.println("stopped at R=" + lastR + ": " + controller.decisions().size() + " config changes");
+                System.out.println("stopped at R=" + lastR[0] + ": " + controller.decisions().size() + " config changes");
                 return 0;
             } catch (final StatusRuntimeException ex) {
                 throw failure(address, ex);
@@ -434,16 +434,7 @@ public final class ControlCommand implements Runnable {
         @Override
         public io.serene.protocol.Status install(final int firstRound, final int group, final io.serene.protocol.sync.SyncConfig config) {
             try {
-                try {
-                    install(firstRound, group, config.toString());
-                } catch (final StatusRuntimeException ex) {
-                    if (ex.getStatus().getCode() != io.grpc.Status.Code.FAILED_PRECONDITION) {
-                        throw ex;
-                    }
-                    // a worker moved on between reading the earliest round and installing: let the
-                    // switch pick the earliest safe round atomically
-                    install(-1, group, config.toString());
-                }
+                install(firstRound, group, config.toString());
                 return io.serene.protocol.Status.OK;
             } catch (final StatusRuntimeException ex) {
                 switch (ex.getStatus().getCode()) {

@@ -1,8 +1,10 @@
 package io.serene.harness.launch;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.serene.controlplane.ControlLoop;
 import io.serene.controlplane.Controller;
 import io.serene.controlplane.Policy;
+import io.serene.controlplane.TelemetrySample;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.Json;
@@ -544,32 +546,18 @@ public final class TrainRun {
 
                     @Override
                     public Status install(final int firstRound, final int group, final SyncConfig config) {
-                        return call(() -> {
-                            final Status st = pipeline.installConfig(job, group, firstRound, config);
-                            // a worker moved on between the two calls: take the earliest safe round now
-                            return st == Status.TOO_EARLY ? pipeline.installConfig(job, group, pipeline.earliestSwapRound(job), config) : st;
-                        });
+                        return call(() -> pipeline.installConfig(job, group, firstRound, config));
                     }
                 });
-                int lastR = -1;
-                long lastNs = -1;
+                final ControlLoop loop = new ControlLoop(controller, () -> call(() -> telemetry(job)));
                 while (!isInterrupted()) {
-                    final Controller.Telemetry t = call(() -> telemetry(job));
-                    if (t == null) {
+                    final List<Controller.Decision> fresh = loop.poll();
+                    if (fresh == null) {
                         return;
                     }
-                    if (t.releasedRound > lastR) {
-                        // the switch's release times: the rounds since the last evaluation, to the nanosecond
-                        final long now = t.releasedAtNs;
-                        t.roundTimeNs = lastR < 0 || lastNs < 0 || now < 0 ? 0 : (now - lastNs) / (t.releasedRound - lastR);
-                        lastR = t.releasedRound;
-                        lastNs = now;
-                        controller.onRound(t);
-                        final List<Controller.Decision> all = controller.decisions();
-                        for (int i = decisions.size(); i < all.size(); i++) {
-                            decisions.add(all.get(i));
-                            progress.println("policy " + s.policy.name() + ": " + all.get(i));
-                        }
+                    for (final Controller.Decision d : fresh) {
+                        decisions.add(d);
+                        progress.println("policy " + s.policy.name() + ": " + d);
                     }
                     Thread.sleep(20);
                 }
@@ -580,21 +568,19 @@ public final class TrainRun {
             }
         }
 
-        private Controller.Telemetry telemetry(final int job) {
+        private TelemetrySample telemetry(final int job) {
             final int n = pipeline.workers(job);
             if (n < 0) {
                 return null;
             }
-            final Controller.Telemetry t = new Controller.Telemetry();
-            t.releasedRound = pipeline.releasedRound(job);
-            t.releasedAtNs = pipeline.releasedAtNs(job, t.releasedRound);
-            t.clocks = new int[n];
-            t.iterationNs = new long[n];
+            final int released = pipeline.releasedRound(job);
+            final int[] clocks = new int[n];
+            final long[] iterationNs = new long[n];
             for (int w = 0; w < n; w++) {
-                t.clocks[w] = pipeline.clock(job, w);
-                t.iterationNs[w] = pipeline.iterationNs(job, w);
+                clocks[w] = pipeline.clock(job, w);
+                iterationNs[w] = pipeline.iterationNs(job, w);
             }
-            return t;
+            return new TelemetrySample(released, pipeline.releasedAtNs(job, released), clocks, iterationNs);
         }
 
         /** Runs f on the switch thread, through its command queue (the control service set its wake-up). */

@@ -227,7 +227,8 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
         }
         final JobState.Builder b = JobState.newBuilder().setJob(job).setReleasedRound(pipeline.releasedRound(job))
             .setEpoch(pipeline.configEpoch(job)).setEarliestSwapRound(pipeline.earliestSwapRound(job))
-            .setTimeNs(System.nanoTime());
+            .setTimeNs(System.nanoTime())
+            .setReleasedAtNs(pipeline.releasedAtNs(job, pipeline.releasedRound(job)));
         for (int w = 0; w < workers; w++) {
             b.addClocks(pipeline.clock(job, w));
             b.addIterationNs(pipeline.iterationNs(job, w));

@@ -1,6 +1,8 @@
 package io.serene.harness.sim;
 
+import io.serene.controlplane.ControlLoop;
 import io.serene.controlplane.Controller;
+import io.serene.controlplane.TelemetrySample;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
@@ -79,9 +81,9 @@ public final class ScenarioRunner {
     private long lastDeliveryNs;
     // the policy controller and its telemetry
     private final Controller controller;
+    private final ControlLoop loop;
     private final long[] lastComputeNs;
     private int lastEvaluatedRound = -1;
-    private long lastAdvanceNs;
     private long waitingAtEvaluation;
     private long computeAtEvaluation;
     private long stalenessAtEvaluation;
@@ -135,6 +137,7 @@ public final class ScenarioRunner {
                 return status;
             }
         });
+        loop = controller == null ? null : new ControlLoop(controller);
         waitingNs = new long[s.workers];
         computeNs = new long[s.workers];
         readySince = new long[s.workers];
@@ -278,30 +281,25 @@ public final class ScenarioRunner {
             return;
         }
         lastEvaluatedRound = released;
-        final long now = network.nowNs();
-        final Controller.Telemetry t = new Controller.Telemetry();
-        t.releasedRound = released;
-        t.clocks = new int[s.workers];
+        final int[] clocks = new int[s.workers];
         long waiting = 0;
         long compute = 0;
         for (int w = 0; w < s.workers; w++) {
-            t.clocks[w] = pipeline.clock(1, w);
+            clocks[w] = pipeline.clock(1, w);
             waiting += waitingNs[w];
             compute += computeNs[w];
         }
-        t.iterationNs = lastComputeNs.clone();
-        t.roundTimeNs = now - lastAdvanceNs;
         final long dw = waiting - waitingAtEvaluation;
         final long dc = compute - computeAtEvaluation;
-        t.waitingShare = dw + dc == 0 ? 0 : (double) dw / (dw + dc);
         final long starts = stalenessCount - startsAtEvaluation;
-        t.staleness = starts == 0 ? 0 : (double) (stalenessSum - stalenessAtEvaluation) / starts;
+        final double waitingShare = dw + dc == 0 ? 0 : (double) dw / (dw + dc);
+        final double staleness = starts == 0 ? 0 : (double) (stalenessSum - stalenessAtEvaluation) / starts;
         waitingAtEvaluation = waiting;
         computeAtEvaluation = compute;
         stalenessAtEvaluation = stalenessSum;
         startsAtEvaluation = stalenessCount;
-        lastAdvanceNs = now;
-        controller.onRound(t);
+        loop.onSample(new TelemetrySample(released, pipeline.releasedAtNs(1, released), clocks, lastComputeNs.clone(),
+            waitingShare, staleness));
     }
 
     private void randomSwap() {
