@@ -10,7 +10,9 @@ import io.serene.training.Batches;
 import io.serene.training.DjlModel;
 import io.serene.training.FashionMnist;
 import io.serene.training.GlobalBatch;
+import io.serene.training.LrSchedule;
 import io.serene.training.ModelKind;
+import io.serene.training.StaleMomentum;
 import io.serene.training.StragglerProfile;
 import io.serene.training.TrainDefaults;
 import io.serene.transport.UdpOptions;
@@ -165,8 +167,8 @@ public final class WorkerCommand implements Callable<Integer> {
         if (rounds != null && epochs != null) {
             throw new IllegalArgumentException("give --rounds or --epochs, not both");
         }
-        checkLrSchedule("--lr-schedule", lrSchedule);
-        checkStaleMomentum("--stale-momentum", staleMomentum);
+        final LrSchedule schedule = LrSchedule.parse("--lr-schedule", lrSchedule);
+        final StaleMomentum stale = StaleMomentum.parse("--stale-momentum", staleMomentum);
         final ComputeClock clock = ComputeClock.parse("--compute-clock", computeClock);
         if (exitWithParent || evalWhenTold) {
             watchStdin();
@@ -186,11 +188,7 @@ public final class WorkerCommand implements Callable<Integer> {
         try (DjlModel net = new DjlModel(kind, batch, learningRate, momentum, seed);
              UdpTransport transport = UdpTransport.create(1, true);
              RoundRecords log = new RoundRecords(id, total, records, epochMs)) {
-            if (lrSchedule.equals("cosine")) {
-                net.cosineDecay(total);
-            } else if (lrSchedule.equals("cooldown")) {
-                net.cooldown(total);
-            }
+            schedule.applyTo(net, total);
             final UdpWorker worker = UdpWorker.start(new WorkerContext().jobId(job).workerId(id).workers(workers)
                 .elementsPerRound(net.elements()), target, new InetSocketAddress(0), transport, UdpOptions.defaults(),
                 ex -> System.err.println("worker " + id + " error: " + ex));
@@ -202,7 +200,7 @@ public final class WorkerCommand implements Callable<Integer> {
                 final GlobalBatch sizes = new GlobalBatch(batch, workers, rebalance);
                 final ModelCopies copies = deferredEval ? ModelCopies.forRun(total, evalEvery, net.elements()) : null;
                 train(worker, net, new Batches(dataset.train, shard, batch, sizes.max(), seed * 31 + id), sizes, profile, total,
-                    log, testPixels, testLabels, copies, clock);
+                    log, testPixels, testLabels, copies, clock, stale);
             } finally {
                 worker.close();
             }
@@ -224,7 +222,7 @@ public final class WorkerCommand implements Callable<Integer> {
 
     private void train(final UdpWorker worker, final DjlModel net, final Batches batches, final GlobalBatch sizes,
                        final StragglerProfile profile, final int total, final RoundRecords log, final float[] testPixels,
-                       final int[] testLabels, final ModelCopies copies, final ComputeClock clock)
+                       final int[] testLabels, final ModelCopies copies, final ComputeClock clock, final StaleMomentum stale)
         throws Exception {
         final float[] averaged = new float[net.elements()];
         final ArrayDeque<CompletableFuture<Aggregate>> pending = new ArrayDeque<>();
@@ -252,7 +250,7 @@ public final class WorkerCommand implements Callable<Integer> {
             // required: every round up to r - 1 - s; then whatever else already arrived
             while (!pending.isEmpty() && (nextToApply <= SyncRules.gateRound(round, bound) || pending.peek().isDone())) {
                 final int next = nextToApply++;
-                applyNext(pending, next, momentumFor(net, bounds[next]), net, averaged, sizes, log, total, testPixels, testLabels, copies);
+                applyNext(pending, next, stale.momentum(net.momentum(), bounds[next]), net, averaged, sizes, log, total, testPixels, testLabels, copies);
             }
             if (held == null && released(worker) < round) {
                 final long c0 = clock.nanos();
@@ -308,7 +306,7 @@ public final class WorkerCommand implements Callable<Integer> {
         }
         while (!pending.isEmpty()) {
             final int next = nextToApply++;
-            applyNext(pending, next, momentumFor(net, bounds[next]), net, averaged, sizes, log, total, testPixels, testLabels, copies);
+            applyNext(pending, next, stale.momentum(net.momentum(), bounds[next]), net, averaged, sizes, log, total, testPixels, testLabels, copies);
         }
         final long endNs = System.nanoTime();
         final double seconds = (endNs - start) / 1e9;
@@ -389,35 +387,6 @@ public final class WorkerCommand implements Callable<Integer> {
 
     private LateMode lateMode(final UdpWorker worker, final int round) throws InterruptedException {
         return await(worker.call(e -> e.lateModeFor(round)), "the late mode of round " + round);
-    }
-
-    /** {@code value} if it is a --lr-schedule, else an error naming {@code what} (a flag or a key). */
-    public static String checkLrSchedule(final String what, final String value) {
-        if (!value.equals("constant") && !value.equals("cosine") && !value.equals("cooldown")) {
-            throw new IllegalArgumentException(what + " must be constant, cosine or cooldown, was '" + value + "'");
-        }
-        return value;
-    }
-
-    /** {@code value} if it is a --stale-momentum mode, else an error naming {@code what} (a flag or a key). */
-    public static String checkStaleMomentum(final String what, final String value) {
-        if (!value.equals("compensate") && !value.equals("fixed")) {
-            throw new IllegalArgumentException(what + " must be compensate or fixed, was '" + value + "'");
-        }
-        return value;
-    }
-
-    /** The momentum a round is applied with: see --stale-momentum. */
-    private float momentumFor(final DjlModel net, final int bound) {
-        return staleMomentum.equals("fixed") ? net.momentum() : compensatedMomentum(net.momentum(), bound);
-    }
-
-    /** max(0, m - s / (s + 1)): m for BSP, 0 when unbounded. */
-    static float compensatedMomentum(final float momentum, final int bound) {
-        if (bound <= 0) {
-            return momentum;
-        }
-        return Math.max(0f, momentum - (float) bound / (bound + 1f));
     }
 
     /**

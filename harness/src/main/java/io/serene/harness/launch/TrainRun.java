@@ -15,9 +15,12 @@ import io.serene.protocol.Status;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.FashionMnist;
+import io.serene.training.LrSchedule;
 import io.serene.training.ModelKind;
+import io.serene.training.StaleMomentum;
 import io.serene.training.StragglerProfile;
 import io.serene.training.TrainDefaults;
+import io.serene.training.WorkerJit;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
@@ -68,7 +71,7 @@ public final class TrainRun {
         public String lrSchedule = TrainDefaults.LR_SCHEDULE;
         /** The compute time workers report to the switch: cpu or wall (WorkerCommand --compute-clock). */
         public String computeClock = TrainDefaults.COMPUTE_CLOCK;
-        /** The worker JVMs' JIT: c1 or tiered ({@link #WORKER_JIT}). */
+        /** The worker JVMs' JIT: c1 or tiered ({@link WorkerJit}). */
         public String workerJit = TrainDefaults.WORKER_JIT;
         /** How a round under an SSP bound is stepped (WorkerCommand --stale-momentum). */
         public String staleMomentum = TrainDefaults.STALE_MOMENTUM;
@@ -108,20 +111,6 @@ public final class TrainRun {
         }
     }
 
-    /**
-     * The worker JVMs' JIT, as {@code serene train --worker-jit} names it: c1 stops at the quick
-     * compiler (the workers share the host, and 8 of them compiling with C2 on 2 cores take the
-     * processor from training for the whole run), tiered is the JVM's default.
-     */
-    static final String WORKER_JIT = "c1 or tiered";
-
-    public static String checkWorkerJit(final String what, final String value) {
-        if (!"c1".equals(value) && !"tiered".equals(value)) {
-            throw new IllegalArgumentException(what + " must be " + WORKER_JIT + ", was '" + value + "'");
-        }
-        return value;
-    }
-
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int KEEP_LINES = 20;
 
@@ -144,10 +133,10 @@ public final class TrainRun {
         if (s.rounds != null && s.epochs != null) {
             throw new IllegalArgumentException("give --rounds or --epochs, not both");
         }
-        WorkerCommand.checkLrSchedule("--lr-schedule", s.lrSchedule);
-        WorkerCommand.checkStaleMomentum("--stale-momentum", s.staleMomentum);
+        LrSchedule.parse("--lr-schedule", s.lrSchedule);
+        StaleMomentum.parse("--stale-momentum", s.staleMomentum);
         ComputeClock.check("--compute-clock", s.computeClock);
-        checkWorkerJit("--worker-jit", s.workerJit);
+        WorkerJit.parse("--worker-jit", s.workerJit);
         if (!(s.targetAccuracy >= 0 && s.targetAccuracy <= 1)) {
             throw new IllegalArgumentException("--target-accuracy must be in 0..1, was " + s.targetAccuracy);
         }
@@ -247,7 +236,7 @@ public final class TrainRun {
                 command.add(arg);
             }
         }
-        if (s.workerJit.equals("c1")) {
+        if (WorkerJit.parse("--worker-jit", s.workerJit) == WorkerJit.C1) {
             command.add("-XX:TieredStopAtLevel=1");
         }
         command.addAll(List.of("-Dai.djl.offline=true", "-Dai.djl.pytorch.num_threads=1", "-Dai.djl.pytorch.num_interop_threads=1",

@@ -27,6 +27,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Runs the real switch and worker engines on the in-process transport in virtual time, with
@@ -204,11 +205,10 @@ public final class ScenarioRunner {
         waitingNs[w] += now - readySince[w];
         if (engines[w].releasedRound() >= round) {
             // released without this worker (it is excluded, or beyond a quorum) before it started:
-            // as serene worker does, it computes nothing for it and goes on to the first round still
-            // open, reporting its last compute time (it is still that slow); what it hands in for
-            // the released round is late (folded or dropped)
+            // as serene worker does, it computes nothing for it (skip) and goes on to the first round
+            // still open, reporting its last compute time (it is still that slow)
             skippedRounds++;
-            contribute(w, round, lastComputeNs[w]);
+            handIn(w, round, engines[w].skip(round, lastComputeNs[w]));
             return;
         }
         final int released = pipeline.releasedRound(1);
@@ -229,9 +229,13 @@ public final class ScenarioRunner {
     }
 
     private void contribute(final int w, final int round, final long computeNs) {
-        final WorkerEngine engine = engines[w];
         // reports its compute time, as serene worker does
-        engine.allreduce(round, gradient(w, round), null, computeNs).whenComplete((aggregate, failure) -> {
+        handIn(w, round, engines[w].allreduce(round, gradient(w, round), null, computeNs));
+    }
+
+    /** Waits for a submitted round's aggregate and starts the worker's next round. */
+    private void handIn(final int w, final int round, final CompletableFuture<Aggregate> future) {
+        future.whenComplete((aggregate, failure) -> {
             if (failure != null) {
                 errors.add(failure);
                 return;
