@@ -1,6 +1,6 @@
 package io.serene.harness.cli;
 
-import io.serene.harness.Json;
+import io.serene.training.Json;
 import io.serene.harness.bench.AllreduceBench;
 
 import picocli.CommandLine.Command;

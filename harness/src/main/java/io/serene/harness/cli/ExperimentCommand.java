@@ -1,6 +1,6 @@
 package io.serene.harness.cli;
 
-import io.serene.harness.Json;
+import io.serene.training.Json;
 import io.serene.harness.experiment.ExperimentRunner;
 import io.serene.harness.experiment.ExperimentSpec;
 import io.serene.harness.experiment.ReportWriter;

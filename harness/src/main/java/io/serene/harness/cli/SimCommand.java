@@ -1,6 +1,6 @@
 package io.serene.harness.cli;
 
-import io.serene.harness.Json;
+import io.serene.training.Json;
 import io.serene.harness.sim.Scenario;
 import io.serene.harness.sim.ScenarioRunner;
 import io.serene.protocol.sync.SyncSchedule;

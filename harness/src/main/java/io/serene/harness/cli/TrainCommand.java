@@ -1,6 +1,6 @@
 package io.serene.harness.cli;
 
-import io.serene.harness.Json;
+import io.serene.training.Json;
 import io.serene.harness.launch.TrainRun;
 import io.serene.training.ModelKind;
 import io.serene.training.StragglerProfile;

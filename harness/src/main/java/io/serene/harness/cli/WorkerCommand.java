@@ -1,53 +1,37 @@
 package io.serene.harness.cli;
 
-import io.serene.harness.Json;
-import io.serene.harness.launch.ComputeClock;
-import io.serene.harness.launch.ModelCopies;
-import io.serene.harness.launch.RoundRecords;
-import io.serene.protocol.sync.LateMode;
-import io.serene.protocol.sync.SyncRules;
 import io.serene.training.Batches;
+import io.serene.training.ComputeClock;
 import io.serene.training.DjlModel;
 import io.serene.training.FashionMnist;
 import io.serene.training.GlobalBatch;
 import io.serene.training.LrSchedule;
+import io.serene.training.ModelCopies;
 import io.serene.training.ModelKind;
+import io.serene.training.RoundRecords;
 import io.serene.training.StaleMomentum;
 import io.serene.training.StragglerProfile;
 import io.serene.training.TrainDefaults;
+import io.serene.training.TrainingLoop;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
-import io.serene.worker.Aggregate;
 import io.serene.worker.UdpWorker;
 import io.serene.worker.WorkerContext;
-import io.serene.worker.WorkerEngine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
-import java.util.ArrayDeque;
-import java.util.LinkedHashMap;
-import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * {@code serene worker}: one training worker (one JVM: PyTorch allows one gradient collector per
- * process). Each round: a batch of its seeded shard (B images, or up to 2 B while rounds are
- * released with fewer contributions, so a round keeps about N x B: {@link GlobalBatch}), forward
- * and backward, the flat gradient through the switch, the aggregate averaged by contributor count
- * back into the model, SGD with momentum. Under a bound s the worker computes round r once round r - 1 - s is released and
- * its aggregate applied, applying every later aggregate that has already arrived first (under BSP:
- * exactly round r - 1's, so every worker steps through the same models). A worker that finds
- * round r released without it (excluded, or beyond a quorum), before or while it computed, sends
- * nothing for it and takes its aggregate, catching up with the others; the gradient it computed goes
- * to the first round still open (late chunks are still folded or dropped, as the config says).
+ * process): parses its options, loads its shard and the test set, joins the job through the
+ * switch and runs the {@link TrainingLoop}.
  */
 @Command(name = "worker", mixinStandardHelpOptions = true,
     description = "Runs one training worker against a switch (serene switch) on Fashion-MNIST.")
@@ -152,9 +136,6 @@ public final class WorkerCommand implements Callable<Integer> {
     /** Completed by the line 'evaluate' on standard input (or its end), under --eval-when-told. */
     private final CompletableFuture<Void> toldToEvaluate = new CompletableFuture<>();
 
-    /** Model copies for deferred evaluation at most take this much heap (the workers run with -Xmx512m). */
-    public static final long COPY_BUDGET_BYTES = 192L << 20;
-
     @Override
     public Integer call() throws Exception {
         final ModelKind kind = ModelKind.parse(model);
@@ -193,14 +174,16 @@ public final class WorkerCommand implements Callable<Integer> {
                 .elementsPerRound(net.elements()), target, new InetSocketAddress(0), transport, UdpOptions.defaults(),
                 ex -> System.err.println("worker " + id + " error: " + ex));
             try {
-                await(worker.joined(), "join job " + job + " at " + switchAddress);
+                awaitJoin(worker);
                 System.out.println("worker " + id + "/" + workers + ": " + kind + " with " + net.elements() + " parameters, shard of "
                     + shard.length + " images, " + total + " rounds, seed " + seed);
                 System.out.flush();
                 final GlobalBatch sizes = new GlobalBatch(batch, workers, rebalance);
                 final ModelCopies copies = deferredEval ? ModelCopies.forRun(total, evalEvery, net.elements()) : null;
-                train(worker, net, new Batches(dataset.train, shard, batch, sizes.max(), seed * 31 + id), sizes, profile, total,
-                    log, testPixels, testLabels, copies, clock, stale);
+                final TrainingLoop.Options options = new TrainingLoop.Options(id, evalEvery, stale, profile, clock, progressLines,
+                    rebalance, seed, timeoutSeconds, switchAddress, evalWhenTold ? toldToEvaluate : null);
+                new TrainingLoop(worker, net, new Batches(dataset.train, shard, batch, sizes.max(), seed * 31 + id), sizes, log,
+                    copies, testPixels, testLabels, total, options).run();
             } finally {
                 worker.close();
             }
@@ -218,228 +201,6 @@ public final class WorkerCommand implements Callable<Integer> {
         }
         final long perEpoch = (shard + batch - 1) / batch;
         return (int) Math.max(1, Math.min(Integer.MAX_VALUE, Math.round(epochs * perEpoch)));
-    }
-
-    private void train(final UdpWorker worker, final DjlModel net, final Batches batches, final GlobalBatch sizes,
-                       final StragglerProfile profile, final int total, final RoundRecords log, final float[] testPixels,
-                       final int[] testLabels, final ModelCopies copies, final ComputeClock clock, final StaleMomentum stale)
-        throws Exception {
-        final float[] averaged = new float[net.elements()];
-        final ArrayDeque<CompletableFuture<Aggregate>> pending = new ArrayDeque<>();
-        final int[] bounds = new int[total];
-        // a gradient computed but not sent yet: its round was released while it was computed
-        float[] held = null;
-        int heldBatch = 0;
-        int heldRound = -1;
-        long heldNs = 0;
-        long heldReportedNs = 0;
-        long heldExtraNs = 0;
-        int heldApplied = 0;
-        float heldLoss = Float.NaN;
-        long lastComputeNs = 0;
-        final long start = System.nanoTime();
-        log.start();
-        int nextToApply = 0;
-        for (int round = 0; round < total; round++) {
-            log.beginRound(round);
-            await(worker.awaitClearance(round), "clearance for round " + round);
-            log.waited(round, System.nanoTime() - log.roundStartNs(round));
-            final int r = round;
-            final int bound = await(worker.call(e -> e.boundFor(r)), "the bound of round " + round);
-            bounds[round] = bound;
-            // required: every round up to r - 1 - s; then whatever else already arrived
-            while (!pending.isEmpty() && (nextToApply <= SyncRules.gateRound(round, bound) || pending.peek().isDone())) {
-                final int next = nextToApply++;
-                applyNext(pending, next, stale.momentum(net.momentum(), bounds[next]), net, averaged, sizes, log, total, testPixels, testLabels, copies);
-            }
-            if (held == null && released(worker) < round) {
-                final long c0 = clock.nanos();
-                final long t0 = System.nanoTime();
-                heldBatch = sizes.next();
-                held = net.computeGradient(batches.next(heldBatch), batches.labels()).clone();
-                heldNs = System.nanoTime() - t0;
-                heldReportedNs = clock.nanos() - c0;
-                // the injected straggling stays a multiple of the elapsed time, whichever clock is reported
-                heldExtraNs = Math.max(0, (long) ((profile.factor(id, round) - 1) * heldNs));
-                if (heldExtraNs > 0) {
-                    LockSupport.parkNanos(heldExtraNs);
-                }
-                heldApplied = nextToApply;
-                heldRound = round;
-                heldLoss = net.lastLoss();
-            }
-            if (released(worker) >= round) {
-                // released without this worker (it is excluded, or beyond a quorum), before or while it
-                // computed: a contribution would only be late; take the aggregate, and keep the gradient
-                // for the first round still open (fold) or drop it (drop: the next open round gets a
-                // gradient computed fresh, on the model as it is then)
-                if (held != null && heldRound == round && lateMode(worker, round) == LateMode.DROP) {
-                    log.dropped(round, heldBatch, heldNs, heldExtraNs, round - heldApplied);
-                    lastComputeNs = heldReportedNs + heldExtraNs;
-                    // the next gradient's computation sets the held fields anew
-                    held = null;
-                } else {
-                    log.skipped(round, round - nextToApply);
-                }
-                // reports its last compute time: it is still that slow
-                pending.add(worker.skip(round, lastComputeNs).whenComplete((a, e) -> log.released(r)));
-            } else {
-                log.computed(round, heldBatch, heldNs, heldExtraNs, round - heldApplied, heldLoss);
-                lastComputeNs = heldReportedNs + heldExtraNs;
-                pending.add(worker.allreduce(round, held, lastComputeNs).whenComplete((a, e) -> log.released(r)));
-                held = null;
-                heldNs = 0;
-                heldReportedNs = 0;
-                heldExtraNs = 0;
-            }
-            if (progressLines) {
-                System.out.printf(Locale.ROOT, "@progress %d %.5f%n", round + 1, net.lastLoss());
-            }
-            if (evaluatedAt(round, total) && round + 1 < total) {
-                if (copies != null) {
-                    copies.take(net, round);
-                } else {
-                    final double accuracy = evaluate(net, log, round, testPixels, testLabels);
-                    printEvaluated(round, net.lastLoss(), accuracy);
-                }
-            }
-        }
-        while (!pending.isEmpty()) {
-            final int next = nextToApply++;
-            applyNext(pending, next, stale.momentum(net.momentum(), bounds[next]), net, averaged, sizes, log, total, testPixels, testLabels, copies);
-        }
-        final long endNs = System.nanoTime();
-        final double seconds = (endNs - start) / 1e9;
-        final double endSeconds = log.seconds(endNs);
-        final String modelHash = net.hash();
-        final float finalLoss = net.lastLoss();
-        if (copies != null) {
-            evaluateCopies(net, copies, log, total, endNs, testPixels, testLabels);
-        }
-        final double accuracy = log.finalAccuracy();
-        System.out.printf(Locale.ROOT, "worker %d done: %d rounds in %.2f s (compute %.2f s, injected straggling %.2f s, waiting %.2f s), "
-            + "loss %.4f, accuracy %.4f, model %s%n", id, total, seconds, log.computeNs() / 1e9, log.injectedNs() / 1e9,
-            log.waitingNs() / 1e9, finalLoss, accuracy, modelHash);
-        final Map<String, Object> json = new LinkedHashMap<>();
-        json.put("worker", id);
-        json.put("rounds", total);
-        json.put("seconds", seconds);
-        json.put("startSeconds", log.startSeconds());
-        json.put("endSeconds", endSeconds);
-        json.put("computeSeconds", log.computeNs() / 1e9);
-        json.put("injectedSeconds", log.injectedNs() / 1e9);
-        json.put("skippedRounds", log.skippedRounds());
-        json.put("droppedRounds", log.droppedRounds());
-        json.put("samples", log.samples());
-        json.put("rebalance", rebalance);
-        json.put("waitingSeconds", log.waitingNs() / 1e9);
-        json.put("evaluationSeconds", log.evaluationNs() / 1e9);
-        json.put("deferredEvaluation", copies != null);
-        json.put("stragglers", profile.toString());
-        json.put("finalLoss", (double) finalLoss);
-        json.put("finalAccuracy", accuracy);
-        json.put("modelHash", modelHash);
-        json.put("seed", seed);
-        System.out.println(Json.write(json));
-        System.out.flush();
-    }
-
-    /**
-     * Deferred evaluation, after training (under --eval-when-told once the launcher says every
-     * worker trained): the final model first, then each copy; then the records of the evaluated
-     * rounds (the others were written as their rounds were applied). An accuracy is stamped with
-     * the time the worker held the model.
-     */
-    private void evaluateCopies(final DjlModel net, final ModelCopies copies, final RoundRecords log, final int total,
-                                final long endNs, final float[] testPixels, final int[] testLabels)
-        throws InterruptedException, java.io.IOException {
-        if (evalWhenTold) {
-            System.out.println("@trained");
-            System.out.flush();
-            try {
-                toldToEvaluate.get();
-            } catch (final ExecutionException ex) {
-                throw new IllegalStateException(ex.getCause());
-            }
-        }
-        evaluateHeld(net, log, total - 1, testPixels, testLabels, endNs);
-        for (int i = 0; i < copies.size(); i++) {
-            net.loadParameters(copies.parameters(i));
-            final int round = copies.round(i);
-            final double accuracy = evaluateHeld(net, log, round, testPixels, testLabels, copies.takenNs(i));
-            printEvaluated(round, copies.loss(i), accuracy);
-        }
-        for (int round = 0; round < total; round++) {
-            if (evaluatedAt(round, total)) {
-                log.write(round);
-            }
-        }
-    }
-
-    private void printEvaluated(final int round, final float loss, final double accuracy) {
-        System.out.printf(Locale.ROOT, "worker %d round %d loss %.4f accuracy %.4f%n", id, round + 1, loss, accuracy);
-        System.out.flush();
-    }
-
-    private int released(final UdpWorker worker) throws InterruptedException {
-        return await(worker.call(WorkerEngine::releasedRound), "the released round");
-    }
-
-    private LateMode lateMode(final UdpWorker worker, final int round) throws InterruptedException {
-        return await(worker.call(e -> e.lateModeFor(round)), "the late mode of round " + round);
-    }
-
-    /**
-     * Waits for the oldest pending aggregate (round {@code round}), steps the model with its
-     * average and writes the round's record, unless the round is evaluated after training; the
-     * last round is evaluated here when evaluation is not deferred.
-     */
-    private void applyNext(final ArrayDeque<CompletableFuture<Aggregate>> pending, final int round, final float momentum, final DjlModel net,
-                           final float[] averaged, final GlobalBatch sizes, final RoundRecords log, final int total,
-                           final float[] testPixels, final int[] testLabels, final ModelCopies copies)
-        throws InterruptedException, java.io.IOException {
-        final long t0 = System.nanoTime();
-        final Aggregate aggregate = await(pending.poll(), "the aggregate of round " + round);
-        log.waited(round, System.nanoTime() - t0);
-        aggregate.averageInto(averaged);
-        sizes.applied(aggregate.contributorCount());
-        aggregate.release();
-        net.applyGradient(averaged, momentum);
-        if (copies == null && round == total - 1) {
-            evaluate(net, log, round, testPixels, testLabels);
-        }
-        if (copies == null || !evaluatedAt(round, total)) {
-            log.write(round);
-        }
-    }
-
-    /** Whether the model is evaluated at {@code round}: every --eval-every rounds, and at the last. */
-    private boolean evaluatedAt(final int round, final int total) {
-        return round == total - 1 || (evalEvery > 0 && (round + 1) % evalEvery == 0);
-    }
-
-    /** Test accuracy of the model now, recorded for the round at the time it was evaluated. */
-    private static double evaluate(final DjlModel net, final RoundRecords log, final int round, final float[] testPixels,
-                                   final int[] testLabels) {
-        final double accuracy = score(net, log, testPixels, testLabels);
-        log.evaluated(round, accuracy, System.nanoTime());
-        return accuracy;
-    }
-
-    /** Test accuracy of the model, recorded for the round at {@code heldNs} (when the worker held this model). */
-    private static double evaluateHeld(final DjlModel net, final RoundRecords log, final int round, final float[] testPixels,
-                                       final int[] testLabels, final long heldNs) {
-        final double accuracy = score(net, log, testPixels, testLabels);
-        log.evaluated(round, accuracy, heldNs);
-        return accuracy;
-    }
-
-    /** Test accuracy of the model; the time it took counts as evaluation. */
-    private static double score(final DjlModel net, final RoundRecords log, final float[] testPixels, final int[] testLabels) {
-        final long t0 = System.nanoTime();
-        final double accuracy = net.accuracy(testPixels, testLabels);
-        log.evaluating(System.nanoTime() - t0);
-        return accuracy;
     }
 
     /**
@@ -470,14 +231,17 @@ public final class WorkerCommand implements Callable<Integer> {
         watcher.start();
     }
 
-    private <T> T await(final java.util.concurrent.CompletableFuture<T> future, final String what) throws InterruptedException {
+
+
+    private void awaitJoin(final UdpWorker worker) throws InterruptedException {
         try {
-            return future.get(timeoutSeconds, TimeUnit.SECONDS);
+            worker.joined().get(timeoutSeconds, TimeUnit.SECONDS);
         } catch (final TimeoutException ex) {
-            throw new IllegalStateException("worker " + id + ": no " + what + " within " + timeoutSeconds + " s (is the switch at "
-                + switchAddress + " running?)");
+            throw new IllegalStateException("worker " + id + ": no join job " + job + " at " + switchAddress + " within "
+                + timeoutSeconds + " s (is the switch at " + switchAddress + " running?)");
         } catch (final ExecutionException ex) {
-            throw new IllegalStateException("worker " + id + ": " + what + " failed: " + ex.getCause().getMessage());
+            throw new IllegalStateException("worker " + id + ": join job " + job + " at " + switchAddress + " failed: "
+                + ex.getCause().getMessage());
         }
     }
 }

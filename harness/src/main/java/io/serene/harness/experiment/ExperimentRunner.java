@@ -2,7 +2,7 @@ package io.serene.harness.experiment;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.serene.harness.Json;
+import io.serene.training.Json;
 import io.serene.harness.launch.TrainRun;
 import io.serene.harness.sim.Scenario;
 import io.serene.harness.sim.ScenarioRunner;

@@ -8,7 +8,7 @@ import io.serene.controlplane.Policy;
 import io.serene.controlplane.PolicyException;
 import io.serene.controlplane.PolicyParser;
 import io.serene.harness.cli.PolicyCommand;
-import io.serene.harness.launch.ComputeClock;
+import io.serene.training.ComputeClock;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.LrSchedule;
 import io.serene.training.ModelKind;

@@ -1,4 +1,4 @@
-package io.serene.harness.launch;
+package io.serene.training;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;

@@ -1,4 +1,4 @@
-package io.serene.harness.launch;
+package io.serene.training;
 
 import org.junit.jupiter.api.Test;
 

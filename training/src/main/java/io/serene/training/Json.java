@@ -1,4 +1,4 @@
-package io.serene.harness;
+package io.serene.training;
 
 import java.util.Iterator;
 import java.util.List;

@@ -1,7 +1,4 @@
-package io.serene.harness.launch;
-
-import io.serene.harness.cli.WorkerCommand;
-import io.serene.training.DjlModel;
+package io.serene.training;
 
 /**
  * Copies of a worker's model taken at its evaluation rounds, with the time and the loss, for
@@ -11,6 +8,9 @@ import io.serene.training.DjlModel;
  * parameter tensor, once every evaluation round).
  */
 public final class ModelCopies {
+    /** Model copies for deferred evaluation at most take this much heap (the workers run with -Xmx512m). */
+    public static final long COPY_BUDGET_BYTES = 192L << 20;
+
     private final float[][] parameters;
     private final int[] rounds;
     private final long[] takenNs;
@@ -28,15 +28,15 @@ public final class ModelCopies {
      * Room for every evaluation round of a run (round r with r + 1 a multiple of {@code every},
      * before the last round, which the worker evaluates from its final model).
      *
-     * @throws IllegalArgumentException if the copies would take more than {@link WorkerCommand#COPY_BUDGET_BYTES}
+     * @throws IllegalArgumentException if the copies would take more than {@link #COPY_BUDGET_BYTES}
      */
     public static ModelCopies forRun(final int rounds, final int every, final int elements) {
         final int count = every <= 0 ? 0 : (rounds - 1) / every;
         final long bytes = 4L * count * elements;
-        if (bytes > WorkerCommand.COPY_BUDGET_BYTES) {
+        if (bytes > COPY_BUDGET_BYTES) {
             throw new IllegalArgumentException(String.format(java.util.Locale.ROOT, "deferred evaluation would keep %d copies "
                 + "of the model (%d MiB, more than %d MiB): raise --eval-every or evaluate during training (--no-deferred-eval)",
-                count, bytes >> 20, WorkerCommand.COPY_BUDGET_BYTES >> 20));
+                count, bytes >> 20, COPY_BUDGET_BYTES >> 20));
         }
         return new ModelCopies(count, elements);
     }

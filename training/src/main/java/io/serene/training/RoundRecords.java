@@ -1,6 +1,4 @@
-package io.serene.harness.launch;
-
-import io.serene.harness.Json;
+package io.serene.training;
 
 import java.io.BufferedWriter;
 import java.io.IOException;

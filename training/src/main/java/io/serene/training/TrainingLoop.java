@@ -1,0 +1,312 @@
+package io.serene.training;
+
+import io.serene.protocol.sync.LateMode;
+import io.serene.protocol.sync.SyncRules;
+import io.serene.worker.Aggregate;
+import io.serene.worker.UdpWorker;
+import io.serene.worker.WorkerEngine;
+
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * One worker's training loop over a joined {@link UdpWorker}. Each round: a batch of its seeded
+ * shard (B images, or up to 2 B while rounds are released with fewer contributions, so a round
+ * keeps about N x B: {@link GlobalBatch}), forward and backward, the flat gradient through the
+ * switch, the aggregate averaged by contributor count back into the model, SGD with momentum.
+ * Under a bound s the worker computes round r once round r - 1 - s is released and its aggregate
+ * applied ({@link SyncRules#gateRound}), applying every later aggregate that has already arrived
+ * first (under BSP: exactly round r - 1's, so every worker steps through the same models). A
+ * worker that finds round r released without it (excluded, or beyond a quorum), before or while it
+ * computed, skips it and takes its aggregate; the gradient it computed goes to the first round
+ * still open under {@code fold}, or is dropped under {@code drop} and the next computed afresh.
+ */
+public final class TrainingLoop {
+    /** What the loop needs besides its parts; {@code toldToEvaluate} (may be null) gates deferred evaluation. */
+    public record Options(int id, int evalEvery, StaleMomentum staleMomentum, StragglerProfile profile, ComputeClock clock,
+                          boolean progressLines, boolean rebalance, long seed, int timeoutSeconds, String switchAddress,
+                          CompletableFuture<Void> toldToEvaluate) {
+    }
+
+    /** A gradient computed but not sent yet (its round may be released while it was computed), with how it was made. */
+    private static final class HeldGradient {
+        final float[] gradient;
+        final int round;
+        final int batch;
+        final long elapsedNs;
+        /** The compute time on the reported clock, injected straggling excluded. */
+        final long measuredNs;
+        final long injectedNs;
+        /** Rounds applied to the model it was computed on. */
+        final int appliedBefore;
+        final float loss;
+
+        HeldGradient(final float[] gradient, final int round, final int batch, final long elapsedNs, final long measuredNs,
+                     final long injectedNs, final int appliedBefore, final float loss) {
+            this.gradient = gradient;
+            this.round = round;
+            this.batch = batch;
+            this.elapsedNs = elapsedNs;
+            this.measuredNs = measuredNs;
+            this.injectedNs = injectedNs;
+            this.appliedBefore = appliedBefore;
+            this.loss = loss;
+        }
+
+        /** What the worker reports to the switch as its compute time. */
+        long reportedNs() {
+            return measuredNs + injectedNs;
+        }
+    }
+
+    private final UdpWorker worker;
+    private final DjlModel net;
+    private final Batches batches;
+    private final GlobalBatch sizes;
+    private final RoundRecords log;
+    private final ModelCopies copies;
+    private final float[] testPixels;
+    private final int[] testLabels;
+    private final int total;
+    private final Options options;
+
+    /** {@code copies} null: evaluation during training, inside the measured times. */
+    public TrainingLoop(final UdpWorker worker, final DjlModel net, final Batches batches, final GlobalBatch sizes,
+                        final RoundRecords log, final ModelCopies copies, final float[] testPixels, final int[] testLabels,
+                        final int total, final Options options) {
+        this.worker = worker;
+        this.net = net;
+        this.batches = batches;
+        this.sizes = sizes;
+        this.log = log;
+        this.copies = copies;
+        this.testPixels = testPixels;
+        this.testLabels = testLabels;
+        this.total = total;
+        this.options = options;
+    }
+
+    /** Trains every round, then evaluates (deferred: the copies) and prints the worker's result line and JSON. */
+    public void run() throws Exception {
+        final float[] averaged = new float[net.elements()];
+        final ArrayDeque<CompletableFuture<Aggregate>> pending = new ArrayDeque<>();
+        final int[] bounds = new int[total];
+        // a gradient computed but not sent yet: its round was released while it was computed
+        HeldGradient held = null;
+        long lastComputeNs = 0;
+        final long start = System.nanoTime();
+        log.start();
+        int nextToApply = 0;
+        for (int round = 0; round < total; round++) {
+            log.beginRound(round);
+            await(worker.awaitClearance(round), "clearance for round " + round);
+            log.waited(round, System.nanoTime() - log.roundStartNs(round));
+            final int r = round;
+            final int bound = await(worker.call(e -> e.boundFor(r)), "the bound of round " + round);
+            bounds[round] = bound;
+            // required: every round up to r - 1 - s; then whatever else already arrived
+            while (!pending.isEmpty() && (nextToApply <= SyncRules.gateRound(round, bound) || pending.peek().isDone())) {
+                final int next = nextToApply++;
+                applyNext(pending, next, options.staleMomentum().momentum(net.momentum(), bounds[next]), averaged);
+            }
+            if (held == null && released(worker) < round) {
+                held = compute(round, nextToApply);
+            }
+            if (released(worker) >= round) {
+                // released without this worker (it is excluded, or beyond a quorum), before or while it
+                // computed: a contribution would only be late; take the aggregate, and keep the gradient
+                // for the first round still open (fold) or drop it (drop: the next open round gets a
+                // gradient computed fresh, on the model as it is then)
+                if (held != null && held.round == round && lateMode(worker, round) == LateMode.DROP) {
+                    log.dropped(round, held.batch, held.elapsedNs, held.injectedNs, round - held.appliedBefore);
+                    lastComputeNs = held.reportedNs();
+                    held = null;
+                } else {
+                    log.skipped(round, round - nextToApply);
+                }
+                // reports its last compute time: it is still that slow
+                pending.add(worker.skip(round, lastComputeNs).whenComplete((a, e) -> log.released(r)));
+            } else {
+                log.computed(round, held.batch, held.elapsedNs, held.injectedNs, round - held.appliedBefore, held.loss);
+                lastComputeNs = held.reportedNs();
+                pending.add(worker.allreduce(round, held.gradient, lastComputeNs).whenComplete((a, e) -> log.released(r)));
+                held = null;
+            }
+            if (options.progressLines()) {
+                System.out.printf(Locale.ROOT, "@progress %d %.5f%n", round + 1, net.lastLoss());
+            }
+            if (evaluatedAt(round) && round + 1 < total) {
+                if (copies != null) {
+                    copies.take(net, round);
+                } else {
+                    final double accuracy = evaluate(round);
+                    printEvaluated(round, net.lastLoss(), accuracy);
+                }
+            }
+        }
+        while (!pending.isEmpty()) {
+            final int next = nextToApply++;
+            applyNext(pending, next, options.staleMomentum().momentum(net.momentum(), bounds[next]), averaged);
+        }
+        final long endNs = System.nanoTime();
+        final double seconds = (endNs - start) / 1e9;
+        final double endSeconds = log.seconds(endNs);
+        final String modelHash = net.hash();
+        final float finalLoss = net.lastLoss();
+        if (copies != null) {
+            evaluateCopies(endNs);
+        }
+        final double accuracy = log.finalAccuracy();
+        System.out.printf(Locale.ROOT, "worker %d done: %d rounds in %.2f s (compute %.2f s, injected straggling %.2f s, waiting %.2f s), "
+            + "loss %.4f, accuracy %.4f, model %s%n", options.id(), total, seconds, log.computeNs() / 1e9, log.injectedNs() / 1e9,
+            log.waitingNs() / 1e9, finalLoss, accuracy, modelHash);
+        final Map<String, Object> json = new LinkedHashMap<>();
+        json.put("worker", options.id());
+        json.put("rounds", total);
+        json.put("seconds", seconds);
+        json.put("startSeconds", log.startSeconds());
+        json.put("endSeconds", endSeconds);
+        json.put("computeSeconds", log.computeNs() / 1e9);
+        json.put("injectedSeconds", log.injectedNs() / 1e9);
+        json.put("skippedRounds", log.skippedRounds());
+        json.put("droppedRounds", log.droppedRounds());
+        json.put("samples", log.samples());
+        json.put("rebalance", options.rebalance());
+        json.put("waitingSeconds", log.waitingNs() / 1e9);
+        json.put("evaluationSeconds", log.evaluationNs() / 1e9);
+        json.put("deferredEvaluation", copies != null);
+        json.put("stragglers", options.profile().toString());
+        json.put("finalLoss", (double) finalLoss);
+        json.put("finalAccuracy", accuracy);
+        json.put("modelHash", modelHash);
+        json.put("seed", options.seed());
+        System.out.println(Json.write(json));
+        System.out.flush();
+    }
+
+    /** Computes round {@code round}'s gradient on the model as it is (after {@code applied} rounds), with injected straggling. */
+    private HeldGradient compute(final int round, final int applied) {
+        final long c0 = options.clock().nanos();
+        final long t0 = System.nanoTime();
+        final int batch = sizes.next();
+        final float[] gradient = net.computeGradient(batches.next(batch), batches.labels()).clone();
+        final long elapsedNs = System.nanoTime() - t0;
+        final long measuredNs = options.clock().nanos() - c0;
+        // the injected straggling stays a multiple of the elapsed time, whichever clock is reported
+        final long injectedNs = Math.max(0, (long) ((options.profile().factor(options.id(), round) - 1) * elapsedNs));
+        if (injectedNs > 0) {
+            LockSupport.parkNanos(injectedNs);
+        }
+        return new HeldGradient(gradient, round, batch, elapsedNs, measuredNs, injectedNs, applied, net.lastLoss());
+    }
+
+    /**
+     * Deferred evaluation, after training (once told to, if the options say so): the final model first, then each copy; then the records of the evaluated
+     * rounds (the others were written as their rounds were applied). An accuracy is stamped with
+     * the time the worker held the model.
+     */
+    private void evaluateCopies(final long endNs) throws InterruptedException, IOException {
+        if (options.toldToEvaluate() != null) {
+            System.out.println("@trained");
+            System.out.flush();
+            try {
+                options.toldToEvaluate().get();
+            } catch (final ExecutionException ex) {
+                throw new IllegalStateException(ex.getCause());
+            }
+        }
+        evaluateHeld(total - 1, endNs);
+        for (int i = 0; i < copies.size(); i++) {
+            net.loadParameters(copies.parameters(i));
+            final int round = copies.round(i);
+            final double accuracy = evaluateHeld(round, copies.takenNs(i));
+            printEvaluated(round, copies.loss(i), accuracy);
+        }
+        for (int round = 0; round < total; round++) {
+            if (evaluatedAt(round)) {
+                log.write(round);
+            }
+        }
+    }
+
+    private void printEvaluated(final int round, final float loss, final double accuracy) {
+        System.out.printf(Locale.ROOT, "worker %d round %d loss %.4f accuracy %.4f%n", options.id(), round + 1, loss, accuracy);
+        System.out.flush();
+    }
+
+    private int released(final UdpWorker worker) throws InterruptedException {
+        return await(worker.call(WorkerEngine::releasedRound), "the released round");
+    }
+
+    private LateMode lateMode(final UdpWorker worker, final int round) throws InterruptedException {
+        return await(worker.call(e -> e.lateModeFor(round)), "the late mode of round " + round);
+    }
+
+    /**
+     * Waits for the oldest pending aggregate (round {@code round}), steps the model with its
+     * average and writes the round's record, unless the round is evaluated after training; the
+     * last round is evaluated here when evaluation is not deferred.
+     */
+    private void applyNext(final ArrayDeque<CompletableFuture<Aggregate>> pending, final int round, final float momentum,
+                           final float[] averaged) throws InterruptedException, IOException {
+        final long t0 = System.nanoTime();
+        final Aggregate aggregate = await(pending.poll(), "the aggregate of round " + round);
+        log.waited(round, System.nanoTime() - t0);
+        aggregate.averageInto(averaged);
+        sizes.applied(aggregate.contributorCount());
+        aggregate.release();
+        net.applyGradient(averaged, momentum);
+        if (copies == null && round == total - 1) {
+            evaluate(round);
+        }
+        if (copies == null || !evaluatedAt(round)) {
+            log.write(round);
+        }
+    }
+
+    /** Whether the model is evaluated at {@code round}: every --eval-every rounds, and at the last. */
+    private boolean evaluatedAt(final int round) {
+        return round == total - 1 || (options.evalEvery() > 0 && (round + 1) % options.evalEvery() == 0);
+    }
+
+    /** Test accuracy of the model now, recorded for the round at the time it was evaluated. */
+    private double evaluate(final int round) {
+        final double accuracy = score();
+        log.evaluated(round, accuracy, System.nanoTime());
+        return accuracy;
+    }
+
+    /** Test accuracy of the model, recorded for the round at {@code heldNs} (when the worker held this model). */
+    private double evaluateHeld(final int round, final long heldNs) {
+        final double accuracy = score();
+        log.evaluated(round, accuracy, heldNs);
+        return accuracy;
+    }
+
+    /** Test accuracy of the model; the time it took counts as evaluation. */
+    private double score() {
+        final long t0 = System.nanoTime();
+        final double accuracy = net.accuracy(testPixels, testLabels);
+        log.evaluating(System.nanoTime() - t0);
+        return accuracy;
+    }
+
+    private <T> T await(final CompletableFuture<T> future, final String what) throws InterruptedException {
+        try {
+            return future.get(options.timeoutSeconds(), TimeUnit.SECONDS);
+        } catch (final TimeoutException ex) {
+            throw new IllegalStateException("worker " + options.id() + ": no " + what + " within " + options.timeoutSeconds()
+                + " s (is the switch at " + options.switchAddress() + " running?)");
+        } catch (final ExecutionException ex) {
+            throw new IllegalStateException("worker " + options.id() + ": " + what + " failed: " + ex.getCause().getMessage());
+        }
+    }
+}
