@@ -1,16 +1,13 @@
 package io.serene.harness.launch;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.serene.controlplane.ControlLoop;
 import io.serene.controlplane.Controller;
 import io.serene.controlplane.Policy;
-import io.serene.controlplane.TelemetrySample;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.cli.Serene;
 import io.serene.harness.cli.WorkerCommand;
 import io.serene.harness.node.SwitchControlService;
-import io.serene.protocol.Status;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.ComputeClock;
@@ -26,16 +23,13 @@ import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -113,7 +107,6 @@ public final class TrainRun {
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final int KEEP_LINES = 20;
 
     private final Settings s;
     private final PrintStream out;
@@ -188,14 +181,14 @@ public final class TrainRun {
                 server == null ? "" : ", control on tcp 127.0.0.1:" + server.getPort());
             say.println("records in " + s.out);
             say.flush();
-            final Workers workers = new Workers(progress);
+            final WorkerProcesses workers = new WorkerProcesses(progress, s.workers);
             final Thread hook = new Thread(workers::stop, "train-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);
             try {
                 for (int w = 0; w < s.workers; w++) {
                     workers.start(w, workerCommand(w, rounds, host.localAddress().getPort(), dataDir, epochMs));
                 }
-                final JobMonitor monitor = new JobMonitor(host, pipeline, schedule, decisions, progress);
+                final JobMonitor monitor = new JobMonitor(pipeline, s.job, s.workers, s.policy, schedule, decisions, progress);
                 monitor.start();
                 try {
                     workers.awaitAll();
@@ -257,7 +250,7 @@ public final class TrainRun {
         return s.out.resolve("workers").resolve("worker-" + w + ".jsonl");
     }
 
-    private Map<String, Object> summarize(final Workers workers, final int rounds, final List<Controller.Decision> decisions,
+    private Map<String, Object> summarize(final WorkerProcesses workers, final int rounds, final List<Controller.Decision> decisions,
                                           final Map<String, Long> switchCounters) throws IOException {
         final List<TrainSummary.Round> all = new ArrayList<>();
         final List<String> lines = new ArrayList<>();
@@ -333,355 +326,4 @@ public final class TrainRun {
         return (double) m.get(key) * 1e3;
     }
 
-    /** The worker processes: started, watched, stopped. */
-    private final class Workers {
-        private final Progress progress;
-        private final List<Process> processes = new ArrayList<>();
-        private final List<Thread> readers = new ArrayList<>();
-        private final List<ArrayDeque<String>> tails = new ArrayList<>();
-        private final List<String> results = new ArrayList<>();
-        private final long startNs = System.nanoTime();
-        private int trained;
-
-        Workers(final Progress progress) {
-            this.progress = progress;
-        }
-
-        void start(final int w, final List<String> command) throws IOException {
-            final ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
-            pb.environment().put("MALLOC_MMAP_THRESHOLD_", "67108864");
-            pb.environment().put("MALLOC_TRIM_THRESHOLD_", "268435456");
-            final Process p = pb.start();
-            synchronized (this) {
-                processes.add(p);
-                tails.add(new ArrayDeque<>());
-                results.add(null);
-            }
-            final Thread reader = new Thread(() -> read(w, p), "worker-" + w + "-output");
-            reader.setDaemon(true);
-            reader.start();
-            readers.add(reader);
-        }
-
-        private void read(final int w, final Process p) {
-            try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = in.readLine()) != null) {
-                    if (line.startsWith("@progress ")) {
-                        final String[] parts = line.split(" ");
-                        progress.round(w, Integer.parseInt(parts[1]), Double.parseDouble(parts[2]));
-                        continue;
-                    }
-                    if (line.equals("@trained")) {
-                        trained();
-                        continue;
-                    }
-                    synchronized (this) {
-                        final ArrayDeque<String> tail = tails.get(w);
-                        tail.addLast(line);
-                        if (tail.size() > KEEP_LINES) {
-                            tail.removeFirst();
-                        }
-                        if (line.startsWith("{")) {
-                            results.set(w, line);
-                            continue;
-                        }
-                    }
-                    if (line.startsWith("worker " + w + " round ")) {
-                        progress.evaluated(w, line);
-                    } else if (w == 0 || !line.startsWith("worker " + w + "/")) {
-                        progress.println(line);
-                    }
-                }
-            } catch (final IOException | RuntimeException ex) {
-                progress.println("worker " + w + ": output unreadable: " + ex);
-            }
-        }
-
-        /**
-         * A worker finished training and waits to evaluate its copies of the model: once every
-         * worker did, all are told to go (before that, evaluating would take a processor from a
-         * worker still training).
-         */
-        private void trained() {
-            final List<Process> all;
-            synchronized (this) {
-                if (++trained < s.workers) {
-                    return;
-                }
-                all = new ArrayList<>(processes);
-            }
-            progress.println(String.format(Locale.ROOT, "all %d workers finished training (%.1f s after they were launched); "
-                + "evaluating their copies of the model on the test set (off the clock)", s.workers, (System.nanoTime() - startNs) / 1e9));
-            for (final Process p : all) {
-                try {
-                    p.getOutputStream().write("evaluate\n".getBytes(StandardCharsets.UTF_8));
-                    p.getOutputStream().flush();
-                } catch (final IOException ex) {
-                    progress.println("a worker's input is closed (" + ex.getMessage() + "); its exit says why");
-                }
-            }
-        }
-
-        /** Waits until every worker exited; fails with the first one that exited non-zero. */
-        void awaitAll() throws InterruptedException {
-            while (true) {
-                boolean running = false;
-                for (int w = 0; w < processes.size(); w++) {
-                    final Process p = processes.get(w);
-                    if (p.isAlive()) {
-                        running = true;
-                    } else if (p.exitValue() != 0) {
-                        readers.get(w).join(2_000);
-                        stop();
-                        throw new IllegalStateException("worker " + w + " failed (exit " + p.exitValue() + "); its last output:\n  "
-                            + String.join("\n  ", tail(w)));
-                    }
-                }
-                if (!running) {
-                    for (final Thread r : readers) {
-                        r.join(5_000);
-                    }
-                    return;
-                }
-                Thread.sleep(50);
-            }
-        }
-
-        synchronized List<String> tail(final int w) {
-            return new ArrayList<>(tails.get(w));
-        }
-
-        synchronized String result(final int w) {
-            final String r = results.get(w);
-            if (r == null) {
-                throw new IllegalStateException("worker " + w + " printed no result; its last output:\n  " + String.join("\n  ", tail(w)));
-            }
-            return r;
-        }
-
-        /** Ends every worker still running: politely, then forcibly after 3 s. */
-        void stop() {
-            final List<Process> all;
-            synchronized (this) {
-                all = new ArrayList<>(processes);
-            }
-            for (final Process p : all) {
-                if (p.isAlive()) {
-                    p.destroy();
-                }
-            }
-            for (final Process p : all) {
-                try {
-                    if (!p.waitFor(3, TimeUnit.SECONDS)) {
-                        p.destroyForcibly().waitFor(3, TimeUnit.SECONDS);
-                    }
-                } catch (final InterruptedException ex) {
-                    p.destroyForcibly();
-                    Thread.currentThread().interrupt();
-                }
-            }
-        }
-    }
-
-    /**
-     * Watches the job on the switch's thread every 20 ms: installs the rest of a schedule once the
-     * job exists, and feeds the policy's controller each advance of R.
-     */
-    private final class JobMonitor extends Thread {
-        private final UdpHost host;
-        private final SwitchPipeline pipeline;
-        private final SyncSchedule schedule;
-        private final List<Controller.Decision> decisions;
-        private final Progress progress;
-        volatile Exception failure;
-
-        JobMonitor(final UdpHost host, final SwitchPipeline pipeline, final SyncSchedule schedule,
-                   final List<Controller.Decision> decisions, final Progress progress) {
-            super("job-monitor");
-            setDaemon(true);
-            this.host = host;
-            this.pipeline = pipeline;
-            this.schedule = schedule;
-            this.decisions = decisions;
-            this.progress = progress;
-        }
-
-        @Override
-        public void run() {
-            try {
-                final int job = s.job;
-                while (call(() -> pipeline.workers(job)) < 0) {
-                    Thread.sleep(20);
-                }
-                if (schedule != null) {
-                    for (final SyncSchedule.Entry e : schedule.entries()) {
-                        if (e.firstRound > 0) {
-                            final Status status = call(() -> pipeline.installConfig(job, e.firstRound, e.config));
-                            if (status != Status.OK) {
-                                throw new IllegalStateException("could not install " + e + " on the switch: " + status);
-                            }
-                        }
-                    }
-                    return;
-                }
-                if (s.policy == null) {
-                    return;
-                }
-                final Controller controller = new Controller(s.policy, s.workers, new Controller.SwitchControl() {
-                    @Override
-                    public int earliestSwapRound() {
-                        return call(() -> pipeline.earliestSwapRound(job));
-                    }
-
-                    @Override
-                    public Status install(final int firstRound, final int group, final SyncConfig config) {
-                        return call(() -> pipeline.installConfig(job, group, firstRound, config));
-                    }
-                });
-                final ControlLoop loop = new ControlLoop(controller, () -> call(() -> telemetry(job)));
-                while (!isInterrupted()) {
-                    final List<Controller.Decision> fresh = loop.poll();
-                    if (fresh == null) {
-                        return;
-                    }
-                    for (final Controller.Decision d : fresh) {
-                        decisions.add(d);
-                        progress.println("policy " + s.policy.name() + ": " + d);
-                    }
-                    Thread.sleep(20);
-                }
-            } catch (final InterruptedException ex) {
-                // the run ended
-            } catch (final Exception ex) {
-                failure = ex;
-            }
-        }
-
-        private TelemetrySample telemetry(final int job) {
-            final int n = pipeline.workers(job);
-            if (n < 0) {
-                return null;
-            }
-            final int released = pipeline.releasedRound(job);
-            final int[] clocks = new int[n];
-            final long[] iterationNs = new long[n];
-            for (int w = 0; w < n; w++) {
-                clocks[w] = pipeline.clock(job, w);
-                iterationNs[w] = pipeline.iterationNs(job, w);
-            }
-            return new TelemetrySample(released, pipeline.releasedAtNs(job, released), clocks, iterationNs);
-        }
-
-        /** Runs f on the switch thread, through its command queue (the control service set its wake-up). */
-        private <T> T call(final java.util.function.Supplier<T> f) {
-            try {
-                return pipeline.commands().submit(p -> f.get()).get(10, TimeUnit.SECONDS);
-            } catch (final InterruptedException ex) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted");
-            } catch (final Exception ex) {
-                throw new IllegalStateException("switch thread: " + ex, ex);
-            }
-        }
-    }
-
-    /**
-     * The run's progress on one line: on a terminal a bar redrawn in place, otherwise a line per
-     * tenth of the rounds. Other output goes through {@link #println} so the two do not mix.
-     */
-    static final class Progress {
-        private final PrintStream out;
-        private final int total;
-        private final int[] rounds;
-        private final boolean terminal = System.console() != null;
-        private final long startNs = System.nanoTime();
-        private double loss = Double.NaN;
-        private String accuracy;
-        private int printedTenth = -1;
-        private long drawnNs;
-        private boolean drawn;
-
-        Progress(final PrintStream out, final int workers, final int total, final boolean deferredEval) {
-            this.out = out;
-            this.total = total;
-            this.rounds = new int[workers];
-            this.accuracy = deferredEval ? "after training" : "-";
-        }
-
-        synchronized void round(final int w, final int round, final double lastLoss) {
-            rounds[w] = round;
-            if (w == 0) {
-                loss = lastLoss;
-            }
-            int min = Integer.MAX_VALUE;
-            for (final int r : rounds) {
-                min = Math.min(min, r);
-            }
-            final long now = System.nanoTime();
-            if (terminal) {
-                if (now - drawnNs > 200_000_000L || min == total) {
-                    drawnNs = now;
-                    draw(min);
-                }
-            } else {
-                final int tenth = (int) (10L * min / total);
-                if (tenth > printedTenth) {
-                    printedTenth = tenth;
-                    out.println(line(min));
-                    out.flush();
-                }
-            }
-        }
-
-        synchronized void evaluated(final int w, final String line) {
-            final int at = line.indexOf("accuracy ");
-            if (w == 0 && at >= 0) {
-                accuracy = line.substring(at + "accuracy ".length()).trim();
-            }
-        }
-
-        synchronized void println(final String line) {
-            if (drawn) {
-                out.print("\r\033[K");
-            }
-            out.println(line);
-            if (drawn) {
-                draw(-1);
-            }
-            out.flush();
-        }
-
-        synchronized void finish() {
-            if (drawn) {
-                out.print("\r\033[K");
-                out.flush();
-                drawn = false;
-            }
-        }
-
-        private void draw(final int minRound) {
-            int min = minRound;
-            if (min < 0) {
-                min = Integer.MAX_VALUE;
-                for (final int r : rounds) {
-                    min = Math.min(min, r);
-                }
-            }
-            out.print("\r\033[K" + line(min));
-            out.flush();
-            drawn = true;
-        }
-
-        private String line(final int min) {
-            int max = 0;
-            for (final int r : rounds) {
-                max = Math.max(max, r);
-            }
-            final int width = 24;
-            final int filled = total == 0 ? width : (int) ((long) width * min / total);
-            return String.format(Locale.ROOT, "[%s%s] round %d/%d (fastest %d)  loss %.4f  accuracy %s  %.1f s",
-                "#".repeat(filled), ".".repeat(width - filled), min, total, max, loss, accuracy, (System.nanoTime() - startNs) / 1e9);
-        }
-    }
 }

@@ -1,0 +1,118 @@
+package io.serene.harness.launch;
+
+import io.serene.controlplane.ControlLoop;
+import io.serene.controlplane.Controller;
+import io.serene.controlplane.Policy;
+import io.serene.controlplane.TelemetrySample;
+import io.serene.dataplane.SwitchPipeline;
+import io.serene.protocol.Status;
+import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.sync.SyncSchedule;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Watches the job on the switch's thread every 20 ms: installs the rest of a schedule once the
+ * job exists, and feeds the policy's controller each advance of R.
+ */
+final class JobMonitor extends Thread {
+    private final int job;
+    private final int workers;
+    private final Policy policy;
+    private final SwitchPipeline pipeline;
+    private final SyncSchedule schedule;
+    private final List<Controller.Decision> decisions;
+    private final Progress progress;
+    volatile Exception failure;
+
+    JobMonitor(final SwitchPipeline pipeline, final int job, final int workers, final Policy policy, final SyncSchedule schedule,
+               final List<Controller.Decision> decisions, final Progress progress) {
+        super("job-monitor");
+        setDaemon(true);
+        this.job = job;
+        this.workers = workers;
+        this.policy = policy;
+        this.pipeline = pipeline;
+        this.schedule = schedule;
+        this.decisions = decisions;
+        this.progress = progress;
+    }
+
+    @Override
+    public void run() {
+        try {
+            while (call(() -> pipeline.workers(job)) < 0) {
+                Thread.sleep(20);
+            }
+            if (schedule != null) {
+                for (final SyncSchedule.Entry e : schedule.entries()) {
+                    if (e.firstRound > 0) {
+                        final Status status = call(() -> pipeline.installConfig(job, e.firstRound, e.config));
+                        if (status != Status.OK) {
+                            throw new IllegalStateException("could not install " + e + " on the switch: " + status);
+                        }
+                    }
+                }
+                return;
+            }
+            if (policy == null) {
+                return;
+            }
+            final Controller controller = new Controller(policy, workers, new Controller.SwitchControl() {
+                @Override
+                public int earliestSwapRound() {
+                    return call(() -> pipeline.earliestSwapRound(job));
+                }
+
+                @Override
+                public Status install(final int firstRound, final int group, final SyncConfig config) {
+                    return call(() -> pipeline.installConfig(job, group, firstRound, config));
+                }
+            });
+            final ControlLoop loop = new ControlLoop(controller, () -> call(() -> telemetry(job)));
+            while (!isInterrupted()) {
+                final List<Controller.Decision> fresh = loop.poll();
+                if (fresh == null) {
+                    return;
+                }
+                for (final Controller.Decision d : fresh) {
+                    decisions.add(d);
+                    progress.println("policy " + policy.name() + ": " + d);
+                }
+                Thread.sleep(20);
+            }
+        } catch (final InterruptedException ex) {
+            // the run ended
+        } catch (final Exception ex) {
+            failure = ex;
+        }
+    }
+
+    private TelemetrySample telemetry(final int job) {
+        final int n = pipeline.workers(job);
+        if (n < 0) {
+            return null;
+        }
+        final int released = pipeline.releasedRound(job);
+        final int[] clocks = new int[n];
+        final long[] iterationNs = new long[n];
+        for (int w = 0; w < n; w++) {
+            clocks[w] = pipeline.clock(job, w);
+            iterationNs[w] = pipeline.iterationNs(job, w);
+        }
+        return new TelemetrySample(released, pipeline.releasedAtNs(job, released), clocks, iterationNs);
+    }
+
+    /** Runs f on the switch thread, through its command queue (the control service set its wake-up). */
+    private <T> T call(final java.util.function.Supplier<T> f) {
+        try {
+            return pipeline.commands().submit(p -> f.get()).get(10, TimeUnit.SECONDS);
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted");
+        } catch (final Exception ex) {
+            throw new IllegalStateException("switch thread: " + ex, ex);
+        }
+    }
+}

@@ -1,0 +1,104 @@
+package io.serene.harness.launch;
+
+
+import java.io.PrintStream;
+import java.util.Locale;
+
+/**
+ * The run's progress on one line: on a terminal a bar redrawn in place, otherwise a line per
+ * tenth of the rounds. Other output goes through {@link #println} so the two do not mix.
+ */
+final class Progress {
+    private final PrintStream out;
+    private final int total;
+    private final int[] rounds;
+    private final boolean terminal = System.console() != null;
+    private final long startNs = System.nanoTime();
+    private double loss = Double.NaN;
+    private String accuracy;
+    private int printedTenth = -1;
+    private long drawnNs;
+    private boolean drawn;
+
+    Progress(final PrintStream out, final int workers, final int total, final boolean deferredEval) {
+        this.out = out;
+        this.total = total;
+        this.rounds = new int[workers];
+        this.accuracy = deferredEval ? "after training" : "-";
+    }
+
+    synchronized void round(final int w, final int round, final double lastLoss) {
+        rounds[w] = round;
+        if (w == 0) {
+            loss = lastLoss;
+        }
+        int min = Integer.MAX_VALUE;
+        for (final int r : rounds) {
+            min = Math.min(min, r);
+        }
+        final long now = System.nanoTime();
+        if (terminal) {
+            if (now - drawnNs > 200_000_000L || min == total) {
+                drawnNs = now;
+                draw(min);
+            }
+        } else {
+            final int tenth = (int) (10L * min / total);
+            if (tenth > printedTenth) {
+                printedTenth = tenth;
+                out.println(line(min));
+                out.flush();
+            }
+        }
+    }
+
+    synchronized void evaluated(final int w, final String line) {
+        final int at = line.indexOf("accuracy ");
+        if (w == 0 && at >= 0) {
+            accuracy = line.substring(at + "accuracy ".length()).trim();
+        }
+    }
+
+    synchronized void println(final String line) {
+        if (drawn) {
+            out.print("\r\033[K");
+        }
+        out.println(line);
+        if (drawn) {
+            draw(-1);
+        }
+        out.flush();
+    }
+
+    synchronized void finish() {
+        if (drawn) {
+            out.print("\r\033[K");
+            out.flush();
+            drawn = false;
+        }
+    }
+
+    private void draw(final int minRound) {
+        int min = minRound;
+        if (min < 0) {
+            min = Integer.MAX_VALUE;
+            for (final int r : rounds) {
+                min = Math.min(min, r);
+            }
+        }
+        out.print("\r\033[K" + line(min));
+        out.flush();
+        drawn = true;
+    }
+
+    private String line(final int min) {
+        int max = 0;
+        for (final int r : rounds) {
+            max = Math.max(max, r);
+        }
+        final int width = 24;
+        final int filled = total == 0 ? width : (int) ((long) width * min / total);
+        return String.format(Locale.ROOT, "[%s%s] round %d/%d (fastest %d)  loss %.4f  accuracy %s  %.1f s",
+            "#".repeat(filled), ".".repeat(width - filled), min, total, max, loss, accuracy, (System.nanoTime() - startNs) / 1e9);
+    }
+}
