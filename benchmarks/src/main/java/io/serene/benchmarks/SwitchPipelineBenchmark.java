@@ -63,7 +63,9 @@ public class SwitchPipelineBenchmark {
         sink = blackhole;
         final SwitchContext context = new SwitchContext().maxJobs(1).maxWorkers(workers).chunkElements(chunkElements)
             .maxPoolSize(STEPS / 2).roundRing(4).conclude();
-        pipeline = new SwitchPipeline(context, ex -> { throw new IllegalStateException(ex); });
+        pipeline = new SwitchPipeline(context, ex -> {
+            throw new IllegalStateException(ex);
+        });
         length = PacketFlyweight.dataLength(chunkElements);
         for (int w = 0; w < workers; w++) {
             final ByteBuffer join = PacketFlyweight.allocate(PacketFlyweight.JOIN_LENGTH);

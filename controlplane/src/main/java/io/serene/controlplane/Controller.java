@@ -1,13 +1,14 @@
 package io.serene.controlplane;
 
-import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.Status;
+import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.SyncConfig;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * Evaluates a {@link Policy} on telemetry, once per released round, and installs the resulting
@@ -373,6 +374,6 @@ public final class Controller {
     }
 
     private static String round2(final double v) {
-        return String.format(java.util.Locale.ROOT, "%.2f", v);
+        return String.format(Locale.ROOT, "%.2f", v);
     }
 }

@@ -4,14 +4,17 @@ import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.SyncConfig;
 
 import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /** The Java API for policies: builds the same {@link Policy} objects as the text. */
 public final class PolicyBuilder {
     private final String name;
     private SyncConfig start = SyncConfig.bsp();
     private final List<Policy.Group> groups = new ArrayList<>();
-    private final java.util.Map<Integer, SyncConfig> groupStarts = new java.util.HashMap<>();
+    private final Map<Integer, SyncConfig> groupStarts = new HashMap<>();
     private final List<Policy.Rule> rules = new ArrayList<>();
     private int smoothing = Policy.DEFAULT_SMOOTHING;
 
@@ -36,7 +39,7 @@ public final class PolicyBuilder {
         if (name.equals(Policy.DEFAULT_GROUP) || groups.stream().anyMatch(g -> g.name.equals(name))) {
             throw new IllegalArgumentException("group " + name + " is already declared");
         }
-        final java.util.BitSet set = new java.util.BitSet();
+        final BitSet set = new BitSet();
         for (final int w : workers) {
             if (w < 0 || groups.stream().anyMatch(g -> g.workers().get(w)) || set.get(w)) {
                 throw new IllegalArgumentException("worker " + w + " cannot join group " + name + " (negative or already in a group)");

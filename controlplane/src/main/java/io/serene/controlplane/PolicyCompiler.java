@@ -1,16 +1,17 @@
 package io.serene.controlplane;
 
+import io.serene.protocol.sync.LateMode;
+import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.table.SyncConfigEntry;
 import io.serene.protocol.table.TableModel;
 import io.serene.protocol.table.TableWrite;
 import io.serene.protocol.table.WorkerGroupEntry;
-import io.serene.protocol.sync.LateMode;
-import io.serene.protocol.sync.SyncConfig;
 
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Supplier;
 
 /**
  * Compiles a policy to the switch table writes it makes for a job: a {@code worker_group} entry
@@ -133,7 +134,7 @@ public final class PolicyCompiler {
     }
 
     /** A computation over the policy's groups, its failure (a worker the job does not have) named as such. */
-    private static <T> T groups(final java.util.function.Supplier<T> f) {
+    private static <T> T groups(final Supplier<T> f) {
         try {
             return f.get();
         } catch (final IllegalArgumentException ex) {

@@ -4,8 +4,13 @@ import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.SyncConfig;
 
 import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * Parses the policy language (docs/policy.md), one statement per line, {@code #} comments:
@@ -42,11 +47,11 @@ public final class PolicyParser {
         }
     }
 
-    private static final java.util.Set<String> RESERVED = java.util.Set.of("policy", "group", "start", "when", "then", "in",
+    private static final Set<String> RESERVED = Set.of("policy", "group", "start", "when", "then", "in",
         "for", "smooth", "bsp", "asp", "ssp", "fastest", "quorum", "timeout", "fold", "drop", "exclude", "include", Policy.DEFAULT_GROUP);
 
     private final String source;
-    private final java.util.Map<String, Policy.Group> groups = new java.util.LinkedHashMap<>();
+    private final Map<String, Policy.Group> groups = new LinkedHashMap<>();
     private List<Token> tokens;
     private int pos;
     private int line;
@@ -62,7 +67,7 @@ public final class PolicyParser {
     private Policy policy() {
         String name = null;
         SyncConfig start = null;
-        final java.util.Map<Integer, SyncConfig> groupStarts = new java.util.HashMap<>();
+        final Map<Integer, SyncConfig> groupStarts = new HashMap<>();
         final List<Policy.Rule> rules = new ArrayList<>();
         int smoothing = 0;
         final String[] lines = source.split("\n", -1);
@@ -143,7 +148,7 @@ public final class PolicyParser {
             throw error(name, "at most " + Policy.MAX_GROUPS + " groups (besides " + Policy.DEFAULT_GROUP + ")");
         }
         expectSymbol("=");
-        final java.util.BitSet workers = new java.util.BitSet();
+        final BitSet workers = new BitSet();
         do {
             final Token n = next();
             if (n.kind != Kind.NUMBER || n.text.contains(".") || n.text.length() > 5) {

@@ -81,7 +81,7 @@ class PolicyParserTest {
         assertThat(p.rules().get(1).in).isEqualTo(p.rules().get(0).action.config);
         assertThat(p.rules().get(0).toString()).isEqualTo("when round >= 20 for 1 rounds then bsp+timeout:30%+drop");
         assertThat(PolicyBuilder.policy("late").start(SyncConfig.bsp())
-            .when(Policy.Metric.ROUND, Policy.Comparator.GE, 20).then(io.serene.protocol.sync.SyncConfigParser.parse("bsp+timeout:30%+drop"))
+            .when(Policy.Metric.ROUND, Policy.Comparator.GE, 20).then(SyncConfigParser.parse("bsp+timeout:30%+drop"))
             .when(Policy.Metric.ROUND_TIME, Policy.Comparator.GT, 500).in(SyncConfigParser.parse("bsp+timeout:30%+drop"))
             .then(SyncConfig.bsp())
             .build()).isEqualTo(p);

@@ -8,6 +8,7 @@ import io.serene.protocol.table.TableModel;
 
 import java.util.Arrays;
 import java.util.BitSet;
+import java.util.Locale;
 
 /**
  * The versioned sync-config table: one list of up to {@link #ENTRIES} entries per job and worker
@@ -300,7 +301,7 @@ final class ConfigTable {
         return "bound=" + (b == SyncConfig.UNBOUNDED ? "unbounded" : Integer.toString(b))
             + " required=" + required(j, e, members, offset) + " quorum=" + quorum(j, e, members, offset)
             + " timeout=" + (t == SyncConfig.NO_TIMEOUT ? "none" : (t / 1_000_000.0) + "ms")
-            + " late=" + lateMode(j, e).name().toLowerCase(java.util.Locale.ROOT);
+            + " late=" + lateMode(j, e).name().toLowerCase(Locale.ROOT);
     }
 
     /** The required members of a group under an entry, for tests and telemetry. */

@@ -1,8 +1,10 @@
 package io.serene.dataplane;
 
+import io.serene.protocol.Status;
 import io.serene.protocol.table.TableEntry;
 import io.serene.protocol.table.TableWrite;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Function;
@@ -43,12 +45,12 @@ public final class SwitchCommands {
     }
 
     /** Writes a table entry (see {@link SwitchPipeline#write}). */
-    public CompletableFuture<io.serene.protocol.Status> write(final TableWrite write) {
+    public CompletableFuture<Status> write(final TableWrite write) {
         return submit(p -> p.write(write));
     }
 
     /** Reads a job's worker_group and sync_config entries (see {@link SwitchPipeline#entries}; empty for an unknown job). */
-    public CompletableFuture<java.util.List<TableEntry>> readEntries(final int job) {
+    public CompletableFuture<List<TableEntry>> readEntries(final int job) {
         return submit(p -> p.entries(job));
     }
 

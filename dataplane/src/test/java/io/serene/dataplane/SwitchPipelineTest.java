@@ -6,6 +6,7 @@ import io.serene.protocol.PacketCheck;
 import io.serene.protocol.PacketFlyweight;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.Status;
+import io.serene.protocol.sync.SyncConfig;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -59,7 +60,7 @@ class SwitchPipelineTest {
         assertThat(config.check()).isEqualTo(PacketCheck.OK);
         assertThat(config.elementCount()).isEqualTo(1);
         assertThat(config.configFirstRound()).isZero();
-        assertThat(config.configBound()).isEqualTo(io.serene.protocol.sync.SyncConfig.UNBOUNDED);
+        assertThat(config.configBound()).isEqualTo(SyncConfig.UNBOUNDED);
         assertThat(config.configQuorum()).isEqualTo(2);
         assertThat(config.configRequiredWord(0)).isEqualTo(0b11L);
         assertThat(Status.fromCode(ack.status())).isEqualTo(Status.OK);

@@ -1,6 +1,7 @@
 package io.serene.protocol;
 
 import java.util.EnumMap;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -47,7 +48,7 @@ public final class Counters<E extends Enum<E>> {
                 if (sb.length() > 0) {
                     sb.append(", ");
                 }
-                sb.append(e.name().toLowerCase(java.util.Locale.ROOT)).append('=').append(v);
+                sb.append(e.name().toLowerCase(Locale.ROOT)).append('=').append(v);
             }
         }
         return sb.toString();

@@ -13,14 +13,20 @@ import io.serene.transport.UdpTransport;
 import io.serene.worker.Aggregate;
 import io.serene.worker.UdpWorker;
 import io.serene.worker.WorkerContext;
+import io.serene.worker.WorkerCounter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -44,7 +50,7 @@ class RemoteControlSystemTest {
              PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
             System.setOut(o);
             final picocli.CommandLine cl = Serene.commandLine();
-            cl.setErr(new java.io.PrintWriter(e, true));
+            cl.setErr(new PrintWriter(e, true));
             final int code = cl.execute(args);
             return new Object[] {code, out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8)};
         } finally {
@@ -54,7 +60,7 @@ class RemoteControlSystemTest {
 
     private static void rounds(final List<UdpWorker> workers, final int from, final int to) throws Exception {
         final float[] g = new float[1_000];
-        java.util.Arrays.fill(g, 1f);
+        Arrays.fill(g, 1f);
         for (int round = from; round < to; round++) {
             final List<CompletableFuture<Aggregate>> futures = new ArrayList<>();
             for (final UdpWorker w : workers) {
@@ -70,7 +76,7 @@ class RemoteControlSystemTest {
     @Test
     @Timeout(120)
     void controlCliReadsAndHotSwapsARunningJob() throws Exception {
-        final List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        final List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
         final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(4 << 20)
             .defaultSync(SyncConfig.bsp()).conclude(), errors::add);
         try (UdpTransport switchLoop = UdpTransport.create(1, true);
@@ -202,11 +208,11 @@ class RemoteControlSystemTest {
      */
     private void applyPolicy(final String policyText, final int job, final boolean awaitGroups, final ApplyCheck check)
         throws Exception {
-        final List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        final List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
         final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(4 << 20)
             .defaultSync(SyncConfig.bsp()).conclude(), errors::add);
-        final java.nio.file.Path policy = java.nio.file.Files.createTempFile("serene", ".policy");
-        java.nio.file.Files.writeString(policy, policyText);
+        final Path policy = Files.createTempFile("serene", ".policy");
+        Files.writeString(policy, policyText);
         final int workers = 3;
         final int rounds = 60;
         try (UdpTransport switchLoop = UdpTransport.create(1, true);
@@ -255,12 +261,12 @@ class RemoteControlSystemTest {
                     loop.get(90, TimeUnit.SECONDS);
                 }
                 final long folded = udpWorkers.get(workers - 1).call(e -> e.counters().get(
-                    io.serene.worker.WorkerCounter.FOLDED_CHUNKS)).get();
+                    WorkerCounter.FOLDED_CHUNKS)).get();
                 check.check(r, folded, target);
             } finally {
                 udpWorkers.forEach(UdpWorker::close);
                 server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-                java.nio.file.Files.deleteIfExists(policy);
+                Files.deleteIfExists(policy);
             }
             assertThat(errors).isEmpty();
         }

@@ -3,6 +3,7 @@ package io.serene.systemtests;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.serene.training.FashionMnist;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -11,12 +12,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code serene train} end to end on a synthetic dataset: records, summary, JSON line, failures, no orphans. */
+/** Multi-process: tagged slow (mvn -Pall runs it). */
+@Tag("slow")
 class TrainSystemTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -150,7 +155,7 @@ class TrainSystemTest {
         // deferred: a record's accuracy is stamped when the worker held the model, before it started the next round
         final List<String> records = Files.readAllLines(dir.resolve("deferred").resolve("records.jsonl"));
         assertThat(records).hasSize(60);
-        final java.util.Map<String, Double> starts = new java.util.HashMap<>();
+        final Map<String, Double> starts = new HashMap<>();
         for (final String line : records) {
             final JsonNode r = JSON.readTree(line);
             starts.put(r.get("worker").asInt() + "/" + r.get("round").asInt(), r.get("startSeconds").asDouble());
@@ -168,7 +173,7 @@ class TrainSystemTest {
     }
 
     private static JsonNode bsp(final Path data, final String name, final String... extra) throws Exception {
-        final List<String> args = new java.util.ArrayList<>(List.of("train", "--workers", "2", "--rounds", "30", "--batch", "32",
+        final List<String> args = new ArrayList<>(List.of("train", "--workers", "2", "--rounds", "30", "--batch", "32",
             "--eval-every", "10", "--data", data.toString(), "--seed", "6", "--out", data.resolve(name).toString(), "--json"));
         args.addAll(List.of(extra));
         final Process p = SereneProcess.start(args.toArray(new String[0]));
@@ -184,7 +189,7 @@ class TrainSystemTest {
 
     /** The batch of every round worker 0 computed (not skipped). */
     private static List<Integer> batchesOfWorker0(final Path run) throws Exception {
-        final List<Integer> out = new java.util.ArrayList<>();
+        final List<Integer> out = new ArrayList<>();
         for (final String line : Files.readAllLines(run.resolve("records.jsonl"))) {
             final JsonNode r = JSON.readTree(line);
             if (r.get("worker").asInt() == 0 && !r.get("skipped").asBoolean()) {
@@ -200,7 +205,7 @@ class TrainSystemTest {
     }
 
     private static JsonNode oneOfTwo(final Path data, final String name, final String policy, final String... extra) throws Exception {
-        final List<String> args = new java.util.ArrayList<>(List.of("train", "--workers", "2", "--rounds", "30", "--batch", "32",
+        final List<String> args = new ArrayList<>(List.of("train", "--workers", "2", "--rounds", "30", "--batch", "32",
             "--eval-every", "0", "--policy", policy, "--stragglers", "persistent:1:x8", "--data", data.toString(), "--seed", "4",
             "--out", data.resolve(name).toString(), "--json"));
         args.addAll(List.of(extra));

@@ -3,6 +3,7 @@ package io.serene.systemtests;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
+import io.serene.protocol.sync.SyncConfig;
 import io.serene.transport.FaultInjector;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
@@ -10,11 +11,14 @@ import io.serene.transport.UdpTransport;
 import io.serene.worker.Aggregate;
 import io.serene.worker.UdpWorker;
 import io.serene.worker.WorkerContext;
+import io.serene.worker.WorkerCounter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -31,7 +35,7 @@ class UdpAllreduceSystemTest {
         final int elements = 100_003;
         final int rounds = 4;
         final FaultInjector faults = new FaultInjector(seed, 0.05, 0.01, 0.01);
-        final List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        final List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
         final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(4 << 20).conclude(), errors::add);
         try (UdpTransport switchLoop = UdpTransport.create(1, true);
              UdpTransport workerLoop = UdpTransport.create(1, true);
@@ -62,9 +66,9 @@ class UdpAllreduceSystemTest {
     void fastestThreeOfFourOverUdpLeavesTheSlowWorkerOutAndFoldsItsGradients() throws Exception {
         final int workers = 4;
         final int elements = 2_000;
-        final List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        final List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
         final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(4 << 20)
-            .defaultSync(io.serene.protocol.sync.SyncConfig.fastest(3)).conclude(), errors::add);
+            .defaultSync(SyncConfig.fastest(3)).conclude(), errors::add);
         try (UdpTransport switchLoop = UdpTransport.create(1, true);
              UdpTransport workerLoop = UdpTransport.create(1, true);
              UdpHost switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults())) {
@@ -79,7 +83,7 @@ class UdpAllreduceSystemTest {
                     worker.joined().get(20, TimeUnit.SECONDS);
                 }
                 final float[] g = new float[elements];
-                java.util.Arrays.fill(g, 1f);
+                Arrays.fill(g, 1f);
                 for (int round = 0; round < 5; round++) {
                     final List<CompletableFuture<Aggregate>> futures = new ArrayList<>();
                     for (int w = 0; w < workers - 1; w++) {
@@ -99,7 +103,7 @@ class UdpAllreduceSystemTest {
                     }
                 }
                 final long folded = udpWorkers.get(workers - 1).call(e -> e.counters().get(
-                    io.serene.worker.WorkerCounter.FOLDED_CHUNKS)).get();
+                    WorkerCounter.FOLDED_CHUNKS)).get();
                 assertThat(folded).as("every chunk of the slow worker folded").isEqualTo(5L * 8);
             } finally {
                 udpWorkers.forEach(UdpWorker::close);

@@ -2,11 +2,12 @@ package io.serene.systemtests;
 
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
-import io.serene.training.FashionMnist;
 import io.serene.protocol.sync.SyncConfig;
+import io.serene.training.FashionMnist;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -15,6 +16,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -23,6 +25,8 @@ import java.util.regex.Pattern;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code serene worker} as separate processes training through a switch over UDP, on a synthetic dataset. */
+/** Multi-process: tagged slow (mvn -Pall runs it). */
+@Tag("slow")
 class WorkerProcessSystemTest {
     private static final Pattern HASH = Pattern.compile("\"modelHash\":\"([0-9a-f]{64})\"");
 
@@ -30,7 +34,7 @@ class WorkerProcessSystemTest {
     @Timeout(180)
     void twoWorkerProcessesTrainThroughTheSwitchAndEndWithTheSameModel(@TempDir final Path dir) throws Exception {
         FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
-        final List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        final List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
         final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(8 << 20)
             .defaultSync(SyncConfig.bsp()).conclude(), errors::add);
         try (UdpTransport loop = UdpTransport.create(1, true);

@@ -1,14 +1,17 @@
 package io.serene.training;
 
 import java.io.DataInputStream;
+import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.SplittableRandom;
 import java.util.zip.GZIPInputStream;
+import java.util.zip.GZIPOutputStream;
 import java.util.zip.ZipException;
 
 /**
@@ -80,7 +83,7 @@ public final class FashionMnist {
             }
             final int from = (int) ((long) n * worker / workers);
             final int to = (int) ((long) n * (worker + 1) / workers);
-            return java.util.Arrays.copyOfRange(order, from, to);
+            return Arrays.copyOfRange(order, from, to);
         }
     }
 
@@ -193,8 +196,8 @@ public final class FashionMnist {
 
     private static void writeIdx(final Path file, final int magic, final int[] shape, final byte[] data)
         throws IOException {
-        try (java.io.DataOutputStream out = new java.io.DataOutputStream(
-            new java.util.zip.GZIPOutputStream(Files.newOutputStream(file)))) {
+        try (DataOutputStream out = new DataOutputStream(
+            new GZIPOutputStream(Files.newOutputStream(file)))) {
             out.writeInt(magic);
             for (final int d : shape) {
                 out.writeInt(d);

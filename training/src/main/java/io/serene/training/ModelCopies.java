@@ -1,5 +1,7 @@
 package io.serene.training;
 
+import java.util.Locale;
+
 /**
  * Copies of a worker's model taken at its evaluation rounds, with the time and the loss, for
  * evaluating on the test set after training (deferred evaluation): a copy costs a memory copy of
@@ -34,7 +36,7 @@ public final class ModelCopies {
         final int count = every <= 0 ? 0 : (rounds - 1) / every;
         final long bytes = 4L * count * elements;
         if (bytes > COPY_BUDGET_BYTES) {
-            throw new IllegalArgumentException(String.format(java.util.Locale.ROOT, "deferred evaluation would keep %d copies "
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "deferred evaluation would keep %d copies "
                 + "of the model (%d MiB, more than %d MiB): raise --eval-every or evaluate during training (--no-deferred-eval)",
                 count, bytes >> 20, COPY_BUDGET_BYTES >> 20));
         }

@@ -2,6 +2,8 @@ package io.serene.training;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.Arrays;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -103,7 +105,7 @@ class DjlModelTest {
             assertThat(a.hash()).isEqualTo(hash);
             assertThat(a.accuracy(test.pixels, test.labels)).isEqualTo(accuracy);
             final float[] nan = new float[a.elements()];
-            java.util.Arrays.fill(nan, Float.NaN);
+            Arrays.fill(nan, Float.NaN);
             a.loadParameters(nan);
             assertThat(a.hash()).isNotEqualTo(hash);
             a.loadParameters(copy);

@@ -5,6 +5,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Set;
@@ -52,7 +53,7 @@ class FashionMnistTest {
             .hasMessageContaining("--data");
         Files.write(images, good);
         Files.copy(dir.resolve("t10k-labels-idx1-ubyte.gz"), dir.resolve("train-images-idx3-ubyte.gz"),
-            java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            StandardCopyOption.REPLACE_EXISTING);
         assertThatThrownBy(() -> FashionMnist.load(dir)).hasMessageContaining("not an IDX file of the expected kind");
     }
 

@@ -56,10 +56,10 @@ class GlobalBatchTest {
     @Test
     void batchesOfEverySizeCoverTheShardOncePerPass() {
         final int images = 40;
-        final byte[] pixels = new byte[images * io.serene.training.DjlModel.PIXELS];
+        final byte[] pixels = new byte[images * DjlModel.PIXELS];
         final byte[] labels = new byte[images];
         for (int i = 0; i < images; i++) {
-            pixels[i * io.serene.training.DjlModel.PIXELS] = (byte) i;
+            pixels[i * DjlModel.PIXELS] = (byte) i;
             labels[i] = (byte) (i % 10);
         }
         final FashionMnist.Split split = new FashionMnist.Split(pixels, labels, 28, 28);
@@ -72,10 +72,10 @@ class GlobalBatchTest {
         int taken = 0;
         for (final int size : new int[] {4, 8, 5, 7, 6, 4, 6}) {
             final float[] p = batches.next(size);
-            assertThat(p).hasSize(size * io.serene.training.DjlModel.PIXELS);
+            assertThat(p).hasSize(size * DjlModel.PIXELS);
             assertThat(batches.labels()).hasSize(size);
             for (int b = 0; b < size; b++) {
-                seen.add(Math.round(p[b * io.serene.training.DjlModel.PIXELS] * 255));
+                seen.add(Math.round(p[b * DjlModel.PIXELS] * 255));
             }
             taken += size;
         }

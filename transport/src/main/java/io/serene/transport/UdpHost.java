@@ -9,8 +9,9 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.FixedRecvByteBufAllocator;
 import io.netty.channel.epoll.EpollChannelOption;
-import io.netty.channel.unix.SegmentedDatagramPacket;
 import io.netty.channel.socket.DatagramPacket;
+import io.netty.channel.unix.SegmentedDatagramPacket;
+import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.netty.util.internal.PlatformDependent;
 import io.serene.protocol.Outbox;
@@ -18,7 +19,9 @@ import io.serene.protocol.PacketEndpoint;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -49,7 +52,7 @@ public final class UdpHost implements AutoCloseable {
     private final AtomicLong droppedPeers = new AtomicLong();
     private final Outbox outbox = this::send;
     private final FaultInjector faults;
-    private final ByteBuffer receiveBuffer = ByteBuffer.allocateDirect(65536).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    private final ByteBuffer receiveBuffer = ByteBuffer.allocateDirect(65536).order(ByteOrder.LITTLE_ENDIAN);
     private final long receiveAddress = UNSAFE_COPY ? PlatformDependent.directBufferAddress(receiveBuffer) : 0;
     private final AtomicLong oversized = new AtomicLong();
     // written by the event loop thread only; read by others for statistics
@@ -271,11 +274,11 @@ public final class UdpHost implements AutoCloseable {
 
     private void growRuns(final int port) {
         final int size = Integer.highestOneBit(port) << 1;
-        runs = java.util.Arrays.copyOf(runs, size);
-        runSegment = java.util.Arrays.copyOf(runSegment, size);
-        runCount = java.util.Arrays.copyOf(runCount, size);
-        dirty = java.util.Arrays.copyOf(dirty, size);
-        dirtyPorts = java.util.Arrays.copyOf(dirtyPorts, size);
+        runs = Arrays.copyOf(runs, size);
+        runSegment = Arrays.copyOf(runSegment, size);
+        runCount = Arrays.copyOf(runCount, size);
+        dirty = Arrays.copyOf(dirty, size);
+        dirtyPorts = Arrays.copyOf(dirtyPorts, size);
     }
 
     /** Writes the port's pending run as one GSO packet (or a plain one if it holds one segment). */
@@ -333,7 +336,7 @@ public final class UdpHost implements AutoCloseable {
         @Override
         public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
             if (!(msg instanceof DatagramPacket)) {
-                io.netty.util.ReferenceCountUtil.release(msg);
+                ReferenceCountUtil.release(msg);
                 return;
             }
             final DatagramPacket packet = (DatagramPacket) msg;

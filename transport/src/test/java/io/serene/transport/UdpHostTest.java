@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Timeout;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -52,7 +53,7 @@ class UdpHostTest {
         public long onTimer(final long nowNs, final Outbox out) {
             if (!sent) {
                 sent = true;
-                final ByteBuffer b = ByteBuffer.allocateDirect(1000).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+                final ByteBuffer b = ByteBuffer.allocateDirect(1000).order(ByteOrder.LITTLE_ENDIAN);
                 for (int i = 0; i < count; i++) {
                     b.putInt(0, i);
                     out.send(0, b, 0, 1000);

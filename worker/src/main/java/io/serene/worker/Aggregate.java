@@ -1,5 +1,6 @@
 package io.serene.worker;
 
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Queue;
 
@@ -67,7 +68,7 @@ public final class Aggregate {
     /** The workers whose contributions are in chunk c. */
     public BitSet chunkContributors(final int chunk) {
         final RoundBuffers b = live();
-        return BitSet.valueOf(java.util.Arrays.copyOfRange(b.chunkBitmaps, chunk * b.words, (chunk + 1) * b.words));
+        return BitSet.valueOf(Arrays.copyOfRange(b.chunkBitmaps, chunk * b.words, (chunk + 1) * b.words));
     }
 
     /** Workers that contributed to at least one chunk of the round. */

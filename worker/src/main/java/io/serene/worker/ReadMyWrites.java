@@ -2,6 +2,9 @@ package io.serene.worker;
 
 import io.serene.protocol.sync.LateMode;
 
+import java.util.HashMap;
+import java.util.Map;
+
 /**
  * Read-my-writes bookkeeping (as in SSP, Ho et al. 2013): a worker computes on the model made of
  * every released aggregate it has applied plus its own contributions not released yet, scaled as
@@ -19,7 +22,7 @@ public final class ReadMyWrites {
     private final float learningRate;
     private final float[] pending;
     private final float[] carried;
-    private final java.util.Map<Integer, float[]> byRound = new java.util.HashMap<>();
+    private final Map<Integer, float[]> byRound = new HashMap<>();
     private final float[] average;
 
     public ReadMyWrites(final int elements, final int workers, final int workerId, final float learningRate) {

@@ -10,6 +10,7 @@ import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * A worker over UDP: a {@link WorkerEngine} on its own socket, served by a transport's event loop,
@@ -82,7 +83,7 @@ public final class UdpWorker implements AutoCloseable {
     }
 
     /** Runs a function on the engine's thread. */
-    public <T> CompletableFuture<T> call(final java.util.function.Function<WorkerEngine, T> function) {
+    public <T> CompletableFuture<T> call(final Function<WorkerEngine, T> function) {
         return host.call(() -> function.apply(engine));
     }
 

@@ -16,13 +16,18 @@ import io.serene.worker.WorkerContext;
 import io.serene.worker.WorkerCounter;
 
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -196,7 +201,7 @@ public final class AllreduceBench {
              Echo echo = new Echo(config, switchContext, switchLoop, workerLoop, faults)) {
             result.transport = switchLoop.kind();
             result.gso = aggregation.workers.get(0).host().usesGso();
-            final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+            final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
             final long switchThread = aggregation.switchHost.call(() -> Thread.currentThread().getId()).get();
             final long workerThread = aggregation.workers.get(0).host().call(() -> Thread.currentThread().getId()).get();
             final SplittableRandom random = new SplittableRandom(config.seed);
@@ -261,7 +266,7 @@ public final class AllreduceBench {
 
     /** The switch and the workers, joined and ready for rounds. */
     private static final class Aggregation implements AutoCloseable {
-        final List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        final List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
         final SwitchPipeline pipeline;
         final UdpHost switchHost;
         final List<UdpWorker> workers = new ArrayList<>();
@@ -281,7 +286,7 @@ public final class AllreduceBench {
             for (final UdpWorker worker : workers) {
                 try {
                     worker.joined().get(30, TimeUnit.SECONDS);
-                } catch (final java.util.concurrent.ExecutionException ex) {
+                } catch (final ExecutionException ex) {
                     final Throwable transportError = switchHost.lastError() != null ? switchHost.lastError()
                         : worker.host().lastError();
                     if (transportError != null) {
@@ -408,7 +413,7 @@ public final class AllreduceBench {
             final Aggregate first = aggregates.get(0);
             boolean ok = first.contributorCount() == workers;
             for (final Aggregate a : aggregates) {
-                ok &= java.util.Arrays.equals(a.integerSums(), first.integerSums());
+                ok &= Arrays.equals(a.integerSums(), first.integerSums());
             }
             final int k = first.chunkElements();
             first.sumInto(sum);

@@ -4,6 +4,8 @@ import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.serene.controlplane.ControlLoop;
+import io.serene.controlplane.Controller;
+import io.serene.controlplane.Policy;
 import io.serene.controlplane.TelemetrySample;
 import io.serene.controlplane.rpc.ConfigEntry;
 import io.serene.controlplane.rpc.CountersRequest;
@@ -11,18 +13,28 @@ import io.serene.controlplane.rpc.InstallConfigReply;
 import io.serene.controlplane.rpc.InstallConfigRequest;
 import io.serene.controlplane.rpc.JobRequest;
 import io.serene.controlplane.rpc.JobState;
+import io.serene.controlplane.rpc.SchemaRequest;
 import io.serene.controlplane.rpc.SwitchControlGrpc;
+import io.serene.controlplane.rpc.Update;
 import io.serene.controlplane.rpc.WatchRequest;
+import io.serene.controlplane.rpc.WriteReply;
+import io.serene.controlplane.rpc.WriteRequest;
+import io.serene.protocol.Status;
+import io.serene.protocol.sync.SyncConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /** {@code serene control}: reads and hot-swaps a running switch's sync configs over gRPC. */
 @Command(name = "control", mixinStandardHelpOptions = true,
@@ -45,12 +57,12 @@ public final class ControlCommand implements Runnable {
         int job;
 
         ManagedChannel channel() {
-            final java.net.InetSocketAddress target = Addresses.parse("--switch", address);
+            final InetSocketAddress target = Addresses.parse("--switch", address);
             return NettyChannelBuilder.forAddress(target.getHostString(), target.getPort()).usePlaintext().build();
         }
 
         /** Runs a call; an RPC error becomes a one-line message with the switch's reason. */
-        <T> T call(final java.util.function.Function<SwitchControlGrpc.SwitchControlBlockingStub, T> rpc) {
+        <T> T call(final Function<SwitchControlGrpc.SwitchControlBlockingStub, T> rpc) {
             final ManagedChannel channel = channel();
             try {
                 return rpc.apply(SwitchControlGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS));
@@ -78,7 +90,7 @@ public final class ControlCommand implements Runnable {
             .append(" earliest swap round=").append(s.getEarliestSwapRound()).append(" clocks=").append(s.getClocksList());
         sb.append(" compute ms=[");
         for (int w = 0; w < s.getIterationNsCount(); w++) {
-            sb.append(w == 0 ? "" : ", ").append(String.format(java.util.Locale.ROOT, "%.1f", s.getIterationNs(w) / 1e6));
+            sb.append(w == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.1f", s.getIterationNs(w) / 1e6));
         }
         sb.append(']');
         final boolean grouped = s.getGroupsList().stream().anyMatch(g -> g != 0);
@@ -116,7 +128,7 @@ public final class ControlCommand implements Runnable {
     static final class Schema extends Target implements Callable<Integer> {
         @Override
         public Integer call() {
-            System.out.print(call(stub -> stub.readSchema(io.serene.controlplane.rpc.SchemaRequest.getDefaultInstance())).getText());
+            System.out.print(call(stub -> stub.readSchema(SchemaRequest.getDefaultInstance())).getText());
             return 0;
         }
     }
@@ -136,11 +148,11 @@ public final class ControlCommand implements Runnable {
 
         @Override
         public Integer call() {
-            final io.serene.controlplane.rpc.WriteRequest.Builder request = io.serene.controlplane.rpc.WriteRequest.newBuilder().setJob(job);
+            final WriteRequest.Builder request = WriteRequest.newBuilder().setJob(job);
             for (final String text : updates) {
                 request.addUpdates(parse(text));
             }
-            final io.serene.controlplane.rpc.WriteReply reply = call(stub -> stub.write(request.build()));
+            final WriteReply reply = call(stub -> stub.write(request.build()));
             boolean ok = true;
             for (int i = 0; i < updates.size(); i++) {
                 final String result = reply.getResults(i);
@@ -151,9 +163,9 @@ public final class ControlCommand implements Runnable {
             return ok ? 0 : 1;
         }
 
-        static io.serene.controlplane.rpc.Update parse(final String text) {
+        static Update parse(final String text) {
             final int colon = text.indexOf(':');
-            final String kind = colon < 0 ? "" : text.substring(0, colon).toLowerCase(java.util.Locale.ROOT);
+            final String kind = colon < 0 ? "" : text.substring(0, colon).toLowerCase(Locale.ROOT);
             final String rest = colon < 0 ? "" : text.substring(colon + 1);
             final int eq = rest.indexOf('=');
             if (kind.equals("group") || kind.equals("regroup") || kind.equals("ungroup")) {
@@ -162,19 +174,19 @@ public final class ControlCommand implements Runnable {
             final String key = eq < 0 ? rest : rest.substring(0, eq);
             final int at = key.indexOf('@');
             final String round = at < 0 ? key : key.substring(0, at);
-            final io.serene.controlplane.rpc.Update.Builder u = io.serene.controlplane.rpc.Update.newBuilder();
+            final Update.Builder u = Update.newBuilder();
             if (at >= 0) {
                 u.setGroup(number(text, key.substring(at + 1), "a group number"));
             }
             switch (kind) {
                 case "insert":
-                    u.setKind(io.serene.controlplane.rpc.Update.Kind.INSERT);
+                    u.setKind(Update.Kind.INSERT);
                     break;
                 case "modify":
-                    u.setKind(io.serene.controlplane.rpc.Update.Kind.MODIFY);
+                    u.setKind(Update.Kind.MODIFY);
                     break;
                 case "delete":
-                    u.setKind(io.serene.controlplane.rpc.Update.Kind.DELETE);
+                    u.setKind(Update.Kind.DELETE);
                     break;
                 default:
                     throw new IllegalArgumentException("bad update '" + text + "': expected insert:ROUND[@GROUP]=CONFIG, "
@@ -191,16 +203,16 @@ public final class ControlCommand implements Runnable {
             return u.build();
         }
 
-        private static io.serene.controlplane.rpc.Update parseGroup(final String text, final String kind, final String rest, final int eq) {
-            final io.serene.controlplane.rpc.Update.Builder u = io.serene.controlplane.rpc.Update.newBuilder()
-                .setTable(io.serene.controlplane.rpc.Update.Table.WORKER_GROUP);
+        private static Update parseGroup(final String text, final String kind, final String rest, final int eq) {
+            final Update.Builder u = Update.newBuilder()
+                .setTable(Update.Table.WORKER_GROUP);
             final boolean delete = kind.equals("ungroup");
             if (delete ? eq >= 0 : eq < 0 || eq == rest.length() - 1) {
                 throw new IllegalArgumentException("bad update '" + text + "': " + (delete ? "ungroup takes only a worker"
                     : kind + " needs WORKER=GROUP"));
             }
-            u.setKind(delete ? io.serene.controlplane.rpc.Update.Kind.DELETE
-                : kind.equals("group") ? io.serene.controlplane.rpc.Update.Kind.INSERT : io.serene.controlplane.rpc.Update.Kind.MODIFY);
+            u.setKind(delete ? Update.Kind.DELETE
+                : kind.equals("group") ? Update.Kind.INSERT : Update.Kind.MODIFY);
             u.setWorker(number(text, delete ? rest : rest.substring(0, eq), "a worker number"));
             if (!delete) {
                 u.setGroup(number(text, rest.substring(eq + 1), "a group number"));
@@ -284,7 +296,7 @@ public final class ControlCommand implements Runnable {
             + "start config, then evaluates the rules on every observed advance of R and hot-swaps through the switch.")
     static final class Apply extends Target implements Callable<Integer> {
         @Parameters(paramLabel = "FILE", description = "Policy file.")
-        java.nio.file.Path file;
+        Path file;
 
         @Option(names = "--interval-ms", defaultValue = "20", description = "How often the switch reports the job. Default: ${DEFAULT-VALUE}.")
         int intervalMs;
@@ -298,10 +310,10 @@ public final class ControlCommand implements Runnable {
 
         @Override
         public Integer call() throws Exception {
-            final io.serene.controlplane.Policy policy = PolicyCommand.load(file);
-            for (final io.serene.controlplane.Policy.Rule rule : policy.rules()) {
-                if (rule.metric == io.serene.controlplane.Policy.Metric.WAITING_SHARE
-                    || rule.metric == io.serene.controlplane.Policy.Metric.STALENESS) {
+            final Policy policy = PolicyCommand.load(file);
+            for (final Policy.Rule rule : policy.rules()) {
+                if (rule.metric == Policy.Metric.WAITING_SHARE
+                    || rule.metric == Policy.Metric.STALENESS) {
                     throw new IllegalArgumentException(file + ": '" + rule.condition() + "' needs worker-side telemetry; "
                         + "against a remote switch a policy may use lag, round_time and slowdown(worker)");
                 }
@@ -315,16 +327,16 @@ public final class ControlCommand implements Runnable {
                 final JobState first = awaitJob(stub);
                 final int workers = first.getClocksCount();
                 final RemoteSwitch remote = new RemoteSwitch(stub, job);
-                final io.serene.controlplane.Controller controller = new io.serene.controlplane.Controller(policy, workers, remote);
+                final Controller controller = new Controller(policy, workers, remote);
                 if (!policy.groups().isEmpty()) {
                     groups(stub, job, controller.groupOf());
                 }
                 final int from = remote.earliestSwapRound();
-                final io.serene.protocol.Status initial = remote.install(from, 0, controller.initial());
+                final Status initial = remote.install(from, 0, controller.initial());
                 System.out.println("policy " + policy.name() + " on job " + job + " (" + workers + " workers): start "
                     + controller.initial() + " from round " + from + " (" + initial + ")");
                 for (int g = 1; g <= policy.groups().size(); g++) {
-                    final io.serene.protocol.Status st = remote.install(from, g, policy.start(g));
+                    final Status st = remote.install(from, g, policy.start(g));
                     System.out.println("  group " + policy.groupName(g) + " (" + g + "): start " + policy.start(g)
                         + " from round " + from + " (" + st + ")");
                 }
@@ -344,9 +356,9 @@ public final class ControlCommand implements Runnable {
                 // the first reading starts the round-time clock; only rounds released after it are evaluated
                 loop.start(new TelemetrySample(first.getReleasedRound(), first.getReleasedAtNs(), new int[0], new long[0]));
                 try {
-                    List<io.serene.controlplane.Controller.Decision> fresh;
+                    List<Controller.Decision> fresh;
                     while ((fresh = loop.poll()) != null) {
-                        for (final io.serene.controlplane.Controller.Decision d : fresh) {
+                        for (final Controller.Decision d : fresh) {
                             System.out.println(d);
                         }
                         System.out.flush();
@@ -396,9 +408,9 @@ public final class ControlCommand implements Runnable {
      */
     static void groups(final SwitchControlGrpc.SwitchControlBlockingStub stub, final int job, final int[] groupOf) {
         for (int w = 0; w < groupOf.length; w++) {
-            String result = writeGroup(stub, job, w, groupOf[w], io.serene.controlplane.rpc.Update.Kind.INSERT);
+            String result = writeGroup(stub, job, w, groupOf[w], Update.Kind.INSERT);
             if (result.equals("DUPLICATE_ENTRY")) {
-                result = writeGroup(stub, job, w, groupOf[w], io.serene.controlplane.rpc.Update.Kind.MODIFY);
+                result = writeGroup(stub, job, w, groupOf[w], Update.Kind.MODIFY);
             }
             if (!result.equals("OK")) {
                 throw new IllegalStateException("cannot put worker " + w + " in group " + groupOf[w] + ": " + result
@@ -409,14 +421,14 @@ public final class ControlCommand implements Runnable {
     }
 
     private static String writeGroup(final SwitchControlGrpc.SwitchControlBlockingStub stub, final int job, final int worker,
-                                     final int group, final io.serene.controlplane.rpc.Update.Kind kind) {
-        return stub.withDeadlineAfter(10, TimeUnit.SECONDS).write(io.serene.controlplane.rpc.WriteRequest.newBuilder().setJob(job)
-            .addUpdates(io.serene.controlplane.rpc.Update.newBuilder().setTable(io.serene.controlplane.rpc.Update.Table.WORKER_GROUP)
+                                     final int group, final Update.Kind kind) {
+        return stub.withDeadlineAfter(10, TimeUnit.SECONDS).write(WriteRequest.newBuilder().setJob(job)
+            .addUpdates(Update.newBuilder().setTable(Update.Table.WORKER_GROUP)
                 .setKind(kind).setWorker(worker).setGroup(group)).build()).getResults(0);
     }
 
     /** The controller's view of a remote switch: reads and installs through the control service. */
-    static final class RemoteSwitch implements io.serene.controlplane.Controller.SwitchControl {
+    static final class RemoteSwitch implements Controller.SwitchControl {
         private final SwitchControlGrpc.SwitchControlBlockingStub stub;
         private final int job;
 
@@ -432,18 +444,18 @@ public final class ControlCommand implements Runnable {
         }
 
         @Override
-        public io.serene.protocol.Status install(final int firstRound, final int group, final io.serene.protocol.sync.SyncConfig config) {
+        public Status install(final int firstRound, final int group, final SyncConfig config) {
             try {
                 install(firstRound, group, config.toString());
-                return io.serene.protocol.Status.OK;
+                return Status.OK;
             } catch (final StatusRuntimeException ex) {
                 switch (ex.getStatus().getCode()) {
                     case FAILED_PRECONDITION:
-                        return io.serene.protocol.Status.TOO_EARLY;
+                        return Status.TOO_EARLY;
                     case INVALID_ARGUMENT:
-                        return io.serene.protocol.Status.BAD_KEY;
+                        return Status.BAD_KEY;
                     case RESOURCE_EXHAUSTED:
-                        return io.serene.protocol.Status.TABLE_FULL;
+                        return Status.TABLE_FULL;
                     default:
                         throw ex;
                 }

@@ -1,6 +1,7 @@
 package io.serene.harness.cli;
 
 import io.serene.controlplane.Policy;
+import io.serene.controlplane.PolicyCompiler;
 import io.serene.controlplane.PolicyException;
 import io.serene.controlplane.PolicyParser;
 import picocli.CommandLine.Command;
@@ -73,7 +74,7 @@ public final class PolicyCommand implements Runnable {
             }
             final Policy policy = load(file);
             try {
-                System.out.print(io.serene.controlplane.PolicyCompiler.render(policy, job, workers));
+                System.out.print(PolicyCompiler.render(policy, job, workers));
             } catch (final IllegalArgumentException ex) {
                 throw new IllegalArgumentException(file + ": " + ex.getMessage());
             }

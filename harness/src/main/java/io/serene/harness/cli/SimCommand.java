@@ -1,13 +1,14 @@
 package io.serene.harness.cli;
 
-import io.serene.training.Json;
 import io.serene.harness.sim.Scenario;
 import io.serene.harness.sim.ScenarioRunner;
 import io.serene.protocol.sync.SyncSchedule;
+import io.serene.training.Json;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
 /** {@code serene sim}: the scenario runner, in virtual time. */
@@ -35,7 +36,7 @@ public final class SimCommand implements Callable<Integer> {
     String policy;
 
     @Option(names = "--policy-file", description = "A policy (docs/policy.md) whose controller changes the config while the job runs; replaces --policy.")
-    java.nio.file.Path policyFile;
+    Path policyFile;
 
     @Option(names = "--stragglers", defaultValue = "none", description = "Straggler profile (see above). Default: ${DEFAULT-VALUE}.")
     String stragglers;

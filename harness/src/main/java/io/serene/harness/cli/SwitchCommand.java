@@ -1,8 +1,11 @@
 package io.serene.harness.cli;
 
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.node.SwitchControlService;
+import io.serene.protocol.sync.SyncConfigParser;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
@@ -12,6 +15,7 @@ import picocli.CommandLine.Option;
 import java.net.InetSocketAddress;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /** {@code serene switch}: runs the software switch as its own process until interrupted. */
 @Command(name = "switch", mixinStandardHelpOptions = true,
@@ -53,7 +57,7 @@ public final class SwitchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         final SwitchContext context = new SwitchContext().budgetBytes(budget).maxJobs(maxJobs).maxWorkers(maxWorkers)
-            .chunkElements(chunkElements).defaultSync(io.serene.protocol.sync.SyncConfigParser.parse(sync)).conclude();
+            .chunkElements(chunkElements).defaultSync(SyncConfigParser.parse(sync)).conclude();
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("--port must be in 0..65535, was " + port);
         }
@@ -66,8 +70,8 @@ public final class SwitchCommand implements Callable<Integer> {
         try (UdpTransport transport = UdpTransport.create(1, !nio);
              UdpHost host = transport.bind(pipeline, new InetSocketAddress(bind, port), UdpOptions.defaults());
              SwitchControlService control = new SwitchControlService(host::call, pipeline)) {
-            final io.grpc.Server server = controlPort < 0 ? null
-                : io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder.forAddress(new InetSocketAddress(bind, controlPort))
+            final Server server = controlPort < 0 ? null
+                : NettyServerBuilder.forAddress(new InetSocketAddress(bind, controlPort))
                     .addService(control).build().start();
             System.out.println(context.memory());
             System.out.println("switch listening on udp " + host.localAddress() + " (" + transport.kind() + "), new jobs start with "
@@ -77,7 +81,7 @@ public final class SwitchCommand implements Callable<Integer> {
             }
             System.out.flush();
             Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
-            while (!stop.await(statsSeconds > 0 ? statsSeconds : 3600, java.util.concurrent.TimeUnit.SECONDS)) {
+            while (!stop.await(statsSeconds > 0 ? statsSeconds : 3600, TimeUnit.SECONDS)) {
                 if (statsSeconds > 0) {
                     System.out.println("counters: " + host.call(() -> pipeline.counters().toString()).get()
                         + ", jobs=" + host.call(pipeline::activeJobs).get());

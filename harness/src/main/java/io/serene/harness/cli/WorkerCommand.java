@@ -20,7 +20,11 @@ import io.serene.worker.WorkerContext;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -210,15 +214,15 @@ public final class WorkerCommand implements Callable<Integer> {
      */
     private void watchStdin() {
         final Thread watcher = new Thread(() -> {
-            try (java.io.BufferedReader in = new java.io.BufferedReader(
-                new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8))) {
+            try (BufferedReader in = new BufferedReader(
+                new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = in.readLine()) != null) {
                     if (line.trim().equals("evaluate")) {
                         toldToEvaluate.complete(null);
                     }
                 }
-            } catch (final java.io.IOException ignored) {
+            } catch (final IOException ignored) {
                 // treated as the end
             }
             if (exitWithParent) {
@@ -230,8 +234,6 @@ public final class WorkerCommand implements Callable<Integer> {
         watcher.setDaemon(true);
         watcher.start();
     }
-
-
 
     private void awaitJoin(final UdpWorker worker) throws InterruptedException {
         try {

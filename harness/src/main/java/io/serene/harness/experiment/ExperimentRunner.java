@@ -2,11 +2,12 @@ package io.serene.harness.experiment;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.serene.training.Json;
 import io.serene.harness.launch.TrainRun;
 import io.serene.harness.sim.Scenario;
 import io.serene.harness.sim.ScenarioRunner;
 import io.serene.protocol.sync.SyncSchedule;
+import io.serene.training.Json;
+import io.serene.training.ModelKind;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -29,14 +30,14 @@ public final class ExperimentRunner {
     /** One cell of the matrix. */
     static final class Run {
         final String scenario;
-        final io.serene.training.ModelKind model;
+        final ModelKind model;
         final int workers;
         final String stragglers;
         final ExperimentSpec.PolicyRef policy;
         final long seed;
         final Path dir;
 
-        Run(final String scenario, final io.serene.training.ModelKind model, final int workers, final String stragglers,
+        Run(final String scenario, final ModelKind model, final int workers, final String stragglers,
             final ExperimentSpec.PolicyRef policy, final long seed, final Path dir) {
             this.scenario = scenario;
             this.model = model;
@@ -75,7 +76,7 @@ public final class ExperimentRunner {
     public List<Run> matrix() {
         final List<Run> runs = new ArrayList<>();
         final boolean train = spec.mode.equals("train");
-        for (final io.serene.training.ModelKind model : train ? spec.models : List.of(io.serene.training.ModelKind.MLP)) {
+        for (final ModelKind model : train ? spec.models : List.of(ModelKind.MLP)) {
             for (final int workers : spec.workers) {
                 for (final String stragglers : spec.stragglers) {
                     final String scenario = (train ? model + "-" : "") + "w" + workers + "-" + slug(stragglers);

@@ -8,8 +8,8 @@ import io.serene.controlplane.Policy;
 import io.serene.controlplane.PolicyException;
 import io.serene.controlplane.PolicyParser;
 import io.serene.harness.cli.PolicyCommand;
-import io.serene.training.ComputeClock;
 import io.serene.protocol.sync.SyncSchedule;
+import io.serene.training.ComputeClock;
 import io.serene.training.LrSchedule;
 import io.serene.training.ModelKind;
 import io.serene.training.StaleMomentum;
@@ -27,6 +27,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -139,7 +140,7 @@ public final class ExperimentSpec {
         while (keys.hasNext()) {
             final String key = keys.next();
             if (!KEYS.contains(key)) {
-                throw new IllegalArgumentException("unknown key '" + key + "' (expected one of " + new java.util.TreeSet<>(KEYS) + ")");
+                throw new IllegalArgumentException("unknown key '" + key + "' (expected one of " + new TreeSet<>(KEYS) + ")");
             }
         }
         name = string(n, "name", null);

@@ -11,6 +11,7 @@ import io.serene.protocol.sync.SyncSchedule;
 
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * Watches the job on the switch's thread every 20 ms: installs the rest of a schedule once the
@@ -105,7 +106,7 @@ final class JobMonitor extends Thread {
     }
 
     /** Runs f on the switch thread, through its command queue (the control service set its wake-up). */
-    private <T> T call(final java.util.function.Supplier<T> f) {
+    private <T> T call(final Supplier<T> f) {
         try {
             return pipeline.commands().submit(p -> f.get()).get(10, TimeUnit.SECONDS);
         } catch (final InterruptedException ex) {

@@ -1,8 +1,11 @@
 package io.serene.harness.launch;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.serene.controlplane.Controller;
 import io.serene.controlplane.Policy;
+import io.serene.controlplane.PolicyCompiler;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.cli.Serene;
@@ -24,6 +27,7 @@ import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
 
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
@@ -31,6 +35,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -161,20 +166,20 @@ public final class TrainRun {
                 context.groupSync(g, s.policy.start(g));
             }
             // fails naming what does not fit the job or a group
-            io.serene.controlplane.PolicyCompiler.compile(s.policy, s.job, s.workers);
+            PolicyCompiler.compile(s.policy, s.job, s.workers);
         }
         context.conclude();
-        final List<Throwable> switchErrors = java.util.Collections.synchronizedList(new ArrayList<>());
+        final List<Throwable> switchErrors = Collections.synchronizedList(new ArrayList<>());
         final SwitchPipeline pipeline = new SwitchPipeline(context, switchErrors::add);
         // quiet: only failures, which reach the caller as exceptions
-        final PrintStream say = s.quiet ? new PrintStream(java.io.OutputStream.nullOutputStream()) : out;
+        final PrintStream say = s.quiet ? new PrintStream(OutputStream.nullOutputStream()) : out;
         final Progress progress = new Progress(say, s.workers, rounds, s.deferredEval);
         final List<Controller.Decision> decisions = new ArrayList<>();
         try (UdpTransport transport = UdpTransport.create(1, true);
              UdpHost host = transport.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
              SwitchControlService control = new SwitchControlService(host::call, pipeline)) {
-            final io.grpc.Server server = s.controlPort < 0 ? null
-                : io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", s.controlPort))
+            final Server server = s.controlPort < 0 ? null
+                : NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", s.controlPort))
                     .addService(control).build().start();
             say.printf(Locale.ROOT, "train: %d workers, %s, policy %s, stragglers %s, %d rounds of batch %d, seed %d; switch on udp %s%s%n",
                 s.workers, s.model, s.policyName(), s.stragglers, rounds, s.batch, s.seed, host.localAddress(),

@@ -10,13 +10,25 @@ import io.serene.controlplane.rpc.InstallConfigReply;
 import io.serene.controlplane.rpc.InstallConfigRequest;
 import io.serene.controlplane.rpc.JobRequest;
 import io.serene.controlplane.rpc.JobState;
+import io.serene.controlplane.rpc.SchemaReply;
+import io.serene.controlplane.rpc.SchemaRequest;
 import io.serene.controlplane.rpc.SwitchControlGrpc;
+import io.serene.controlplane.rpc.Update;
 import io.serene.controlplane.rpc.WatchRequest;
+import io.serene.controlplane.rpc.WriteReply;
+import io.serene.controlplane.rpc.WriteRequest;
 import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
+import io.serene.dataplane.TableSchema;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncConfigParser;
+import io.serene.protocol.table.SyncConfigEntry;
+import io.serene.protocol.table.TableEntry;
+import io.serene.protocol.table.TableWrite;
+import io.serene.protocol.table.WorkerGroupEntry;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -55,33 +67,33 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
     }
 
     @Override
-    public void write(final io.serene.controlplane.rpc.WriteRequest request,
-                      final StreamObserver<io.serene.controlplane.rpc.WriteReply> reply) {
-        final java.util.List<io.serene.protocol.table.TableWrite> writes = new java.util.ArrayList<>();
+    public void write(final WriteRequest request,
+                      final StreamObserver<WriteReply> reply) {
+        final List<TableWrite> writes = new ArrayList<>();
         try {
-            for (final io.serene.controlplane.rpc.Update u : request.getUpdatesList()) {
-                final io.serene.protocol.table.TableEntry entry;
-                if (u.getTable() == io.serene.controlplane.rpc.Update.Table.WORKER_GROUP) {
-                    final io.serene.protocol.table.WorkerGroupEntry.Builder b = io.serene.protocol.table.WorkerGroupEntry.builder()
+            for (final Update u : request.getUpdatesList()) {
+                final TableEntry entry;
+                if (u.getTable() == Update.Table.WORKER_GROUP) {
+                    final WorkerGroupEntry.Builder b = WorkerGroupEntry.builder()
                         .job(request.getJob()).worker(u.getWorker());
-                    entry = (u.getKind() == io.serene.controlplane.rpc.Update.Kind.DELETE ? b : b.group(u.getGroup())).build();
-                } else if (u.getTable() == io.serene.controlplane.rpc.Update.Table.SYNC_CONFIG) {
-                    final io.serene.protocol.table.SyncConfigEntry.Builder b = io.serene.protocol.table.SyncConfigEntry.builder()
+                    entry = (u.getKind() == Update.Kind.DELETE ? b : b.group(u.getGroup())).build();
+                } else if (u.getTable() == Update.Table.SYNC_CONFIG) {
+                    final SyncConfigEntry.Builder b = SyncConfigEntry.builder()
                         .job(request.getJob()).group(u.getGroup()).firstRound(u.getFirstRound());
-                    entry = (u.getKind() == io.serene.controlplane.rpc.Update.Kind.DELETE ? b
+                    entry = (u.getKind() == Update.Kind.DELETE ? b
                         : b.config(SyncConfigParser.parse(u.getConfig()).requireAbsolute())).build();
                 } else {
                     throw new IllegalArgumentException("unknown table " + u.getTableValue());
                 }
                 switch (u.getKind()) {
                     case INSERT:
-                        writes.add(io.serene.protocol.table.TableWrite.insert(entry));
+                        writes.add(TableWrite.insert(entry));
                         break;
                     case MODIFY:
-                        writes.add(io.serene.protocol.table.TableWrite.modify(entry));
+                        writes.add(TableWrite.modify(entry));
                         break;
                     case DELETE:
-                        writes.add(io.serene.protocol.table.TableWrite.delete(entry));
+                        writes.add(TableWrite.delete(entry));
                         break;
                     default:
                         throw new IllegalArgumentException("unknown update kind " + u.getKindValue());
@@ -93,8 +105,8 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
         }
         try {
             reply.onNext(onSwitch(() -> {
-                final io.serene.controlplane.rpc.WriteReply.Builder b = io.serene.controlplane.rpc.WriteReply.newBuilder();
-                for (final io.serene.protocol.table.TableWrite w : writes) {
+                final WriteReply.Builder b = WriteReply.newBuilder();
+                for (final TableWrite w : writes) {
                     b.addResults(pipeline.write(w).name());
                 }
                 return b.setEpoch(pipeline.configEpoch(request.getJob())).build();
@@ -106,10 +118,10 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
     }
 
     @Override
-    public void readSchema(final io.serene.controlplane.rpc.SchemaRequest request,
-                           final StreamObserver<io.serene.controlplane.rpc.SchemaReply> reply) {
-        reply.onNext(io.serene.controlplane.rpc.SchemaReply.newBuilder()
-            .setText(io.serene.dataplane.TableSchema.of(pipeline.context()).describe()).build());
+    public void readSchema(final SchemaRequest request,
+                           final StreamObserver<SchemaReply> reply) {
+        reply.onNext(SchemaReply.newBuilder()
+            .setText(TableSchema.of(pipeline.context()).describe()).build());
         reply.onCompleted();
     }
 
@@ -234,7 +246,7 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
             b.addIterationNs(pipeline.iterationNs(job, w));
             b.addGroups(pipeline.group(job, w));
         }
-        for (final io.serene.dataplane.SwitchPipeline.ConfigRow row : pipeline.configEntries(job)) {
+        for (final SwitchPipeline.ConfigRow row : pipeline.configEntries(job)) {
             b.addEntries(ConfigEntry.newBuilder().setGroup(row.group()).setFirstRound(row.firstRound()).setRule(row.rule()));
         }
         return b.build();

@@ -3,6 +3,9 @@ package io.serene.harness.sim;
 import io.serene.controlplane.Policy;
 import io.serene.protocol.sync.SyncSchedule;
 
+import java.util.BitSet;
+import java.util.List;
+
 /** What {@link ScenarioRunner} simulates; fluent setters, checked by {@link #validate()}. */
 public final class Scenario {
     int workers = 16;
@@ -81,7 +84,7 @@ public final class Scenario {
     public Scenario policy(final Policy p) {
         policy = p;
         if (p != null) {
-            schedule = new SyncSchedule(java.util.List.of(new SyncSchedule.Entry(0, p.start())));
+            schedule = new SyncSchedule(List.of(new SyncSchedule.Entry(0, p.start())));
         }
         return this;
     }
@@ -109,11 +112,11 @@ public final class Scenario {
     }
 
     /** Each group's members (index = group, 0..3). */
-    java.util.BitSet[] members() {
+    BitSet[] members() {
         final int[] of = groupOf();
-        final java.util.BitSet[] members = new java.util.BitSet[4];
+        final BitSet[] members = new BitSet[4];
         for (int g = 0; g < members.length; g++) {
-            members[g] = new java.util.BitSet();
+            members[g] = new BitSet();
         }
         for (int w = 0; w < workers; w++) {
             require(of[w] >= 0 && of[w] < members.length, "worker groups are 0..3, was " + of[w]);
@@ -134,7 +137,7 @@ public final class Scenario {
         require(elements >= 1, "--elements must be >= 1, was " + elements);
         require(computeNs >= 1, "compute time must be > 0");
         require(loss >= 0 && loss < 0.5, "--loss must be in [0, 0.5), was " + loss);
-        final java.util.BitSet[] members = members();
+        final BitSet[] members = members();
         for (final SyncSchedule.Entry entry : schedule.entries()) {
             entry.config.resolve(workers);
             for (int g = 1; g < members.length && policy == null; g++) {

@@ -399,7 +399,7 @@ public final class ScenarioRunner {
             }
         }
         r.schedule = schedule.toString();
-        r.decisions = controller == null ? java.util.List.of() : controller.decisions();
+        r.decisions = controller == null ? List.of() : controller.decisions();
         return r;
     }
 
@@ -485,7 +485,7 @@ public final class ScenarioRunner {
         public boolean hotSwapConsistent;
         public int errors;
         public String schedule;
-        public java.util.List<Controller.Decision> decisions = java.util.List.of();
+        public List<Controller.Decision> decisions = List.of();
 
         public boolean allChecks() {
             return completed && exactlyOnce && agreement && boundRespected && hotSwapConsistent && errors == 0;
@@ -519,7 +519,7 @@ public final class ScenarioRunner {
             m.put("eventsPerSecond", events / (wallNs / 1e9));
             m.put("schedule", schedule);
             m.put("modeSwitches", decisions.size());
-            final java.util.List<Map<String, Object>> switches = new ArrayList<>();
+            final List<Map<String, Object>> switches = new ArrayList<>();
             for (final Controller.Decision d : decisions) {
                 final Map<String, Object> e = new LinkedHashMap<>();
                 e.put("round", d.firstRound);

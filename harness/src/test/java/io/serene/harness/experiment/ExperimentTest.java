@@ -2,9 +2,11 @@ package io.serene.harness.experiment;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.serene.controlplane.Policy;
 import io.serene.controlplane.PolicyParser;
 import io.serene.harness.cli.DemoCommand;
 import io.serene.harness.cli.PolicyCommand;
+import io.serene.protocol.sync.LateMode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -117,8 +119,8 @@ class ExperimentTest {
         assertThat(cooldown.policies).extracting(p -> p.name).containsExactly("bsp", "dynamic", "dynamic-drop");
         assertThat(cooldown.policies.get(1).policy).as("dynamic as it was then")
             .isEqualTo(PolicyCommand.load(examples.resolve("dynamic-fold.policy")));
-        final io.serene.controlplane.Policy drop = cooldown.policies.get(2).policy;
-        assertThat(drop.rules()).extracting(r -> r.action.lateMode).containsOnly(io.serene.protocol.sync.LateMode.DROP, null);
+        final Policy drop = cooldown.policies.get(2).policy;
+        assertThat(drop.rules()).extracting(r -> r.action.lateMode).containsOnly(LateMode.DROP, null);
         assertThat(cooldown.stragglers).containsExactly("persistent:3:x8", "moving:x8,rounds=30");
         assertThat(new ExperimentRunner(cooldown, Path.of("unused"), null).matrix()).hasSize(72);
     }
@@ -126,12 +128,12 @@ class ExperimentTest {
     @Test
     void theCommandLineSeedsReplaceTheFilesAfterQuickAndAreRecorded(@TempDir final Path dir) throws Exception {
         final Path file = dir.resolve("t.yaml");
-        java.nio.file.Files.writeString(file, SIM);
-        final ExperimentSpec spec = ExperimentSpec.read(file, true, java.util.List.of(4, 5));
+        Files.writeString(file, SIM);
+        final ExperimentSpec spec = ExperimentSpec.read(file, true, List.of(4, 5));
         assertThat(spec.seeds).containsExactly(4L, 5L);
         assertThat(spec.rounds).as("the quick overrides still apply").isEqualTo(30);
         assertThat(spec.text).endsWith("# command line: --seeds 4,5\n");
-        assertThatThrownBy(() -> ExperimentSpec.read(file, false, java.util.List.of())).hasMessageContaining("--seeds needs at least one seed");
+        assertThatThrownBy(() -> ExperimentSpec.read(file, false, List.of())).hasMessageContaining("--seeds needs at least one seed");
     }
 
     @Test

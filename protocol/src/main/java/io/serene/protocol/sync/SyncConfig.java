@@ -1,5 +1,6 @@
 package io.serene.protocol.sync;
 
+import java.math.BigDecimal;
 import java.util.BitSet;
 import java.util.Objects;
 
@@ -266,6 +267,6 @@ public final class SyncConfig {
         if (ns % 1_000_000 == 0) {
             return Long.toString(ns / 1_000_000);
         }
-        return java.math.BigDecimal.valueOf(ns, 6).stripTrailingZeros().toPlainString();
+        return BigDecimal.valueOf(ns, 6).stripTrailingZeros().toPlainString();
     }
 }
