@@ -3,7 +3,7 @@ package io.serene.harness;
 import io.serene.dataplane.SwitchContext;
 import io.serene.training.DjlModel;
 import io.serene.training.ModelKind;
-import io.serene.training.SyntheticImages;
+import io.serene.training.data.SyntheticImages;
 import io.serene.transport.FaultInjector;
 import io.serene.worker.Aggregate;
 import org.junit.jupiter.api.Test;

@@ -2,7 +2,7 @@ package io.serene.systemtests;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.serene.training.FashionMnist;
+import io.serene.training.data.FashionMnist;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

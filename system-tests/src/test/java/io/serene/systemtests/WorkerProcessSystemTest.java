@@ -3,7 +3,7 @@ package io.serene.systemtests;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.protocol.sync.SyncConfig;
-import io.serene.training.FashionMnist;
+import io.serene.training.data.FashionMnist;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;

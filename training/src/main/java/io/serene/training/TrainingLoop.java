@@ -2,6 +2,8 @@ package io.serene.training;
 
 import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.SyncRules;
+import io.serene.training.data.Batches;
+import io.serene.training.data.GlobalBatch;
 import io.serene.worker.Aggregate;
 import io.serene.worker.UdpWorker;
 import io.serene.worker.WorkerEngine;

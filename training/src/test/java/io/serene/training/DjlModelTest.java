@@ -1,5 +1,7 @@
 package io.serene.training;
 
+import io.serene.training.data.SyntheticImages;
+
 import org.junit.jupiter.api.Test;
 
 import java.util.Arrays;

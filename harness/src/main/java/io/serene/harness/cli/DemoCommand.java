@@ -2,7 +2,7 @@ package io.serene.harness.cli;
 
 import io.serene.controlplane.PolicyParser;
 import io.serene.harness.launch.TrainRun;
-import io.serene.training.FashionMnist;
+import io.serene.training.data.FashionMnist;
 import io.serene.training.ModelKind;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

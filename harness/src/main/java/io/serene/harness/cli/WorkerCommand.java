@@ -1,10 +1,10 @@
 package io.serene.harness.cli;
 
-import io.serene.training.Batches;
+import io.serene.training.data.Batches;
 import io.serene.training.ComputeClock;
 import io.serene.training.DjlModel;
-import io.serene.training.FashionMnist;
-import io.serene.training.GlobalBatch;
+import io.serene.training.data.FashionMnist;
+import io.serene.training.data.GlobalBatch;
 import io.serene.training.LrSchedule;
 import io.serene.training.ModelCopies;
 import io.serene.training.ModelKind;

@@ -14,7 +14,7 @@ import io.serene.harness.node.SwitchControlService;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.ComputeClock;
-import io.serene.training.FashionMnist;
+import io.serene.training.data.FashionMnist;
 import io.serene.training.Json;
 import io.serene.training.LrSchedule;
 import io.serene.training.ModelKind;

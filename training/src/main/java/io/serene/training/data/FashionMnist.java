@@ -1,4 +1,4 @@
-package io.serene.training;
+package io.serene.training.data;
 
 import java.io.DataInputStream;
 import java.io.DataOutputStream;

@@ -1,4 +1,4 @@
-package io.serene.training;
+package io.serene.training.data;
 
 /**
  * Keeps the samples a round carries near N x B when rounds are released with fewer contributions

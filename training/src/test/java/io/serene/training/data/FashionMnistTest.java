@@ -1,4 +1,4 @@
-package io.serene.training;
+package io.serene.training.data;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,4 +1,6 @@
-package io.serene.training;
+package io.serene.training.data;
+
+import io.serene.training.DjlModel;
 
 import java.util.SplittableRandom;
 
