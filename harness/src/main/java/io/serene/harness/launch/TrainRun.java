@@ -9,19 +9,20 @@ import io.serene.controlplane.PolicyCompiler;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.cli.Serene;
-import io.serene.harness.cli.WorkerCommand;
+import io.serene.harness.cli.TrainingOptions;
 import io.serene.harness.node.SwitchControlService;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.ComputeClock;
-import io.serene.training.data.FashionMnist;
 import io.serene.training.Json;
 import io.serene.training.LrSchedule;
 import io.serene.training.ModelKind;
+import io.serene.training.RunLength;
 import io.serene.training.StaleMomentum;
 import io.serene.training.StragglerProfile;
 import io.serene.training.TrainDefaults;
 import io.serene.training.WorkerJit;
+import io.serene.training.data.FashionMnist;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
@@ -126,12 +127,7 @@ public final class TrainRun {
         if (s.workers <= 0 || s.workers > 64) {
             throw new IllegalArgumentException("--workers must be in 1..64, was " + s.workers);
         }
-        if (s.batch <= 0 || s.evalEvery < 0 || (s.rounds != null && s.rounds <= 0) || (s.epochs != null && !(s.epochs > 0))) {
-            throw new IllegalArgumentException("--rounds, --epochs and --batch must be positive and --eval-every >= 0");
-        }
-        if (s.rounds != null && s.epochs != null) {
-            throw new IllegalArgumentException("give --rounds or --epochs, not both");
-        }
+        RunLength.check(s.batch, s.evalEvery, s.rounds, s.epochs);
         LrSchedule.parse("--lr-schedule", s.lrSchedule);
         StaleMomentum.parse("--stale-momentum", s.staleMomentum);
         ComputeClock.check("--compute-clock", s.computeClock);
@@ -153,7 +149,7 @@ public final class TrainRun {
         }
         final Path dataDir = s.data != null ? s.data : FashionMnist.DEBIAN_DIR;
         final FashionMnist dataset = FashionMnist.load(dataDir);
-        final int rounds = WorkerCommand.roundsFor(dataset.train.size() / s.workers, s.batch, s.rounds, s.epochs);
+        final int rounds = RunLength.rounds(dataset.train.size() / s.workers, s.batch, s.rounds, s.epochs);
         Files.createDirectories(s.out.resolve("workers"));
         final long epochMs = System.currentTimeMillis();
 
@@ -240,14 +236,10 @@ public final class TrainRun {
         }
         command.addAll(List.of("-Dai.djl.offline=true", "-Dai.djl.pytorch.num_threads=1", "-Dai.djl.pytorch.num_interop_threads=1",
             "-Xmx512m", "-Xmn32m", "-cp", System.getProperty("java.class.path"), Serene.class.getName(), "worker",
-            "--switch", "127.0.0.1:" + switchPort, "--job", "" + s.job, "--id", "" + w, "--workers", "" + s.workers,
-            "--model", s.model.name().toLowerCase(Locale.ROOT), "--rounds", "" + rounds, "--batch", "" + s.batch,
-            "--lr", "" + s.learningRate, "--lr-schedule", s.lrSchedule, "--momentum", "" + s.momentum,
-            "--stale-momentum", s.staleMomentum, "--compute-clock", s.computeClock, "--eval-every", "" + s.evalEvery,
-            "--data", dataDir.toString(), "--seed", "" + s.seed, "--stragglers", s.stragglers,
-            "--timeout-seconds", "" + s.timeoutSeconds, "--records", recordsFile(w).toString(), "--epoch-ms", "" + epochMs,
-            "--progress-lines", "--exit-with-parent", s.rebalance ? "--rebalance" : "--no-rebalance",
-            s.deferredEval ? "--deferred-eval" : "--no-deferred-eval", "--eval-when-told"));
+            "--switch", "127.0.0.1:" + switchPort, "--job", "" + s.job, "--id", "" + w, "--workers", "" + s.workers));
+        command.addAll(TrainingOptions.arguments(s, rounds, dataDir));
+        command.addAll(List.of("--records", recordsFile(w).toString(), "--epoch-ms", "" + epochMs,
+            "--progress-lines", "--exit-with-parent", "--eval-when-told"));
         return command;
     }
 

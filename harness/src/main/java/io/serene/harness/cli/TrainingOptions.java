@@ -1,0 +1,122 @@
+package io.serene.harness.cli;
+
+import io.serene.harness.launch.TrainRun;
+import io.serene.training.ModelKind;
+import io.serene.training.RunLength;
+import io.serene.training.StragglerProfile;
+import io.serene.training.TrainDefaults;
+import io.serene.training.data.GlobalBatch;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The training options {@code serene train} and {@code serene worker} share, declared once (a
+ * picocli mixin): names, defaults ({@link TrainDefaults}), help texts, the checks they share,
+ * and how a launcher passes them on to a worker process ({@link #arguments}).
+ */
+public final class TrainingOptions {
+    @Option(names = "--model", defaultValue = TrainDefaults.MODEL, description = "mlp (784-128-10) or cnn (LeNet-style). Default: ${DEFAULT-VALUE}.")
+    String model;
+
+    @Option(names = "--stragglers", defaultValue = TrainDefaults.STRAGGLERS, description = "Straggler profile (" + StragglerProfile.SYNTAX
+        + "), seeded: a worker sleeps (F - 1) times its measured compute time after each gradient. Default: ${DEFAULT-VALUE}.")
+    String stragglers;
+
+    @Option(names = "--rounds", description = "Rounds (one batch per worker each). Default: serene train one epoch, serene worker 200, "
+        + "unless --epochs is given.")
+    Integer rounds;
+
+    @Option(names = "--epochs", description = "Passes over each worker's shard instead of --rounds: rounds = E x ceil(shard / batch).")
+    Double epochs;
+
+    @Option(names = "--batch", defaultValue = TrainDefaults.BATCH, description = "Batch size per worker. Default: ${DEFAULT-VALUE}.")
+    int batch;
+
+    @Option(names = "--rebalance", negatable = true, defaultValue = "true", fallbackValue = "true", description = "Keep a "
+        + "round's samples near N x batch while rounds are released with fewer contributions (exclusion, fastest-k, timeouts): "
+        + "the next batch is batch x N / the mean contributions of the last " + GlobalBatch.WINDOW + " applied rounds, at most "
+        + "2 x batch (under BSP always batch). --no-rebalance: always batch. Default: on.")
+    boolean rebalance;
+
+    @Option(names = "--lr", defaultValue = TrainDefaults.LEARNING_RATE, description = "Learning rate. Default: ${DEFAULT-VALUE}.")
+    float learningRate;
+
+    @Option(names = "--momentum", defaultValue = TrainDefaults.MOMENTUM, description = "SGD momentum. Default: ${DEFAULT-VALUE}.")
+    float momentum;
+
+    @Option(names = "--lr-schedule", defaultValue = TrainDefaults.LR_SCHEDULE, description = "constant; cosine: the learning rate decays to "
+        + "0 over the run's rounds along a half cosine; cooldown: constant, then down to 0 in a straight line over the last 20%% "
+        + "of the rounds (by applied step, the same on every worker). Default: ${DEFAULT-VALUE}.")
+    String lrSchedule;
+
+    @Option(names = "--stale-momentum", defaultValue = TrainDefaults.STALE_MOMENTUM, description = "compensate: a round computed under a "
+        + "bound s > 0 is applied with momentum max(0, m - s/(s+1)) (asynchrony acts as momentum of its own; the bound is "
+        + "agreed, so every worker takes the same step); fixed: always --momentum. Default: ${DEFAULT-VALUE}.")
+    String staleMomentum;
+
+    @Option(names = "--compute-clock", defaultValue = TrainDefaults.COMPUTE_CLOCK, description = "The compute time a worker reports to the "
+        + "switch (what slowdown(worker) and lag read): cpu: the processor time its training thread spent on the gradient, plus "
+        + "any injected straggling; time the OS gave to other processes is not in it, so with more worker processes than cores a "
+        + "preempted worker does not look slow (on a host of its own the two agree); wall: elapsed time, preemption included "
+        + "(a worker slowed by a co-located job shows as slow). Records keep the elapsed time either way. Default: ${DEFAULT-VALUE}.")
+    String computeClock;
+
+    @Option(names = "--eval-every", defaultValue = TrainDefaults.EVAL_EVERY,
+        description = "Test-set evaluation every E rounds (0: only at the end). Default: ${DEFAULT-VALUE}.")
+    int evalEvery;
+
+    @Option(names = "--deferred-eval", negatable = true, defaultValue = "true", fallbackValue = "true", description = "Copy the "
+        + "model at each evaluation round (with the time) and evaluate the copies on the test set after training, so evaluation "
+        + "takes no time from training nor from JCT and time to accuracy (every worker holds the same sequence of models). "
+        + "--no-deferred-eval: evaluate during training, inside the measured times. Default: on.")
+    boolean deferredEval;
+
+    @Option(names = "--seed", defaultValue = TrainDefaults.SEED, description = "Seed of models, shards, batches and stragglers. Default: ${DEFAULT-VALUE}.")
+    long seed;
+
+    @Option(names = "--data", description = "Directory with the four Fashion-MNIST .gz files. Default: /usr/share/datasets/fashion-mnist "
+        + "(apt-get install dataset-fashion-mnist).")
+    Path data;
+
+    @Option(names = "--timeout-seconds", defaultValue = TrainDefaults.TIMEOUT_SECONDS,
+        description = "A worker gives up when the switch does not answer a round for this long. Default: ${DEFAULT-VALUE}.")
+    int timeoutSeconds;
+
+    /** The checks both commands make of these options. */
+    void check() {
+        RunLength.check(batch, evalEvery, rounds, epochs);
+    }
+
+    /** Copies these options into a launcher's settings ({@code serene train}: one epoch if neither rounds nor epochs). */
+    void applyTo(final TrainRun.Settings s) {
+        s.model = ModelKind.parse(model);
+        s.stragglers = stragglers;
+        s.rounds = rounds;
+        s.epochs = rounds == null && epochs == null ? Double.valueOf(1) : epochs;
+        s.batch = batch;
+        s.rebalance = rebalance;
+        s.learningRate = learningRate;
+        s.momentum = momentum;
+        s.lrSchedule = lrSchedule;
+        s.staleMomentum = staleMomentum;
+        s.computeClock = computeClock;
+        s.evalEvery = evalEvery;
+        s.deferredEval = deferredEval;
+        s.seed = seed;
+        s.data = data;
+        s.timeoutSeconds = timeoutSeconds;
+    }
+
+    /** These options of a launcher's settings as a worker process's arguments, for a run of {@code rounds}. */
+    public static List<String> arguments(final TrainRun.Settings s, final int rounds, final Path dataDir) {
+        return List.of("--model", s.model.name().toLowerCase(Locale.ROOT), "--rounds", "" + rounds, "--batch", "" + s.batch,
+            "--lr", "" + s.learningRate, "--lr-schedule", s.lrSchedule, "--momentum", "" + s.momentum,
+            "--stale-momentum", s.staleMomentum, "--compute-clock", s.computeClock, "--eval-every", "" + s.evalEvery,
+            "--data", dataDir.toString(), "--seed", "" + s.seed, "--stragglers", s.stragglers,
+            "--timeout-seconds", "" + s.timeoutSeconds, s.rebalance ? "--rebalance" : "--no-rebalance",
+            s.deferredEval ? "--deferred-eval" : "--no-deferred-eval");
+    }
+}
