@@ -10,6 +10,7 @@ import io.serene.protocol.Status;
 import io.serene.protocol.sync.StepLayout;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncRules;
+import io.serene.protocol.table.SyncConfigEntry;
 import io.serene.protocol.table.TableEntry;
 import io.serene.protocol.table.TableWrite;
 import io.serene.protocol.table.WorkerGroupEntry;
@@ -204,13 +205,21 @@ public final class SwitchPipeline implements PacketEndpoint {
         return installConfig(job, WorkerGroupEntry.DEFAULT_GROUP, firstRound, config);
     }
 
-    /** {@link #installConfig(int, int, SyncConfig)} for one worker group's entries (BAD_KEY: no such group). */
+    /**
+     * {@link #installConfig(int, int, SyncConfig)} for one worker group's entries (BAD_KEY: no such
+     * group): the {@link TableWrite.Kind#INSTALL} write, through {@link #write} like every other.
+     */
     public Status installConfig(final int job, final int group, final int firstRound, final SyncConfig config) {
-        final Status status = tables.install(job, group, firstRound, config);
-        if (status == Status.OK) {
-            configsWritten(jobTable.get(job));
+        if (jobTable.get(job) == JobTable.MISSING) {
+            return Status.UNKNOWN_JOB;
         }
-        return status;
+        if (group < 0 || group >= ConfigTable.GROUPS) {
+            return Status.BAD_KEY;
+        }
+        if (firstRound < 0) {
+            return Status.TOO_EARLY;
+        }
+        return write(TableWrite.install(SyncConfigEntry.builder().job(job).group(group).firstRound(firstRound).config(config).build()));
     }
 
     /**

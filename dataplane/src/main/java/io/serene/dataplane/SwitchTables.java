@@ -40,9 +40,13 @@ final class SwitchTables {
 
     /** See {@link SwitchPipeline#write}. */
     Status write(final TableWrite write) {
-        return write.entry() instanceof WorkerGroupEntry
-            ? writeGroup(write.kind(), (WorkerGroupEntry) write.entry())
-            : writeConfig(write.kind(), (SyncConfigEntry) write.entry());
+        if (write.entry() instanceof WorkerGroupEntry) {
+            return write.kind() == TableWrite.Kind.INSTALL ? Status.BAD_KEY : writeGroup(write.kind(), (WorkerGroupEntry) write.entry());
+        }
+        final SyncConfigEntry entry = (SyncConfigEntry) write.entry();
+        return write.kind() == TableWrite.Kind.INSTALL
+            ? install(entry.job(), entry.group(), entry.firstRound(), entry.config())
+            : writeConfig(write.kind(), entry);
     }
 
     /**
@@ -98,8 +102,8 @@ final class SwitchTables {
         }
     }
 
-    /** See {@link SwitchPipeline#installConfig(int, int, int, SyncConfig)}. */
-    Status install(final int job, final int group, final int firstRound, final SyncConfig config) {
+    /** The INSTALL write (see {@link TableWrite.Kind#INSTALL}). */
+    private Status install(final int job, final int group, final int firstRound, final SyncConfig config) {
         final int j = jobTable.get(job);
         final Status checked = checkConfigChange(j, group, firstRound, config);
         if (checked != Status.OK) {

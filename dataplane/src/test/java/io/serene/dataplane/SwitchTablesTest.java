@@ -61,6 +61,23 @@ class SwitchTablesTest {
     }
 
     @Test
+    void installIsTheHotSwapWriteAndInstallConfigGoesThroughIt() {
+        join(4);
+        assertThat(pipeline.write(TableWrite.insert(entry(20, "ssp:2")))).isEqualTo(Status.OK);
+        assertThat(pipeline.write(TableWrite.insert(entry(30, "ssp:3")))).isEqualTo(Status.OK);
+        // an install at 25 replaces the entry at 30 and keeps the one at 20
+        assertThat(pipeline.write(TableWrite.install(entry(25, "fastest:3")))).isEqualTo(Status.OK);
+        assertThat(pipeline.entries(JOB)).containsExactly(entry(0, "bsp"), entry(20, "ssp:2"), entry(25, "fastest:3"));
+        assertThat(pipeline.write(TableWrite.install(entry(0, "asp")))).as("round 0 may have started").isEqualTo(Status.TOO_EARLY);
+        assertThat(pipeline.installConfig(JOB, 0, 22, SyncConfigParser.parse("ssp:1"))).isEqualTo(Status.OK);
+        assertThat(pipeline.entries(JOB)).containsExactly(entry(0, "bsp"), entry(20, "ssp:2"), entry(22, "ssp:1"));
+        assertThat(pipeline.installConfig(JOB, 0, -1, SyncConfig.bsp())).isEqualTo(Status.TOO_EARLY);
+        assertThat(pipeline.installConfig(JOB, 9, 40, SyncConfig.bsp())).isEqualTo(Status.BAD_KEY);
+        assertThat(pipeline.installConfig(JOB + 1, 0, 40, SyncConfig.bsp())).isEqualTo(Status.UNKNOWN_JOB);
+        assertThat(pipeline.write(TableWrite.install(entry(40, "exclude:7")))).as("no worker 7 in 4").isEqualTo(Status.BAD_KEY);
+    }
+
+    @Test
     void writesReturnResultCodes() {
         assertThat(pipeline.write(TableWrite.insert(entry(10, "ssp:2")))).isEqualTo(Status.UNKNOWN_JOB);
         join(4);

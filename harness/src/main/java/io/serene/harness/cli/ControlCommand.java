@@ -136,14 +136,15 @@ public final class ControlCommand implements Runnable {
     @Command(name = "write", mixinStandardHelpOptions = true,
         description = {"Writes the job's sync_config and worker_group tables entry by entry, in order, and prints each result "
             + "code (OK, UNKNOWN_JOB, TOO_EARLY, DUPLICATE_ENTRY, NOT_FOUND, BAD_KEY, TABLE_FULL); exits 1 unless all are OK.",
-            "sync_config: insert:ROUND=CONFIG, modify:ROUND=CONFIG, delete:ROUND (group 0), or ROUND@GROUP for another group.",
+            "sync_config: insert:ROUND=CONFIG, modify:ROUND=CONFIG, delete:ROUND, install:ROUND=CONFIG (the hot-swap write: "
+                + "replaces the entries from ROUND on) (group 0), or ROUND@GROUP for another group.",
             "worker_group (before the job's first contribution): group:WORKER=GROUP (insert), regroup:WORKER=GROUP (modify), "
                 + "ungroup:WORKER (delete).",
             "Example: serene control write --job 1 insert:200=ssp:2 modify:200=ssp:3 delete:200 insert:200@1=fastest:1"})
     static final class Write extends Target implements Callable<Integer> {
         @Parameters(paramLabel = "UPDATE", arity = "1..*",
-            description = "insert:ROUND[@GROUP]=CONFIG, modify:ROUND[@GROUP]=CONFIG, delete:ROUND[@GROUP], group:WORKER=GROUP, "
-                + "regroup:WORKER=GROUP or ungroup:WORKER")
+            description = "insert:ROUND[@GROUP]=CONFIG, modify:ROUND[@GROUP]=CONFIG, delete:ROUND[@GROUP], "
+                + "install:ROUND[@GROUP]=CONFIG, group:WORKER=GROUP, regroup:WORKER=GROUP or ungroup:WORKER")
         List<String> updates;
 
         @Override
@@ -188,9 +189,13 @@ public final class ControlCommand implements Runnable {
                 case "delete":
                     u.setKind(Update.Kind.DELETE);
                     break;
+                case "install":
+                    u.setKind(Update.Kind.INSTALL);
+                    break;
                 default:
                     throw new IllegalArgumentException("bad update '" + text + "': expected insert:ROUND[@GROUP]=CONFIG, "
-                        + "modify:ROUND[@GROUP]=CONFIG, delete:ROUND[@GROUP], group:WORKER=GROUP, regroup:WORKER=GROUP or ungroup:WORKER");
+                        + "modify:ROUND[@GROUP]=CONFIG, delete:ROUND[@GROUP], install:ROUND[@GROUP]=CONFIG, group:WORKER=GROUP, "
+                        + "regroup:WORKER=GROUP or ungroup:WORKER");
             }
             if ((kind.equals("delete") && eq >= 0) || (!kind.equals("delete") && (eq < 0 || eq == rest.length() - 1))) {
                 throw new IllegalArgumentException("bad update '" + text + "': " + (kind.equals("delete")

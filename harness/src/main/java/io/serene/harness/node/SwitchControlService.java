@@ -95,6 +95,12 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
                     case DELETE:
                         writes.add(TableWrite.delete(entry));
                         break;
+                    case INSTALL:
+                        if (!(entry instanceof SyncConfigEntry)) {
+                            throw new IllegalArgumentException("install writes sync_config entries only");
+                        }
+                        writes.add(TableWrite.install((SyncConfigEntry) entry));
+                        break;
                     default:
                         throw new IllegalArgumentException("unknown update kind " + u.getKindValue());
                 }

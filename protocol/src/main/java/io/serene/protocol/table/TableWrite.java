@@ -2,7 +2,7 @@ package io.serene.protocol.table;
 
 import java.util.Objects;
 
-/** One write to a switch table: insert, modify or delete an entry. Immutable. */
+/** One write to a switch table: insert, modify, delete or install (hot-swap) an entry. Immutable. */
 public final class TableWrite {
     /** What a write does (as P4Runtime's update types). */
     public enum Kind {
@@ -11,7 +11,13 @@ public final class TableWrite {
         /** Replaces the value of an existing entry; NOT_FOUND if there is none. */
         MODIFY,
         /** Removes an entry; NOT_FOUND if there is none. */
-        DELETE
+        DELETE,
+        /**
+         * The hot-swap write, {@code sync_config} only: the entry's config applies from its first
+         * round on, replacing any entry of its group that starts at or after it (rounds before it
+         * keep theirs); TOO_EARLY below the earliest round a change may name.
+         */
+        INSTALL
     }
 
     private final Kind kind;
@@ -35,6 +41,11 @@ public final class TableWrite {
 
     public static TableWrite delete(final TableEntry key) {
         return new TableWrite(Kind.DELETE, key.key());
+    }
+
+    /** The hot-swap write of a sync_config entry ({@link Kind#INSTALL}). */
+    public static TableWrite install(final SyncConfigEntry entry) {
+        return new TableWrite(Kind.INSTALL, entry);
     }
 
     public Kind kind() {
