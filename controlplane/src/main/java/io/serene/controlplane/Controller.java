@@ -3,6 +3,8 @@ package io.serene.controlplane;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.table.SyncConfigEntry;
+import io.serene.protocol.table.TableWrite;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -33,8 +35,8 @@ public final class Controller {
     public interface SwitchControl {
         int earliestSwapRound();
 
-        /** Installs a group's config from a first round (hot-swap); group 0 is the default group. */
-        Status install(int firstRound, int group, SyncConfig config);
+        /** Applies a write the controller decided (an INSTALL of a group's sync_config entry); the switch's result code. */
+        Status write(TableWrite write);
     }
 
     /** What the controller sees after a round's release ({@link ControlLoop} builds it from a {@link TelemetrySample}). */
@@ -52,17 +54,19 @@ public final class Controller {
         public double staleness;
     }
 
-    /** One change of config: when it applies, what it replaced, and why. */
+    /** One change of config: the table write that made it, when it applies, what it replaced, and why. */
     public static final class Decision {
         public final int releasedRound;
         public final int firstRound;
         public final String from;
         public final String to;
         public final String reason;
+        public final TableWrite write;
 
-        Decision(final int releasedRound, final int firstRound, final String from, final String to, final String reason) {
+        Decision(final int releasedRound, final TableWrite write, final String from, final String to, final String reason) {
             this.releasedRound = releasedRound;
-            this.firstRound = firstRound;
+            this.firstRound = ((SyncConfigEntry) write.entry()).firstRound();
+            this.write = write;
             this.from = from;
             this.to = to;
             this.reason = reason;
@@ -75,6 +79,7 @@ public final class Controller {
     }
 
     private final Policy policy;
+    private final int job;
     private final int workers;
     private final SwitchControl control;
     private final int[] streak;
@@ -101,8 +106,10 @@ public final class Controller {
     /** The typical round time relative timeouts are installed against (0: none measured yet). */
     private long typicalRoundNs;
 
-    public Controller(final Policy policy, final int workers, final SwitchControl control) {
+    /** A controller of job {@code job} of {@code workers} workers; its decisions go to {@code control} as table writes. */
+    public Controller(final Policy policy, final int job, final int workers, final SwitchControl control) {
         this.policy = policy;
+        this.job = job;
         this.workers = workers;
         this.control = control;
         final int groups = policy.groups().size() + 1;
@@ -188,21 +195,28 @@ public final class Controller {
             }
             // every group that changes in one evaluation changes from the same round
             first = first < 0 ? control.earliestSwapRound() : first;
-            Status status = control.install(first, g, effective);
+            TableWrite write = install(first, g, effective);
+            Status status = control.write(write);
             if (status == Status.TOO_EARLY) {
                 // a worker moved on since the earliest round was read: read it again, once
                 first = control.earliestSwapRound();
-                status = control.install(first, g, effective);
+                write = install(first, g, effective);
+                status = control.write(write);
             }
             if (status == Status.OK) {
                 final String prefix = g == 0 ? "" : policy.groupName(g) + ": ";
-                decisions.add(new Decision(t.releasedRound, first, prefix + installed[g], prefix + effective, reason));
+                decisions.add(new Decision(t.releasedRound, write, prefix + installed[g], prefix + effective, reason));
                 installed[g] = effective;
             } else if (status == Status.TOO_EARLY) {
                 unsynced = true;
                 unsyncedReason = reason;
             }
         }
+    }
+
+    /** The hot-swap write of a group's config from {@code firstRound} on. */
+    public TableWrite install(final int firstRound, final int group, final SyncConfig config) {
+        return TableWrite.install(SyncConfigEntry.builder().job(job).group(group).firstRound(firstRound).config(config).build());
     }
 
     /**

@@ -1,7 +1,8 @@
 package io.serene.controlplane;
 
 import io.serene.protocol.Status;
-import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.table.SyncConfigEntry;
+import io.serene.protocol.table.TableWrite;
 
 import org.junit.jupiter.api.Test;
 
@@ -27,13 +28,14 @@ class ControlLoopTest {
         }
 
         @Override
-        public Status install(final int firstRound, final int group, final SyncConfig config) {
+        public Status write(final TableWrite write) {
             if (refuseOnce) {
                 refuseOnce = false;
                 earliest = 12;
                 return Status.TOO_EARLY;
             }
-            installs.add(config + "@" + firstRound);
+            final SyncConfigEntry e = (SyncConfigEntry) write.entry();
+            installs.add(e.config() + "@" + e.firstRound());
             return Status.OK;
         }
     }
@@ -49,7 +51,7 @@ class ControlLoopTest {
     void shouldEvaluateOnlyWhenRAdvancesAndRetryATooEarlyInstallOnce() throws Exception {
         final Policy policy = PolicyParser.parse("policy p\nstart bsp\nwhen round >= 3 then ssp(2)\n");
         final RacySwitch control = new RacySwitch();
-        final Controller controller = new Controller(policy, 2, control);
+        final Controller controller = new Controller(policy, 1, 2, control);
         final Deque<TelemetrySample> samples = new ArrayDeque<>();
         for (final int r : new int[] {1, 1, 2, 3, 3}) {
             samples.add(new TelemetrySample(r, r * 10 * MS, new int[] {r, r}, new long[] {MS, MS}));

@@ -1,7 +1,8 @@
 package io.serene.controlplane;
 
 import io.serene.protocol.Status;
-import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.table.SyncConfigEntry;
+import io.serene.protocol.table.TableWrite;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -15,15 +16,18 @@ class ControllerTest {
     private int earliest = 5;
 
     private Controller controller(final String policy, final int workers) {
-        return new Controller(PolicyParser.parse(policy), workers, new Controller.SwitchControl() {
+        return new Controller(PolicyParser.parse(policy), 1, workers, new Controller.SwitchControl() {
             @Override
             public int earliestSwapRound() {
                 return earliest;
             }
 
             @Override
-            public Status install(final int firstRound, final int group, final SyncConfig config) {
-                installs.add((group == 0 ? "" : group + ":") + config + "@" + firstRound);
+            public Status write(final TableWrite write) {
+                assertThat(write.kind()).isEqualTo(TableWrite.Kind.INSTALL);
+                final SyncConfigEntry e = (SyncConfigEntry) write.entry();
+                assertThat(e.job()).isEqualTo(1);
+                installs.add((e.group() == 0 ? "" : e.group() + ":") + e.config() + "@" + e.firstRound());
                 return Status.OK;
             }
         });

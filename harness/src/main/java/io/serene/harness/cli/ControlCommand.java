@@ -20,7 +20,9 @@ import io.serene.controlplane.rpc.WatchRequest;
 import io.serene.controlplane.rpc.WriteReply;
 import io.serene.controlplane.rpc.WriteRequest;
 import io.serene.protocol.Status;
-import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.table.SyncConfigEntry;
+import io.serene.protocol.table.TableWrite;
+import io.serene.protocol.table.WorkerGroupEntry;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -332,16 +334,16 @@ public final class ControlCommand implements Runnable {
                 final JobState first = awaitJob(stub);
                 final int workers = first.getClocksCount();
                 final RemoteSwitch remote = new RemoteSwitch(stub, job);
-                final Controller controller = new Controller(policy, workers, remote);
+                final Controller controller = new Controller(policy, job, workers, remote);
                 if (!policy.groups().isEmpty()) {
                     groups(stub, job, controller.groupOf());
                 }
                 final int from = remote.earliestSwapRound();
-                final Status initial = remote.install(from, 0, controller.initial());
+                final Status initial = remote.write(controller.install(from, 0, controller.initial()));
                 System.out.println("policy " + policy.name() + " on job " + job + " (" + workers + " workers): start "
                     + controller.initial() + " from round " + from + " (" + initial + ")");
                 for (int g = 1; g <= policy.groups().size(); g++) {
-                    final Status st = remote.install(from, g, policy.start(g));
+                    final Status st = remote.write(controller.install(from, g, policy.start(g)));
                     System.out.println("  group " + policy.groupName(g) + " (" + g + "): start " + policy.start(g)
                         + " from round " + from + " (" + st + ")");
                 }
@@ -448,28 +450,26 @@ public final class ControlCommand implements Runnable {
                 .getEarliestSwapRound();
         }
 
+        /** The write through the control service's Write call (the same TableWrite kinds), answered with its result code. */
         @Override
-        public Status install(final int firstRound, final int group, final SyncConfig config) {
-            try {
-                install(firstRound, group, config.toString());
-                return Status.OK;
-            } catch (final StatusRuntimeException ex) {
-                switch (ex.getStatus().getCode()) {
-                    case FAILED_PRECONDITION:
-                        return Status.TOO_EARLY;
-                    case INVALID_ARGUMENT:
-                        return Status.BAD_KEY;
-                    case RESOURCE_EXHAUSTED:
-                        return Status.TABLE_FULL;
-                    default:
-                        throw ex;
+        public Status write(final TableWrite write) {
+            final Update.Builder u = Update.newBuilder().setKind(Update.Kind.valueOf(write.kind().name()));
+            if (write.entry() instanceof SyncConfigEntry) {
+                final SyncConfigEntry e = (SyncConfigEntry) write.entry();
+                u.setTable(Update.Table.SYNC_CONFIG).setGroup(e.group()).setFirstRound(e.firstRound());
+                if (e.hasValue()) {
+                    u.setConfig(e.config().toString());
+                }
+            } else {
+                final WorkerGroupEntry e = (WorkerGroupEntry) write.entry();
+                u.setTable(Update.Table.WORKER_GROUP).setWorker(e.worker());
+                if (e.hasValue()) {
+                    u.setGroup(e.group());
                 }
             }
-        }
-
-        private void install(final int firstRound, final int group, final String config) {
-            stub.withDeadlineAfter(10, TimeUnit.SECONDS).installConfig(InstallConfigRequest.newBuilder().setJob(job)
-                .setFirstRound(firstRound).setConfig(config).setGroup(group).build());
+            final WriteReply reply = stub.withDeadlineAfter(10, TimeUnit.SECONDS)
+                .write(WriteRequest.newBuilder().setJob(job).addUpdates(u).build());
+            return Status.valueOf(reply.getResults(0));
         }
     }
 }

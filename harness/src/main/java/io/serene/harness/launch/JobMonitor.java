@@ -6,8 +6,8 @@ import io.serene.controlplane.Policy;
 import io.serene.controlplane.TelemetrySample;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.protocol.Status;
-import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
+import io.serene.protocol.table.TableWrite;
 
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -60,15 +60,15 @@ final class JobMonitor extends Thread {
             if (policy == null) {
                 return;
             }
-            final Controller controller = new Controller(policy, workers, new Controller.SwitchControl() {
+            final Controller controller = new Controller(policy, job, workers, new Controller.SwitchControl() {
                 @Override
                 public int earliestSwapRound() {
                     return call(() -> pipeline.earliestSwapRound(job));
                 }
 
                 @Override
-                public Status install(final int firstRound, final int group, final SyncConfig config) {
-                    return call(() -> pipeline.installConfig(job, group, firstRound, config));
+                public Status write(final TableWrite write) {
+                    return call(() -> pipeline.write(write));
                 }
             });
             final ControlLoop loop = new ControlLoop(controller, () -> call(() -> telemetry(job)));

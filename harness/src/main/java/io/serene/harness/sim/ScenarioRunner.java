@@ -12,6 +12,8 @@ import io.serene.protocol.sync.StepLayout;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncRules;
 import io.serene.protocol.sync.SyncSchedule;
+import io.serene.protocol.table.SyncConfigEntry;
+import io.serene.protocol.table.TableWrite;
 import io.serene.training.StragglerProfile;
 import io.serene.transport.FaultInjector;
 import io.serene.transport.InProcessNetwork;
@@ -122,17 +124,18 @@ public final class ScenarioRunner {
             addresses[w] = network.attach(engines[w]);
         }
         lastComputeNs = new long[s.workers];
-        controller = s.policy == null ? null : new Controller(s.policy, s.workers, new Controller.SwitchControl() {
+        controller = s.policy == null ? null : new Controller(s.policy, 1, s.workers, new Controller.SwitchControl() {
             @Override
             public int earliestSwapRound() {
                 return pipeline.earliestSwapRound(1);
             }
 
             @Override
-            public Status install(final int firstRound, final int group, final SyncConfig config) {
-                final Status status = pipeline.installConfig(1, group, firstRound, config);
+            public Status write(final TableWrite write) {
+                final Status status = pipeline.write(write);
                 if (status == Status.OK) {
-                    installed[group] = installed[group].with(firstRound, config);
+                    final SyncConfigEntry e = (SyncConfigEntry) write.entry();
+                    installed[e.group()] = installed[e.group()].with(e.firstRound(), e.config());
                     network.wake(switchAddress);
                 }
                 return status;
