@@ -1,0 +1,62 @@
+package io.serene.worker;
+
+import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.PacketType;
+import io.serene.protocol.sync.LateMode;
+import io.serene.protocol.sync.SyncConfig;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The worker's copy of the config table: taken whole per epoch, and the clearance rule over it. */
+class ConfigReplicaTest {
+    private static final int RING = 64;
+    private final ConfigReplica replica = new ConfigReplica();
+
+    private static PacketFlyweight config(final int epoch, final int index, final int entries, final int first, final int bound,
+                                          final int lateCode) {
+        final int length = PacketFlyweight.configLength(1);
+        final ByteBuffer b = PacketFlyweight.allocate(length);
+        return new PacketFlyweight().wrap(b, 0, length).initHeader(PacketType.CONFIG).jobId(1).configEpoch(epoch).chunk(index)
+            .elementCount(entries).configFirstRound(first).configBound(bound).configQuorum(2).configLateMode(lateCode)
+            .configTimeoutNs(SyncConfig.NO_TIMEOUT).configBitmapWords(1);
+    }
+
+    @Test
+    void shouldTakeATableOnlyOnceEveryEntryOfItsEpochArrived() {
+        assertThat(replica.fresh()).isFalse();
+        assertThat(replica.boundFor(5)).isEqualTo(SyncConfig.UNBOUNDED);
+        assertThat(replica.onConfig(config(1, 1, 2, 100, 3, LateMode.DROP.wireCode()))).isTrue();
+        assertThat(replica.knownEpoch()).as("one of two entries").isEqualTo(-1);
+        assertThat(replica.onConfig(config(1, 0, 2, 0, 0, LateMode.FOLD.wireCode()))).isTrue();
+        assertThat(replica.knownEpoch()).isEqualTo(1);
+        assertThat(replica.fresh()).isTrue();
+        assertThat(replica.boundFor(99)).isZero();
+        assertThat(replica.boundFor(100)).isEqualTo(3);
+        assertThat(replica.lateModeFor(99)).isEqualTo(LateMode.FOLD);
+        assertThat(replica.lateModeFor(150)).isEqualTo(LateMode.DROP);
+        // a result stamped with a newer epoch makes the table stale until that epoch arrives whole
+        replica.seen(2);
+        assertThat(replica.fresh()).isFalse();
+        assertThat(replica.cleared(0, -1, RING)).as("not cleared on a stale table").isFalse();
+    }
+
+    @Test
+    void shouldClearARoundByTheBoundInForceForIt() {
+        replica.onConfig(config(1, 0, 2, 0, 0, LateMode.FOLD.wireCode()));
+        replica.onConfig(config(1, 1, 2, 10, 2, LateMode.FOLD.wireCode()));
+        assertThat(replica.cleared(5, 4, RING)).isTrue();
+        assertThat(replica.cleared(6, 4, RING)).as("BSP before round 10").isFalse();
+        assertThat(replica.cleared(12, 9, RING)).as("SSP(2) from round 10: R >= 12 - 2 - 1").isTrue();
+        assertThat(replica.cleared(13, 9, RING)).isFalse();
+    }
+
+    @Test
+    void shouldRefuseAMalformedEntry() {
+        assertThat(replica.onConfig(config(1, 0, 1, 0, 0, 7))).as("unknown late mode").isFalse();
+        assertThat(replica.onConfig(config(1, 3, 2, 0, 0, 1))).as("index beyond the count").isFalse();
+        assertThat(replica.knownEpoch()).isEqualTo(-1);
+    }
+}
