@@ -8,7 +8,6 @@ import io.serene.protocol.PacketEndpoint;
 import io.serene.protocol.PacketFlyweight;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.RttEstimator;
-import io.serene.protocol.Status;
 import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.StepLayout;
 import io.serene.protocol.sync.SyncConfig;
@@ -47,8 +46,6 @@ import java.util.function.Consumer;
  * <p>Single-threaded: the transport calls every method from its one thread.
  */
 public final class WorkerEngine implements PacketEndpoint {
-    private enum Phase { JOINING, READY, LEAVING, LEFT, FAILED }
-
     /** A caller waiting until the worker may start computing a round. */
     private static final class ClearanceWaiter {
         final int round;
@@ -67,8 +64,6 @@ public final class WorkerEngine implements PacketEndpoint {
     private final Counters<WorkerCounter> counters = new Counters<>(WorkerCounter.class);
     private final Consumer<Throwable> errorHandler;
     private final PacketFlyweight in = new PacketFlyweight();
-    private final CompletableFuture<Void> joined = new CompletableFuture<>();
-    private final CompletableFuture<Void> left = new CompletableFuture<>();
     private final RttEstimator rtt;
     private final ConfigReplica config = new ConfigReplica();
     private final SendWindow window;
@@ -76,10 +71,7 @@ public final class WorkerEngine implements PacketEndpoint {
     private final LateLedger ledger;
     private final StepEncoder encoder;
 
-    private Phase phase = Phase.JOINING;
-    private long phaseDeadlineNs;
-    private int attempts;
-    private WorkerException failure;
+    private final JoinHandshake membership;
     private long configRequestAtNs;
 
     // known after JOIN_ACK
@@ -99,6 +91,7 @@ public final class WorkerEngine implements PacketEndpoint {
         this.assembler = new RoundAssembler(counters, ctx.elementsPerRound(), ctx.workers(), q);
         this.ledger = new LateLedger(counters, ctx.elementsPerRound());
         this.encoder = new StepEncoder(ctx, counters, q);
+        this.membership = new JoinHandshake(ctx);
         this.window = new SendWindow(counters, rtt, new SendWindow.Resender() {
             @Override
             public boolean needsResult(final long seq) {
@@ -122,7 +115,7 @@ public final class WorkerEngine implements PacketEndpoint {
 
     /** Completes when the switch accepted the JOIN; fails when it refused or never answered. */
     public CompletableFuture<Void> joined() {
-        return joined;
+        return membership.joined();
     }
 
     /** Rounds delivered to the caller (all before this one are complete). */
@@ -149,7 +142,7 @@ public final class WorkerEngine implements PacketEndpoint {
      * {@link #joined()} has completed (the completion orders the write before the read).
      */
     public int chunkElements() {
-        if (!joined.isDone() || joined.isCompletedExceptionally()) {
+        if (!membership.joined().isDone() || membership.joined().isCompletedExceptionally()) {
             throw new IllegalStateException("worker " + ctx.workerId() + " has not joined");
         }
         return layout.chunkElements();
@@ -166,7 +159,7 @@ public final class WorkerEngine implements PacketEndpoint {
 
     /** The window's position, for diagnostics. */
     public String debugState() {
-        return "phase=" + phase + ", nextSeq=" + window.nextSeq() + ", oldestSeq=" + window.oldestSeq() + ", submitted="
+        return "phase=" + membership.phase() + ", nextSeq=" + window.nextSeq() + ", oldestSeq=" + window.oldestSeq() + ", submitted="
             + submittedRounds + ", completed=" + assembler.baseRound() + ", R=" + releasedRound + ", epoch="
             + config.knownEpoch() + "/" + config.seenEpoch() + ", rto=" + rtt.rtoNs() / 1000 + " us";
     }
@@ -203,7 +196,7 @@ public final class WorkerEngine implements PacketEndpoint {
                 "gradient has " + gradient.length + " elements, the job has " + ctx.elementsPerRound()));
             return future;
         }
-        if (phase == Phase.JOINING) {
+        if (membership.phase() == JoinHandshake.Phase.JOINING) {
             // the chunking is known only from the JOIN_ACK: keep the round until then
             beforeJoin.add(new EarlyRound(gradient.clone(), future, computeNs));
             return future;
@@ -223,7 +216,7 @@ public final class WorkerEngine implements PacketEndpoint {
         if (!admit(round, future)) {
             return future;
         }
-        if (phase == Phase.JOINING) {
+        if (membership.phase() == JoinHandshake.Phase.JOINING) {
             beforeJoin.add(new EarlyRound(new float[ctx.elementsPerRound()], future, computeNs));
             return future;
         }
@@ -233,11 +226,11 @@ public final class WorkerEngine implements PacketEndpoint {
 
     /** Whether a round may be submitted now (in order, while joined); else fails the future and says why. */
     private boolean admit(final int round, final CompletableFuture<Aggregate> future) {
-        if (phase == Phase.FAILED) {
-            future.completeExceptionally(failure);
+        if (membership.phase() == JoinHandshake.Phase.FAILED) {
+            future.completeExceptionally(membership.failure());
             return false;
         }
-        if (phase == Phase.LEAVING || phase == Phase.LEFT) {
+        if (membership.phase() == JoinHandshake.Phase.LEAVING || membership.phase() == JoinHandshake.Phase.LEFT) {
             future.completeExceptionally(new WorkerException("worker " + ctx.workerId() + " has left the job"));
             return false;
         }
@@ -279,10 +272,10 @@ public final class WorkerEngine implements PacketEndpoint {
      */
     public CompletableFuture<Void> awaitClearance(final int round) {
         final ClearanceWaiter waiter = new ClearanceWaiter(round);
-        if (phase == Phase.READY && cleared(round)) {
+        if (membership.phase() == JoinHandshake.Phase.READY && cleared(round)) {
             waiter.future.complete(null);
-        } else if (phase == Phase.FAILED) {
-            waiter.future.completeExceptionally(failure);
+        } else if (membership.phase() == JoinHandshake.Phase.FAILED) {
+            waiter.future.completeExceptionally(membership.failure());
         } else {
             waiters.add(waiter);
         }
@@ -301,14 +294,7 @@ public final class WorkerEngine implements PacketEndpoint {
 
     /** Leaves the job; completes when the switch acknowledged or after the join retry budget. */
     public CompletableFuture<Void> leave() {
-        if (phase == Phase.READY || phase == Phase.JOINING) {
-            phase = Phase.LEAVING;
-            attempts = 0;
-            phaseDeadlineNs = 0;
-        } else if (phase != Phase.LEAVING) {
-            left.complete(null);
-        }
-        return left;
+        return membership.leave();
     }
 
     @Override
@@ -335,16 +321,15 @@ public final class WorkerEngine implements PacketEndpoint {
                     counters.increment(WorkerCounter.NACKS);
                     break;
                 case LEAVE_ACK:
-                    if (phase == Phase.LEAVING && in.workerId() == ctx.workerId()) {
-                        phase = Phase.LEFT;
-                        left.complete(null);
+                    if (membership.phase() == JoinHandshake.Phase.LEAVING && in.workerId() == ctx.workerId()) {
+                        membership.leftJob();
                     }
                     break;
                 default:
                     counters.increment(WorkerCounter.DROP_UNEXPECTED);
                     break;
             }
-            if (phase == Phase.READY) {
+            if (membership.phase() == JoinHandshake.Phase.READY) {
                 pump(nowNs, outbox);
                 assembler.deliver(submittedRounds, window.nextSeq());
                 wakeWaiters();
@@ -358,7 +343,7 @@ public final class WorkerEngine implements PacketEndpoint {
     @Override
     public long onTimer(final long nowNs, final Outbox outbox) {
         try {
-            switch (phase) {
+            switch (membership.phase()) {
                 case JOINING:
                     return retryControl(nowNs, outbox, PacketType.JOIN);
                 case LEAVING:
@@ -392,56 +377,46 @@ public final class WorkerEngine implements PacketEndpoint {
     }
 
     private long retryControl(final long nowNs, final Outbox outbox, final PacketType type) {
-        if (nowNs < phaseDeadlineNs) {
-            return phaseDeadlineNs;
+        final int due = membership.due(nowNs);
+        if (due < 0) {
+            return membership.deadlineNs();
         }
-        if (attempts >= ctx.maxJoinAttempts()) {
+        if (due == 0) {
             if (type == PacketType.JOIN) {
                 fail(new WorkerException("switch did not answer JOIN of worker " + ctx.workerId() + " for job "
-                    + ctx.jobId() + " after " + attempts + " attempts"));
+                    + ctx.jobId() + " after " + membership.attempts() + " attempts"));
             } else {
-                phase = Phase.LEFT;
-                left.complete(null);
+                membership.leftJob();
             }
             return NO_DEADLINE;
         }
-        attempts++;
         if (type == PacketType.JOIN) {
             counters.increment(WorkerCounter.JOIN_ATTEMPTS);
         }
         send(encoder.control(type), outbox);
-        phaseDeadlineNs = nowNs + ctx.joinRetryNs();
-        return phaseDeadlineNs;
+        return membership.sent(nowNs);
     }
 
     private void onJoinAck() {
-        if (phase != Phase.JOINING || in.workerId() != ctx.workerId()) {
+        if (membership.phase() != JoinHandshake.Phase.JOINING || in.workerId() != ctx.workerId()) {
             counters.increment(WorkerCounter.DROP_UNEXPECTED);
             return;
         }
-        final Status status = Status.fromCode(in.status());
-        if (status != Status.OK) {
-            fail(new WorkerException("switch refused JOIN of worker " + ctx.workerId() + " for job " + ctx.jobId()
-                + ": " + status + describe(status)));
+        final WorkerException refused = membership.refusal(in);
+        if (refused != null) {
+            fail(refused);
             return;
         }
         final int p = in.ackPoolSize();
-        final int k = in.ackChunkElements();
-        final int g = in.ackRoundRing();
-        if (p < 1 || k < 1 || k > StepEncoder.MAX_CHUNK_ELEMENTS || g < 2) {
-            fail(new WorkerException("switch sent an invalid JOIN_ACK: pool " + p + ", chunk " + k + ", ring " + g));
-            return;
-        }
-        layout = new StepLayout(ctx.elementsPerRound(), k, p);
-        roundRing = g;
+        layout = new StepLayout(ctx.elementsPerRound(), in.ackChunkElements(), p);
+        roundRing = in.ackRoundRing();
         assembler.layout(layout);
         window.allocate(Math.min(p, ctx.maxWindow()));
-        phase = Phase.READY;
         for (final EarlyRound early : beforeJoin) {
             submit(submittedRounds, early.gradient(), null, early.computeNs(), early.future());
         }
         beforeJoin.clear();
-        joined.complete(null);
+        membership.ready();
     }
 
     /** One entry of the job's config table; the table is taken once every entry of its epoch arrived. */
@@ -485,7 +460,7 @@ public final class WorkerEngine implements PacketEndpoint {
     }
 
     private void onResult(final long nowNs, final Outbox outbox) {
-        if (phase != Phase.READY) {
+        if (membership.phase() != JoinHandshake.Phase.READY) {
             counters.increment(WorkerCounter.DROP_UNEXPECTED);
             return;
         }
@@ -579,19 +554,6 @@ public final class WorkerEngine implements PacketEndpoint {
         send(encoder.step(layout, seq, st.round, t, st.buffers, st.computeNs, config.knownEpoch()), outbox);
     }
 
-    private static String describe(final Status status) {
-        switch (status) {
-            case TABLE_FULL:
-                return " (the switch holds its maximum number of jobs)";
-            case SHAPE_MISMATCH:
-                return " (the job exists with another worker count or gradient size)";
-            case BAD_KEY:
-                return " (worker id, worker count or gradient size out of the switch's range)";
-            default:
-                return "";
-        }
-    }
-
     private void computeLocalExponents(final RoundAssembler.RoundState st) {
         for (int c = 0; c < layout.chunks(); c++) {
             st.buffers.localExp[c] = BlockFloat.exponentOf(st.buffers.data, c * layout.chunkElements(), layout.chunkLength(c));
@@ -599,10 +561,7 @@ public final class WorkerEngine implements PacketEndpoint {
     }
 
     private void fail(final WorkerException ex) {
-        phase = Phase.FAILED;
-        failure = ex;
-        joined.completeExceptionally(ex);
-        left.complete(null);
+        membership.fail(ex);
         assembler.fail(ex);
         for (final ClearanceWaiter waiter : waiters) {
             waiter.future.completeExceptionally(ex);

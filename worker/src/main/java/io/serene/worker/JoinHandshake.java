@@ -1,0 +1,130 @@
+package io.serene.worker;
+
+import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.Status;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The worker's membership in its job: JOIN until the switch accepts (or refuses, or the retry
+ * budget is spent), then READY until LEAVE is acknowledged; a JOIN_ACK is checked here (status,
+ * the switch's limits). The engine sends what {@link #due} says is due.
+ */
+final class JoinHandshake {
+    /** Where the worker stands. */
+    enum Phase { JOINING, READY, LEAVING, LEFT, FAILED }
+
+    private final WorkerContext ctx;
+    private final CompletableFuture<Void> joined = new CompletableFuture<>();
+    private final CompletableFuture<Void> left = new CompletableFuture<>();
+    private Phase phase = Phase.JOINING;
+    private long deadlineNs;
+    private int attempts;
+    private WorkerException failure;
+
+    JoinHandshake(final WorkerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    Phase phase() {
+        return phase;
+    }
+
+    CompletableFuture<Void> joined() {
+        return joined;
+    }
+
+    CompletableFuture<Void> left() {
+        return left;
+    }
+
+    /** Why the worker failed (null unless FAILED). */
+    WorkerException failure() {
+        return failure;
+    }
+
+    /** Whether a JOIN or LEAVE is due now: {@code -1} if not (wait until {@link #deadlineNs()}), 0 if the budget is spent, 1 if due. */
+    int due(final long nowNs) {
+        if (nowNs < deadlineNs) {
+            return -1;
+        }
+        return attempts >= ctx.maxJoinAttempts() ? 0 : 1;
+    }
+
+    long deadlineNs() {
+        return deadlineNs;
+    }
+
+    /** Records a JOIN or LEAVE sent now; returns when the next is due. */
+    long sent(final long nowNs) {
+        attempts++;
+        deadlineNs = nowNs + ctx.joinRetryNs();
+        return deadlineNs;
+    }
+
+    int attempts() {
+        return attempts;
+    }
+
+    /**
+     * Checks a JOIN_ACK: null if it accepts this worker with limits it can work with, else why not
+     * (the worker fails with it).
+     */
+    WorkerException refusal(final PacketFlyweight in) {
+        final Status status = Status.fromCode(in.status());
+        if (status != Status.OK) {
+            return new WorkerException("switch refused JOIN of worker " + ctx.workerId() + " for job " + ctx.jobId()
+                + ": " + status + describe(status));
+        }
+        final int p = in.ackPoolSize();
+        final int k = in.ackChunkElements();
+        final int g = in.ackRoundRing();
+        if (p < 1 || k < 1 || k > StepEncoder.MAX_CHUNK_ELEMENTS || g < 2) {
+            return new WorkerException("switch sent an invalid JOIN_ACK: pool " + p + ", chunk " + k + ", ring " + g);
+        }
+        return null;
+    }
+
+    void ready() {
+        phase = Phase.READY;
+        joined.complete(null);
+    }
+
+    /** Starts leaving (from JOINING or READY); completes at once if there is nothing to leave. */
+    CompletableFuture<Void> leave() {
+        if (phase == Phase.READY || phase == Phase.JOINING) {
+            phase = Phase.LEAVING;
+            attempts = 0;
+            deadlineNs = 0;
+        } else if (phase != Phase.LEAVING) {
+            left.complete(null);
+        }
+        return left;
+    }
+
+    /** The switch acknowledged the LEAVE, or the budget is spent. */
+    void leftJob() {
+        phase = Phase.LEFT;
+        left.complete(null);
+    }
+
+    void fail(final WorkerException ex) {
+        phase = Phase.FAILED;
+        failure = ex;
+        joined.completeExceptionally(ex);
+        left.complete(null);
+    }
+
+    private static String describe(final Status status) {
+        switch (status) {
+            case TABLE_FULL:
+                return " (the switch holds its maximum number of jobs)";
+            case SHAPE_MISMATCH:
+                return " (the job exists with another worker count or gradient size)";
+            case BAD_KEY:
+                return " (worker id, worker count or gradient size out of the switch's range)";
+            default:
+                return "";
+        }
+    }
+}
