@@ -37,9 +37,10 @@ import java.util.function.Consumer;
  *   timer  --> command proxy (table writes) --> config announcements --> timeout scanner
  * </pre>
  *
- * Blocks: {@link JobRegisters}, {@link GroupTable}, {@link ConfigTable} with {@link SwitchTables}
- * (the only write path), {@link SlotPool}, {@link ReleaseRule}, {@link ReleaseRing},
- * {@link TimeoutScanner}, {@link Deparser}, {@link SwitchCommands}.
+ * Blocks: {@link JobTable} and {@link JobRegisters}, {@link GroupTable}, {@link ConfigTable} with
+ * {@link SwitchTables} (the only write path), {@link SlotPool} and {@link Aggregator},
+ * {@link ReleaseRule}, {@link ReleaseRing}, {@link IterationEstimator}, {@link TimeoutScanner},
+ * {@link Deparser}, {@link JobLifecycle}, and {@link SwitchCommands} (the command proxy).
  *
  * A slot of set s is reused for step seq only once step seq - P (the other set) is released:
  * a worker sends seq only after it received the result of seq - P, so every worker then holds
