@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.serene.harness.launch.TrainRun;
 import io.serene.harness.sim.Scenario;
+import io.serene.harness.sim.ScenarioResult;
 import io.serene.harness.sim.ScenarioRunner;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.Json;
@@ -211,7 +212,7 @@ public final class ExperimentRunner {
         } else {
             scenario.schedule(SyncSchedule.parse(run.policy.syncFor(run.workers)));
         }
-        final ScenarioRunner.ScenarioResult r = new ScenarioRunner(scenario).run();
+        final ScenarioResult r = new ScenarioRunner(scenario).run();
         if (!r.allChecks()) {
             throw new IllegalStateException(run + ": the simulation failed its invariant checks: " + Json.write(r.toJson()));
         }

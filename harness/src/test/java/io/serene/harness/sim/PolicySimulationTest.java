@@ -38,9 +38,9 @@ class PolicySimulationTest {
     @Test
     void theAdaptivePolicyLeavesBspUnderStragglersAndWaitsLess() {
         final Policy adaptive = PolicyCommand.load(EXAMPLES.resolve("adaptive.policy"));
-        final ScenarioRunner.ScenarioResult r = new ScenarioRunner(new Scenario().workers(32).rounds(600)
+        final ScenarioResult r = new ScenarioRunner(new Scenario().workers(32).rounds(600)
             .policy(adaptive).stragglers("transient:p=0.02,x5").seed(3)).run();
-        final ScenarioRunner.ScenarioResult bsp = new ScenarioRunner(new Scenario().workers(32).rounds(600)
+        final ScenarioResult bsp = new ScenarioRunner(new Scenario().workers(32).rounds(600)
             .schedule(SyncSchedule.parse("bsp")).stragglers("transient:p=0.02,x5").seed(3)).run();
         assertThat(r.allChecks()).isTrue();
         assertThat(r.decisions).isNotEmpty();
@@ -51,7 +51,7 @@ class PolicySimulationTest {
     @Test
     void excludingAPersistentStragglerKeepsTheInvariants() {
         final Policy policy = PolicyCommand.load(EXAMPLES.resolve("exclude-stragglers.policy"));
-        final ScenarioRunner.ScenarioResult r = new ScenarioRunner(new Scenario().workers(8).rounds(120)
+        final ScenarioResult r = new ScenarioRunner(new Scenario().workers(8).rounds(120)
             .policy(policy).stragglers("persistent:2:x4").seed(9).faults(0.02, 0.01, 0.02)).run();
         assertThat(r.allChecks()).isTrue();
         assertThat(r.decisions).isNotEmpty();
@@ -67,9 +67,9 @@ class PolicySimulationTest {
 
     @Test
     void theDynamicPolicysTimeoutCutsAMovingStragglerItHasNotExcluded() {
-        final ScenarioRunner.ScenarioResult r = underTheMovingStraggler(
+        final ScenarioResult r = underTheMovingStraggler(
             new Scenario().policy(PolicyCommand.load(EXAMPLES.resolve("dynamic.policy"))));
-        final ScenarioRunner.ScenarioResult bsp = underTheMovingStraggler(new Scenario().schedule(SyncSchedule.parse("bsp")));
+        final ScenarioResult bsp = underTheMovingStraggler(new Scenario().schedule(SyncSchedule.parse("bsp")));
         assertThat(r.allChecks()).as(r.schedule).isTrue();
         assertThat(r.decisions).extracting(d -> d.reason).anyMatch(reason -> reason.startsWith("round >= 20"));
         assertThat(r.timeoutReleases).as("each new straggler's rounds go at the timeout").isPositive();
@@ -79,14 +79,14 @@ class PolicySimulationTest {
     private static final String MOVING = "moving:x8,rounds=60";
 
     /** 8 workers, 600 rounds, a straggler that moves every 60, seed 4, 1% loss, duplication and reordering. */
-    private static ScenarioRunner.ScenarioResult underTheMovingStraggler(final Scenario scenario) {
+    private static ScenarioResult underTheMovingStraggler(final Scenario scenario) {
         return new ScenarioRunner(scenario.workers(8).rounds(600).stragglers(MOVING).seed(4).faults(0.01, 0.01, 0.01)).run();
     }
 
     private static void followsAMovingStraggler(final String file) {
-        final ScenarioRunner.ScenarioResult r = underTheMovingStraggler(
+        final ScenarioResult r = underTheMovingStraggler(
             new Scenario().policy(PolicyCommand.load(EXAMPLES.resolve(file))));
-        final ScenarioRunner.ScenarioResult bsp = underTheMovingStraggler(new Scenario().schedule(SyncSchedule.parse("bsp")));
+        final ScenarioResult bsp = underTheMovingStraggler(new Scenario().schedule(SyncSchedule.parse("bsp")));
         assertThat(r.allChecks()).as(r.schedule).isTrue();
         final StragglerProfile profile = StragglerProfile.parse(MOVING, 4, 8);
         final Set<Integer> stragglers = new TreeSet<>();
@@ -126,9 +126,9 @@ class PolicySimulationTest {
     @Test
     void aGroupsTimeoutStopsWaitingForItsSlowMemberOnly() {
         final Policy tiers = PolicyCommand.load(EXAMPLES.resolve("tiers.policy"));
-        final ScenarioRunner.ScenarioResult r = new ScenarioRunner(new Scenario().workers(8).rounds(300)
+        final ScenarioResult r = new ScenarioRunner(new Scenario().workers(8).rounds(300)
             .policy(tiers).stragglers("persistent:3:x8").seed(1).faults(0.01, 0.01, 0.01)).run();
-        final ScenarioRunner.ScenarioResult bsp = new ScenarioRunner(new Scenario().workers(8).rounds(300)
+        final ScenarioResult bsp = new ScenarioRunner(new Scenario().workers(8).rounds(300)
             .schedule(SyncSchedule.parse("bsp")).stragglers("persistent:3:x8").seed(1).faults(0.01, 0.01, 0.01)).run();
         assertThat(r.allChecks()).as(r.schedule).isTrue();
         assertThat(r.decisions).isNotEmpty();
@@ -144,9 +144,9 @@ class PolicySimulationTest {
     void aTimeoutRelativeToTheRoundTimeFollowsTheRoundsAndKeepsTheInvariants() {
         final Policy relative = PolicyParser.parse("policy relative\nstart bsp\nwhen round >= 20 then bsp + timeout(35%) + drop");
         final String jitter = "transient:p=0.1,x4";
-        final ScenarioRunner.ScenarioResult r = new ScenarioRunner(new Scenario().workers(8).rounds(300)
+        final ScenarioResult r = new ScenarioRunner(new Scenario().workers(8).rounds(300)
             .policy(relative).stragglers(jitter).seed(5).faults(0.01, 0.01, 0.01)).run();
-        final ScenarioRunner.ScenarioResult bsp = new ScenarioRunner(new Scenario().workers(8).rounds(300)
+        final ScenarioResult bsp = new ScenarioRunner(new Scenario().workers(8).rounds(300)
             .schedule(SyncSchedule.parse("bsp")).stragglers(jitter).seed(5).faults(0.01, 0.01, 0.01)).run();
         assertThat(r.allChecks()).as(r.schedule).isTrue();
         assertThat(r.decisions).isNotEmpty();

@@ -74,7 +74,7 @@ class SyncInvariantProperties {
     /** Runs the scenario and asserts invariants 1-5 (and no errors), naming the policy, schedule and seed on failure. */
     private static void assertEveryCheck(final Scenario scenario, final String policy, final long seed) {
         final ScenarioRunner runner = new ScenarioRunner(scenario);
-        final ScenarioRunner.ScenarioResult r = runner.run();
+        final ScenarioResult r = runner.run();
         final String why = "policy " + policy + " (" + r.schedule + "), seed " + seed + "\n" + runner.diagnostics();
         assertThat(r.completed).as("liveness: %s", why).isTrue();
         assertThat(r.exactlyOnce).as("exactly once: %s", why).isTrue();
@@ -95,8 +95,8 @@ class SyncInvariantProperties {
 
     @Test
     void sspBoundsStalenessAndWaitsLessThanBspUnderTransientStragglers() {
-        final ScenarioRunner.ScenarioResult ssp = sim("ssp:3", 64, 100, "transient:p=0.05,x4");
-        final ScenarioRunner.ScenarioResult bsp = sim("bsp", 64, 100, "transient:p=0.05,x4");
+        final ScenarioResult ssp = sim("ssp:3", 64, 100, "transient:p=0.05,x4");
+        final ScenarioResult bsp = sim("bsp", 64, 100, "transient:p=0.05,x4");
         assertThat(ssp.allChecks()).isTrue();
         assertThat(bsp.allChecks()).isTrue();
         assertThat(ssp.maxStaleness).isLessThanOrEqualTo(3);
@@ -107,7 +107,7 @@ class SyncInvariantProperties {
 
     @Test
     void aHotSwapScheduleKeepsEveryCheck() {
-        final ScenarioRunner.ScenarioResult r = sim("bsp@0,ssp:3@25,fastest:14@50,bsp@75", 16, 100, "persistent:3:x3");
+        final ScenarioResult r = sim("bsp@0,ssp:3@25,fastest:14@50,bsp@75", 16, 100, "persistent:3:x3");
         assertThat(r.allChecks()).isTrue();
         assertThat(r.configInstalls).isEqualTo(3);
         assertThat(r.partialReleases).isPositive();
@@ -117,13 +117,13 @@ class SyncInvariantProperties {
     @Test
     @Tag("slow")
     void twoHundredFiftySixWorkersAggregateUnderSsp() {
-        final ScenarioRunner.ScenarioResult r = sim("ssp:2", 256, 60, "transient:p=0.05,x4");
+        final ScenarioResult r = sim("ssp:2", 256, 60, "transient:p=0.05,x4");
         assertThat(r.allChecks()).isTrue();
         assertThat(r.included).isEqualTo(256L * 60 * 2);
         assertThat(r.maxStaleness).isLessThanOrEqualTo(2);
     }
 
-    private static ScenarioRunner.ScenarioResult sim(final String policy, final int workers, final int rounds,
+    private static ScenarioResult sim(final String policy, final int workers, final int rounds,
                                                      final String stragglers) {
         return new ScenarioRunner(new Scenario().workers(workers).rounds(rounds).schedule(SyncSchedule.parse(policy))
             .stragglers(stragglers).seed(11)).run();

@@ -1,0 +1,84 @@
+package io.serene.harness.sim;
+
+import io.serene.controlplane.Controller;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** What a run measured. */
+public final class ScenarioResult {
+    public long seed;
+    public boolean completed;
+    public long jctNs;
+    public long allWorkersDoneNs;
+    public long wallNs;
+    public long events;
+    public long cumulativeWaitingNs;
+    public double computeShare;
+    public int maxStaleness;
+    public double meanStaleness;
+    /** Rounds workers skipped because they were released without them before they started. */
+    public long skippedRounds;
+    public long included;
+    public long folded;
+    public long dropped;
+    public long refusals;
+    public long late;
+    public long partialReleases;
+    public long timeoutReleases;
+    public long configInstalls;
+    public boolean exactlyOnce;
+    public boolean agreement;
+    public boolean boundRespected;
+    public boolean hotSwapConsistent;
+    public int errors;
+    public String schedule;
+    public List<Controller.Decision> decisions = List.of();
+
+    public boolean allChecks() {
+        return completed && exactlyOnce && agreement && boundRespected && hotSwapConsistent && errors == 0;
+    }
+
+    public Map<String, Object> toJson() {
+        final Map<String, Object> m = new LinkedHashMap<>();
+        m.put("jct", jctNs / 1e9);
+        m.put("allWorkersDone", allWorkersDoneNs / 1e9);
+        m.put("cumulativeWaiting", cumulativeWaitingNs / 1e9);
+        m.put("computeShare", computeShare);
+        m.put("maxStaleness", maxStaleness);
+        m.put("meanStaleness", meanStaleness);
+        m.put("skippedRounds", skippedRounds);
+        m.put("exactlyOnce", exactlyOnce);
+        m.put("agreement", agreement);
+        m.put("boundRespected", boundRespected);
+        m.put("hotSwapConsistent", hotSwapConsistent);
+        m.put("completed", completed);
+        m.put("seed", seed);
+        m.put("included", included);
+        m.put("folds", folded);
+        m.put("drops", dropped);
+        m.put("refusals", refusals);
+        m.put("late", late);
+        m.put("partialReleases", partialReleases);
+        m.put("timeoutReleases", timeoutReleases);
+        m.put("configInstalls", configInstalls);
+        m.put("errors", errors);
+        m.put("events", events);
+        m.put("eventsPerSecond", events / (wallNs / 1e9));
+        m.put("schedule", schedule);
+        m.put("modeSwitches", decisions.size());
+        final List<Map<String, Object>> switches = new ArrayList<>();
+        for (final Controller.Decision d : decisions) {
+            final Map<String, Object> e = new LinkedHashMap<>();
+            e.put("round", d.firstRound);
+            e.put("from", d.from);
+            e.put("to", d.to);
+            e.put("reason", d.reason);
+            switches.add(e);
+        }
+        m.put("switches", switches);
+        return m;
+    }
+}
