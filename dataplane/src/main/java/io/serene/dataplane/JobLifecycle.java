@@ -86,17 +86,26 @@ final class JobLifecycle {
         sendConfigs(j, worker, port, outbox);
     }
 
-    void onConfigRequest(final PacketFlyweight in, final int port, final Outbox outbox) {
+    /** The job index of a packet naming a known job and a worker it has; else MISSING, the drop counted. */
+    int jobOf(final PacketFlyweight in) {
         final int j = jobTable.get(in.jobId());
         if (j == JobTable.MISSING) {
             counters.increment(SwitchCounter.DROP_UNKNOWN_JOB);
+            return JobTable.MISSING;
+        }
+        if (in.workerId() >= jobs.workers[j]) {
+            counters.increment(SwitchCounter.DROP_BAD_WORKER);
+            return JobTable.MISSING;
+        }
+        return j;
+    }
+
+    void onConfigRequest(final PacketFlyweight in, final int port, final Outbox outbox) {
+        final int j = jobOf(in);
+        if (j == JobTable.MISSING) {
             return;
         }
         final int worker = in.workerId();
-        if (worker >= jobs.workers[j]) {
-            counters.increment(SwitchCounter.DROP_BAD_WORKER);
-            return;
-        }
         counters.increment(SwitchCounter.CONFIG_REQUESTS);
         sendConfigs(j, worker, port, outbox);
     }

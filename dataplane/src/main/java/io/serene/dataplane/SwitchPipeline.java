@@ -342,16 +342,11 @@ public final class SwitchPipeline implements PacketEndpoint {
     }
 
     private void onData(final int port, final long nowNs, final Outbox outbox) {
-        final int j = jobTable.get(in.jobId());
+        final int j = lifecycle.jobOf(in);
         if (j == JobTable.MISSING) {
-            counters.increment(SwitchCounter.DROP_UNKNOWN_JOB);
             return;
         }
         final int worker = in.workerId();
-        if (worker >= jobs.workers[j]) {
-            counters.increment(SwitchCounter.DROP_BAD_WORKER);
-            return;
-        }
         if (!jobs.isJoined(j, worker)) {
             counters.increment(SwitchCounter.DROP_NOT_JOINED);
             return;
