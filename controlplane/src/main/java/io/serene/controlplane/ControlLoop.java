@@ -28,10 +28,6 @@ public final class ControlLoop {
         });
     }
 
-    public Controller controller() {
-        return controller;
-    }
-
     /**
      * Starts from a sample without evaluating it: rounds up to its R count as seen, and its
      * release time starts the round-time clock (a loop attached to a job already running).

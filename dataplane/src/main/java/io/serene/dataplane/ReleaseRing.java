@@ -42,10 +42,6 @@ final class ReleaseRing {
         return 4L * releasedRound.length + 4L * count.length + 8L * ns.length + 4L * latchRound.length + 8L * latchBitmap.length;
     }
 
-    int ring() {
-        return ring;
-    }
-
     void reset(final int j) {
         releasedRound[j] = -1;
         Arrays.fill(count, j * ring, (j + 1) * ring, 0);

@@ -172,14 +172,4 @@ final class SlotPool {
         }
         return n;
     }
-
-    /** Whether the slot holds every worker of {@code need} (W words at {@code n}). */
-    boolean holdsAll(final int idx, final long[] need, final int n) {
-        for (int w = 0; w < words; w++) {
-            if ((bitmap[idx * words + w] & need[n + w]) != need[n + w]) {
-                return false;
-            }
-        }
-        return true;
-    }
 }

@@ -211,14 +211,9 @@ public final class SwitchPipeline implements PacketEndpoint {
      * group): the {@link TableWrite.Kind#INSTALL} write, through {@link #write} like every other.
      */
     public Status installConfig(final int job, final int group, final int firstRound, final SyncConfig config) {
-        if (jobTable.get(job) == JobTable.MISSING) {
-            return Status.UNKNOWN_JOB;
-        }
-        if (group < 0 || group >= ConfigTable.GROUPS) {
-            return Status.BAD_KEY;
-        }
-        if (firstRound < 0) {
-            return Status.TOO_EARLY;
+        if (group < 0 || firstRound < 0) {
+            // keys no entry can have; every other check is the write's own
+            return jobTable.get(job) == JobTable.MISSING ? Status.UNKNOWN_JOB : group < 0 ? Status.BAD_KEY : Status.TOO_EARLY;
         }
         return write(TableWrite.install(SyncConfigEntry.builder().job(job).group(group).firstRound(firstRound).config(config).build()));
     }

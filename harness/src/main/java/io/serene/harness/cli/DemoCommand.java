@@ -79,8 +79,6 @@ public final class DemoCommand implements Callable<Integer> {
             }
             s.stragglers = stragglers;
             s.epochs = epochs;
-            s.evalEvery = 25;
-            s.targetAccuracy = 0.8;
             s.seed = seed;
             s.data = dataDir;
             s.out = base.resolve(name.replace(':', '-'));
