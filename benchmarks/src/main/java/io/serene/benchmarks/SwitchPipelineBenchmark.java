@@ -2,9 +2,11 @@ package io.serene.benchmarks;
 
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
+import io.serene.protocol.DataPacket;
 import io.serene.protocol.Flags;
+import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
-import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.Packet;
 import io.serene.protocol.PacketType;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -66,21 +68,21 @@ public class SwitchPipelineBenchmark {
         pipeline = new SwitchPipeline(context, ex -> {
             throw new IllegalStateException(ex);
         });
-        length = PacketFlyweight.dataLength(chunkElements);
+        length = DataPacket.length(chunkElements);
         for (int w = 0; w < workers; w++) {
-            final ByteBuffer join = PacketFlyweight.allocate(PacketFlyweight.JOIN_LENGTH);
-            new PacketFlyweight().wrap(join, 0, PacketFlyweight.JOIN_LENGTH).initHeader(PacketType.JOIN).jobId(1)
-                .workerId(w).joinWorkerCount(workers).joinElementsPerRound(chunkElements * STEPS);
-            pipeline.onPacket(w, join, 0, PacketFlyweight.JOIN_LENGTH, 0, outbox);
+            final ByteBuffer join = Packet.allocate(JoinPacket.LENGTH);
+            new JoinPacket().wrap(join, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(1)
+                .workerId(w).workerCount(workers).elementsPerRound(chunkElements * STEPS);
+            pipeline.onPacket(w, join, 0, JoinPacket.LENGTH, 0, outbox);
         }
         packets = new ByteBuffer[STEPS][workers];
         for (int s = 0; s < STEPS; s++) {
             for (int w = 0; w < workers; w++) {
-                final ByteBuffer b = PacketFlyweight.allocate(length);
-                final PacketFlyweight p = new PacketFlyweight().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(1)
+                final ByteBuffer b = Packet.allocate(length);
+                final DataPacket p = new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(1)
                     .workerId(w).chunk(s).flags(Flags.VALUES).elementCount(chunkElements).exponent((byte) 0);
                 for (int i = 0; i < chunkElements; i++) {
-                    p.dataValue(i, (i * 31 + w) & 0xFFFF);
+                    p.value(i, (i * 31 + w) & 0xFFFF);
                 }
                 packets[s][w] = b;
             }
@@ -92,7 +94,7 @@ public class SwitchPipelineBenchmark {
     @OperationsPerInvocation(STEPS * WORKERS)
     public void aggregate() {
         final long base = round * STEPS;
-        final PacketFlyweight p = new PacketFlyweight();
+        final DataPacket p = new DataPacket();
         for (int s = 0; s < STEPS; s++) {
             final long seq = base + s;
             for (int w = 0; w < workers; w++) {

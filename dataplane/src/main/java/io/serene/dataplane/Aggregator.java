@@ -2,7 +2,7 @@ package io.serene.dataplane;
 
 import io.serene.protocol.Counters;
 import io.serene.protocol.Flags;
-import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.DataPacket;
 
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
@@ -35,12 +35,12 @@ final class Aggregator {
         return 4L * scratch.length;
     }
 
-    void add(final PacketFlyweight in, final int j, final int idx, final int worker, final int n, final int payload) {
+    void add(final DataPacket in, final int j, final int idx, final int worker, final int n, final int payload) {
         counters.increment(SwitchCounter.CONTRIBUTIONS);
         slots.bitmap[idx * words + (worker >>> 6)] |= 1L << (worker & 63);
         slots.count[idx]++;
         final byte exponent = in.exponent();
-        if (exponent != PacketFlyweight.NO_EXPONENT && exponent > slots.exponent[idx]) {
+        if (exponent != DataPacket.NO_EXPONENT && exponent > slots.exponent[idx]) {
             slots.exponent[idx] = exponent;
         }
         int flags = slots.flags[idx];
@@ -66,13 +66,13 @@ final class Aggregator {
     }
 
     /** The DATA packet's values, copied in bulk into a scratch array (the packet lives in the transport's buffer). */
-    private int[] readValues(final PacketFlyweight in, final int n) {
+    private int[] readValues(final DataPacket in, final int n) {
         final ByteBuffer buffer = in.buffer();
-        final int at = in.offset() + PacketFlyweight.DATA_VALUES_OFFSET;
+        final int at = in.offset() + DataPacket.VALUES_OFFSET;
         if ((at & 3) == 0) {
             if (buffer != viewSource) {
                 viewSource = buffer;
-                view = buffer.duplicate().order(PacketFlyweight.BYTE_ORDER).clear().asIntBuffer();
+                view = buffer.duplicate().order(DataPacket.BYTE_ORDER).clear().asIntBuffer();
             }
             view.get(at >> 2, scratch, 0, n);
         } else {

@@ -1,7 +1,11 @@
 package io.serene.dataplane;
 
-import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.ConfigPacket;
+import io.serene.protocol.JoinPacket;
+import io.serene.protocol.Packet;
+import io.serene.protocol.PacketHeader;
 import io.serene.protocol.PacketType;
+import io.serene.protocol.ResultPacket;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.StepLayout;
 
@@ -14,7 +18,10 @@ import java.nio.IntBuffer;
  * send from {@link #buffer()}; the caller sends it before composing the next.
  */
 final class Deparser {
-    private final PacketFlyweight out = new PacketFlyweight();
+    private final PacketHeader out = new PacketHeader();
+    private final ResultPacket result = new ResultPacket();
+    private final JoinPacket join = new JoinPacket();
+    private final ConfigPacket config = new ConfigPacket();
     private final ByteBuffer txBuffer;
     private final IntBuffer txInts;
     private final int words;
@@ -25,8 +32,7 @@ final class Deparser {
         this.words = words;
         this.chunkElements = chunkElements;
         this.poolSize = poolSize;
-        txBuffer = PacketFlyweight.allocate(Math.max(PacketFlyweight.resultLength(words, chunkElements),
-            PacketFlyweight.configLength(words)));
+        txBuffer = Packet.allocate(Math.max(ResultPacket.length(words, chunkElements), ConfigPacket.length(words)));
         txInts = txBuffer.asIntBuffer();
     }
 
@@ -42,9 +48,9 @@ final class Deparser {
     int result(final JobRegisters jobs, final ReleaseRing releases, final SlotPool slots, final int j, final int idx,
                final int extraFlags) {
         final int n = slots.length[idx];
-        final int length = PacketFlyweight.resultLength(words, n);
+        final int length = ResultPacket.length(words, n);
         final long seq = slots.seq[idx];
-        out.wrap(txBuffer, 0, length)
+        result.wrap(txBuffer, 0, length)
             .initHeader(PacketType.RESULT)
             .flags((slots.flags[idx] & ~SlotPool.OUT_OF_SCALE) | extraFlags)
             .elementCount(n)
@@ -60,24 +66,24 @@ final class Deparser {
             .configEpoch(jobs.epoch[j])
             .bitmapWords(words);
         for (int w = 0; w < words; w++) {
-            out.bitmapWord(w, slots.bitmap[idx * words + w]);
+            result.bitmapWord(w, slots.bitmap[idx * words + w]);
         }
         // the loss-recovery hint: the job's lowest open step and who has contributed to it so far
         final long open = jobs.openSeq[j];
-        out.openSeq(open);
+        result.openSeq(open);
         final int openIdx = slots.index(j, open);
         final boolean seen = slots.seq[openIdx] == open;
         for (int w = 0; w < words; w++) {
-            out.openBitmapWord(w, seen ? slots.bitmap[openIdx * words + w] : 0L);
+            result.openBitmapWord(w, seen ? slots.bitmap[openIdx * words + w] : 0L);
         }
         // the values start at a multiple of 4, so the int view can copy them in bulk
-        txInts.put((PacketFlyweight.RESULT_BITMAP_OFFSET + 16 * words) >> 2, slots.sums, idx * chunkElements, n);
+        txInts.put(ResultPacket.valuesOffset(words) >> 2, slots.sums, idx * chunkElements, n);
         return length;
     }
 
     /** A NACK of the DATA packet {@code in}. */
-    int nack(final PacketFlyweight in, final Status status) {
-        out.wrap(txBuffer, 0, PacketFlyweight.HEADER_LENGTH)
+    int nack(final Packet<?> in, final Status status) {
+        out.wrap(txBuffer, 0, Packet.HEADER_LENGTH)
             .initHeader(PacketType.NACK)
             .jobId(in.jobId())
             .workerId(in.workerId())
@@ -87,55 +93,55 @@ final class Deparser {
             .poolIndex(in.poolIndex())
             .shadowSet(in.shadowSet())
             .status(status.code());
-        return PacketFlyweight.HEADER_LENGTH;
+        return Packet.HEADER_LENGTH;
     }
 
     /** The JOIN_ACK to the JOIN {@code in}, with the switch's limits. */
-    int joinAck(final PacketFlyweight in, final Status status, final int workers, final int elements, final int ring,
+    int joinAck(final Packet<?> in, final Status status, final int workers, final int elements, final int ring,
                 final int maxWorkers) {
-        out.wrap(txBuffer, 0, PacketFlyweight.JOIN_ACK_LENGTH)
+        join.wrap(txBuffer, 0, JoinPacket.ACK_LENGTH)
             .initHeader(PacketType.JOIN_ACK)
             .jobId(in.jobId())
             .workerId(in.workerId())
             .status(status.code())
-            .joinWorkerCount(workers)
-            .joinElementsPerRound(elements)
-            .ackPoolSize(poolSize)
-            .ackChunkElements(chunkElements)
-            .ackRoundRing(ring)
-            .ackMaxWorkers(maxWorkers);
-        return PacketFlyweight.JOIN_ACK_LENGTH;
+            .workerCount(workers)
+            .elementsPerRound(elements)
+            .poolSize(poolSize)
+            .chunkElements(chunkElements)
+            .roundRing(ring)
+            .maxWorkers(maxWorkers);
+        return JoinPacket.ACK_LENGTH;
     }
 
     /** Entry {@code index} of {@code entries} of a group's config list (list l, physical entry e). */
     int config(final ConfigTable configs, final GroupTable groups, final int jobId, final int epoch, final int l,
                final int e, final int index, final int entries) {
-        final int length = PacketFlyweight.configLength(words);
+        final int length = ConfigPacket.length(words);
         final int m = l * words;
-        out.wrap(txBuffer, 0, length)
+        config.wrap(txBuffer, 0, length)
             .initHeader(PacketType.CONFIG)
             .jobId(jobId)
             .configEpoch(epoch)
             .chunk(index)
             .elementCount(entries)
-            .configFirstRound(configs.firstRound(l, e))
-            .configBound(configs.bound(l, e))
-            .configQuorum(configs.quorum(l, e, groups.members, m))
-            .configLateMode(configs.lateMode(l, e).wireCode())
-            .configTimeoutNs(configs.timeoutNs(l, e))
-            .configBitmapWords(words);
+            .firstRound(configs.firstRound(l, e))
+            .bound(configs.bound(l, e))
+            .quorum(configs.quorum(l, e, groups.members, m))
+            .lateMode(configs.lateMode(l, e).wireCode())
+            .timeoutNs(configs.timeoutNs(l, e))
+            .bitmapWords(words);
         for (int w = 0; w < words; w++) {
-            out.configRequiredWord(w, configs.requiredWord(l, e, w, groups.members, m));
+            config.requiredWord(w, configs.requiredWord(l, e, w, groups.members, m));
         }
         return length;
     }
 
     /** The LEAVE_ACK to the LEAVE {@code in}. */
-    int leaveAck(final PacketFlyweight in) {
-        out.wrap(txBuffer, 0, PacketFlyweight.HEADER_LENGTH)
+    int leaveAck(final Packet<?> in) {
+        out.wrap(txBuffer, 0, Packet.HEADER_LENGTH)
             .initHeader(PacketType.LEAVE_ACK)
             .jobId(in.jobId())
             .workerId(in.workerId());
-        return PacketFlyweight.HEADER_LENGTH;
+        return Packet.HEADER_LENGTH;
     }
 }

@@ -2,7 +2,8 @@ package io.serene.dataplane;
 
 import io.serene.protocol.Counters;
 import io.serene.protocol.Outbox;
-import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.JoinPacket;
+import io.serene.protocol.Packet;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.StepLayout;
 
@@ -56,12 +57,12 @@ final class JobLifecycle {
         counters.increment(SwitchCounter.PACKETS_OUT);
     }
 
-    void onJoin(final PacketFlyweight in, final int port, final Outbox outbox) {
+    void onJoin(final JoinPacket in, final int port, final Outbox outbox) {
         counters.increment(SwitchCounter.JOINS);
         final int job = in.jobId();
         final int worker = in.workerId();
-        final int workers = in.joinWorkerCount();
-        final int elements = in.joinElementsPerRound();
+        final int workers = in.workerCount();
+        final int elements = in.elementsPerRound();
         if (workers < 1 || workers > maxWorkers || worker >= workers || elements < 1) {
             refuseJoin(in, port, Status.BAD_KEY, outbox);
             return;
@@ -87,7 +88,7 @@ final class JobLifecycle {
     }
 
     /** The job index of a packet naming a known job and a worker it has; else MISSING, the drop counted. */
-    int jobOf(final PacketFlyweight in) {
+    int jobOf(final Packet<?> in) {
         final int j = jobTable.get(in.jobId());
         if (j == JobTable.MISSING) {
             counters.increment(SwitchCounter.DROP_UNKNOWN_JOB);
@@ -100,7 +101,7 @@ final class JobLifecycle {
         return j;
     }
 
-    void onConfigRequest(final PacketFlyweight in, final int port, final Outbox outbox) {
+    void onConfigRequest(final Packet<?> in, final int port, final Outbox outbox) {
         final int j = jobOf(in);
         if (j == JobTable.MISSING) {
             return;
@@ -137,9 +138,9 @@ final class JobLifecycle {
         }
     }
 
-    private void refuseJoin(final PacketFlyweight in, final int port, final Status status, final Outbox outbox) {
+    private void refuseJoin(final JoinPacket in, final int port, final Status status, final Outbox outbox) {
         counters.increment(SwitchCounter.JOIN_REFUSED);
-        send(port, deparser.joinAck(in, status, in.joinWorkerCount(), in.joinElementsPerRound(), ring, maxWorkers), outbox);
+        send(port, deparser.joinAck(in, status, in.workerCount(), in.elementsPerRound(), ring, maxWorkers), outbox);
     }
 
     private int allocateJob(final int job, final int workers, final int elements) {
@@ -163,7 +164,7 @@ final class JobLifecycle {
         return JobTable.MISSING;
     }
 
-    void onLeave(final PacketFlyweight in, final int port, final Outbox outbox) {
+    void onLeave(final Packet<?> in, final int port, final Outbox outbox) {
         counters.increment(SwitchCounter.LEAVES);
         final int j = jobTable.get(in.jobId());
         final int worker = in.workerId();

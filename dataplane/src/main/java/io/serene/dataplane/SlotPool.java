@@ -1,7 +1,7 @@
 package io.serene.dataplane;
 
 import io.serene.protocol.Flags;
-import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.Packet;
 import io.serene.protocol.sync.StepLayout;
 
 import java.util.Arrays;
@@ -105,7 +105,7 @@ final class SlotPool {
         round[idx] = stepRound;
         chunk[idx] = stepChunk;
         length[idx] = n;
-        exponent[idx] = PacketFlyweight.NO_EXPONENT;
+        exponent[idx] = Packet.NO_EXPONENT;
         released[idx] = false;
         flags[idx] = (byte) payload;
         Arrays.fill(bitmap, idx * words, idx * words + words, 0L);

@@ -5,7 +5,9 @@ import io.serene.protocol.Flags;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.PacketCheck;
 import io.serene.protocol.PacketEndpoint;
-import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.DataPacket;
+import io.serene.protocol.JoinPacket;
+import io.serene.protocol.PacketHeader;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.StepLayout;
 import io.serene.protocol.sync.SyncConfig;
@@ -52,7 +54,9 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final SwitchCommands commands = new SwitchCommands(this);
     private final SwitchContext context;
     private final Consumer<Throwable> errorHandler;
-    private final PacketFlyweight in = new PacketFlyweight();
+    private final PacketHeader in = new PacketHeader();
+    private final DataPacket data = new DataPacket();
+    private final JoinPacket join = new JoinPacket();
 
     private final int poolSize;
     private final int chunkElements;
@@ -277,10 +281,12 @@ public final class SwitchPipeline implements PacketEndpoint {
             }
             switch (in.type()) {
                 case DATA:
+                    data.wrap(buffer, offset, length);
                     onData(port, nowNs, outbox);
                     break;
                 case JOIN:
-                    lifecycle.onJoin(in, port, outbox);
+                    join.wrap(buffer, offset, length);
+                    lifecycle.onJoin(join, port, outbox);
                     break;
                 case LEAVE:
                     lifecycle.onLeave(in, port, outbox);
@@ -337,31 +343,31 @@ public final class SwitchPipeline implements PacketEndpoint {
     }
 
     private void onData(final int port, final long nowNs, final Outbox outbox) {
-        final int j = lifecycle.jobOf(in);
+        final int j = lifecycle.jobOf(data);
         if (j == JobTable.MISSING) {
             return;
         }
-        final int worker = in.workerId();
+        final int worker = data.workerId();
         if (!jobs.isJoined(j, worker)) {
             counters.increment(SwitchCounter.DROP_NOT_JOINED);
             return;
         }
-        final int payload = in.flags() & Flags.PAYLOAD;
-        final int n = in.elementCount();
+        final int payload = data.flags() & Flags.PAYLOAD;
+        final int n = data.elementCount();
         if (payload == Flags.PAYLOAD || (payload != 0 ? (n == 0 || n > chunkElements) : n != 0)) {
             counters.increment(SwitchCounter.DROP_BAD_ELEMENT_COUNT);
             return;
         }
-        final long seq = in.seq();
-        final int round = in.round();
-        final int chunk = in.chunk();
+        final long seq = data.seq();
+        final int round = data.round();
+        final int chunk = data.chunk();
         if (seq < 0 || round < 0 || chunk < 0 || chunk >= jobs.chunksPerRound[j]) {
             counters.increment(SwitchCounter.DROP_BAD_SLOT);
             return;
         }
         final int slot = StepLayout.slot(seq, poolSize);
         final int set = StepLayout.shadowSet(seq, poolSize);
-        if (in.poolIndex() != slot || in.shadowSet() != set) {
+        if (data.poolIndex() != slot || data.shadowSet() != set) {
             counters.increment(SwitchCounter.DROP_BAD_SLOT);
             return;
         }
@@ -413,7 +419,7 @@ public final class SwitchPipeline implements PacketEndpoint {
             sendResult(j, idx, port, Flags.RETRANSMIT, outbox);
             return;
         }
-        aggregator.add(in, j, idx, worker, n, payload);
+        aggregator.add(data, j, idx, worker, n, payload);
         // counted in time again: waited for again
         final long bit = 1L << (worker & 63);
         jobs.late[j * words + (worker >>> 6)] &= ~bit;
@@ -424,7 +430,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         if (round > jobs.arrivalRound[w]) {
             // the first packet of a round (exponents or values) marks the end of its computation
             jobs.arrivalRound[w] = round;
-            estimator.estimate(j, worker, round, nowNs, in.computeTimeNs());
+            estimator.estimate(j, worker, round, nowNs, data.computeTimeNs());
         }
         releaseIfDue(j, idx, nowNs, outbox);
     }

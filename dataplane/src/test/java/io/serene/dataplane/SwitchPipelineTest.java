@@ -1,10 +1,15 @@
 package io.serene.dataplane;
 
+import io.serene.protocol.ConfigPacket;
+import io.serene.protocol.DataPacket;
 import io.serene.protocol.Flags;
+import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
+import io.serene.protocol.Packet;
 import io.serene.protocol.PacketCheck;
-import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.PacketHeader;
 import io.serene.protocol.PacketType;
+import io.serene.protocol.ResultPacket;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.SyncConfig;
 import org.junit.jupiter.api.BeforeEach;
@@ -23,18 +28,24 @@ class SwitchPipelineTest {
     /** One packet the pipeline emitted. */
     private static final class Sent {
         final int port;
-        final PacketFlyweight packet;
+        final PacketHeader packet;
+        final ResultPacket result;
+        final JoinPacket join;
+        final ConfigPacket config;
 
         Sent(final int port, final ByteBuffer copy) {
             this.port = port;
-            this.packet = new PacketFlyweight().wrap(copy, 0, copy.capacity());
+            this.packet = new PacketHeader().wrap(copy, 0, copy.capacity());
+            this.result = new ResultPacket().wrap(copy, 0, copy.capacity());
+            this.join = new JoinPacket().wrap(copy, 0, copy.capacity());
+            this.config = new ConfigPacket().wrap(copy, 0, copy.capacity());
         }
     }
 
     private final List<Sent> sent = new ArrayList<>();
     private final List<Throwable> errors = new ArrayList<>();
     private final Outbox outbox = (port, buffer, offset, length) -> {
-        final ByteBuffer copy = PacketFlyweight.allocate(length);
+        final ByteBuffer copy = Packet.allocate(length);
         for (int i = 0; i < length; i++) {
             copy.put(i, buffer.get(offset + i));
         }
@@ -52,20 +63,20 @@ class SwitchPipelineTest {
     void shouldCreateJobOnJoinAndAnswerWithPoolParameters() {
         join(0, 2, 8);
         assertThat(sent).hasSize(2);
-        final PacketFlyweight ack = sent.get(0).packet;
+        final JoinPacket ack = sent.get(0).join;
         assertThat(ack.type()).isEqualTo(PacketType.JOIN_ACK);
         // then the job's config table (one entry: the default asp, from round 0)
-        final PacketFlyweight config = last().packet;
+        final ConfigPacket config = last().config;
         assertThat(config.type()).isEqualTo(PacketType.CONFIG);
         assertThat(config.check()).isEqualTo(PacketCheck.OK);
         assertThat(config.elementCount()).isEqualTo(1);
-        assertThat(config.configFirstRound()).isZero();
-        assertThat(config.configBound()).isEqualTo(SyncConfig.UNBOUNDED);
-        assertThat(config.configQuorum()).isEqualTo(2);
-        assertThat(config.configRequiredWord(0)).isEqualTo(0b11L);
+        assertThat(config.firstRound()).isZero();
+        assertThat(config.bound()).isEqualTo(SyncConfig.UNBOUNDED);
+        assertThat(config.quorum()).isEqualTo(2);
+        assertThat(config.requiredWord(0)).isEqualTo(0b11L);
         assertThat(Status.fromCode(ack.status())).isEqualTo(Status.OK);
-        assertThat(ack.ackPoolSize()).isEqualTo(2);
-        assertThat(ack.ackChunkElements()).isEqualTo(4);
+        assertThat(ack.poolSize()).isEqualTo(2);
+        assertThat(ack.chunkElements()).isEqualTo(4);
         assertThat(pipeline.activeJobs()).isEqualTo(1);
         assertThat(pipeline.releasedRound(JOB)).isEqualTo(-1);
     }
@@ -93,12 +104,12 @@ class SwitchPipelineTest {
         data(1, 0, 0, 0, new int[] {10, 20, 30, 40});
         assertThat(sent).hasSize(2);
         assertThat(sent).extracting(s -> s.port).containsExactlyInAnyOrder(100, 101);
-        final PacketFlyweight result = sent.get(0).packet;
+        final ResultPacket result = sent.get(0).result;
         assertThat(result.check()).isEqualTo(PacketCheck.OK);
         assertThat(result.type()).isEqualTo(PacketType.RESULT);
         assertThat(result.contributorCount()).isEqualTo(2);
         assertThat(result.bitmapWord(0)).isEqualTo(0b11L);
-        assertThat(new int[] {result.resultValue(0), result.resultValue(1), result.resultValue(2), result.resultValue(3)})
+        assertThat(new int[] {result.value(0), result.value(1), result.value(2), result.value(3)})
             .containsExactly(11, 22, 33, 36);
         assertThat(result.releasedRound()).isEqualTo(0);
         assertThat(pipeline.releasedRound(JOB)).isEqualTo(0);
@@ -113,13 +124,13 @@ class SwitchPipelineTest {
         data(0, 0, 0, 0, new int[] {1, 1, 1, 1});
         assertThat(pipeline.counters().get(SwitchCounter.DUPLICATES)).isEqualTo(1);
         data(1, 0, 0, 0, new int[] {2, 2, 2, 2});
-        assertThat(last().packet.resultValue(0)).isEqualTo(3);
+        assertThat(last().result.value(0)).isEqualTo(3);
         sent.clear();
         data(1, 0, 0, 0, new int[] {2, 2, 2, 2});
         assertThat(sent).hasSize(1);
         assertThat(sent.get(0).port).isEqualTo(101);
         assertThat(sent.get(0).packet.hasFlag(Flags.RETRANSMIT)).isTrue();
-        assertThat(sent.get(0).packet.resultValue(0)).isEqualTo(3);
+        assertThat(sent.get(0).result.value(0)).isEqualTo(3);
         assertThat(pipeline.counters().get(SwitchCounter.RESULTS_RETRANSMITTED)).isEqualTo(1);
         assertThat(pipeline.counters().get(SwitchCounter.CONTRIBUTIONS)).isEqualTo(2);
     }
@@ -130,11 +141,11 @@ class SwitchPipelineTest {
         join(1, 2, 4);
         data(0, 0, 0, 0, new int[] {Integer.MAX_VALUE, Integer.MIN_VALUE, 5, -5});
         data(1, 0, 0, 0, new int[] {1, -1, 5, -5});
-        final PacketFlyweight result = last().packet;
-        assertThat(result.resultValue(0)).isEqualTo(Integer.MAX_VALUE);
-        assertThat(result.resultValue(1)).isEqualTo(Integer.MIN_VALUE);
-        assertThat(result.resultValue(2)).isEqualTo(10);
-        assertThat(result.resultValue(3)).isEqualTo(-10);
+        final ResultPacket result = last().result;
+        assertThat(result.value(0)).isEqualTo(Integer.MAX_VALUE);
+        assertThat(result.value(1)).isEqualTo(Integer.MIN_VALUE);
+        assertThat(result.value(2)).isEqualTo(10);
+        assertThat(result.value(3)).isEqualTo(-10);
         assertThat(result.hasFlag(Flags.SATURATED)).isTrue();
         assertThat(pipeline.counters().get(SwitchCounter.OVERFLOWS)).isEqualTo(1);
     }
@@ -146,16 +157,16 @@ class SwitchPipelineTest {
         // two workers: Q = 29, so contributions up to 2^29 take the fast path and cannot overflow
         data(0, 0, 0, 0, new int[] {1 << 29, -(1 << 29), 3, 0});
         data(1, 0, 0, 0, new int[] {1 << 29, -(1 << 29), 4, 0});
-        assertThat(last().packet.resultValue(0)).isEqualTo(1 << 30);
-        assertThat(last().packet.resultValue(1)).isEqualTo(-(1 << 30));
+        assertThat(last().result.value(0)).isEqualTo(1 << 30);
+        assertThat(last().result.value(1)).isEqualTo(-(1 << 30));
         assertThat(last().packet.hasFlag(Flags.SATURATED)).isFalse();
         // a misbehaving worker beyond the scale switches the slot to saturating adds
         data(0, 1, 0, 1, new int[] {5, 5, 5, 5});
         data(1, 1, 0, 1, new int[] {Integer.MAX_VALUE, Integer.MIN_VALUE, 1, -1});
-        final PacketFlyweight result = last().packet;
-        assertThat(result.resultValue(0)).isEqualTo(Integer.MAX_VALUE);
-        assertThat(result.resultValue(1)).isEqualTo(Integer.MIN_VALUE + 5);
-        assertThat(result.resultValue(2)).isEqualTo(6);
+        final ResultPacket result = last().result;
+        assertThat(result.value(0)).isEqualTo(Integer.MAX_VALUE);
+        assertThat(result.value(1)).isEqualTo(Integer.MIN_VALUE + 5);
+        assertThat(result.value(2)).isEqualTo(6);
         assertThat(result.flags() & 0x40).as("internal slot flag stays off the wire").isZero();
     }
 
@@ -165,10 +176,10 @@ class SwitchPipelineTest {
         join(1, 2, 8);
         exponents(0, 0, new int[] {-3, 4});
         exponents(1, 0, new int[] {-7, 9});
-        final PacketFlyweight result = last().packet;
+        final ResultPacket result = last().result;
         assertThat(result.hasFlag(Flags.EXPONENTS)).isTrue();
-        assertThat(result.resultValue(0)).isEqualTo(-3);
-        assertThat(result.resultValue(1)).isEqualTo(9);
+        assertThat(result.value(0)).isEqualTo(-3);
+        assertThat(result.value(1)).isEqualTo(9);
     }
 
     @Test
@@ -199,7 +210,7 @@ class SwitchPipelineTest {
     @Test
     void shouldDropMalformedAndUnknownPacketsWithoutTouchingState() {
         join(0, 2, 4);
-        final ByteBuffer junk = PacketFlyweight.allocate(64);
+        final ByteBuffer junk = Packet.allocate(64);
         final SplittableRandom random = new SplittableRandom(5);
         for (int i = 0; i < 1000; i++) {
             final int length = random.nextInt(64);
@@ -222,7 +233,7 @@ class SwitchPipelineTest {
         join(1, 2, 4);
         data(0, 0, 0, 0, new int[] {1, 1, 1, 1});
         data(1, 0, 0, 0, new int[] {2, 2, 2, 2});
-        assertThat(last().packet.resultValue(3)).isEqualTo(3);
+        assertThat(last().result.value(3)).isEqualTo(3);
     }
 
     @Test
@@ -271,17 +282,17 @@ class SwitchPipelineTest {
     }
 
     private void joinJob(final int job, final int worker, final int workers, final int elements) {
-        final ByteBuffer b = PacketFlyweight.allocate(PacketFlyweight.JOIN_LENGTH);
-        new PacketFlyweight().wrap(b, 0, PacketFlyweight.JOIN_LENGTH).initHeader(PacketType.JOIN).jobId(job)
-            .workerId(worker).joinWorkerCount(workers).joinElementsPerRound(elements);
-        pipeline.onPacket(100 + worker, b, 0, PacketFlyweight.JOIN_LENGTH, 0, outbox);
+        final ByteBuffer b = Packet.allocate(JoinPacket.LENGTH);
+        new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(job)
+            .workerId(worker).workerCount(workers).elementsPerRound(elements);
+        pipeline.onPacket(100 + worker, b, 0, JoinPacket.LENGTH, 0, outbox);
     }
 
     private void leave(final int worker) {
-        final ByteBuffer b = PacketFlyweight.allocate(PacketFlyweight.HEADER_LENGTH);
-        new PacketFlyweight().wrap(b, 0, PacketFlyweight.HEADER_LENGTH).initHeader(PacketType.LEAVE).jobId(JOB)
+        final ByteBuffer b = Packet.allocate(Packet.HEADER_LENGTH);
+        new PacketHeader().wrap(b, 0, Packet.HEADER_LENGTH).initHeader(PacketType.LEAVE).jobId(JOB)
             .workerId(worker);
-        pipeline.onPacket(100 + worker, b, 0, PacketFlyweight.HEADER_LENGTH, 0, outbox);
+        pipeline.onPacket(100 + worker, b, 0, Packet.HEADER_LENGTH, 0, outbox);
     }
 
     private void data(final int worker, final long seq, final int set, final int chunk, final int[] values) {
@@ -290,25 +301,25 @@ class SwitchPipelineTest {
 
     private void dataJob(final int job, final int worker, final long seq, final int set, final int chunk,
                          final int[] values) {
-        final int length = PacketFlyweight.dataLength(values.length);
-        final ByteBuffer b = PacketFlyweight.allocate(length);
-        final PacketFlyweight p = new PacketFlyweight().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(job)
+        final int length = DataPacket.length(values.length);
+        final ByteBuffer b = Packet.allocate(length);
+        final DataPacket p = new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(job)
             .workerId(worker).seq(seq).round(0).chunk(chunk).shadowSet(set)
             .poolIndex((int) (seq % 2)).flags(Flags.VALUES).elementCount(values.length).exponent((byte) 0);
         for (int i = 0; i < values.length; i++) {
-            p.dataValue(i, values[i]);
+            p.value(i, values[i]);
         }
         pipeline.onPacket(100 + worker, b, 0, length, 0, outbox);
     }
 
     private void exponents(final int worker, final long seq, final int[] exps) {
-        final int length = PacketFlyweight.dataLength(exps.length);
-        final ByteBuffer b = PacketFlyweight.allocate(length);
-        final PacketFlyweight p = new PacketFlyweight().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(JOB)
+        final int length = DataPacket.length(exps.length);
+        final ByteBuffer b = Packet.allocate(length);
+        final DataPacket p = new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(JOB)
             .workerId(worker).seq(seq).poolIndex((int) (seq % 2)).flags(Flags.EXPONENTS).elementCount(exps.length)
-            .exponent(PacketFlyweight.NO_EXPONENT);
+            .exponent(Packet.NO_EXPONENT);
         for (int i = 0; i < exps.length; i++) {
-            p.dataValue(i, exps[i]);
+            p.value(i, exps[i]);
         }
         pipeline.onPacket(100 + worker, b, 0, length, 0, outbox);
     }

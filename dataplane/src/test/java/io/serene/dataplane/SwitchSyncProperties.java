@@ -1,9 +1,12 @@
 package io.serene.dataplane;
 
+import io.serene.protocol.DataPacket;
 import io.serene.protocol.Flags;
+import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
-import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.Packet;
 import io.serene.protocol.PacketType;
+import io.serene.protocol.ResultPacket;
 import io.serene.protocol.sync.SyncConfig;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -70,7 +73,7 @@ class SwitchSyncProperties {
         final Map<Long, Long> firstNs = new HashMap<>();
         final boolean timeouts = rule.timeoutNs != SyncConfig.NO_TIMEOUT;
         final Outbox outbox = (port, buffer, offset, length) -> {
-            final PacketFlyweight p = new PacketFlyweight().wrap(buffer, offset, length);
+            final ResultPacket p = new ResultPacket().wrap(buffer, offset, length);
             if (p.type() == PacketType.RESULT && !p.hasFlag(Flags.RETRANSMIT)) {
                 final long bitmap = p.bitmapWord(0);
                 final int round = (int) (p.seq() / CHUNKS);
@@ -83,7 +86,7 @@ class SwitchSyncProperties {
                 final boolean withoutTheLate = timeouts && late[0] != 0 && (bitmap & onTime) == onTime;
                 final boolean timedOut = timeouts && now[0] - firstNs.getOrDefault(p.seq(), now[0]) >= rule.timeoutNs;
                 final Release previous = releases.putIfAbsent(p.seq(), new Release(bitmap, p.contributorCount(),
-                    p.resultValue(0), now[0], byRule || byLatch || withoutTheLate || timedOut));
+                    p.value(0), now[0], byRule || byLatch || withoutTheLate || timedOut));
                 if (previous == null && !byRule && !byLatch && !withoutTheLate) {
                     late[0] |= all & ~bitmap;
                     latch.merge(round, bitmap, (a, b) -> a & b);
@@ -95,10 +98,10 @@ class SwitchSyncProperties {
             }
         };
         for (int w = 0; w < workers; w++) {
-            final ByteBuffer b = PacketFlyweight.allocate(PacketFlyweight.JOIN_LENGTH);
-            new PacketFlyweight().wrap(b, 0, PacketFlyweight.JOIN_LENGTH).initHeader(PacketType.JOIN).jobId(1)
-                .workerId(w).joinWorkerCount(workers).joinElementsPerRound(CHUNKS);
-            pipeline.onPacket(w, b, 0, PacketFlyweight.JOIN_LENGTH, 0, outbox);
+            final ByteBuffer b = Packet.allocate(JoinPacket.LENGTH);
+            new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(1)
+                .workerId(w).workerCount(workers).elementsPerRound(CHUNKS);
+            pipeline.onPacket(w, b, 0, JoinPacket.LENGTH, 0, outbox);
         }
         // every worker contributes 2^w to every chunk of rounds 0..5 in a random order, some twice
         final int rounds = 6;
@@ -173,16 +176,16 @@ class SwitchSyncProperties {
             });
         final Map<Long, Long> released = new HashMap<>();
         final Outbox outbox = (port, buffer, offset, length) -> {
-            final PacketFlyweight p = new PacketFlyweight().wrap(buffer, offset, length);
+            final ResultPacket p = new ResultPacket().wrap(buffer, offset, length);
             if (p.type() == PacketType.RESULT && !p.hasFlag(Flags.RETRANSMIT)) {
                 released.put(p.seq(), p.bitmapWord(0));
             }
         };
         for (int w = 0; w < workers; w++) {
-            final ByteBuffer b = PacketFlyweight.allocate(PacketFlyweight.JOIN_LENGTH);
-            new PacketFlyweight().wrap(b, 0, PacketFlyweight.JOIN_LENGTH).initHeader(PacketType.JOIN).jobId(1)
-                .workerId(w).joinWorkerCount(workers).joinElementsPerRound(CHUNKS);
-            pipeline.onPacket(w, b, 0, PacketFlyweight.JOIN_LENGTH, 0, outbox);
+            final ByteBuffer b = Packet.allocate(JoinPacket.LENGTH);
+            new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(1)
+                .workerId(w).workerCount(workers).elementsPerRound(CHUNKS);
+            pipeline.onPacket(w, b, 0, JoinPacket.LENGTH, 0, outbox);
         }
         final int late = random.nextInt(workers);
         long now = 1_000;
@@ -266,11 +269,11 @@ class SwitchSyncProperties {
 
     private static void contribute(final SwitchPipeline pipeline, final Outbox outbox, final int worker,
                                    final long seq, final int round, final long nowNs) {
-        final int length = PacketFlyweight.dataLength(1);
-        final ByteBuffer b = PacketFlyweight.allocate(length);
-        new PacketFlyweight().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(1).workerId(worker).seq(seq)
+        final int length = DataPacket.length(1);
+        final ByteBuffer b = Packet.allocate(length);
+        new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(1).workerId(worker).seq(seq)
             .round(round).chunk((int) (seq % CHUNKS)).poolIndex((int) (seq % POOL)).shadowSet((int) ((seq / POOL) & 1))
-            .flags(Flags.VALUES).elementCount(1).exponent((byte) 0).dataValue(0, 1 << worker);
+            .flags(Flags.VALUES).elementCount(1).exponent((byte) 0).value(0, 1 << worker);
         pipeline.onPacket(worker, b, 0, length, nowNs, outbox);
     }
 }

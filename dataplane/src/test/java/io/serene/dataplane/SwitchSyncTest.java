@@ -1,9 +1,14 @@
 package io.serene.dataplane;
 
+import io.serene.protocol.ConfigPacket;
+import io.serene.protocol.DataPacket;
 import io.serene.protocol.Flags;
+import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
-import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.Packet;
+import io.serene.protocol.PacketHeader;
 import io.serene.protocol.PacketType;
+import io.serene.protocol.ResultPacket;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncConfigParser;
@@ -23,14 +28,14 @@ class SwitchSyncTest {
     private static final int JOB = 3;
     private static final int POOL = 16;
 
-    private final List<PacketFlyweight> sent = new ArrayList<>();
+    private final List<PacketHeader> sent = new ArrayList<>();
     private final List<Integer> ports = new ArrayList<>();
     private final Outbox outbox = (port, buffer, offset, length) -> {
-        final ByteBuffer copy = PacketFlyweight.allocate(length);
+        final ByteBuffer copy = Packet.allocate(length);
         for (int i = 0; i < length; i++) {
             copy.put(i, buffer.get(offset + i));
         }
-        sent.add(new PacketFlyweight().wrap(copy, 0, length));
+        sent.add(new PacketHeader().wrap(copy, 0, length));
         ports.add(port);
     };
     private SwitchPipeline pipeline;
@@ -41,10 +46,10 @@ class SwitchSyncTest {
                 throw new AssertionError(ex);
             });
         for (int w = 0; w < workers; w++) {
-            final ByteBuffer b = PacketFlyweight.allocate(PacketFlyweight.JOIN_LENGTH);
-            new PacketFlyweight().wrap(b, 0, PacketFlyweight.JOIN_LENGTH).initHeader(PacketType.JOIN).jobId(JOB)
-                .workerId(w).joinWorkerCount(workers).joinElementsPerRound(8);
-            pipeline.onPacket(100 + w, b, 0, PacketFlyweight.JOIN_LENGTH, 0, outbox);
+            final ByteBuffer b = Packet.allocate(JoinPacket.LENGTH);
+            new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(JOB)
+                .workerId(w).workerCount(workers).elementsPerRound(8);
+            pipeline.onPacket(100 + w, b, 0, JoinPacket.LENGTH, 0, outbox);
         }
         sent.clear();
         ports.clear();
@@ -55,10 +60,10 @@ class SwitchSyncTest {
         start("fastest:1", 2);
         contribute(0, 0, 0, 7, 0);
         assertThat(results()).hasSize(2);
-        final PacketFlyweight result = results().get(0);
+        final ResultPacket result = results().get(0);
         assertThat(result.contributorCount()).isEqualTo(1);
         assertThat(result.bitmapWord(0)).isEqualTo(0b01L);
-        assertThat(result.resultValue(0)).isEqualTo(7);
+        assertThat(result.value(0)).isEqualTo(7);
         sent.clear();
         ports.clear();
         contribute(1, 0, 0, 5, 0);
@@ -68,8 +73,8 @@ class SwitchSyncTest {
         assertThat(ports).containsExactly(101);
         assertThat(sent.get(0).type()).isEqualTo(PacketType.RESULT);
         assertThat(sent.get(0).hasFlag(Flags.RETRANSMIT)).isTrue();
-        assertThat(sent.get(0).bitmapWord(0)).isEqualTo(0b01L);
-        assertThat(sent.get(0).resultValue(0)).isEqualTo(7);
+        assertThat(results().get(0).bitmapWord(0)).isEqualTo(0b01L);
+        assertThat(results().get(0).value(0)).isEqualTo(7);
         assertThat(pipeline.counters().get(SwitchCounter.PARTIAL_RELEASES)).isEqualTo(1);
         assertThat(pipeline.counters().get(SwitchCounter.CONTRIBUTIONS)).isEqualTo(1);
     }
@@ -81,7 +86,7 @@ class SwitchSyncTest {
         assertThat(results()).isEmpty();
         contribute(0, 0, 0, 7, 0);
         assertThat(results().get(0).contributorCount()).isEqualTo(2);
-        assertThat(results().get(0).resultValue(0)).isEqualTo(12);
+        assertThat(results().get(0).value(0)).isEqualTo(12);
         sent.clear();
         contribute(0, 0, 1, 1, 0);
         assertThat(results()).hasSize(2);
@@ -112,7 +117,7 @@ class SwitchSyncTest {
         assertThat(pipeline.counters().get(SwitchCounter.TIMEOUT_RELEASES)).isEqualTo(1);
         sent.clear();
         contribute(1, 0, 0, 9, 1_400_000);
-        assertThat(sent.get(0).bitmapWord(0)).isEqualTo(0b01L);
+        assertThat(results().get(0).bitmapWord(0)).isEqualTo(0b01L);
         assertThat(pipeline.counters().get(SwitchCounter.DROP_LATE)).isEqualTo(1);
     }
 
@@ -233,10 +238,9 @@ class SwitchSyncTest {
         both(0, 1, 12 * ms);
         assertThat(pipeline.iterationNs(JOB, 1)).isEqualTo(80 * ms);
         assertThat(pipeline.iterationNs(JOB, 0)).as("not reported: estimated").isEqualTo(2 * ms);
-        final PacketFlyweight p = new PacketFlyweight().wrap(PacketFlyweight.allocate(PacketFlyweight.HEADER_LENGTH), 0,
-            PacketFlyweight.HEADER_LENGTH);
-        assertThat(p.computeTimeNs(1).computeTimeNs()).as("rounded up to 100 us").isEqualTo(PacketFlyweight.COMPUTE_TIME_UNIT_NS);
-        assertThat(p.computeTimeNs(3_600_000_000_000L).computeTimeNs()).as("saturates").isEqualTo(0xFFFF * PacketFlyweight.COMPUTE_TIME_UNIT_NS);
+        final DataPacket p = new DataPacket().wrap(Packet.allocate(Packet.HEADER_LENGTH), 0, Packet.HEADER_LENGTH);
+        assertThat(p.computeTimeNs(1).computeTimeNs()).as("rounded up to 100 us").isEqualTo(DataPacket.COMPUTE_TIME_UNIT_NS);
+        assertThat(p.computeTimeNs(3_600_000_000_000L).computeTimeNs()).as("saturates").isEqualTo(0xFFFF * DataPacket.COMPUTE_TIME_UNIT_NS);
     }
 
     @Test
@@ -253,11 +257,11 @@ class SwitchSyncTest {
         ports.clear();
         pipeline.onTimer(0, outbox);
         for (int i = 0; i < sent.size(); i++) {
-            final PacketFlyweight p = sent.get(i);
-            if (p.type() == PacketType.CONFIG && p.configFirstRound() == 1) {
+            final ConfigPacket p = new ConfigPacket().wrap(sent.get(i).buffer(), 0, sent.get(i).length());
+            if (p.type() == PacketType.CONFIG && p.firstRound() == 1) {
                 assertThat(ports.get(i)).isEqualTo(103);
-                assertThat(p.configBound()).isEqualTo(2);
-                assertThat(p.configLateMode()).isZero();
+                assertThat(p.bound()).isEqualTo(2);
+                assertThat(p.lateMode()).isZero();
             }
         }
         assertThat(configsTo(103)).isEqualTo(2);
@@ -369,10 +373,10 @@ class SwitchSyncTest {
                 throw new AssertionError(ex);
             });
         for (int w = 0; w < 3; w++) {
-            final ByteBuffer b = PacketFlyweight.allocate(PacketFlyweight.JOIN_LENGTH);
-            new PacketFlyweight().wrap(b, 0, PacketFlyweight.JOIN_LENGTH).initHeader(PacketType.JOIN).jobId(JOB)
-                .workerId(w).joinWorkerCount(3).joinElementsPerRound(8);
-            pipeline.onPacket(100 + w, b, 0, PacketFlyweight.JOIN_LENGTH, 0, outbox);
+            final ByteBuffer b = Packet.allocate(JoinPacket.LENGTH);
+            new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(JOB)
+                .workerId(w).workerCount(3).elementsPerRound(8);
+            pipeline.onPacket(100 + w, b, 0, JoinPacket.LENGTH, 0, outbox);
         }
         assertThat(pipeline.group(JOB, 2)).isEqualTo(1);
         assertThat(pipeline.entries(JOB)).containsExactly(
@@ -393,10 +397,10 @@ class SwitchSyncTest {
             .conclude(), ex -> {
                 throw new AssertionError(ex);
             });
-        final ByteBuffer b = PacketFlyweight.allocate(PacketFlyweight.JOIN_LENGTH);
-        new PacketFlyweight().wrap(b, 0, PacketFlyweight.JOIN_LENGTH).initHeader(PacketType.JOIN).jobId(JOB + 1)
-            .workerId(0).joinWorkerCount(2).joinElementsPerRound(8);
-        pipeline.onPacket(200, b, 0, PacketFlyweight.JOIN_LENGTH, 0, outbox);
+        final ByteBuffer b = Packet.allocate(JoinPacket.LENGTH);
+        new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(JOB + 1)
+            .workerId(0).workerCount(2).elementsPerRound(8);
+        pipeline.onPacket(200, b, 0, JoinPacket.LENGTH, 0, outbox);
         assertThat(pipeline.workers(JOB + 1)).isEqualTo(-1);
         assertThat(pipeline.counters().get(SwitchCounter.JOIN_REFUSED)).isEqualTo(1);
     }
@@ -434,11 +438,11 @@ class SwitchSyncTest {
         contribute(worker, round, 1, 1, nowNs, reportedNs);
     }
 
-    private List<PacketFlyweight> results() {
-        final List<PacketFlyweight> results = new ArrayList<>();
-        for (final PacketFlyweight p : sent) {
+    private List<ResultPacket> results() {
+        final List<ResultPacket> results = new ArrayList<>();
+        for (final PacketHeader p : sent) {
             if (p.type() == PacketType.RESULT) {
-                results.add(p);
+                results.add(new ResultPacket().wrap(p.buffer(), p.offset(), p.length()));
             }
         }
         return results;
@@ -452,13 +456,13 @@ class SwitchSyncTest {
     private void contribute(final int worker, final int round, final int chunk, final int value, final long nowNs,
                             final long reportedNs) {
         final long seq = 2L * round + chunk;
-        final int length = PacketFlyweight.dataLength(4);
-        final ByteBuffer b = PacketFlyweight.allocate(length);
-        final PacketFlyweight p = new PacketFlyweight().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(JOB)
+        final int length = DataPacket.length(4);
+        final ByteBuffer b = Packet.allocate(length);
+        final DataPacket p = new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(JOB)
             .workerId(worker).seq(seq).round(round).chunk(chunk).poolIndex((int) (seq % POOL))
             .shadowSet((int) ((seq / POOL) & 1)).flags(Flags.VALUES).elementCount(4).exponent((byte) 0).computeTimeNs(reportedNs);
         for (int i = 0; i < 4; i++) {
-            p.dataValue(i, value);
+            p.value(i, value);
         }
         pipeline.onPacket(100 + worker, b, 0, length, nowNs, outbox);
     }

@@ -1,7 +1,9 @@
 package io.serene.dataplane;
 
+import io.serene.protocol.PacketHeader;
 import io.serene.protocol.Outbox;
-import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.Packet;
+import io.serene.protocol.JoinPacket;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.SyncConfig;
@@ -25,7 +27,7 @@ class SwitchTablesTest {
     private static final int JOB = 5;
     private final List<Integer> configPackets = new ArrayList<>();
     private final Outbox outbox = (port, buffer, offset, length) -> {
-        if (new PacketFlyweight().wrap(buffer, offset, length).type() == PacketType.CONFIG) {
+        if (new PacketHeader().wrap(buffer, offset, length).type() == PacketType.CONFIG) {
             configPackets.add(port);
         }
     };
@@ -37,10 +39,10 @@ class SwitchTablesTest {
 
     private void join(final int workers) {
         for (int w = 0; w < workers; w++) {
-            final ByteBuffer b = PacketFlyweight.allocate(PacketFlyweight.JOIN_LENGTH);
-            new PacketFlyweight().wrap(b, 0, PacketFlyweight.JOIN_LENGTH).initHeader(PacketType.JOIN).jobId(JOB)
-                .workerId(w).joinWorkerCount(workers).joinElementsPerRound(8);
-            pipeline.onPacket(100 + w, b, 0, PacketFlyweight.JOIN_LENGTH, 0, outbox);
+            final ByteBuffer b = Packet.allocate(JoinPacket.LENGTH);
+            new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(JOB)
+                .workerId(w).workerCount(workers).elementsPerRound(8);
+            pipeline.onPacket(100 + w, b, 0, JoinPacket.LENGTH, 0, outbox);
         }
     }
 

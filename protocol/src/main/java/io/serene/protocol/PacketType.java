@@ -1,6 +1,6 @@
 package io.serene.protocol;
 
-/** Packet types on the wire; the code is the byte at {@link PacketFlyweight#TYPE_OFFSET}. */
+/** Packet types on the wire; the code is the byte at {@link Packet#TYPE_OFFSET}. */
 public enum PacketType {
     /** Worker to switch: one step of a worker's stream (an exponent, or a chunk of values). */
     DATA(1),

@@ -1,6 +1,6 @@
 package io.serene.worker;
 
-import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.ConfigPacket;
 import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncRules;
@@ -49,7 +49,7 @@ final class ConfigReplica {
      * One CONFIG packet: an entry of an epoch's table. Returns false for a malformed one (entry
      * count or index out of range, unknown late mode); true otherwise, whether it completed a table or not.
      */
-    boolean onConfig(final PacketFlyweight in) {
+    boolean onConfig(final ConfigPacket in) {
         final int epoch = in.configEpoch();
         seen(epoch);
         if (epoch <= knownEpoch) {
@@ -57,16 +57,16 @@ final class ConfigReplica {
         }
         final int entries = in.elementCount();
         final int index = in.chunk();
-        if (entries < 1 || entries > MAX_ENTRIES || index >= entries || !LateMode.isWireCode(in.configLateMode())) {
+        if (entries < 1 || entries > MAX_ENTRIES || index >= entries || !LateMode.isWireCode(in.lateMode())) {
             return false;
         }
         if (epoch != pendingEpoch) {
             pendingEpoch = epoch;
             pendingMask = 0;
         }
-        pendingFirst[index] = in.configFirstRound();
-        pendingBound[index] = in.configBound();
-        pendingLate[index] = LateMode.fromWireCode(in.configLateMode());
+        pendingFirst[index] = in.firstRound();
+        pendingBound[index] = in.bound();
+        pendingLate[index] = LateMode.fromWireCode(in.lateMode());
         pendingMask |= 1L << index;
         if (pendingMask == (entries == 64 ? -1L : (1L << entries) - 1)) {
             System.arraycopy(pendingFirst, 0, first, 0, entries);

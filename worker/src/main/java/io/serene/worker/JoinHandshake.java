@@ -1,6 +1,6 @@
 package io.serene.worker;
 
-import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Status;
 
 import java.util.concurrent.CompletableFuture;
@@ -70,15 +70,15 @@ final class JoinHandshake {
      * Checks a JOIN_ACK: null if it accepts this worker with limits it can work with, else why not
      * (the worker fails with it).
      */
-    WorkerException refusal(final PacketFlyweight in) {
+    WorkerException refusal(final JoinPacket in) {
         final Status status = Status.fromCode(in.status());
         if (status != Status.OK) {
             return new WorkerException("switch refused JOIN of worker " + ctx.workerId() + " for job " + ctx.jobId()
                 + ": " + status + describe(status));
         }
-        final int p = in.ackPoolSize();
-        final int k = in.ackChunkElements();
-        final int g = in.ackRoundRing();
+        final int p = in.poolSize();
+        final int k = in.chunkElements();
+        final int g = in.roundRing();
         if (p < 1 || k < 1 || k > StepEncoder.MAX_CHUNK_ELEMENTS || g < 2) {
             return new WorkerException("switch sent an invalid JOIN_ACK: pool " + p + ", chunk " + k + ", ring " + g);
         }

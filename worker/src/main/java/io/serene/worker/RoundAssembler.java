@@ -2,7 +2,8 @@ package io.serene.worker;
 
 import io.serene.protocol.Counters;
 import io.serene.protocol.Flags;
-import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.Packet;
+import io.serene.protocol.ResultPacket;
 import io.serene.protocol.sync.StepLayout;
 
 import java.nio.ByteBuffer;
@@ -107,10 +108,10 @@ final class RoundAssembler {
      * layout: step t of {@code st}'s round, its chunk and element count). False if it was taken
      * before (a duplicate).
      */
-    boolean take(final PacketFlyweight in, final RoundState st, final int t, final int chunk, final int n) {
+    boolean take(final ResultPacket in, final RoundState st, final int t, final int chunk, final int n) {
         final RoundBuffers b = st.buffers;
         final ByteBuffer buffer = in.buffer();
-        final int at = in.offset() + in.resultValuesOffset();
+        final int at = in.offset() + in.valuesOffset();
         if (!layout.isValueStep(t)) {
             if (b.expStepReleased[t]) {
                 return false;
@@ -189,7 +190,7 @@ final class RoundAssembler {
     private IntBuffer intView(final ByteBuffer buffer) {
         if (buffer != viewSource) {
             viewSource = buffer;
-            view = buffer.duplicate().order(PacketFlyweight.BYTE_ORDER).clear().asIntBuffer();
+            view = buffer.duplicate().order(Packet.BYTE_ORDER).clear().asIntBuffer();
         }
         return view;
     }

@@ -2,7 +2,10 @@ package io.serene.worker;
 
 import io.serene.protocol.Counters;
 import io.serene.protocol.Flags;
-import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.Packet;
+import io.serene.protocol.DataPacket;
+import io.serene.protocol.JoinPacket;
+import io.serene.protocol.PacketHeader;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.sync.StepLayout;
 
@@ -22,8 +25,10 @@ final class StepEncoder {
     private final WorkerContext ctx;
     private final Counters<WorkerCounter> counters;
     private final int q;
-    private final PacketFlyweight out = new PacketFlyweight();
-    private final ByteBuffer txBuffer = PacketFlyweight.allocate(PacketFlyweight.dataLength(MAX_CHUNK_ELEMENTS));
+    private final DataPacket data = new DataPacket();
+    private final JoinPacket join = new JoinPacket();
+    private final PacketHeader header = new PacketHeader();
+    private final ByteBuffer txBuffer = Packet.allocate(DataPacket.length(MAX_CHUNK_ELEMENTS));
     private final IntBuffer txInts = txBuffer.asIntBuffer();
     private final int[] quantized = new int[MAX_CHUNK_ELEMENTS];
 
@@ -43,8 +48,8 @@ final class StepEncoder {
         final boolean valueStep = layout.isValueStep(t);
         final int chunk = layout.chunkOf(t);
         final int n = layout.elementCount(t);
-        final int length = PacketFlyweight.dataLength(n);
-        out.wrap(txBuffer, 0, length)
+        final int length = DataPacket.length(n);
+        data.wrap(txBuffer, 0, length)
             .initHeader(PacketType.DATA)
             .jobId(ctx.jobId())
             .workerId(ctx.workerId())
@@ -57,42 +62,43 @@ final class StepEncoder {
             .computeTimeNs(computeNs)
             .elementCount(n);
         if (!valueStep) {
-            out.exponent(PacketFlyweight.NO_EXPONENT).flags(Flags.EXPONENTS);
+            data.exponent(Packet.NO_EXPONENT).flags(Flags.EXPONENTS);
             for (int i = 0; i < n; i++) {
-                txBuffer.putInt(PacketFlyweight.DATA_VALUES_OFFSET + 4 * i, b.localExp[chunk + i]);
+                txBuffer.putInt(DataPacket.VALUES_OFFSET + 4 * i, b.localExp[chunk + i]);
             }
         } else {
             final int ahead = chunk + layout.lookAhead();
-            out.exponent(ahead < layout.chunks() ? b.localExp[ahead] : PacketFlyweight.NO_EXPONENT);
+            data.exponent(ahead < layout.chunks() ? b.localExp[ahead] : Packet.NO_EXPONENT);
             final int agreed = b.agreedExp[chunk];
             final int local = b.localExp[chunk];
             final int saturated = BlockFloat.quantizeChunk(b.data, chunk * layout.chunkElements(), n, agreed, q, quantized,
                 local > agreed || local == BlockFloat.MAX_EXPONENT);
-            txInts.put(PacketFlyweight.DATA_VALUES_OFFSET >> 2, quantized, 0, n);
+            txInts.put(DataPacket.VALUES_OFFSET >> 2, quantized, 0, n);
             int flags = Flags.VALUES;
             if (saturated > 0) {
                 flags |= Flags.SATURATED;
                 counters.add(WorkerCounter.SATURATED_VALUES, saturated);
             }
-            out.flags(flags);
+            data.flags(flags);
         }
         return length;
     }
 
     /** A JOIN or LEAVE of this worker. */
     int control(final PacketType type) {
-        final int length = type == PacketType.JOIN ? PacketFlyweight.JOIN_LENGTH : PacketFlyweight.HEADER_LENGTH;
-        out.wrap(txBuffer, 0, length).initHeader(type).jobId(ctx.jobId()).workerId(ctx.workerId());
         if (type == PacketType.JOIN) {
-            out.joinWorkerCount(ctx.workers()).joinElementsPerRound(ctx.elementsPerRound());
+            join.wrap(txBuffer, 0, JoinPacket.LENGTH).initHeader(type).jobId(ctx.jobId()).workerId(ctx.workerId())
+                .workerCount(ctx.workers()).elementsPerRound(ctx.elementsPerRound());
+            return JoinPacket.LENGTH;
         }
-        return length;
+        header.wrap(txBuffer, 0, Packet.HEADER_LENGTH).initHeader(type).jobId(ctx.jobId()).workerId(ctx.workerId());
+        return Packet.HEADER_LENGTH;
     }
 
     /** A CONFIG_REQUEST naming the epoch held. */
     int configRequest(final int knownEpoch) {
-        out.wrap(txBuffer, 0, PacketFlyweight.HEADER_LENGTH).initHeader(PacketType.CONFIG_REQUEST)
+        header.wrap(txBuffer, 0, Packet.HEADER_LENGTH).initHeader(PacketType.CONFIG_REQUEST)
             .jobId(ctx.jobId()).workerId(ctx.workerId()).configEpoch(knownEpoch);
-        return PacketFlyweight.HEADER_LENGTH;
+        return Packet.HEADER_LENGTH;
     }
 }

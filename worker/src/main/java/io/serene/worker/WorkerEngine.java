@@ -1,12 +1,15 @@
 package io.serene.worker;
 
+import io.serene.protocol.ConfigPacket;
 import io.serene.protocol.Counters;
 import io.serene.protocol.Flags;
+import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.PacketCheck;
 import io.serene.protocol.PacketEndpoint;
-import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.PacketHeader;
 import io.serene.protocol.PacketType;
+import io.serene.protocol.ResultPacket;
 import io.serene.protocol.RttEstimator;
 import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.StepLayout;
@@ -63,7 +66,10 @@ public final class WorkerEngine implements PacketEndpoint {
     private final WorkerContext ctx;
     private final Counters<WorkerCounter> counters = new Counters<>(WorkerCounter.class);
     private final Consumer<Throwable> errorHandler;
-    private final PacketFlyweight in = new PacketFlyweight();
+    private final PacketHeader in = new PacketHeader();
+    private final ResultPacket result = new ResultPacket();
+    private final JoinPacket join = new JoinPacket();
+    private final ConfigPacket configPacket = new ConfigPacket();
     private final RttEstimator rtt;
     private final ConfigReplica config = new ConfigReplica();
     private final SendWindow window;
@@ -309,12 +315,15 @@ public final class WorkerEngine implements PacketEndpoint {
             }
             switch (in.type()) {
                 case RESULT:
+                    result.wrap(buffer, offset, length);
                     onResult(nowNs, outbox);
                     break;
                 case CONFIG:
+                    configPacket.wrap(buffer, offset, length);
                     onConfig();
                     break;
                 case JOIN_ACK:
+                    join.wrap(buffer, offset, length);
                     onJoinAck();
                     break;
                 case NACK:
@@ -398,18 +407,18 @@ public final class WorkerEngine implements PacketEndpoint {
     }
 
     private void onJoinAck() {
-        if (membership.phase() != JoinHandshake.Phase.JOINING || in.workerId() != ctx.workerId()) {
+        if (membership.phase() != JoinHandshake.Phase.JOINING || join.workerId() != ctx.workerId()) {
             counters.increment(WorkerCounter.DROP_UNEXPECTED);
             return;
         }
-        final WorkerException refused = membership.refusal(in);
+        final WorkerException refused = membership.refusal(join);
         if (refused != null) {
             fail(refused);
             return;
         }
-        final int p = in.ackPoolSize();
-        layout = new StepLayout(ctx.elementsPerRound(), in.ackChunkElements(), p);
-        roundRing = in.ackRoundRing();
+        final int p = join.poolSize();
+        layout = new StepLayout(ctx.elementsPerRound(), join.chunkElements(), p);
+        roundRing = join.roundRing();
         assembler.layout(layout);
         window.allocate(Math.min(p, ctx.maxWindow()));
         for (final EarlyRound early : beforeJoin) {
@@ -422,7 +431,7 @@ public final class WorkerEngine implements PacketEndpoint {
     /** One entry of the job's config table; the table is taken once every entry of its epoch arrived. */
     private void onConfig() {
         final int before = config.knownEpoch();
-        if (!config.onConfig(in)) {
+        if (!config.onConfig(configPacket)) {
             counters.increment(WorkerCounter.DROP_UNEXPECTED);
         } else if (config.justCompleted(before)) {
             counters.increment(WorkerCounter.CONFIG_UPDATES);
@@ -464,22 +473,22 @@ public final class WorkerEngine implements PacketEndpoint {
             counters.increment(WorkerCounter.DROP_UNEXPECTED);
             return;
         }
-        final long seq = in.seq();
+        final long seq = result.seq();
         final int round = layout.round(seq);
         final int t = layout.step(seq);
         final boolean valueStep = layout.isValueStep(t);
         final int chunk = layout.chunkOf(t);
         final int n = layout.elementCount(t);
-        if (seq < 0 || in.round() != round || in.chunk() != chunk || in.elementCount() != n
-            || (in.flags() & Flags.PAYLOAD) != (valueStep ? Flags.VALUES : Flags.EXPONENTS)) {
+        if (seq < 0 || result.round() != round || result.chunk() != chunk || result.elementCount() != n
+            || (result.flags() & Flags.PAYLOAD) != (valueStep ? Flags.VALUES : Flags.EXPONENTS)) {
             counters.increment(WorkerCounter.DROP_UNEXPECTED);
             return;
         }
-        config.seen(in.configEpoch());
-        releasedRound = Math.max(releasedRound, in.releasedRound());
+        config.seen(result.configEpoch());
+        releasedRound = Math.max(releasedRound, result.releasedRound());
         final int me = ctx.workerId();
-        final boolean mine = (in.bitmapWord(me >>> 6) & (1L << (me & 63))) != 0;
-        window.hint(in.openSeq(), (in.openBitmapWord(me >>> 6) & (1L << (me & 63))) != 0);
+        final boolean mine = (result.bitmapWord(me >>> 6) & (1L << (me & 63))) != 0;
+        window.hint(result.openSeq(), (result.openBitmapWord(me >>> 6) & (1L << (me & 63))) != 0);
         // this worker's own step, if in flight
         window.onResult(seq, nowNs, outbox);
         // the switch releases no round beyond R + ring, so anything further is not a result of this job
@@ -488,7 +497,7 @@ public final class WorkerEngine implements PacketEndpoint {
             return;
         }
         final RoundAssembler.RoundState st = assembler.state(round);
-        if (!assembler.take(in, st, t, chunk, n)) {
+        if (!assembler.take(result, st, t, chunk, n)) {
             counters.increment(WorkerCounter.DUPLICATE_RESULTS);
             return;
         }

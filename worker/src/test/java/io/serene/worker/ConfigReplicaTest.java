@@ -1,6 +1,7 @@
 package io.serene.worker;
 
-import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.Packet;
+import io.serene.protocol.ConfigPacket;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.SyncConfig;
@@ -15,13 +16,13 @@ class ConfigReplicaTest {
     private static final int RING = 64;
     private final ConfigReplica replica = new ConfigReplica();
 
-    private static PacketFlyweight config(final int epoch, final int index, final int entries, final int first, final int bound,
-                                          final int lateCode) {
-        final int length = PacketFlyweight.configLength(1);
-        final ByteBuffer b = PacketFlyweight.allocate(length);
-        return new PacketFlyweight().wrap(b, 0, length).initHeader(PacketType.CONFIG).jobId(1).configEpoch(epoch).chunk(index)
-            .elementCount(entries).configFirstRound(first).configBound(bound).configQuorum(2).configLateMode(lateCode)
-            .configTimeoutNs(SyncConfig.NO_TIMEOUT).configBitmapWords(1);
+    private static ConfigPacket config(final int epoch, final int index, final int entries, final int first, final int bound,
+                                       final int lateCode) {
+        final int length = ConfigPacket.length(1);
+        final ByteBuffer b = Packet.allocate(length);
+        return new ConfigPacket().wrap(b, 0, length).initHeader(PacketType.CONFIG).jobId(1).configEpoch(epoch).chunk(index)
+            .elementCount(entries).firstRound(first).bound(bound).quorum(2).lateMode(lateCode)
+            .timeoutNs(SyncConfig.NO_TIMEOUT).bitmapWords(1);
     }
 
     @Test

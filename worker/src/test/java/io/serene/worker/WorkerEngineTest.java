@@ -1,7 +1,9 @@
 package io.serene.worker;
 
+import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
-import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.Packet;
+import io.serene.protocol.PacketHeader;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.Status;
 import org.junit.jupiter.api.Test;
@@ -17,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class WorkerEngineTest {
     private final List<ByteBuffer> sent = new ArrayList<>();
     private final Outbox outbox = (port, buffer, offset, length) -> {
-        final ByteBuffer copy = PacketFlyweight.allocate(length);
+        final ByteBuffer copy = Packet.allocate(length);
         for (int i = 0; i < length; i++) {
             copy.put(i, buffer.get(offset + i));
         }
@@ -37,7 +39,7 @@ class WorkerEngineTest {
             now = Math.max(now, engine.onTimer(now, outbox));
         }
         assertThat(sent).hasSize(3);
-        assertThat(new PacketFlyweight().wrap(sent.get(0), 0, sent.get(0).capacity()).type()).isEqualTo(PacketType.JOIN);
+        assertThat(new PacketHeader().wrap(sent.get(0), 0, sent.get(0).capacity()).type()).isEqualTo(PacketType.JOIN);
         assertThat(engine.joined()).isCompletedExceptionally();
         assertThatThrownBy(() -> engine.joined().join()).hasMessageContaining("did not answer JOIN");
     }
@@ -47,10 +49,10 @@ class WorkerEngineTest {
         final WorkerEngine engine = engine(3);
         final CompletableFuture<Aggregate> round = engine.allreduce(0, new float[10]);
         engine.onTimer(0, outbox);
-        final ByteBuffer ack = PacketFlyweight.allocate(PacketFlyweight.JOIN_ACK_LENGTH);
-        new PacketFlyweight().wrap(ack, 0, PacketFlyweight.JOIN_ACK_LENGTH).initHeader(PacketType.JOIN_ACK).jobId(3)
+        final ByteBuffer ack = Packet.allocate(JoinPacket.ACK_LENGTH);
+        new JoinPacket().wrap(ack, 0, JoinPacket.ACK_LENGTH).initHeader(PacketType.JOIN_ACK).jobId(3)
             .workerId(1).status(Status.SHAPE_MISMATCH.code());
-        engine.onPacket(0, ack, 0, PacketFlyweight.JOIN_ACK_LENGTH, 0, outbox);
+        engine.onPacket(0, ack, 0, JoinPacket.ACK_LENGTH, 0, outbox);
         assertThatThrownBy(round::join).hasMessageContaining("SHAPE_MISMATCH");
         assertThatThrownBy(() -> engine.allreduce(1, new float[10]).join()).hasMessageContaining("refused JOIN");
     }
@@ -65,7 +67,7 @@ class WorkerEngineTest {
     @Test
     void shouldIgnoreMalformedPackets() {
         final WorkerEngine engine = engine(3);
-        final ByteBuffer junk = PacketFlyweight.allocate(16);
+        final ByteBuffer junk = Packet.allocate(16);
         engine.onPacket(0, junk, 0, 16, 0, outbox);
         assertThat(engine.counters().get(WorkerCounter.DROP_MALFORMED)).isEqualTo(1);
     }

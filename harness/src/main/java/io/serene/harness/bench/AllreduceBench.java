@@ -3,7 +3,7 @@ package io.serene.harness.bench;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
-import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.DataPacket;
 import io.serene.protocol.sync.StepLayout;
 import io.serene.transport.FaultInjector;
 import io.serene.transport.UdpHost;
@@ -360,7 +360,7 @@ public final class AllreduceBench {
             packetsPerRound = StepLayout.chunks(config.elements, k);
             final int window = Math.min(config.window, switchContext.memory().poolSize());
             for (int w = 0; w < config.workers; w++) {
-                final EchoClient client = new EchoClient(0, PacketFlyweight.dataLength(k), window);
+                final EchoClient client = new EchoClient(0, DataPacket.length(k), window);
                 final UdpHost host = workerLoop.bind(client, new InetSocketAddress("127.0.0.1", 0),
                     base.faults(faults.fork(3_000 + w)), server.localAddress());
                 clients.add(client);

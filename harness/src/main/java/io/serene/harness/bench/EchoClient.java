@@ -1,8 +1,10 @@
 package io.serene.harness.bench;
 
+import io.serene.protocol.DataPacket;
 import io.serene.protocol.Outbox;
+import io.serene.protocol.Packet;
 import io.serene.protocol.PacketEndpoint;
-import io.serene.protocol.PacketFlyweight;
+import io.serene.protocol.PacketHeader;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.RttEstimator;
 
@@ -24,8 +26,8 @@ final class EchoClient implements PacketEndpoint {
     private final int window;
     private final int mask;
     private final ByteBuffer tx;
-    private final PacketFlyweight flyweight = new PacketFlyweight();
-    private final PacketFlyweight received = new PacketFlyweight();
+    private final DataPacket flyweight = new DataPacket();
+    private final PacketHeader received = new PacketHeader();
     private final RttEstimator rtt = new RttEstimator(20_000_000L, 500_000L, 500_000_000L);
     private final long[] sentNs;
     private final long[] stamps;
@@ -45,7 +47,7 @@ final class EchoClient implements PacketEndpoint {
         this.window = window;
         final int entries = Integer.highestOneBit(Math.max(1, window - 1)) << 1;
         this.mask = entries - 1;
-        this.tx = PacketFlyweight.allocate(packetLength);
+        this.tx = Packet.allocate(packetLength);
         this.sentNs = new long[entries];
         this.stamps = new long[entries];
         this.resent = new boolean[entries];
@@ -69,7 +71,7 @@ final class EchoClient implements PacketEndpoint {
     @Override
     public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length,
                          final long nowNs, final Outbox out) {
-        if (length < PacketFlyweight.HEADER_LENGTH) {
+        if (length < Packet.HEADER_LENGTH) {
             return;
         }
         final long seq = received.wrap(buffer, offset, length).seq();

@@ -1,0 +1,76 @@
+package io.serene.protocol;
+
+/**
+ * JOIN, worker to switch, and JOIN_ACK, switch to worker. JOIN's body is the job's shape (worker
+ * count, elements per round); JOIN_ACK repeats it and adds the switch's pool parameters (pool size,
+ * chunk elements, round ring, most workers per job). A refused JOIN_ACK names why in its status.
+ */
+public final class JoinPacket extends Packet<JoinPacket> {
+    public static final int WORKER_COUNT_OFFSET = HEADER_LENGTH;
+    public static final int ELEMENTS_PER_ROUND_OFFSET = HEADER_LENGTH + 4;
+    public static final int LENGTH = HEADER_LENGTH + 8;
+    public static final int POOL_SIZE_OFFSET = HEADER_LENGTH + 8;
+    public static final int CHUNK_ELEMENTS_OFFSET = HEADER_LENGTH + 12;
+    public static final int ROUND_RING_OFFSET = HEADER_LENGTH + 16;
+    public static final int MAX_WORKERS_OFFSET = HEADER_LENGTH + 20;
+    public static final int ACK_LENGTH = HEADER_LENGTH + 24;
+
+    @Override
+    protected JoinPacket self() {
+        return this;
+    }
+
+    public int workerCount() {
+        return buffer.getInt(offset + WORKER_COUNT_OFFSET);
+    }
+
+    public JoinPacket workerCount(final int count) {
+        buffer.putInt(offset + WORKER_COUNT_OFFSET, count);
+        return this;
+    }
+
+    public int elementsPerRound() {
+        return buffer.getInt(offset + ELEMENTS_PER_ROUND_OFFSET);
+    }
+
+    public JoinPacket elementsPerRound(final int elements) {
+        buffer.putInt(offset + ELEMENTS_PER_ROUND_OFFSET, elements);
+        return this;
+    }
+
+    public int poolSize() {
+        return buffer.getInt(offset + POOL_SIZE_OFFSET);
+    }
+
+    public JoinPacket poolSize(final int size) {
+        buffer.putInt(offset + POOL_SIZE_OFFSET, size);
+        return this;
+    }
+
+    public int chunkElements() {
+        return buffer.getInt(offset + CHUNK_ELEMENTS_OFFSET);
+    }
+
+    public JoinPacket chunkElements(final int elements) {
+        buffer.putInt(offset + CHUNK_ELEMENTS_OFFSET, elements);
+        return this;
+    }
+
+    public int roundRing() {
+        return buffer.getInt(offset + ROUND_RING_OFFSET);
+    }
+
+    public JoinPacket roundRing(final int ring) {
+        buffer.putInt(offset + ROUND_RING_OFFSET, ring);
+        return this;
+    }
+
+    public int maxWorkers() {
+        return buffer.getInt(offset + MAX_WORKERS_OFFSET);
+    }
+
+    public JoinPacket maxWorkers(final int workers) {
+        buffer.putInt(offset + MAX_WORKERS_OFFSET, workers);
+        return this;
+    }
+}
