@@ -1,8 +1,10 @@
 package io.serene.dataplane;
 
+import io.serene.dataplane.state.JobRegisters;
+import io.serene.dataplane.state.SlotPool;
 import io.serene.protocol.Counters;
-import io.serene.protocol.Flags;
 import io.serene.protocol.DataPacket;
+import io.serene.protocol.Flags;
 
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;

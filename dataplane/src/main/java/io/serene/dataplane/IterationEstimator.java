@@ -1,5 +1,9 @@
 package io.serene.dataplane;
 
+import io.serene.dataplane.state.ConfigTable;
+import io.serene.dataplane.state.GroupTable;
+import io.serene.dataplane.state.JobRegisters;
+import io.serene.dataplane.state.ReleaseRing;
 import io.serene.protocol.sync.SyncRules;
 
 /** Estimates each worker's compute time per round, for telemetry and the policies' {@code slowdown(worker)}. */

@@ -1,8 +1,14 @@
 package io.serene.dataplane;
 
+import io.serene.dataplane.state.ConfigTable;
+import io.serene.dataplane.state.GroupTable;
+import io.serene.dataplane.state.JobRegisters;
+import io.serene.dataplane.state.JobTable;
+import io.serene.dataplane.state.ReleaseRing;
+import io.serene.dataplane.state.SlotPool;
 import io.serene.protocol.Counters;
-import io.serene.protocol.Outbox;
 import io.serene.protocol.JoinPacket;
+import io.serene.protocol.Outbox;
 import io.serene.protocol.Packet;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.StepLayout;

@@ -1,5 +1,6 @@
 package io.serene.dataplane;
 
+import io.serene.dataplane.state.ConfigTable;
 import io.serene.protocol.sync.SyncConfig;
 
 /**

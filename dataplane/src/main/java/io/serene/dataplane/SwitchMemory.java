@@ -1,5 +1,8 @@
 package io.serene.dataplane;
 
+import io.serene.dataplane.state.ConfigTable;
+import io.serene.dataplane.state.JobTable;
+
 /**
  * The switch's memory plan, fixed at start from a byte budget. With J jobs, N workers per job,
  * K elements per chunk, W = ceil(N / 64) bitmap words, G round-ring entries and P slots per
@@ -57,18 +60,9 @@ public final class SwitchMemory {
     public static long fixedBytes(final int maxJobs, final int maxWorkers, final int roundRing, final int chunkElements) {
         final int words = bitmapWords(maxWorkers);
         return (long) maxJobs * (29L * maxWorkers + (24L + 8L * ConfigTable.GROUPS) * words + (16L + 8L * words) * roundRing + JOB_SCALAR_BYTES)
-            + 9L * jobTableLength(maxJobs)
+            + 9L * JobTable.length(maxJobs)
             + 64L + 16L * words + 8L * chunkElements
             + ConfigTable.bytes(maxJobs, words);
-    }
-
-    /** Entries of the job hash table: the smallest power of two holding twice the jobs. */
-    static int jobTableLength(final int maxJobs) {
-        int length = 2;
-        while (length < maxJobs * 2) {
-            length <<= 1;
-        }
-        return length;
     }
 
     public long budgetBytes() {

@@ -1,12 +1,18 @@
 package io.serene.dataplane;
 
+import io.serene.dataplane.state.ConfigTable;
+import io.serene.dataplane.state.GroupTable;
+import io.serene.dataplane.state.JobRegisters;
+import io.serene.dataplane.state.JobTable;
+import io.serene.dataplane.state.ReleaseRing;
+import io.serene.dataplane.state.SlotPool;
 import io.serene.protocol.Counters;
+import io.serene.protocol.DataPacket;
 import io.serene.protocol.Flags;
+import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.PacketCheck;
 import io.serene.protocol.PacketEndpoint;
-import io.serene.protocol.DataPacket;
-import io.serene.protocol.JoinPacket;
 import io.serene.protocol.PacketHeader;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.StepLayout;

@@ -1,5 +1,6 @@
 package io.serene.dataplane;
 
+import io.serene.dataplane.state.ConfigTable;
 import io.serene.protocol.ConfigPacket;
 import io.serene.protocol.DataPacket;
 import io.serene.protocol.Flags;

@@ -1,9 +1,10 @@
 package io.serene.dataplane;
 
-import io.serene.protocol.PacketHeader;
+import io.serene.dataplane.state.ConfigTable;
+import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.Packet;
-import io.serene.protocol.JoinPacket;
+import io.serene.protocol.PacketHeader;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.SyncConfig;

@@ -1,4 +1,4 @@
-package io.serene.dataplane;
+package io.serene.dataplane.state;
 
 import java.util.Arrays;
 
@@ -8,41 +8,41 @@ import java.util.Arrays;
  * arrived with the compute time estimated for it. Job index j, worker index {@code j * N + w},
  * bitmap words at {@code j * W}. Preallocated; written by the switch thread only.
  */
-final class JobRegisters {
-    static final long NO_ARRIVAL = Long.MIN_VALUE;
+public final class JobRegisters {
+    public static final long NO_ARRIVAL = Long.MIN_VALUE;
 
     private final int maxWorkers;
     private final int words;
 
-    final boolean[] active;
-    final int[] id;
-    final int[] workers;
-    final int[] elementsPerRound;
-    final int[] chunksPerRound;
+    public final boolean[] active;
+    public final int[] id;
+    public final int[] workers;
+    public final int[] elementsPerRound;
+    public final int[] chunksPerRound;
     /** 2^Q, the scale a correct worker's values lie within. */
-    final int[] valueLimit;
+    public final int[] valueLimit;
     /** The job's lowest step not yet released. */
-    final long[] openSeq;
+    public final long[] openSeq;
     /** Bumped by every table write; stamped on every result. */
-    final int[] epoch;
+    public final int[] epoch;
     /** Whether a worker contributed (group membership is fixed from then on). */
-    final boolean[] started;
+    public final boolean[] started;
     /** Whether the job's tables changed since they were last announced. */
-    final boolean[] configDirty;
-    final long[] joined;
+    public final boolean[] configDirty;
+    public final long[] joined;
     /**
      * Workers a timeout released a step without, not waited for by later steps under a timeout
      * config until a contribution of theirs is counted again (the late set).
      */
-    final long[] late;
-    final int[] workerPort;
-    final int[] workerClock;
+    public final long[] late;
+    public final int[] workerPort;
+    public final int[] workerClock;
     /** Each worker's newest round with a packet here, when its first packet came, and its estimated compute time. */
-    final int[] arrivalRound;
-    final long[] arrivalNs;
-    final long[] iterationNs;
+    public final int[] arrivalRound;
+    public final long[] arrivalNs;
+    public final long[] iterationNs;
 
-    JobRegisters(final int maxJobs, final int maxWorkers, final int words) {
+    public JobRegisters(final int maxJobs, final int maxWorkers, final int words) {
         this.maxWorkers = maxWorkers;
         this.words = words;
         active = new boolean[maxJobs];
@@ -64,7 +64,7 @@ final class JobRegisters {
         iterationNs = new long[maxJobs * maxWorkers];
     }
 
-    long bytes() {
+    public long bytes() {
         return active.length + started.length + configDirty.length
             + 4L * (id.length + workers.length + elementsPerRound.length + chunksPerRound.length + valueLimit.length + epoch.length)
             + 8L * openSeq.length + 8L * (joined.length + late.length)
@@ -73,7 +73,7 @@ final class JobRegisters {
     }
 
     /** A new job's registers. */
-    void reset(final int j, final int job, final int jobWorkers, final int elements, final int chunks) {
+    public void reset(final int j, final int job, final int jobWorkers, final int elements, final int chunks) {
         active[j] = true;
         id[j] = job;
         workers[j] = jobWorkers;
@@ -93,21 +93,21 @@ final class JobRegisters {
     }
 
     /** The index of worker w of job j in the per-worker registers. */
-    int worker(final int j, final int w) {
+    public int worker(final int j, final int w) {
         return j * maxWorkers + w;
     }
 
-    boolean isJoined(final int j, final int w) {
+    public boolean isJoined(final int j, final int w) {
         return (joined[j * words + (w >>> 6)] & (1L << (w & 63))) != 0;
     }
 
-    void join(final int j, final int w, final int port) {
+    public void join(final int j, final int w, final int port) {
         joined[j * words + (w >>> 6)] |= 1L << (w & 63);
         workerPort[worker(j, w)] = port;
     }
 
     /** Marks worker w left; true if no worker of the job is joined any more. */
-    boolean leave(final int j, final int w) {
+    public boolean leave(final int j, final int w) {
         joined[j * words + (w >>> 6)] &= ~(1L << (w & 63));
         boolean any = false;
         for (int i = 0; i < words; i++) {
@@ -117,7 +117,7 @@ final class JobRegisters {
     }
 
     /** Whether the late set of the job is not empty. */
-    boolean anyLate(final int j) {
+    public boolean anyLate(final int j) {
         boolean any = false;
         for (int i = 0; i < words; i++) {
             any |= late[j * words + i] != 0;
@@ -126,7 +126,7 @@ final class JobRegisters {
     }
 
     /** The newest round any worker of the job sent a packet for, -1 if none. */
-    int newestArrival(final int j) {
+    public int newestArrival(final int j) {
         int newest = -1;
         for (int w = 0; w < workers[j]; w++) {
             newest = Math.max(newest, arrivalRound[worker(j, w)]);

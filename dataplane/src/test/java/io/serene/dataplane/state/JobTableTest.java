@@ -1,4 +1,4 @@
-package io.serene.dataplane;
+package io.serene.dataplane.state;
 
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;

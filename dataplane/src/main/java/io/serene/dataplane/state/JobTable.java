@@ -1,4 +1,4 @@
-package io.serene.dataplane;
+package io.serene.dataplane.state;
 
 import java.util.Arrays;
 
@@ -6,8 +6,8 @@ import java.util.Arrays;
  * Exact-match table from job id to job index: open addressing with linear probing and
  * backward-shift deletion over preallocated power-of-two arrays; no allocation after start.
  */
-final class JobTable {
-    static final int MISSING = -1;
+public final class JobTable {
+    public static final int MISSING = -1;
 
     private final int[] keys;
     private final int[] values;
@@ -15,8 +15,17 @@ final class JobTable {
     private final int mask;
     private int size;
 
-    JobTable(final int capacity) {
-        final int length = SwitchMemory.jobTableLength(capacity);
+    /** Entries of the table for {@code capacity} jobs: the smallest power of two holding twice as many. */
+    public static int length(final int capacity) {
+        int length = 2;
+        while (length < capacity * 2) {
+            length <<= 1;
+        }
+        return length;
+    }
+
+    public JobTable(final int capacity) {
+        final int length = length(capacity);
         keys = new int[length];
         values = new int[length];
         used = new boolean[length];
@@ -24,7 +33,7 @@ final class JobTable {
         Arrays.fill(values, MISSING);
     }
 
-    int get(final int key) {
+    public int get(final int key) {
         int i = hash(key) & mask;
         while (used[i]) {
             if (keys[i] == key) {
@@ -35,7 +44,7 @@ final class JobTable {
         return MISSING;
     }
 
-    void put(final int key, final int value) {
+    public void put(final int key, final int value) {
         int i = hash(key) & mask;
         while (used[i]) {
             if (keys[i] == key) {
@@ -50,7 +59,7 @@ final class JobTable {
         size++;
     }
 
-    void remove(final int key) {
+    public void remove(final int key) {
         int i = hash(key) & mask;
         while (used[i]) {
             if (keys[i] == key) {
@@ -65,11 +74,11 @@ final class JobTable {
     }
 
     /** Bytes held by the table's arrays. */
-    long bytes() {
+    public long bytes() {
         return 9L * keys.length;
     }
 
-    int size() {
+    public int size() {
         return size;
     }
 

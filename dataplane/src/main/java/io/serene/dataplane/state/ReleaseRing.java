@@ -1,4 +1,4 @@
-package io.serene.dataplane;
+package io.serene.dataplane.state;
 
 import java.util.Arrays;
 
@@ -8,26 +8,26 @@ import java.util.Arrays;
  * per job, independent of model size and run length (round r uses entry r mod G, reset when R
  * passes it so it can serve round r + G).
  */
-final class ReleaseRing {
-    static final int NO_LATCH = Integer.MIN_VALUE;
+public final class ReleaseRing {
+    public static final int NO_LATCH = Integer.MIN_VALUE;
 
     private final int ring;
     private final int words;
     /** [job]: R, -1 before the first release. */
-    final int[] releasedRound;
+    public final int[] releasedRound;
     /** [job * G + round mod G]: chunks of the round released so far. */
-    final int[] count;
+    public final int[] count;
     /** [job * G + round mod G]: when R passed the round. */
-    final long[] ns;
+    public final long[] ns;
     /**
      * The timeout latch, per entry: once one of a round's steps was released by its timeout, the
      * round's other steps are released as soon as they hold every worker that release held (the
      * intersection, if several timed out), instead of each waiting out its own timeout.
      */
-    final int[] latchRound;
-    final long[] latchBitmap;
+    public final int[] latchRound;
+    public final long[] latchBitmap;
 
-    ReleaseRing(final int maxJobs, final int ring, final int words) {
+    public ReleaseRing(final int maxJobs, final int ring, final int words) {
         this.ring = ring;
         this.words = words;
         releasedRound = new int[maxJobs];
@@ -38,18 +38,18 @@ final class ReleaseRing {
         latchBitmap = new long[maxJobs * ring * words];
     }
 
-    long bytes() {
+    public long bytes() {
         return 4L * releasedRound.length + 4L * count.length + 8L * ns.length + 4L * latchRound.length + 8L * latchBitmap.length;
     }
 
-    void reset(final int j) {
+    public void reset(final int j) {
         releasedRound[j] = -1;
         Arrays.fill(count, j * ring, (j + 1) * ring, 0);
         Arrays.fill(latchRound, j * ring, (j + 1) * ring, NO_LATCH);
     }
 
     /** The ring entry of a job's round. */
-    int entry(final int j, final int round) {
+    public int entry(final int j, final int round) {
         return j * ring + Math.floorMod(round, ring);
     }
 
@@ -57,7 +57,7 @@ final class ReleaseRing {
      * Counts a released chunk of a round; R advances over every consecutive fully released round
      * (their counters are reset so the entries can serve round + G).
      */
-    void chunkReleased(final int j, final int round, final int chunksPerRound, final long nowNs) {
+    public void chunkReleased(final int j, final int round, final int chunksPerRound, final long nowNs) {
         count[entry(j, round)]++;
         int next = releasedRound[j] + 1;
         while (count[entry(j, next)] == chunksPerRound) {
@@ -72,18 +72,18 @@ final class ReleaseRing {
      * When R passed a round, for the rounds R passed whose entries no later round took over
      * (R - G &lt; round &lt;= R); -1 for other rounds.
      */
-    long releasedAtNs(final int j, final long round) {
+    public long releasedAtNs(final int j, final long round) {
         return tracks(j, round) ? ns[entry(j, (int) round)] : -1;
     }
 
     /** Whether the ring still holds when R passed the round (R - G &lt; round &lt;= R). */
-    boolean tracks(final int j, final long round) {
+    public boolean tracks(final int j, final long round) {
         final int r = releasedRound[j];
         return round >= 0 && round <= r && round > r - ring;
     }
 
     /** Latches a round a timeout released a step of, holding the workers in {@code held} (W words at {@code h}). */
-    void latch(final int j, final int round, final long[] held, final int h) {
+    public void latch(final int j, final int round, final long[] held, final int h) {
         final int r = entry(j, round);
         final boolean fresh = latchRound[r] != round;
         latchRound[r] = round;
@@ -93,7 +93,7 @@ final class ReleaseRing {
     }
 
     /** Whether a step of the round timed out and {@code held} (W words at {@code h}) holds every worker that release held. */
-    boolean latched(final int j, final int round, final long[] held, final int h) {
+    public boolean latched(final int j, final int round, final long[] held, final int h) {
         final int r = entry(j, round);
         if (latchRound[r] != round) {
             return false;
