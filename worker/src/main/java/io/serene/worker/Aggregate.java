@@ -122,6 +122,20 @@ public final class Aggregate {
         }
     }
 
+    /**
+     * This worker's own values the round retires from its unreleased writes (read-my-writes): the
+     * values it submitted for the round (with the late values folded into them) in every chunk that
+     * holds them or dropped them, zero where they were folded into a later round. Adding each
+     * contributed gradient and subtracting this for each applied aggregate leaves exactly the own
+     * writes not yet in an applied aggregate.
+     */
+    public void ownRetiredInto(final float[] dst) {
+        if (dst.length != elements) {
+            throw new IllegalArgumentException("need " + elements + " elements, got " + dst.length);
+        }
+        LateLedger.retiredInto(live(), chunkElements, dst);
+    }
+
     /** Returns the buffers to the worker for reuse; idempotent. */
     public void release() {
         if (!released) {

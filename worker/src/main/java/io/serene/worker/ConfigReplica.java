@@ -25,6 +25,7 @@ final class ConfigReplica {
     private final LateMode[] pendingLate = new LateMode[MAX_ENTRIES];
     private int pendingEpoch = -1;
     private long pendingMask;
+    private long requestAtNs;
 
     /** The epoch of the table held, -1 before the first. */
     int knownEpoch() {
@@ -38,6 +39,20 @@ final class ConfigReplica {
     /** Notes an epoch stamped on a packet (a newer table exists if it is above the one held). */
     void seen(final int epoch) {
         seenEpoch = Math.max(seenEpoch, epoch);
+    }
+
+    /** Whether a CONFIG_REQUEST may go out now (the caller asks only while the table is not fresh). */
+    boolean requestDue(final long nowNs) {
+        return nowNs >= requestAtNs;
+    }
+
+    /** A CONFIG_REQUEST went out now; the next may follow {@code retryNs} later. */
+    void requested(final long nowNs, final long retryNs) {
+        requestAtNs = nowNs + retryNs;
+    }
+
+    long requestAtNs() {
+        return requestAtNs;
     }
 
     /** Whether the table held is the newest seen. */

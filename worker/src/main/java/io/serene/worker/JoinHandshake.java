@@ -3,16 +3,23 @@ package io.serene.worker;
 import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Status;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * The worker's membership in its job: JOIN until the switch accepts (or refuses, or the retry
  * budget is spent), then READY until LEAVE is acknowledged; a JOIN_ACK is checked here (status,
- * the switch's limits). The engine sends what {@link #due} says is due.
+ * the switch's limits). The engine sends what {@link #due} says is due. Rounds submitted while
+ * joining are held here: the chunking is known only from the JOIN_ACK.
  */
 final class JoinHandshake {
     /** Where the worker stands. */
     enum Phase { JOINING, READY, LEAVING, LEFT, FAILED }
+
+    /** A round submitted before the JOIN_ACK; a null gradient is a skipped round. */
+    record EarlyRound(float[] gradient, CompletableFuture<Aggregate> future, long computeNs) {
+    }
 
     private final WorkerContext ctx;
     private final CompletableFuture<Void> joined = new CompletableFuture<>();
@@ -21,6 +28,7 @@ final class JoinHandshake {
     private long deadlineNs;
     private int attempts;
     private WorkerException failure;
+    private final List<EarlyRound> early = new ArrayList<>();
 
     JoinHandshake(final WorkerContext ctx) {
         this.ctx = ctx;
@@ -85,6 +93,23 @@ final class JoinHandshake {
         return null;
     }
 
+    /** Holds a round until the JOIN_ACK (the caller passes a copy of the gradient, or null to skip). */
+    void hold(final float[] gradient, final CompletableFuture<Aggregate> future, final long computeNs) {
+        early.add(new EarlyRound(gradient, future, computeNs));
+    }
+
+    /** Rounds held so far. */
+    int held() {
+        return early.size();
+    }
+
+    /** The held rounds, in order, for the engine to submit once joined; holds none after. */
+    List<EarlyRound> takeHeld() {
+        final List<EarlyRound> rounds = List.copyOf(early);
+        early.clear();
+        return rounds;
+    }
+
     void ready() {
         phase = Phase.READY;
         joined.complete(null);
@@ -113,6 +138,10 @@ final class JoinHandshake {
         failure = ex;
         joined.completeExceptionally(ex);
         left.complete(null);
+        for (final EarlyRound round : early) {
+            round.future().completeExceptionally(ex);
+        }
+        early.clear();
     }
 
     private static String describe(final Status status) {

@@ -2,6 +2,7 @@ package io.serene.worker;
 
 import io.serene.protocol.Counters;
 import io.serene.protocol.sync.LateMode;
+import io.serene.protocol.sync.StepLayout;
 
 import java.util.Arrays;
 
@@ -9,6 +10,14 @@ import java.util.Arrays;
  * What becomes of this worker's values for a chunk released without them (late, excluded, beyond
  * a quorum): under {@code fold} they are added to its next submitted round's gradient (error
  * feedback: no gradient is lost), under {@code drop} they are discarded and counted.
+ *
+ * <p>It also keeps the read-my-writes rule (DESIGN.md section 2, as in SSP, Ho et al. 2013): which
+ * of this worker's own values a delivered round retires from its unreleased writes. A round's
+ * aggregate retires the submitted values (folded values included) of every chunk that holds them or
+ * dropped them; a folded chunk's values travel on in the round they were folded into and are retired
+ * with it. So a caller that adds each gradient it contributes and subtracts each applied aggregate's
+ * {@link Aggregate#ownRetiredInto} holds exactly its writes not in any applied aggregate, each
+ * counted once.
  */
 final class LateLedger {
     private final Counters<WorkerCounter> counters;
@@ -20,15 +29,18 @@ final class LateLedger {
         this.fold = new float[elements];
     }
 
-    /** Resolves elements {@code from .. to - 1} of a round's data as the round's late mode says. */
-    void late(final float[] data, final int from, final int to, final LateMode mode) {
+    /** Resolves this worker's values for a chunk of a round released without them, as the round's late mode says. */
+    void late(final RoundBuffers round, final StepLayout layout, final int chunk, final LateMode mode) {
+        round.mineResolved[chunk] = true;
         if (mode == LateMode.DROP) {
             counters.increment(WorkerCounter.DROPPED_CHUNKS);
             return;
         }
-        for (int i = from; i < to; i++) {
-            fold[i] += data[i];
+        final int from = chunk * layout.chunkElements();
+        for (int i = from; i < from + layout.chunkLength(chunk); i++) {
+            fold[i] += round.data[i];
         }
+        round.carried[chunk] = true;
         pending = true;
         counters.increment(WorkerCounter.FOLDED_CHUNKS);
     }
@@ -44,5 +56,19 @@ final class LateLedger {
         Arrays.fill(fold, 0f);
         pending = false;
         return true;
+    }
+
+    /** The own values a delivered round retires (see the class comment), into {@code dst}. */
+    static void retiredInto(final RoundBuffers round, final int chunkElements, final float[] dst) {
+        final int elements = Math.min(dst.length, round.data.length);
+        for (int c = 0; c < round.carried.length; c++) {
+            final int from = c * chunkElements;
+            final int to = Math.min(elements, from + chunkElements);
+            if (round.carried[c]) {
+                Arrays.fill(dst, from, to, 0f);
+            } else {
+                System.arraycopy(round.data, from, dst, from, to - from);
+            }
+        }
     }
 }

@@ -12,6 +12,8 @@ final class RoundBuffers {
     final int[] chunkContributors;
     final boolean[] chunkReleased;
     final boolean[] mineResolved;
+    /** Chunks whose own values were folded into a later round: the round's aggregate does not retire them. */
+    final boolean[] carried;
     final boolean[] expStepReleased;
     final float[] data;
     final BitSet contributors = new BitSet();
@@ -28,6 +30,7 @@ final class RoundBuffers {
         chunkContributors = new int[chunks];
         chunkReleased = new boolean[chunks];
         mineResolved = new boolean[chunks];
+        carried = new boolean[chunks];
         expStepReleased = new boolean[Math.max(1, expSteps)];
         data = new float[elements];
     }
@@ -43,6 +46,7 @@ final class RoundBuffers {
         Arrays.fill(chunkContributors, 0);
         Arrays.fill(chunkReleased, false);
         Arrays.fill(mineResolved, false);
+        Arrays.fill(carried, false);
         Arrays.fill(expStepReleased, false);
         contributors.clear();
         Arrays.fill(chunkBitmaps, 0L);

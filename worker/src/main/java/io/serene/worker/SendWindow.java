@@ -136,9 +136,14 @@ final class SendWindow {
                 minRttNs = Math.min(minRttNs, nowNs - entrySentNs[e]);
             }
             fastRetransmit(seq, entrySendStamp[e], nowNs, outbox);
-            while (oldestSeq < nextSeq && entryDone[(int) oldestSeq & mask]) {
-                oldestSeq++;
-            }
+            advanceOldest();
+        }
+    }
+
+    /** Moves the oldest pending step past every answered one. */
+    private void advanceOldest() {
+        while (oldestSeq < nextSeq && entryDone[(int) oldestSeq & mask]) {
+            oldestSeq++;
         }
     }
 
@@ -171,8 +176,9 @@ final class SendWindow {
     private void resend(final long seq, final int e, final long nowNs, final Outbox outbox) {
         if (!resender.needsResult(seq)) {
             // the round was delivered (its chunks all released) while this step's result was lost:
-            // nothing left to recover
+            // nothing left to recover; the window moves on past it
             entryDone[e] = true;
+            advanceOldest();
             return;
         }
         entryRetries[e]++;

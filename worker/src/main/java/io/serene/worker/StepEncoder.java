@@ -42,6 +42,13 @@ final class StepEncoder {
         return txBuffer;
     }
 
+    /** Each chunk's local exponent of a round's data, into its buffers. */
+    static void localExponents(final StepLayout layout, final RoundBuffers b) {
+        for (int c = 0; c < layout.chunks(); c++) {
+            b.localExp[c] = BlockFloat.exponentOf(b.data, c * layout.chunkElements(), layout.chunkLength(c));
+        }
+    }
+
     /** The DATA packet of step seq (step t of its round) from the round's buffers. */
     int step(final StepLayout layout, final long seq, final int round, final int t, final RoundBuffers b,
              final long computeNs, final int epoch) {

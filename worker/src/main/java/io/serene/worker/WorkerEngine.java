@@ -13,14 +13,9 @@ import io.serene.protocol.ResultPacket;
 import io.serene.protocol.RttEstimator;
 import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.StepLayout;
-import io.serene.protocol.sync.SyncConfig;
-import io.serene.protocol.sync.SyncRules;
 
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Iterator;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
@@ -32,7 +27,7 @@ import java.util.function.Consumer;
  *
  * <pre>
  *   allreduce(round, g) --> late ledger folds in --> round assembler (buffers)
- *   pump: cleared (config replica, SyncRules)? window room (send window)? --> step encoder --> DATA
+ *   pump: cleared (clearance over the config replica)? window room (send window)? --> step encoder --> DATA
  *   RESULT --> send window (RTT, fast retransmit) --> round assembler --> late ledger (own part missed)
  *          --> complete rounds delivered in order
  * </pre>
@@ -49,20 +44,6 @@ import java.util.function.Consumer;
  * <p>Single-threaded: the transport calls every method from its one thread.
  */
 public final class WorkerEngine implements PacketEndpoint {
-    /** A caller waiting until the worker may start computing a round. */
-    private static final class ClearanceWaiter {
-        final int round;
-        final CompletableFuture<Void> future = new CompletableFuture<>();
-
-        ClearanceWaiter(final int round) {
-            this.round = round;
-        }
-    }
-
-    /** A round submitted before the JOIN_ACK (the chunking is known only from it). */
-    private record EarlyRound(float[] gradient, CompletableFuture<Aggregate> future, long computeNs) {
-    }
-
     private final WorkerContext ctx;
     private final Counters<WorkerCounter> counters = new Counters<>(WorkerCounter.class);
     private final Consumer<Throwable> errorHandler;
@@ -72,22 +53,18 @@ public final class WorkerEngine implements PacketEndpoint {
     private final ConfigPacket configPacket = new ConfigPacket();
     private final RttEstimator rtt;
     private final ConfigReplica config = new ConfigReplica();
+    private final Clearance clearance = new Clearance(config);
     private final SendWindow window;
     private final RoundAssembler assembler;
     private final LateLedger ledger;
     private final StepEncoder encoder;
 
     private final JoinHandshake membership;
-    private long configRequestAtNs;
 
     // known after JOIN_ACK
     private StepLayout layout;
-    private int roundRing;
 
     private int submittedRounds;
-    private int releasedRound = -1;
-    private final List<ClearanceWaiter> waiters = new ArrayList<>();
-    private final List<EarlyRound> beforeJoin = new ArrayList<>();
 
     public WorkerEngine(final WorkerContext context, final Consumer<Throwable> errorHandler) {
         this.ctx = context.conclude();
@@ -131,7 +108,7 @@ public final class WorkerEngine implements PacketEndpoint {
 
     /** The highest round R such that every round up to it is released, as this worker last heard. */
     public int releasedRound() {
-        return releasedRound;
+        return clearance.releasedRound();
     }
 
     /** The epoch of the config table this worker holds, -1 before the first. */
@@ -154,19 +131,10 @@ public final class WorkerEngine implements PacketEndpoint {
         return layout.chunkElements();
     }
 
-    public long rtoNs() {
-        return rtt.rtoNs();
-    }
-
-    /** Smoothed round-trip time of a step (send to result), -1 before the first sample. */
-    public long srttNs() {
-        return rtt.srttNs();
-    }
-
     /** The window's position, for diagnostics. */
     public String debugState() {
         return "phase=" + membership.phase() + ", nextSeq=" + window.nextSeq() + ", oldestSeq=" + window.oldestSeq() + ", submitted="
-            + submittedRounds + ", completed=" + assembler.baseRound() + ", R=" + releasedRound + ", epoch="
+            + submittedRounds + ", completed=" + assembler.baseRound() + ", R=" + clearance.releasedRound() + ", epoch="
             + config.knownEpoch() + "/" + config.seenEpoch() + ", rto=" + rtt.rtoNs() / 1000 + " us";
     }
 
@@ -193,22 +161,7 @@ public final class WorkerEngine implements PacketEndpoint {
      */
     public CompletableFuture<Aggregate> allreduce(final int round, final float[] gradient, final byte[] chunkExponents,
                                                   final long computeNs) {
-        final CompletableFuture<Aggregate> future = new CompletableFuture<>();
-        if (!admit(round, future)) {
-            return future;
-        }
-        if (gradient.length != ctx.elementsPerRound()) {
-            future.completeExceptionally(new WorkerException(
-                "gradient has " + gradient.length + " elements, the job has " + ctx.elementsPerRound()));
-            return future;
-        }
-        if (membership.phase() == JoinHandshake.Phase.JOINING) {
-            // the chunking is known only from the JOIN_ACK: keep the round until then
-            beforeJoin.add(new EarlyRound(gradient.clone(), future, computeNs));
-            return future;
-        }
-        submit(round, gradient, chunkExponents, computeNs, future);
-        return future;
+        return enqueue(round, gradient, chunkExponents, computeNs);
     }
 
     /**
@@ -218,15 +171,25 @@ public final class WorkerEngine implements PacketEndpoint {
      * {@link #allreduce(int, float[], byte[], long)}.
      */
     public CompletableFuture<Aggregate> skip(final int round, final long computeNs) {
+        return enqueue(round, null, null, computeNs);
+    }
+
+    /** Takes a round (a null gradient: skipped) once admitted; holds it while joining. */
+    private CompletableFuture<Aggregate> enqueue(final int round, final float[] gradient, final byte[] chunkExponents,
+                                                 final long computeNs) {
         final CompletableFuture<Aggregate> future = new CompletableFuture<>();
         if (!admit(round, future)) {
             return future;
         }
-        if (membership.phase() == JoinHandshake.Phase.JOINING) {
-            beforeJoin.add(new EarlyRound(new float[ctx.elementsPerRound()], future, computeNs));
-            return future;
+        if (gradient != null && gradient.length != ctx.elementsPerRound()) {
+            future.completeExceptionally(new WorkerException(
+                "gradient has " + gradient.length + " elements, the job has " + ctx.elementsPerRound()));
+        } else if (membership.phase() == JoinHandshake.Phase.JOINING) {
+            // the chunking is known only from the JOIN_ACK: keep the round until then
+            membership.hold(gradient == null ? null : gradient.clone(), future, computeNs);
+        } else {
+            submit(round, gradient, chunkExponents, computeNs, future);
         }
-        submit(round, null, null, computeNs, future);
         return future;
     }
 
@@ -240,7 +203,7 @@ public final class WorkerEngine implements PacketEndpoint {
             future.completeExceptionally(new WorkerException("worker " + ctx.workerId() + " has left the job"));
             return false;
         }
-        if (round != submittedRounds + beforeJoin.size()) {
+        if (round != submittedRounds + membership.held()) {
             future.completeExceptionally(new WorkerException(
                 "rounds must be submitted in order without gaps: expected round " + submittedRounds + ", got " + round));
             return false;
@@ -260,11 +223,11 @@ public final class WorkerEngine implements PacketEndpoint {
             System.arraycopy(gradient, 0, data, 0, data.length);
         }
         if (ledger.foldInto(data) || gradient == null) {
-            computeLocalExponents(st);
+            StepEncoder.localExponents(layout, st.buffers);
         } else if (chunkExponents != null && chunkExponents.length == layout.chunks()) {
             System.arraycopy(chunkExponents, 0, st.buffers.localExp, 0, layout.chunks());
         } else {
-            computeLocalExponents(st);
+            StepEncoder.localExponents(layout, st.buffers);
         }
         st.future = future;
         st.submitted = true;
@@ -277,15 +240,10 @@ public final class WorkerEngine implements PacketEndpoint {
      * ring ahead of R). Call on the engine's thread.
      */
     public CompletableFuture<Void> awaitClearance(final int round) {
-        final ClearanceWaiter waiter = new ClearanceWaiter(round);
-        if (membership.phase() == JoinHandshake.Phase.READY && cleared(round)) {
-            waiter.future.complete(null);
-        } else if (membership.phase() == JoinHandshake.Phase.FAILED) {
-            waiter.future.completeExceptionally(membership.failure());
-        } else {
-            waiters.add(waiter);
+        if (membership.phase() == JoinHandshake.Phase.FAILED) {
+            return CompletableFuture.failedFuture(membership.failure());
         }
-        return waiter.future;
+        return clearance.await(round, membership.phase() == JoinHandshake.Phase.READY);
     }
 
     /** The bound in force for a round, as this worker knows the config table (UNBOUNDED before it knows). */
@@ -341,7 +299,7 @@ public final class WorkerEngine implements PacketEndpoint {
             if (membership.phase() == JoinHandshake.Phase.READY) {
                 pump(nowNs, outbox);
                 assembler.deliver(submittedRounds, window.nextSeq());
-                wakeWaiters();
+                clearance.wake();
             }
         } catch (final RuntimeException ex) {
             counters.increment(WorkerCounter.ERRORS);
@@ -360,14 +318,20 @@ public final class WorkerEngine implements PacketEndpoint {
                 case READY: {
                     long next = NO_DEADLINE;
                     if (!config.fresh()) {
-                        next = requestConfig(nowNs, outbox);
+                        // asked again every join-retry interval (at most) until the table is current
+                        if (config.requestDue(nowNs)) {
+                            send(encoder.configRequest(config.knownEpoch()), outbox);
+                            counters.increment(WorkerCounter.CONFIG_REQUESTS);
+                            config.requested(nowNs, Math.max(ctx.minRtoNs(), Math.min(ctx.joinRetryNs(), rtt.rtoNs())));
+                        }
+                        next = config.requestAtNs();
                     }
                     pump(nowNs, outbox);
                     if (nowNs >= window.earliestDeadlineNs()) {
                         window.retransmit(nowNs, outbox);
                     }
                     assembler.deliver(submittedRounds, window.nextSeq());
-                    wakeWaiters();
+                    clearance.wake();
                     return Math.min(next, window.earliestDeadlineNs());
                 }
                 default:
@@ -418,13 +382,12 @@ public final class WorkerEngine implements PacketEndpoint {
         }
         final int p = join.poolSize();
         layout = new StepLayout(ctx.elementsPerRound(), join.chunkElements(), p);
-        roundRing = join.roundRing();
+        clearance.ring(join.roundRing());
         assembler.layout(layout);
         window.allocate(Math.min(p, ctx.maxWindow()));
-        for (final EarlyRound early : beforeJoin) {
+        for (final JoinHandshake.EarlyRound early : membership.takeHeld()) {
             submit(submittedRounds, early.gradient(), null, early.computeNs(), early.future());
         }
-        beforeJoin.clear();
         membership.ready();
     }
 
@@ -435,36 +398,6 @@ public final class WorkerEngine implements PacketEndpoint {
             counters.increment(WorkerCounter.DROP_UNEXPECTED);
         } else if (config.justCompleted(before)) {
             counters.increment(WorkerCounter.CONFIG_UPDATES);
-        }
-    }
-
-    /** Asks the switch for the config table, again every join-retry interval until it is current. */
-    private long requestConfig(final long nowNs, final Outbox outbox) {
-        if (nowNs >= configRequestAtNs) {
-            send(encoder.configRequest(config.knownEpoch()), outbox);
-            counters.increment(WorkerCounter.CONFIG_REQUESTS);
-            // the first request waits a little: the table normally follows the JOIN_ACK by itself
-            configRequestAtNs = nowNs + Math.max(ctx.minRtoNs(), Math.min(ctx.joinRetryNs(), rtt.rtoNs()));
-        }
-        return configRequestAtNs;
-    }
-
-    /** Whether this worker may work on round r: current config and R >= r - s - 1 (at most the ring ahead). */
-    private boolean cleared(final int round) {
-        return config.cleared(round, releasedRound, roundRing);
-    }
-
-    private void wakeWaiters() {
-        if (waiters.isEmpty()) {
-            return;
-        }
-        final Iterator<ClearanceWaiter> it = waiters.iterator();
-        while (it.hasNext()) {
-            final ClearanceWaiter waiter = it.next();
-            if (cleared(waiter.round)) {
-                it.remove();
-                waiter.future.complete(null);
-            }
         }
     }
 
@@ -485,14 +418,14 @@ public final class WorkerEngine implements PacketEndpoint {
             return;
         }
         config.seen(result.configEpoch());
-        releasedRound = Math.max(releasedRound, result.releasedRound());
+        clearance.released(result.releasedRound());
         final int me = ctx.workerId();
         final boolean mine = (result.bitmapWord(me >>> 6) & (1L << (me & 63))) != 0;
         window.hint(result.openSeq(), (result.openBitmapWord(me >>> 6) & (1L << (me & 63))) != 0);
         // this worker's own step, if in flight
         window.onResult(seq, nowNs, outbox);
         // the switch releases no round beyond R + ring, so anything further is not a result of this job
-        if (round < assembler.baseRound() || round > SyncRules.highestStartable(releasedRound, SyncConfig.UNBOUNDED, roundRing) + 1) {
+        if (round < assembler.baseRound() || !clearance.plausible(round)) {
             counters.increment(WorkerCounter.DUPLICATE_RESULTS);
             return;
         }
@@ -516,16 +449,14 @@ public final class WorkerEngine implements PacketEndpoint {
 
     /** This worker's values for a chunk did not make it into the release: fold or drop them. */
     private void resolveLate(final RoundAssembler.RoundState st, final int chunk) {
-        st.buffers.mineResolved[chunk] = true;
-        final int from = chunk * layout.chunkElements();
-        ledger.late(st.buffers.data, from, from + layout.chunkLength(chunk), config.lateModeFor(st.round));
+        ledger.late(st.buffers, layout, chunk, config.lateModeFor(st.round));
     }
 
     private void pump(final long nowNs, final Outbox outbox) {
         while (true) {
             final long seq = window.nextSeq();
             final int round = layout.round(seq);
-            if (round >= submittedRounds || !cleared(round)) {
+            if (round >= submittedRounds || !clearance.cleared(round)) {
                 window.armTailProbe(nowNs);
                 return;
             }
@@ -563,22 +494,9 @@ public final class WorkerEngine implements PacketEndpoint {
         send(encoder.step(layout, seq, st.round, t, st.buffers, st.computeNs, config.knownEpoch()), outbox);
     }
 
-    private void computeLocalExponents(final RoundAssembler.RoundState st) {
-        for (int c = 0; c < layout.chunks(); c++) {
-            st.buffers.localExp[c] = BlockFloat.exponentOf(st.buffers.data, c * layout.chunkElements(), layout.chunkLength(c));
-        }
-    }
-
     private void fail(final WorkerException ex) {
         membership.fail(ex);
         assembler.fail(ex);
-        for (final ClearanceWaiter waiter : waiters) {
-            waiter.future.completeExceptionally(ex);
-        }
-        waiters.clear();
-        for (final EarlyRound early : beforeJoin) {
-            early.future().completeExceptionally(ex);
-        }
-        beforeJoin.clear();
+        clearance.fail(ex);
     }
 }

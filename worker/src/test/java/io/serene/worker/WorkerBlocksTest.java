@@ -4,6 +4,7 @@ import io.serene.protocol.Counters;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.RttEstimator;
 import io.serene.protocol.sync.LateMode;
+import io.serene.protocol.sync.StepLayout;
 
 import org.junit.jupiter.api.Test;
 
@@ -78,6 +79,34 @@ class WorkerBlocksTest {
     }
 
     @Test
+    void shouldMoveOnPastAStepWhoseRoundWasDeliveredWhileItTimedOut() {
+        final SendWindow delivered = new SendWindow(counters, new RttEstimator(10 * MS, MS, 1000 * MS),
+            new SendWindow.Resender() {
+                @Override
+                public boolean needsResult(final long seq) {
+                    return false;
+                }
+
+                @Override
+                public void resend(final long seq, final Outbox outbox) {
+                    resent.add(seq);
+                }
+            });
+        delivered.allocate(2);
+        delivered.sendNext(0);
+        delivered.sendNext(0);
+        delivered.onResult(1, MS, NOWHERE);
+        assertThat(delivered.oldestSeq()).isZero();
+        // step 0's result never came, but its round was delivered: nothing to resend, and the window
+        // must not hold the step forever (it would block every later step)
+        delivered.retransmit(20 * MS, NOWHERE);
+        assertThat(resent).isEmpty();
+        assertThat(delivered.oldestSeq()).isEqualTo(2);
+        assertThat(delivered.full()).isFalse();
+        assertThat(delivered.skipNext()).isTrue();
+    }
+
+    @Test
     void shouldKeepTheWindowAndPassReleasedSteps() {
         window.allocate(2);
         window.sendNext(0);
@@ -92,14 +121,24 @@ class WorkerBlocksTest {
     @Test
     void lateLedgerFoldsIntoTheNextRoundOrDrops() {
         final LateLedger ledger = new LateLedger(counters, 4);
-        final float[] late = {1, 2, 3, 4};
-        ledger.late(late, 0, 2, LateMode.FOLD);
-        ledger.late(late, 2, 4, LateMode.DROP);
+        final RoundBuffers round = new RoundBuffers(2, 4, 1, 1);
+        System.arraycopy(new float[] {1, 2, 3, 4}, 0, round.data, 0, 4);
+        final StepLayout layout = new StepLayout(4, 2, 2);
+        ledger.late(round, layout, 0, LateMode.FOLD);
+        ledger.late(round, layout, 1, LateMode.DROP);
         final float[] next = {10, 10, 10, 10};
         assertThat(ledger.foldInto(next)).isTrue();
         assertThat(next).containsExactly(11, 12, 10, 10);
         assertThat(ledger.foldInto(next)).isFalse();
         assertThat(counters.get(WorkerCounter.FOLDED_CHUNKS)).isEqualTo(1);
         assertThat(counters.get(WorkerCounter.DROPPED_CHUNKS)).isEqualTo(1);
+        // read-my-writes: the round retires its dropped chunk; the folded one travels on in the next round
+        final float[] retired = new float[4];
+        LateLedger.retiredInto(round, 2, retired);
+        assertThat(retired).containsExactly(0, 0, 3, 4);
+        final RoundBuffers following = new RoundBuffers(2, 4, 1, 1);
+        System.arraycopy(next, 0, following.data, 0, 4);
+        LateLedger.retiredInto(following, 2, retired);
+        assertThat(retired).containsExactly(11, 12, 10, 10);
     }
 }
