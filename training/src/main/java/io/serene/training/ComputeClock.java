@@ -48,9 +48,8 @@ public enum ComputeClock {
         throw new IllegalArgumentException(what + " must be cpu or wall, was '" + value + "'");
     }
 
-    /** {@code value} if it names a clock (see {@link #parse}), else the error. */
-    public static String check(final String what, final String value) {
-        parse(what, value);
-        return value;
+    /** The name on the command line and in experiment files. */
+    public String text() {
+        return Choice.text(this);
     }
 }

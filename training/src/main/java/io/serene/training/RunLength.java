@@ -2,9 +2,6 @@ package io.serene.training;
 
 /** How long a worker trains: {@code --rounds}, or E passes over its shard ({@code --epochs}), checked once for every caller. */
 public final class RunLength {
-    /** Rounds of a worker that is given neither. */
-    public static final int DEFAULT_ROUNDS = 200;
-
     private RunLength() {
     }
 
@@ -18,13 +15,10 @@ public final class RunLength {
         }
     }
 
-    /** Rounds for a run: {@code rounds}, or {@code epochs} passes over the shard, or {@link #DEFAULT_ROUNDS}. */
+    /** Rounds for a run: {@code rounds}, else {@code epochs} passes over the shard (one of them is given). */
     public static int rounds(final int shard, final int batch, final Integer rounds, final Double epochs) {
         if (rounds != null) {
             return rounds;
-        }
-        if (epochs == null) {
-            return DEFAULT_ROUNDS;
         }
         final long perEpoch = (shard + batch - 1) / batch;
         return (int) Math.max(1, Math.min(Integer.MAX_VALUE, Math.round(epochs * perEpoch)));

@@ -32,9 +32,11 @@ import java.util.concurrent.locks.LockSupport;
  * still open under {@code fold}, or is dropped under {@code drop} and the next computed afresh.
  */
 public final class TrainingLoop {
-    /** What the loop needs besides its parts; {@code toldToEvaluate} (may be null) gates deferred evaluation. */
-    public record Options(int id, int evalEvery, StaleMomentum staleMomentum, StragglerProfile profile, ComputeClock clock,
-                          boolean progressLines, boolean rebalance, long seed, int timeoutSeconds, String switchAddress,
+    /**
+     * What the loop needs besides its parts: this worker's id, the run's settings, its straggler
+     * profile (for the job's size); {@code toldToEvaluate} (may be null) gates deferred evaluation.
+     */
+    public record Options(int id, TrainSettings settings, StragglerProfile profile, boolean progressLines, String switchAddress,
                           CompletableFuture<Void> toldToEvaluate) {
     }
 
@@ -117,7 +119,7 @@ public final class TrainingLoop {
             // required: every round up to r - 1 - s; then whatever else already arrived
             while (!pending.isEmpty() && (nextToApply <= SyncRules.gateRound(round, bound) || pending.peek().isDone())) {
                 final int next = nextToApply++;
-                applyNext(pending, next, options.staleMomentum().momentum(net.momentum(), bounds[next]), averaged);
+                applyNext(pending, next, options.settings().staleMomentum().momentum(net.momentum(), bounds[next]), averaged);
             }
             if (held == null && released(worker) < round) {
                 held = compute(round, nextToApply);
@@ -156,7 +158,7 @@ public final class TrainingLoop {
         }
         while (!pending.isEmpty()) {
             final int next = nextToApply++;
-            applyNext(pending, next, options.staleMomentum().momentum(net.momentum(), bounds[next]), averaged);
+            applyNext(pending, next, options.settings().staleMomentum().momentum(net.momentum(), bounds[next]), averaged);
         }
         final long endNs = System.nanoTime();
         final double seconds = (endNs - start) / 1e9;
@@ -181,7 +183,7 @@ public final class TrainingLoop {
         json.put("skippedRounds", log.skippedRounds());
         json.put("droppedRounds", log.droppedRounds());
         json.put("samples", log.samples());
-        json.put("rebalance", options.rebalance());
+        json.put("rebalance", options.settings().rebalance());
         json.put("waitingSeconds", log.waitingNs() / 1e9);
         json.put("evaluationSeconds", log.evaluationNs() / 1e9);
         json.put("deferredEvaluation", copies != null);
@@ -189,19 +191,19 @@ public final class TrainingLoop {
         json.put("finalLoss", (double) finalLoss);
         json.put("finalAccuracy", accuracy);
         json.put("modelHash", modelHash);
-        json.put("seed", options.seed());
+        json.put("seed", options.settings().seed());
         System.out.println(Json.write(json));
         System.out.flush();
     }
 
     /** Computes round {@code round}'s gradient on the model as it is (after {@code applied} rounds), with injected straggling. */
     private HeldGradient compute(final int round, final int applied) {
-        final long c0 = options.clock().nanos();
+        final long c0 = options.settings().computeClock().nanos();
         final long t0 = System.nanoTime();
         final int batch = sizes.next();
         final float[] gradient = net.computeGradient(batches.next(batch), batches.labels()).clone();
         final long elapsedNs = System.nanoTime() - t0;
-        final long measuredNs = options.clock().nanos() - c0;
+        final long measuredNs = options.settings().computeClock().nanos() - c0;
         // the injected straggling stays a multiple of the elapsed time, whichever clock is reported
         final long injectedNs = Math.max(0, (long) ((options.profile().factor(options.id(), round) - 1) * elapsedNs));
         if (injectedNs > 0) {
@@ -276,7 +278,7 @@ public final class TrainingLoop {
 
     /** Whether the model is evaluated at {@code round}: every --eval-every rounds, and at the last. */
     private boolean evaluatedAt(final int round) {
-        return round == total - 1 || (options.evalEvery() > 0 && (round + 1) % options.evalEvery() == 0);
+        return round == total - 1 || (options.settings().evalEvery() > 0 && (round + 1) % options.settings().evalEvery() == 0);
     }
 
     /** Test accuracy of the model now, recorded for the round at the time it was evaluated. */
@@ -303,9 +305,9 @@ public final class TrainingLoop {
 
     private <T> T await(final CompletableFuture<T> future, final String what) throws InterruptedException {
         try {
-            return future.get(options.timeoutSeconds(), TimeUnit.SECONDS);
+            return future.get(options.settings().timeoutSeconds(), TimeUnit.SECONDS);
         } catch (final TimeoutException ex) {
-            throw new IllegalStateException("worker " + options.id() + ": no " + what + " within " + options.timeoutSeconds()
+            throw new IllegalStateException("worker " + options.id() + ": no " + what + " within " + options.settings().timeoutSeconds()
                 + " s (is the switch at " + options.switchAddress() + " running?)");
         } catch (final ExecutionException ex) {
             throw new IllegalStateException("worker " + options.id() + ": " + what + " failed: " + ex.getCause().getMessage());

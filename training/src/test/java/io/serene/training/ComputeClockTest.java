@@ -34,7 +34,7 @@ class ComputeClockTest {
 
     @Test
     void anUnknownClockIsAnErrorNamingTheFlag() {
-        assertThat(ComputeClock.check("--compute-clock", "wall")).isEqualTo("wall");
+        assertThat(ComputeClock.parse("--compute-clock", "wall").text()).isEqualTo("wall");
         assertThatThrownBy(() -> ComputeClock.parse("--compute-clock", "gpu"))
             .isInstanceOf(IllegalArgumentException.class)
             .hasMessage("--compute-clock must be cpu or wall, was 'gpu'");

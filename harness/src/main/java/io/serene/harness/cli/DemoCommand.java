@@ -1,9 +1,11 @@
 package io.serene.harness.cli;
 
 import io.serene.controlplane.PolicyParser;
+import io.serene.harness.launch.RunSettings;
 import io.serene.harness.launch.TrainRun;
 import io.serene.training.data.FashionMnist;
 import io.serene.training.ModelKind;
+import io.serene.training.TrainSettings;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -69,20 +71,16 @@ public final class DemoCommand implements Callable<Integer> {
         for (final String name : names) {
             console.println();
             console.println("== " + name + " ==");
-            final TrainRun.Settings s = new TrainRun.Settings();
-            s.workers = 4;
-            s.model = ModelKind.MLP;
+            final RunSettings.Builder s = RunSettings.builder().workers(4)
+                .training(TrainSettings.builder().model(ModelKind.MLP).stragglers(stragglers).epochs(epochs).seed(seed)
+                    .data(dataDir).build())
+                .out(base.resolve(name.replace(':', '-')));
             if (name.equals("adaptive")) {
-                s.policy = PolicyParser.parse(ADAPTIVE);
+                s.policy(PolicyParser.parse(ADAPTIVE), null);
             } else {
-                s.sync = name;
+                s.sync(name);
             }
-            s.stragglers = stragglers;
-            s.epochs = epochs;
-            s.seed = seed;
-            s.data = dataDir;
-            s.out = base.resolve(name.replace(':', '-'));
-            final Map<String, Object> summary = new TrainRun(s, console).run();
+            final Map<String, Object> summary = new TrainRun(s.build(), console).run();
             TrainRun.print(console, summary);
             summaries.add(summary);
         }

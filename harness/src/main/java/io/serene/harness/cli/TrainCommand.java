@@ -1,8 +1,10 @@
 package io.serene.harness.cli;
 
+import io.serene.harness.launch.RunSettings;
 import io.serene.harness.launch.TrainRun;
 import io.serene.training.Json;
 import io.serene.training.TrainDefaults;
+import io.serene.training.WorkerJit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -60,22 +62,18 @@ public final class TrainCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        final TrainRun.Settings settings = new TrainRun.Settings();
-        settings.workers = workers;
-        training.applyTo(settings);
+        final RunSettings.Builder builder = RunSettings.builder().workers(workers).training(training.settings())
+            .workerJit(WorkerJit.parse("--worker-jit", workerJit)).targetAccuracy(targetAccuracy)
+            .out(out != null ? out : defaultOut("train")).controlPort(controlPort);
         if (policyFile != null) {
-            settings.policy = PolicyCommand.load(policyFile);
-            settings.policyLabel = policyFile.getFileName().toString();
+            builder.policy(PolicyCommand.load(policyFile), policyFile.getFileName().toString());
         } else {
-            settings.sync = policy;
+            builder.sync(policy);
         }
-        settings.workerJit = workerJit;
-        settings.targetAccuracy = targetAccuracy;
-        settings.out = out != null ? out : defaultOut("train");
-        settings.controlPort = controlPort;
+        final RunSettings settings = builder.build();
         final Map<String, Object> summary = new TrainRun(settings, System.out).run();
         TrainRun.print(System.out, summary);
-        System.out.println("summary in " + settings.out.resolve("summary.json"));
+        System.out.println("summary in " + settings.out().resolve("summary.json"));
         if (json) {
             System.out.println(Json.write(summary));
         }

@@ -1,21 +1,21 @@
 package io.serene.harness.cli;
 
-import io.serene.harness.launch.TrainRun;
+import io.serene.training.ComputeClock;
+import io.serene.training.LrSchedule;
 import io.serene.training.ModelKind;
-import io.serene.training.RunLength;
+import io.serene.training.StaleMomentum;
 import io.serene.training.StragglerProfile;
 import io.serene.training.TrainDefaults;
+import io.serene.training.TrainSettings;
 import io.serene.training.data.GlobalBatch;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
-import java.util.List;
-import java.util.Locale;
 
 /**
  * The training options {@code serene train} and {@code serene worker} share, declared once (a
- * picocli mixin): names, defaults ({@link TrainDefaults}), help texts, the checks they share,
- * and how a launcher passes them on to a worker process ({@link #arguments}).
+ * picocli mixin): names, defaults ({@link TrainDefaults}) and help texts. {@link #settings()} turns
+ * them into {@link TrainSettings}, whose {@code arguments()} are these options again.
  */
 public final class TrainingOptions {
     @Option(names = "--model", defaultValue = TrainDefaults.MODEL, description = "mlp (784-128-10) or cnn (LeNet-style). Default: ${DEFAULT-VALUE}.")
@@ -25,8 +25,7 @@ public final class TrainingOptions {
         + "), seeded: a worker sleeps (F - 1) times its measured compute time after each gradient. Default: ${DEFAULT-VALUE}.")
     String stragglers;
 
-    @Option(names = "--rounds", description = "Rounds (one batch per worker each). Default: serene train one epoch, serene worker 200, "
-        + "unless --epochs is given.")
+    @Option(names = "--rounds", description = "Rounds (one batch per worker each). Default: one epoch (--epochs 1).")
     Integer rounds;
 
     @Option(names = "--epochs", description = "Passes over each worker's shard instead of --rounds: rounds = E x ceil(shard / batch).")
@@ -85,38 +84,25 @@ public final class TrainingOptions {
         description = "A worker gives up when the switch does not answer a round for this long. Default: ${DEFAULT-VALUE}.")
     int timeoutSeconds;
 
-    /** The checks both commands make of these options. */
-    void check() {
-        RunLength.check(batch, evalEvery, rounds, epochs);
-    }
-
-    /** Copies these options into a launcher's settings ({@code serene train}: one epoch if neither rounds nor epochs). */
-    void applyTo(final TrainRun.Settings s) {
-        s.model = ModelKind.parse(model);
-        s.stragglers = stragglers;
-        s.rounds = rounds;
-        s.epochs = rounds == null && epochs == null ? Double.valueOf(1) : epochs;
-        s.batch = batch;
-        s.rebalance = rebalance;
-        s.learningRate = learningRate;
-        s.momentum = momentum;
-        s.lrSchedule = lrSchedule;
-        s.staleMomentum = staleMomentum;
-        s.computeClock = computeClock;
-        s.evalEvery = evalEvery;
-        s.deferredEval = deferredEval;
-        s.seed = seed;
-        s.data = data;
-        s.timeoutSeconds = timeoutSeconds;
-    }
-
-    /** These options of a launcher's settings as a worker process's arguments, for a run of {@code rounds}. */
-    public static List<String> arguments(final TrainRun.Settings s, final int rounds, final Path dataDir) {
-        return List.of("--model", s.model.name().toLowerCase(Locale.ROOT), "--rounds", "" + rounds, "--batch", "" + s.batch,
-            "--lr", "" + s.learningRate, "--lr-schedule", s.lrSchedule, "--momentum", "" + s.momentum,
-            "--stale-momentum", s.staleMomentum, "--compute-clock", s.computeClock, "--eval-every", "" + s.evalEvery,
-            "--data", dataDir.toString(), "--seed", "" + s.seed, "--stragglers", s.stragglers,
-            "--timeout-seconds", "" + s.timeoutSeconds, s.rebalance ? "--rebalance" : "--no-rebalance",
-            s.deferredEval ? "--deferred-eval" : "--no-deferred-eval");
+    /** These options as settings (the one validation: {@link TrainSettings.Builder#build()}); neither rounds nor epochs: one epoch. */
+    public TrainSettings settings() {
+        return TrainSettings.builder()
+            .model(ModelKind.parse(model))
+            .stragglers(stragglers)
+            .rounds(rounds)
+            .epochs(epochs)
+            .batch(batch)
+            .rebalance(rebalance)
+            .learningRate(learningRate)
+            .momentum(momentum)
+            .lrSchedule(LrSchedule.parse("--lr-schedule", lrSchedule))
+            .staleMomentum(StaleMomentum.parse("--stale-momentum", staleMomentum))
+            .computeClock(ComputeClock.parse("--compute-clock", computeClock))
+            .evalEvery(evalEvery)
+            .deferredEval(deferredEval)
+            .seed(seed)
+            .data(data)
+            .timeoutSeconds(timeoutSeconds)
+            .build();
     }
 }

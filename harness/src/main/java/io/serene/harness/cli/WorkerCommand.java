@@ -1,14 +1,10 @@
 package io.serene.harness.cli;
 
-import io.serene.training.ComputeClock;
 import io.serene.training.DjlModel;
-import io.serene.training.LrSchedule;
 import io.serene.training.ModelCopies;
-import io.serene.training.ModelKind;
 import io.serene.training.RoundRecords;
-import io.serene.training.RunLength;
-import io.serene.training.StaleMomentum;
 import io.serene.training.StragglerProfile;
+import io.serene.training.TrainSettings;
 import io.serene.training.TrainingLoop;
 import io.serene.training.data.Batches;
 import io.serene.training.data.FashionMnist;
@@ -80,46 +76,42 @@ public final class WorkerCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        final ModelKind kind = ModelKind.parse(training.model);
+        final TrainSettings t = training.settings();
         if (workers <= 0 || id < 0 || id >= workers) {
             throw new IllegalArgumentException("--id must be in 0.." + (workers - 1) + " and --workers positive, were " + id + " and " + workers);
         }
-        training.check();
-        final LrSchedule schedule = LrSchedule.parse("--lr-schedule", training.lrSchedule);
-        final StaleMomentum stale = StaleMomentum.parse("--stale-momentum", training.staleMomentum);
-        final ComputeClock clock = ComputeClock.parse("--compute-clock", training.computeClock);
         if (exitWithParent || evalWhenTold) {
             watchStdin();
         }
-        final StragglerProfile profile = StragglerProfile.parse(training.stragglers, training.seed, workers);
+        final StragglerProfile profile = t.profile(workers);
         final InetSocketAddress parsed = Addresses.parse("--switch", switchAddress);
         final InetSocketAddress target = new InetSocketAddress(parsed.getHostString(), parsed.getPort());
-        final FashionMnist dataset = FashionMnist.load(training.data != null ? training.data : FashionMnist.DEBIAN_DIR);
-        final int[] shard = dataset.train.shard(id, workers, training.seed);
-        final int total = RunLength.rounds(shard.length, training.batch, training.rounds, training.epochs);
+        final FashionMnist dataset = FashionMnist.load(t.data());
+        final int[] shard = dataset.train.shard(id, workers, t.seed());
+        final int total = t.roundsFor(shard.length);
         final float[] testPixels = new float[dataset.test.size() * DjlModel.PIXELS];
         final int[] testLabels = new int[dataset.test.size()];
         for (int i = 0; i < testLabels.length; i++) {
             dataset.test.image(i, testPixels, i * DjlModel.PIXELS);
             testLabels[i] = dataset.test.label(i);
         }
-        try (DjlModel net = new DjlModel(kind, training.batch, training.learningRate, training.momentum, training.seed);
+        try (DjlModel net = new DjlModel(t.model(), t.batch(), t.learningRate(), t.momentum(), t.seed());
              UdpTransport transport = UdpTransport.create(1, true);
              RoundRecords log = new RoundRecords(id, total, records, epochMs)) {
-            schedule.applyTo(net, total);
+            t.lrSchedule().applyTo(net, total);
             final UdpWorker worker = UdpWorker.start(new WorkerContext().jobId(job).workerId(id).workers(workers)
                 .elementsPerRound(net.elements()), target, new InetSocketAddress(0), transport, UdpOptions.defaults(),
                 ex -> System.err.println("worker " + id + " error: " + ex));
             try {
-                awaitJoin(worker);
-                System.out.println("worker " + id + "/" + workers + ": " + kind + " with " + net.elements() + " parameters, shard of "
-                    + shard.length + " images, " + total + " rounds, seed " + training.seed);
+                awaitJoin(worker, t.timeoutSeconds());
+                System.out.println("worker " + id + "/" + workers + ": " + t.model() + " with " + net.elements() + " parameters, shard of "
+                    + shard.length + " images, " + total + " rounds, seed " + t.seed());
                 System.out.flush();
-                final GlobalBatch sizes = new GlobalBatch(training.batch, workers, training.rebalance);
-                final ModelCopies copies = training.deferredEval ? ModelCopies.forRun(total, training.evalEvery, net.elements()) : null;
-                final TrainingLoop.Options options = new TrainingLoop.Options(id, training.evalEvery, stale, profile, clock, progressLines,
-                    training.rebalance, training.seed, training.timeoutSeconds, switchAddress, evalWhenTold ? toldToEvaluate : null);
-                new TrainingLoop(worker, net, new Batches(dataset.train, shard, training.batch, sizes.max(), training.seed * 31 + id), sizes, log,
+                final GlobalBatch sizes = new GlobalBatch(t.batch(), workers, t.rebalance());
+                final ModelCopies copies = t.deferredEval() ? ModelCopies.forRun(total, t.evalEvery(), net.elements()) : null;
+                final TrainingLoop.Options options = new TrainingLoop.Options(id, t, profile, progressLines, switchAddress,
+                    evalWhenTold ? toldToEvaluate : null);
+                new TrainingLoop(worker, net, new Batches(dataset.train, shard, t.batch(), sizes.max(), t.seed() * 31 + id), sizes, log,
                     copies, testPixels, testLabels, total, options).run();
             } finally {
                 worker.close();
@@ -156,12 +148,12 @@ public final class WorkerCommand implements Callable<Integer> {
         watcher.start();
     }
 
-    private void awaitJoin(final UdpWorker worker) throws InterruptedException {
+    private void awaitJoin(final UdpWorker worker, final int timeoutSeconds) throws InterruptedException {
         try {
-            worker.joined().get(training.timeoutSeconds, TimeUnit.SECONDS);
+            worker.joined().get(timeoutSeconds, TimeUnit.SECONDS);
         } catch (final TimeoutException ex) {
             throw new IllegalStateException("worker " + id + ": no join job " + job + " at " + switchAddress + " within "
-                + training.timeoutSeconds + " s (is the switch at " + switchAddress + " running?)");
+                + timeoutSeconds + " s (is the switch at " + switchAddress + " running?)");
         } catch (final ExecutionException ex) {
             throw new IllegalStateException("worker " + id + ": join job " + job + " at " + switchAddress + " failed: "
                 + ex.getCause().getMessage());

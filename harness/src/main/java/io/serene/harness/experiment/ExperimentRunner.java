@@ -2,6 +2,7 @@ package io.serene.harness.experiment;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.serene.harness.launch.RunSettings;
 import io.serene.harness.launch.TrainRun;
 import io.serene.harness.sim.Scenario;
 import io.serene.harness.sim.ScenarioResult;
@@ -151,7 +152,7 @@ public final class ExperimentRunner {
         if (made == null) {
             return;
         }
-        for (final Map.Entry<String, Object> e : settings(run).training().entrySet()) {
+        for (final Map.Entry<String, Object> e : settings(run).trainingSummary().entrySet()) {
             final JsonNode value = made.get(e.getKey());
             if (value != null && !value.asText().equals(String.valueOf(e.getValue()))) {
                 throw new IllegalArgumentException(run.dir + " was run with " + e.getKey() + " " + value.asText() + ", the file says "
@@ -165,35 +166,16 @@ public final class ExperimentRunner {
     }
 
     /** What serene train runs for one run of the matrix. */
-    private TrainRun.Settings settings(final Run run) {
-        final TrainRun.Settings s = new TrainRun.Settings();
-        s.workers = run.workers;
-        s.model = run.model;
+    private RunSettings settings(final Run run) {
+        final RunSettings.Builder b = RunSettings.builder().workers(run.workers)
+            .training(spec.training.toBuilder().model(run.model).stragglers(run.stragglers).seed(run.seed).data(dataDir).build())
+            .workerJit(spec.workerJit).targetAccuracy(spec.targetAccuracy).out(run.dir).quiet(true);
         if (run.policy.policy != null) {
-            s.policy = run.policy.policy;
-            s.policyLabel = run.policy.name;
+            b.policy(run.policy.policy, run.policy.name);
         } else {
-            s.sync = run.policy.syncFor(run.workers);
+            b.sync(run.policy.syncFor(run.workers));
         }
-        s.stragglers = run.stragglers;
-        s.rounds = spec.rounds;
-        s.epochs = spec.rounds == null && spec.epochs == null ? Double.valueOf(1) : spec.epochs;
-        s.batch = spec.batch;
-        s.rebalance = spec.rebalance;
-        s.deferredEval = spec.deferredEval;
-        s.lrSchedule = spec.lrSchedule;
-        s.staleMomentum = spec.staleMomentum;
-        s.computeClock = spec.computeClock;
-        s.workerJit = spec.workerJit;
-        s.learningRate = spec.learningRate;
-        s.momentum = spec.momentum;
-        s.evalEvery = spec.evalEvery;
-        s.targetAccuracy = spec.targetAccuracy;
-        s.seed = run.seed;
-        s.data = dataDir;
-        s.out = run.dir;
-        s.quiet = true;
-        return s;
+        return b.build();
     }
 
     private Path dataDir;
@@ -205,7 +187,7 @@ public final class ExperimentRunner {
     }
 
     private Map<String, Object> sim(final Run run) throws IOException {
-        final Scenario scenario = new Scenario().workers(run.workers).rounds(spec.rounds).stragglers(run.stragglers).seed(run.seed)
+        final Scenario scenario = new Scenario().workers(run.workers).rounds(spec.training.rounds()).stragglers(run.stragglers).seed(run.seed)
             .computeNs((long) (spec.computeMs * 1_000_000L));
         if (run.policy.policy != null) {
             scenario.policy(run.policy.policy);

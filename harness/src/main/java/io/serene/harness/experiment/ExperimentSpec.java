@@ -15,6 +15,7 @@ import io.serene.training.ModelKind;
 import io.serene.training.StaleMomentum;
 import io.serene.training.StragglerProfile;
 import io.serene.training.TrainDefaults;
+import io.serene.training.TrainSettings;
 import io.serene.training.WorkerJit;
 
 import java.io.IOException;
@@ -109,25 +110,11 @@ public final class ExperimentSpec {
     public final String mode;
     final List<ModelKind> models;
     final List<Integer> workers;
-    final Double epochs;
-    final Integer rounds;
+    /** How every run's workers train (its model, stragglers, seed and data are the run's); sim reads its rounds. */
+    final TrainSettings training;
     final double targetAccuracy;
-    final int evalEvery;
-    final int batch;
-    /** train: workers keep a round's samples near N x batch (serene worker --rebalance). */
-    final boolean rebalance;
-    /** train: evaluation after training, off the clock (serene worker --deferred-eval). */
-    final boolean deferredEval;
-    final float learningRate;
-    final float momentum;
-    /** train: constant, cosine or cooldown (serene worker --lr-schedule). */
-    final String lrSchedule;
-    /** train: compensate or fixed (serene worker --stale-momentum). */
-    final String staleMomentum;
-    /** train: cpu or wall (serene worker --compute-clock). */
-    final String computeClock;
     /** train: c1 or tiered (serene train --worker-jit). */
-    final String workerJit;
+    final WorkerJit workerJit;
     final double computeMs;
     final List<PolicyRef> policies;
     final List<String> stragglers;
@@ -165,8 +152,8 @@ public final class ExperimentSpec {
         if (n.has("epochs") && n.has("rounds")) {
             throw new IllegalArgumentException("give 'epochs' or 'rounds', not both");
         }
-        epochs = n.has("epochs") ? positive(n, "epochs") : null;
-        rounds = n.has("rounds") ? (int) positive(n, "rounds") : null;
+        final Double epochs = n.has("epochs") ? positive(n, "epochs") : null;
+        final Integer rounds = n.has("rounds") ? (int) positive(n, "rounds") : null;
         if (mode.equals("sim") && rounds == null) {
             throw new IllegalArgumentException("mode sim needs 'rounds'");
         }
@@ -174,16 +161,37 @@ public final class ExperimentSpec {
         if (!(targetAccuracy >= 0 && targetAccuracy <= 1)) {
             throw new IllegalArgumentException("'targetAccuracy' must be in 0..1, was " + targetAccuracy);
         }
-        evalEvery = n.has("evalEvery") ? (int) number(n, "evalEvery") : TrainDefaults.evalEvery();
-        batch = n.has("batch") ? (int) positive(n, "batch") : TrainDefaults.batch();
-        rebalance = flag(n, "rebalance");
-        deferredEval = flag(n, "deferredEval");
-        learningRate = n.has("lr") ? (float) positive(n, "lr") : TrainDefaults.learningRate();
-        momentum = n.has("momentum") ? (float) number(n, "momentum") : TrainDefaults.momentum();
-        lrSchedule = LrSchedule.parse("'lrSchedule'", string(n, "lrSchedule", TrainDefaults.LR_SCHEDULE)).text();
-        staleMomentum = StaleMomentum.parse("'staleMomentum'", string(n, "staleMomentum", TrainDefaults.STALE_MOMENTUM)).text();
-        computeClock = ComputeClock.check("'computeClock'", string(n, "computeClock", TrainDefaults.COMPUTE_CLOCK));
-        workerJit = WorkerJit.parse("'workerJit'", string(n, "workerJit", TrainDefaults.WORKER_JIT)).text();
+        // a key left out keeps the one default (TrainSettings.Builder's)
+        final TrainSettings.Builder t = TrainSettings.builder().rounds(rounds).epochs(epochs);
+        if (n.has("rebalance")) {
+            t.rebalance(flag(n, "rebalance"));
+        }
+        if (n.has("deferredEval")) {
+            t.deferredEval(flag(n, "deferredEval"));
+        }
+        if (n.has("evalEvery")) {
+            t.evalEvery((int) number(n, "evalEvery"));
+        }
+        if (n.has("batch")) {
+            t.batch((int) positive(n, "batch"));
+        }
+        if (n.has("lr")) {
+            t.learningRate((float) positive(n, "lr"));
+        }
+        if (n.has("momentum")) {
+            t.momentum((float) number(n, "momentum"));
+        }
+        if (n.has("lrSchedule")) {
+            t.lrSchedule(LrSchedule.parse("'lrSchedule'", string(n, "lrSchedule", null)));
+        }
+        if (n.has("staleMomentum")) {
+            t.staleMomentum(StaleMomentum.parse("'staleMomentum'", string(n, "staleMomentum", null)));
+        }
+        if (n.has("computeClock")) {
+            t.computeClock(ComputeClock.parse("'computeClock'", string(n, "computeClock", null)));
+        }
+        training = t.build();
+        workerJit = WorkerJit.parse("'workerJit'", string(n, "workerJit", TrainDefaults.WORKER_JIT));
         computeMs = n.has("computeMs") ? positive(n, "computeMs") : 10;
         policies = policies(n.get("policies"), base, workers);
         stragglers = strings(n, "stragglers", List.of(TrainDefaults.STRAGGLERS));
@@ -332,10 +340,10 @@ public final class ExperimentSpec {
 
     /** A true/false key, true when absent. */
     private static boolean flag(final JsonNode n, final String key) {
-        if (n.has(key) && !n.get(key).isBoolean()) {
+        if (!n.get(key).isBoolean()) {
             throw new IllegalArgumentException("'" + key + "' must be true or false, was " + n.get(key));
         }
-        return !n.has(key) || n.get(key).asBoolean();
+        return n.get(key).asBoolean();
     }
 
     private static double number(final JsonNode n, final String key) {

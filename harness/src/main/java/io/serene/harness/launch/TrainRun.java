@@ -9,18 +9,11 @@ import io.serene.controlplane.PolicyCompiler;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.cli.Serene;
-import io.serene.harness.cli.TrainingOptions;
 import io.serene.harness.node.SwitchControlService;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
-import io.serene.training.ComputeClock;
 import io.serene.training.Json;
-import io.serene.training.LrSchedule;
-import io.serene.training.ModelKind;
-import io.serene.training.RunLength;
-import io.serene.training.StaleMomentum;
-import io.serene.training.StragglerProfile;
-import io.serene.training.TrainDefaults;
+import io.serene.training.TrainSettings;
 import io.serene.training.WorkerJit;
 import io.serene.training.data.FashionMnist;
 import io.serene.transport.UdpHost;
@@ -53,143 +46,73 @@ import java.util.concurrent.TimeUnit;
  * last output.
  */
 public final class TrainRun {
-    /** What to run. */
-    public static final class Settings {
-        public int workers = TrainDefaults.workers();
-        public ModelKind model = ModelKind.parse(TrainDefaults.MODEL);
-        /** A sync config or schedule (docs/sync.md); ignored when {@link #policy} is set. */
-        public String sync = TrainDefaults.POLICY;
-        /** A policy run by the controller; its name is reported as the run's policy. */
-        public Policy policy;
-        public String policyLabel;
-        public String stragglers = TrainDefaults.STRAGGLERS;
-        public Integer rounds;
-        public Double epochs;
-        public int batch = TrainDefaults.batch();
-        public float learningRate = TrainDefaults.learningRate();
-        public float momentum = TrainDefaults.momentum();
-        /** constant, cosine or cooldown (WorkerCommand --lr-schedule). */
-        public String lrSchedule = TrainDefaults.LR_SCHEDULE;
-        /** The compute time workers report to the switch: cpu or wall (WorkerCommand --compute-clock). */
-        public String computeClock = TrainDefaults.COMPUTE_CLOCK;
-        /** The worker JVMs' JIT: c1 or tiered ({@link WorkerJit}). */
-        public String workerJit = TrainDefaults.WORKER_JIT;
-        /** How a round under an SSP bound is stepped (WorkerCommand --stale-momentum). */
-        public String staleMomentum = TrainDefaults.STALE_MOMENTUM;
-        public int evalEvery = TrainDefaults.evalEvery();
-        /** Evaluate copies of the model after training, off the clock (WorkerCommand --deferred-eval). */
-        public boolean deferredEval = true;
-        public double targetAccuracy = TrainDefaults.targetAccuracy();
-        public long seed = TrainDefaults.seed();
-        public Path out;
-        public Path data;
-        int job = 1;
-        public int controlPort = -1;
-        public int timeoutSeconds = TrainDefaults.timeoutSeconds();
-        /** Workers keep a round's samples near N x batch (WorkerCommand --rebalance). */
-        public boolean rebalance = true;
-        /** Print only failures (serene experiment prints one line per run). */
-        public boolean quiet;
-
-        /** How the workers train, as a run's summary records it (its "run" member, after the job's shape). */
-        public Map<String, Object> training() {
-            final Map<String, Object> m = new LinkedHashMap<>();
-            m.put("batch", batch);
-            m.put("rebalance", rebalance);
-            m.put("learningRate", Double.parseDouble(Float.toString(learningRate)));
-            m.put("momentum", Double.parseDouble(Float.toString(momentum)));
-            m.put("lrSchedule", lrSchedule);
-            m.put("staleMomentum", staleMomentum);
-            m.put("computeClock", computeClock);
-            m.put("workerJit", workerJit);
-            m.put("evalEvery", evalEvery);
-            m.put("evaluation", deferredEval ? "deferred" : "inline");
-            return m;
-        }
-
-        String policyName() {
-            return policy != null ? (policyLabel != null ? policyLabel : policy.name()) : sync;
-        }
-    }
-
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final Settings s;
+    private final RunSettings s;
+    private final TrainSettings t;
     private final PrintStream out;
 
-    public TrainRun(final Settings settings, final PrintStream out) {
+    public TrainRun(final RunSettings settings, final PrintStream out) {
         this.s = settings;
+        this.t = settings.training();
         this.out = out;
     }
 
     /** Runs the job to its end and returns the summary (also written to out/summary.json). */
     public Map<String, Object> run() throws Exception {
-        if (s.workers <= 0 || s.workers > 64) {
-            throw new IllegalArgumentException("--workers must be in 1..64, was " + s.workers);
-        }
-        RunLength.check(s.batch, s.evalEvery, s.rounds, s.epochs);
-        LrSchedule.parse("--lr-schedule", s.lrSchedule);
-        StaleMomentum.parse("--stale-momentum", s.staleMomentum);
-        ComputeClock.check("--compute-clock", s.computeClock);
-        WorkerJit.parse("--worker-jit", s.workerJit);
-        if (!(s.targetAccuracy >= 0 && s.targetAccuracy <= 1)) {
-            throw new IllegalArgumentException("--target-accuracy must be in 0..1, was " + s.targetAccuracy);
-        }
-        StragglerProfile.parse(s.stragglers, s.seed, s.workers);
-        final SyncSchedule schedule = s.policy != null ? null : SyncSchedule.parse(s.sync);
-        final SyncConfig initial = s.policy != null ? s.policy.start() : schedule.configFor(0);
-        initial.resolve(s.workers);
-        if (s.policy != null) {
-            for (final Policy.Rule rule : s.policy.rules()) {
+        final SyncSchedule schedule = s.policy() != null ? null : SyncSchedule.parse(s.sync());
+        final SyncConfig initial = s.policy() != null ? s.policy().start() : schedule.configFor(0);
+        initial.resolve(s.workers());
+        if (s.policy() != null) {
+            for (final Policy.Rule rule : s.policy().rules()) {
                 if (rule.metric == Policy.Metric.WAITING_SHARE || rule.metric == Policy.Metric.STALENESS) {
-                    throw new IllegalArgumentException("policy " + s.policy.name() + ": '" + rule.condition() + "' needs "
+                    throw new IllegalArgumentException("policy " + s.policy().name() + ": '" + rule.condition() + "' needs "
                         + "worker-side telemetry; in serene train a policy may use lag, round_time and slowdown(worker)");
                 }
             }
         }
-        final Path dataDir = s.data != null ? s.data : FashionMnist.DEBIAN_DIR;
-        final FashionMnist dataset = FashionMnist.load(dataDir);
-        final int rounds = RunLength.rounds(dataset.train.size() / s.workers, s.batch, s.rounds, s.epochs);
-        Files.createDirectories(s.out.resolve("workers"));
+        final FashionMnist dataset = FashionMnist.load(t.data());
+        final int rounds = t.roundsFor(dataset.train.size() / s.workers());
+        Files.createDirectories(s.out().resolve("workers"));
         final long epochMs = System.currentTimeMillis();
 
-        final SwitchContext context = new SwitchContext().budgetBytes(16 << 20).maxJobs(1).maxWorkers(Math.max(2, s.workers))
+        final SwitchContext context = new SwitchContext().budgetBytes(16 << 20).maxJobs(1).maxWorkers(Math.max(2, s.workers()))
             .defaultSync(initial);
-        if (s.policy != null) {
+        if (s.policy() != null) {
             // the policy's worker groups and their start configs, in force from round 0
-            context.defaultGroups(s.policy.groupOf(s.workers));
-            for (int g = 1; g <= s.policy.groups().size(); g++) {
-                context.groupSync(g, s.policy.start(g));
+            context.defaultGroups(s.policy().groupOf(s.workers()));
+            for (int g = 1; g <= s.policy().groups().size(); g++) {
+                context.groupSync(g, s.policy().start(g));
             }
             // fails naming what does not fit the job or a group
-            PolicyCompiler.compile(s.policy, s.job, s.workers);
+            PolicyCompiler.compile(s.policy(), s.job(), s.workers());
         }
         context.conclude();
         final List<Throwable> switchErrors = Collections.synchronizedList(new ArrayList<>());
         final SwitchPipeline pipeline = new SwitchPipeline(context, switchErrors::add);
         // quiet: only failures, which reach the caller as exceptions
-        final PrintStream say = s.quiet ? new PrintStream(OutputStream.nullOutputStream()) : out;
-        final Progress progress = new Progress(say, s.workers, rounds, s.deferredEval);
+        final PrintStream say = s.quiet() ? new PrintStream(OutputStream.nullOutputStream()) : out;
+        final Progress progress = new Progress(say, s.workers(), rounds, t.deferredEval());
         final List<Controller.Decision> decisions = new ArrayList<>();
         try (UdpTransport transport = UdpTransport.create(1, true);
              UdpHost host = transport.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
              SwitchControlService control = new SwitchControlService(host::call, pipeline)) {
-            final Server server = s.controlPort < 0 ? null
-                : NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", s.controlPort))
+            final Server server = s.controlPort() < 0 ? null
+                : NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", s.controlPort()))
                     .addService(control).build().start();
             say.printf(Locale.ROOT, "train: %d workers, %s, policy %s, stragglers %s, %d rounds of batch %d, seed %d; switch on udp %s%s%n",
-                s.workers, s.model, s.policyName(), s.stragglers, rounds, s.batch, s.seed, host.localAddress(),
+                s.workers(), t.model(), s.policyName(), t.stragglers(), rounds, t.batch(), t.seed(), host.localAddress(),
                 server == null ? "" : ", control on tcp 127.0.0.1:" + server.getPort());
-            say.println("records in " + s.out);
+            say.println("records in " + s.out());
             say.flush();
-            final WorkerProcesses workers = new WorkerProcesses(progress, s.workers);
+            final WorkerProcesses workers = new WorkerProcesses(progress, s.workers());
             final Thread hook = new Thread(workers::stop, "train-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);
             try {
-                for (int w = 0; w < s.workers; w++) {
-                    workers.start(w, workerCommand(w, rounds, host.localAddress().getPort(), dataDir, epochMs));
+                for (int w = 0; w < s.workers(); w++) {
+                    workers.start(w, workerCommand(w, rounds, host.localAddress().getPort(), epochMs));
                 }
-                final JobMonitor monitor = new JobMonitor(pipeline, s.job, s.workers, s.policy, schedule, decisions, progress);
+                final JobMonitor monitor = new JobMonitor(pipeline, s.job(), s.workers(), s.policy(), schedule, decisions, progress);
                 monitor.start();
                 try {
                     workers.awaitAll();
@@ -222,7 +145,7 @@ public final class TrainRun {
         }
     }
 
-    private List<String> workerCommand(final int w, final int rounds, final int switchPort, final Path dataDir, final long epochMs) {
+    private List<String> workerCommand(final int w, final int rounds, final int switchPort, final long epochMs) {
         final List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java"));
         for (final String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
@@ -231,27 +154,28 @@ public final class TrainRun {
                 command.add(arg);
             }
         }
-        if (WorkerJit.parse("--worker-jit", s.workerJit) == WorkerJit.C1) {
+        if (s.workerJit() == WorkerJit.C1) {
             command.add("-XX:TieredStopAtLevel=1");
         }
         command.addAll(List.of("-Dai.djl.offline=true", "-Dai.djl.pytorch.num_threads=1", "-Dai.djl.pytorch.num_interop_threads=1",
             "-Xmx512m", "-Xmn32m", "-cp", System.getProperty("java.class.path"), Serene.class.getName(), "worker",
-            "--switch", "127.0.0.1:" + switchPort, "--job", "" + s.job, "--id", "" + w, "--workers", "" + s.workers));
-        command.addAll(TrainingOptions.arguments(s, rounds, dataDir));
+            "--switch", "127.0.0.1:" + switchPort, "--job", "" + s.job(), "--id", "" + w, "--workers", "" + s.workers()));
+        // every worker runs the same number of rounds: the launcher resolves epochs once, for the smallest shard
+        command.addAll(t.toBuilder().rounds(rounds).epochs(null).build().arguments());
         command.addAll(List.of("--records", recordsFile(w).toString(), "--epoch-ms", "" + epochMs,
             "--progress-lines", "--exit-with-parent", "--eval-when-told"));
         return command;
     }
 
     private Path recordsFile(final int w) {
-        return s.out.resolve("workers").resolve("worker-" + w + ".jsonl");
+        return s.out().resolve("workers").resolve("worker-" + w + ".jsonl");
     }
 
     private Map<String, Object> summarize(final WorkerProcesses workers, final int rounds, final List<Controller.Decision> decisions,
                                           final Map<String, Long> switchCounters) throws IOException {
         final List<TrainSummary.Round> all = new ArrayList<>();
         final List<String> lines = new ArrayList<>();
-        for (int w = 0; w < s.workers; w++) {
+        for (int w = 0; w < s.workers(); w++) {
             for (final String line : Files.readAllLines(recordsFile(w), StandardCharsets.UTF_8)) {
                 if (!line.isBlank()) {
                     all.add(TrainSummary.Round.of(JSON.readTree(line)));
@@ -267,13 +191,13 @@ public final class TrainRun {
         order.sort(Comparator.<Integer>comparingInt(i -> all.get(i).round).thenComparingInt(i -> all.get(i).worker));
         final StringBuilder merged = new StringBuilder();
         order.forEach(i -> merged.append(lines.get(i)).append('\n'));
-        Files.writeString(s.out.resolve("records.jsonl"), merged, StandardCharsets.UTF_8);
+        Files.writeString(s.out().resolve("records.jsonl"), merged, StandardCharsets.UTF_8);
 
         final List<TrainSummary.Result> results = new ArrayList<>();
-        for (int w = 0; w < s.workers; w++) {
+        for (int w = 0; w < s.workers(); w++) {
             results.add(TrainSummary.Result.of(JSON.readTree(workers.result(w))));
         }
-        final Map<String, Object> summary = new LinkedHashMap<>(TrainSummary.of(all, results, s.targetAccuracy));
+        final Map<String, Object> summary = new LinkedHashMap<>(TrainSummary.of(all, results, s.targetAccuracy()));
         summary.put("modeSwitches", decisions.size());
         final List<Map<String, Object>> switches = new ArrayList<>();
         for (final Controller.Decision d : decisions) {
@@ -287,16 +211,16 @@ public final class TrainRun {
         }
         summary.put("switches", switches);
         final Map<String, Object> run = new LinkedHashMap<>();
-        run.put("workers", s.workers);
-        run.put("model", s.model.name().toLowerCase(Locale.ROOT));
+        run.put("workers", s.workers());
+        run.put("model", t.model().toString());
         run.put("policy", s.policyName());
-        run.put("stragglers", s.stragglers);
+        run.put("stragglers", t.stragglers());
         run.put("rounds", rounds);
-        run.putAll(s.training());
+        run.putAll(s.trainingSummary());
         summary.put("run", run);
         summary.put("switchCounters", switchCounters);
-        summary.put("seed", s.seed);
-        Files.writeString(s.out.resolve("summary.json"), Json.write(summary) + "\n", StandardCharsets.UTF_8);
+        summary.put("seed", t.seed());
+        Files.writeString(s.out().resolve("summary.json"), Json.write(summary) + "\n", StandardCharsets.UTF_8);
         return summary;
     }
 

@@ -40,30 +40,30 @@ class ExperimentTest {
         assertThat(spec.name).isEqualTo("t");
         assertThat(spec.mode).isEqualTo("sim");
         assertThat(spec.workers).containsExactly(8);
-        assertThat(spec.rounds).isEqualTo(60);
+        assertThat(spec.training.rounds()).isEqualTo(60);
         assertThat(spec.policies).extracting(p -> p.name).containsExactly("bsp", "ssp:2", "dynamic");
         assertThat(spec.policies.get(0).isBsp()).isTrue();
         assertThat(spec.seeds).containsExactly(1L, 2L);
         final ExperimentSpec quick = ExperimentSpec.parse(SIM, null, true);
         assertThat(quick.seeds).containsExactly(1L);
-        assertThat(quick.rounds).isEqualTo(30);
+        assertThat(quick.training.rounds()).isEqualTo(30);
         final ExperimentSpec train = ExperimentSpec.parse("name: p\npolicies: [bsp]\nmodel: [mlp, cnn]\nepochs: 0.5", null, false);
         assertThat(train.mode).isEqualTo("train");
         assertThat(train.models).hasSize(2);
-        assertThat(train.epochs).isEqualTo(0.5);
-        assertThat(train.rebalance).as("default").isTrue();
-        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nrebalance: false", null, false).rebalance).isFalse();
-        assertThat(train.deferredEval).as("default").isTrue();
-        assertThat(train.lrSchedule).as("default").isEqualTo("constant");
-        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nlrSchedule: cosine", null, false).lrSchedule).isEqualTo("cosine");
-        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nlrSchedule: cooldown", null, false).lrSchedule).isEqualTo("cooldown");
-        assertThat(train.staleMomentum).as("default").isEqualTo("compensate");
-        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nstaleMomentum: fixed", null, false).staleMomentum).isEqualTo("fixed");
-        assertThat(train.computeClock).as("default").isEqualTo("cpu");
-        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\ncomputeClock: wall", null, false).computeClock).isEqualTo("wall");
-        assertThat(train.workerJit).as("default").isEqualTo("c1");
-        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nworkerJit: tiered", null, false).workerJit).isEqualTo("tiered");
-        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\ndeferredEval: false", null, false).deferredEval).isFalse();
+        assertThat(train.training.epochs()).isEqualTo(0.5);
+        assertThat(train.training.rebalance()).as("default").isTrue();
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nrebalance: false", null, false).training.rebalance()).isFalse();
+        assertThat(train.training.deferredEval()).as("default").isTrue();
+        assertThat(train.training.lrSchedule().text()).as("default").isEqualTo("constant");
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nlrSchedule: cosine", null, false).training.lrSchedule().text()).isEqualTo("cosine");
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nlrSchedule: cooldown", null, false).training.lrSchedule().text()).isEqualTo("cooldown");
+        assertThat(train.training.staleMomentum().text()).as("default").isEqualTo("compensate");
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nstaleMomentum: fixed", null, false).training.staleMomentum().text()).isEqualTo("fixed");
+        assertThat(train.training.computeClock().text()).as("default").isEqualTo("cpu");
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\ncomputeClock: wall", null, false).training.computeClock().text()).isEqualTo("wall");
+        assertThat(train.workerJit.text()).as("default").isEqualTo("c1");
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nworkerJit: tiered", null, false).workerJit.text()).isEqualTo("tiered");
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\ndeferredEval: false", null, false).training.deferredEval()).isFalse();
     }
 
     @Test
@@ -102,9 +102,9 @@ class ExperimentTest {
         assertThat(goal.policies).extracting(p -> p.name).containsExactly("bsp", "dynamic");
         assertThat(goal.policies.get(1).policy).as("paper.yaml's dynamic").isEqualTo(PolicyCommand.load(examples.resolve("dynamic.policy")));
         assertThat(goal.stragglers).containsExactly("persistent:3:x8", "moving:x8,rounds=30");
-        assertThat(goal.evalEvery).as("the time to 0.80 read every 10 rounds").isEqualTo(10);
-        assertThat(goal.lrSchedule).as("every final reading settled").isEqualTo("cooldown");
-        assertThat(goal.workerJit).as("as measured last").isEqualTo("c1");
+        assertThat(goal.training.evalEvery()).as("the time to 0.80 read every 10 rounds").isEqualTo(10);
+        assertThat(goal.training.lrSchedule().text()).as("every final reading settled").isEqualTo("cooldown");
+        assertThat(goal.workerJit.text()).as("as measured last").isEqualTo("c1");
         assertThat(goal.seeds).hasSize(6);
         assertThat(new ExperimentRunner(goal, Path.of("unused"), null).matrix()).hasSize(96);
     }
@@ -113,9 +113,9 @@ class ExperimentTest {
     void cooldownYamlComparesFoldingAndDroppingUnderACooldown() {
         final Path examples = Path.of(System.getProperty("user.dir")).resolveSibling("examples");
         final ExperimentSpec cooldown = ExperimentSpec.read(examples.resolveSibling("experiments").resolve("cooldown.yaml"), false);
-        assertThat(cooldown.lrSchedule).isEqualTo("cooldown");
-        assertThat(cooldown.computeClock).as("as measured").isEqualTo("wall");
-        assertThat(cooldown.workerJit).as("as measured").isEqualTo("tiered");
+        assertThat(cooldown.training.lrSchedule().text()).isEqualTo("cooldown");
+        assertThat(cooldown.training.computeClock().text()).as("as measured").isEqualTo("wall");
+        assertThat(cooldown.workerJit.text()).as("as measured").isEqualTo("tiered");
         assertThat(cooldown.policies).extracting(p -> p.name).containsExactly("bsp", "dynamic", "dynamic-drop");
         assertThat(cooldown.policies.get(1).policy).as("dynamic as it was then")
             .isEqualTo(PolicyCommand.load(examples.resolve("dynamic-fold.policy")));
@@ -131,7 +131,7 @@ class ExperimentTest {
         Files.writeString(file, SIM);
         final ExperimentSpec spec = ExperimentSpec.read(file, true, List.of(4, 5));
         assertThat(spec.seeds).containsExactly(4L, 5L);
-        assertThat(spec.rounds).as("the quick overrides still apply").isEqualTo(30);
+        assertThat(spec.training.rounds()).as("the quick overrides still apply").isEqualTo(30);
         assertThat(spec.text).endsWith("# command line: --seeds 4,5\n");
         assertThatThrownBy(() -> ExperimentSpec.read(file, false, List.of())).hasMessageContaining("--seeds needs at least one seed");
     }

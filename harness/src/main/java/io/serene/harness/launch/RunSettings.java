@@ -1,0 +1,132 @@
+package io.serene.harness.launch;
+
+import io.serene.controlplane.Policy;
+import io.serene.protocol.sync.SyncSchedule;
+import io.serene.training.TrainDefaults;
+import io.serene.training.TrainSettings;
+import io.serene.training.WorkerJit;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * What {@code serene train} runs, as one immutable value: the job's shape and synchronization
+ * around the workers' {@link TrainSettings}. Built by {@code serene train}, {@code serene demo} and
+ * the experiment runner alike; {@link Builder#build()} is the one validation.
+ *
+ * @param sync        a sync config or schedule (docs/sync.md); unused when {@code policy} is set
+ * @param policy      a policy run by the controller, or null
+ * @param policyLabel the name the run reports for {@code policy} (null: the policy's own)
+ * @param out         the directory for records and summary
+ * @param controlPort the TCP port of the gRPC control service, -1 for none
+ * @param quiet       print only failures (serene experiment prints one line per run)
+ */
+public record RunSettings(int workers, TrainSettings training, String sync, Policy policy, String policyLabel, WorkerJit workerJit,
+                          double targetAccuracy, Path out, int controlPort, int job, boolean quiet) {
+    /** Validates; called by {@link Builder#build()}. */
+    public RunSettings {
+        if (workers <= 0 || workers > 64) {
+            throw new IllegalArgumentException("--workers must be in 1..64, was " + workers);
+        }
+        if (training == null || workerJit == null || out == null) {
+            throw new IllegalArgumentException("training settings, worker JIT and output directory must be set");
+        }
+        if (!(targetAccuracy >= 0 && targetAccuracy <= 1)) {
+            throw new IllegalArgumentException("--target-accuracy must be in 0..1, was " + targetAccuracy);
+        }
+        if (policy == null) {
+            SyncSchedule.parse(sync).configFor(0).resolve(workers);
+        }
+        training.profile(workers);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The policy's name as the run reports it: the label, the policy's own name, or the sync config. */
+    public String policyName() {
+        return policy != null ? (policyLabel != null ? policyLabel : policy.name()) : sync;
+    }
+
+    /** How the workers train, as a run's summary records it (its "run" member, after the job's shape). */
+    public Map<String, Object> trainingSummary() {
+        final Map<String, Object> m = new LinkedHashMap<>(training.summary());
+        m.put("workerJit", workerJit.text());
+        return m;
+    }
+
+    /** Fluent setters over {@link TrainDefaults}; {@link #build()} validates. */
+    public static final class Builder {
+        private int workers = TrainDefaults.workers();
+        private TrainSettings training = TrainSettings.builder().build();
+        private String sync = TrainDefaults.POLICY;
+        private Policy policy;
+        private String policyLabel;
+        private WorkerJit workerJit = WorkerJit.parse("--worker-jit", TrainDefaults.WORKER_JIT);
+        private double targetAccuracy = TrainDefaults.targetAccuracy();
+        private Path out;
+        private int controlPort = -1;
+        private int job = 1;
+        private boolean quiet;
+
+        private Builder() {
+        }
+
+        public Builder workers(final int value) {
+            workers = value;
+            return this;
+        }
+
+        public Builder training(final TrainSettings value) {
+            training = value;
+            return this;
+        }
+
+        /** A sync config or schedule; clears a policy. */
+        public Builder sync(final String value) {
+            sync = value;
+            policy = null;
+            policyLabel = null;
+            return this;
+        }
+
+        /** A policy for the controller, reported as {@code label} (null: its own name). */
+        public Builder policy(final Policy value, final String label) {
+            policy = value;
+            policyLabel = label;
+            return this;
+        }
+
+        public Builder workerJit(final WorkerJit value) {
+            workerJit = value;
+            return this;
+        }
+
+        public Builder targetAccuracy(final double value) {
+            targetAccuracy = value;
+            return this;
+        }
+
+        public Builder out(final Path value) {
+            out = value;
+            return this;
+        }
+
+        public Builder controlPort(final int value) {
+            controlPort = value;
+            return this;
+        }
+
+        public Builder quiet(final boolean value) {
+            quiet = value;
+            return this;
+        }
+
+        public RunSettings build() {
+            return new RunSettings(workers, training, sync, policy, policyLabel, workerJit, targetAccuracy, out, controlPort, job,
+                quiet);
+        }
+    }
+}

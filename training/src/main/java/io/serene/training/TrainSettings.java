@@ -1,0 +1,215 @@
+package io.serene.training;
+
+import io.serene.training.data.FashionMnist;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * How a run's workers train: every option {@code serene train}, {@code serene worker},
+ * {@code serene demo} and experiment files share, as one immutable value. {@link #builder()} starts
+ * from {@link TrainDefaults}; {@link Builder#build()} is the one validation, failing with a message
+ * that names the option. {@link #arguments()} turns the settings into a worker process's flags, and
+ * the command line's options (harness {@code TrainingOptions}) turn them back into equal settings.
+ *
+ * @param rounds    rounds to run, or null to run {@code epochs} passes over the shard
+ * @param epochs    passes over each worker's shard, or null when {@code rounds} is given
+ * @param stragglers the straggler profile ({@link StragglerProfile#SYNTAX}), seeded by {@code seed}
+ * @param data      the Fashion-MNIST directory
+ */
+public record TrainSettings(ModelKind model, String stragglers, Integer rounds, Double epochs, int batch, boolean rebalance,
+                            float learningRate, float momentum, LrSchedule lrSchedule, StaleMomentum staleMomentum,
+                            ComputeClock computeClock, int evalEvery, boolean deferredEval, long seed, Path data,
+                            int timeoutSeconds) {
+    /** Validates; called by {@link Builder#build()}. */
+    public TrainSettings {
+        if (model == null || stragglers == null || lrSchedule == null || staleMomentum == null || computeClock == null
+            || data == null) {
+            throw new IllegalArgumentException("model, stragglers, schedules, clock and data directory must be set");
+        }
+        RunLength.check(batch, evalEvery, rounds, epochs);
+        if (rounds == null && epochs == null) {
+            throw new IllegalArgumentException("give --rounds or --epochs");
+        }
+        if (!(learningRate > 0) || Float.isInfinite(learningRate)) {
+            throw new IllegalArgumentException("--lr must be positive, was " + learningRate);
+        }
+        if (!(momentum >= 0 && momentum < 1)) {
+            throw new IllegalArgumentException("--momentum must be in [0, 1), was " + momentum);
+        }
+        if (timeoutSeconds <= 0) {
+            throw new IllegalArgumentException("--timeout-seconds must be positive, was " + timeoutSeconds);
+        }
+        // the syntax; a profile naming more workers than a job has is refused by profile(workers)
+        StragglerProfile.parse(stragglers, seed);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding these settings, to change some of them. */
+    public Builder toBuilder() {
+        return new Builder().model(model).stragglers(stragglers).rounds(rounds).epochs(epochs).batch(batch).rebalance(rebalance)
+            .learningRate(learningRate).momentum(momentum).lrSchedule(lrSchedule).staleMomentum(staleMomentum)
+            .computeClock(computeClock).evalEvery(evalEvery).deferredEval(deferredEval).seed(seed).data(data)
+            .timeoutSeconds(timeoutSeconds);
+    }
+
+    /** Rounds of a worker with a shard of {@code shard} images. */
+    public int roundsFor(final int shard) {
+        return RunLength.rounds(shard, batch, rounds, epochs);
+    }
+
+    /** The straggler profile for a job of {@code workers}, seeded by {@link #seed()}. */
+    public StragglerProfile profile(final int workers) {
+        return StragglerProfile.parse(stragglers, seed, workers);
+    }
+
+    /** These settings as {@code serene worker} flags; parsing them back gives equal settings. */
+    public List<String> arguments() {
+        final List<String> a = new ArrayList<>(List.of("--model", model.toString()));
+        if (rounds != null) {
+            a.addAll(List.of("--rounds", "" + rounds));
+        } else {
+            a.addAll(List.of("--epochs", "" + epochs));
+        }
+        a.addAll(List.of("--batch", "" + batch, rebalance ? "--rebalance" : "--no-rebalance", "--lr", "" + learningRate,
+            "--momentum", "" + momentum, "--lr-schedule", lrSchedule.text(), "--stale-momentum", staleMomentum.text(),
+            "--compute-clock", computeClock.text(), "--eval-every", "" + evalEvery,
+            deferredEval ? "--deferred-eval" : "--no-deferred-eval", "--seed", "" + seed, "--stragglers", stragglers,
+            "--data", data.toString(), "--timeout-seconds", "" + timeoutSeconds));
+        return a;
+    }
+
+    /** How the workers train, as a run's summary records it (part of its "run" member). */
+    public Map<String, Object> summary() {
+        final Map<String, Object> m = new LinkedHashMap<>();
+        m.put("batch", batch);
+        m.put("rebalance", rebalance);
+        m.put("learningRate", Double.parseDouble(Float.toString(learningRate)));
+        m.put("momentum", Double.parseDouble(Float.toString(momentum)));
+        m.put("lrSchedule", lrSchedule.text());
+        m.put("staleMomentum", staleMomentum.text());
+        m.put("computeClock", computeClock.text());
+        m.put("evalEvery", evalEvery);
+        m.put("evaluation", deferredEval ? "deferred" : "inline");
+        return m;
+    }
+
+    /** Fluent setters over {@link TrainDefaults}; {@link #build()} validates. */
+    public static final class Builder {
+        private ModelKind model = ModelKind.parse(TrainDefaults.MODEL);
+        private String stragglers = TrainDefaults.STRAGGLERS;
+        private Integer rounds;
+        private Double epochs;
+        private int batch = TrainDefaults.batch();
+        private boolean rebalance = true;
+        private float learningRate = TrainDefaults.learningRate();
+        private float momentum = TrainDefaults.momentum();
+        private LrSchedule lrSchedule = LrSchedule.parse("--lr-schedule", TrainDefaults.LR_SCHEDULE);
+        private StaleMomentum staleMomentum = StaleMomentum.parse("--stale-momentum", TrainDefaults.STALE_MOMENTUM);
+        private ComputeClock computeClock = ComputeClock.parse("--compute-clock", TrainDefaults.COMPUTE_CLOCK);
+        private int evalEvery = TrainDefaults.evalEvery();
+        private boolean deferredEval = true;
+        private long seed = TrainDefaults.seed();
+        private Path data;
+        private int timeoutSeconds = TrainDefaults.timeoutSeconds();
+
+        private Builder() {
+        }
+
+        public Builder model(final ModelKind value) {
+            model = value;
+            return this;
+        }
+
+        public Builder stragglers(final String value) {
+            stragglers = value;
+            return this;
+        }
+
+        /** Rounds to run (null: by epochs; neither given: one epoch). */
+        public Builder rounds(final Integer value) {
+            rounds = value;
+            return this;
+        }
+
+        public Builder epochs(final Double value) {
+            epochs = value;
+            return this;
+        }
+
+        public Builder batch(final int value) {
+            batch = value;
+            return this;
+        }
+
+        public Builder rebalance(final boolean value) {
+            rebalance = value;
+            return this;
+        }
+
+        public Builder learningRate(final float value) {
+            learningRate = value;
+            return this;
+        }
+
+        public Builder momentum(final float value) {
+            momentum = value;
+            return this;
+        }
+
+        public Builder lrSchedule(final LrSchedule value) {
+            lrSchedule = value;
+            return this;
+        }
+
+        public Builder staleMomentum(final StaleMomentum value) {
+            staleMomentum = value;
+            return this;
+        }
+
+        public Builder computeClock(final ComputeClock value) {
+            computeClock = value;
+            return this;
+        }
+
+        public Builder evalEvery(final int value) {
+            evalEvery = value;
+            return this;
+        }
+
+        public Builder deferredEval(final boolean value) {
+            deferredEval = value;
+            return this;
+        }
+
+        public Builder seed(final long value) {
+            seed = value;
+            return this;
+        }
+
+        /** The dataset directory (null: where Debian installs it). */
+        public Builder data(final Path value) {
+            data = value;
+            return this;
+        }
+
+        public Builder timeoutSeconds(final int value) {
+            timeoutSeconds = value;
+            return this;
+        }
+
+        /** The settings, validated; a run given neither rounds nor epochs runs one epoch. */
+        public TrainSettings build() {
+            final Double passes = rounds == null && epochs == null ? Double.valueOf(1) : epochs;
+            return new TrainSettings(model, stragglers, rounds, passes, batch, rebalance, learningRate, momentum, lrSchedule,
+                staleMomentum, computeClock, evalEvery, deferredEval, seed, data != null ? data : FashionMnist.DEBIAN_DIR,
+                timeoutSeconds);
+        }
+    }
+}
