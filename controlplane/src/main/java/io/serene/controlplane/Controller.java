@@ -79,6 +79,8 @@ public final class Controller {
     }
 
     private final Policy policy;
+    /** The policy compiled for this job: each rule with the group and config it writes. */
+    private final List<PolicyCompiler.CompiledRule> rules;
     private final int job;
     private final int workers;
     private final SwitchControl control;
@@ -109,6 +111,8 @@ public final class Controller {
     /** A controller of job {@code job} of {@code workers} workers; its decisions go to {@code control} as table writes. */
     public Controller(final Policy policy, final int job, final int workers, final SwitchControl control) {
         this.policy = policy;
+        // fails naming the start or the line whose config does not fit the job or a group
+        this.rules = PolicyCompiler.compile(policy, job, workers);
         this.job = job;
         this.workers = workers;
         this.control = control;
@@ -127,13 +131,6 @@ public final class Controller {
         this.sampled = new int[workers];
         this.sampledClock = new int[workers];
         this.smoothed = new long[workers];
-        for (int g = 0; g < groups; g++) {
-            try {
-                policy.start(g).resolve(workers, members[g]);
-            } catch (final IllegalArgumentException ex) {
-                throw new IllegalArgumentException("start of group " + policy.groupName(g) + ": " + ex.getMessage(), ex);
-            }
-        }
     }
 
     /** The config the default group starts with (install it as the switch's default before the first round). */
@@ -155,9 +152,9 @@ public final class Controller {
         smooth(t);
         final boolean retimed = retime(t.roundTimeNs);
         String reason = null;
-        final List<Policy.Rule> rules = policy.rules();
         for (int i = 0; i < rules.size(); i++) {
-            final Policy.Rule rule = rules.get(i);
+            final PolicyCompiler.CompiledRule compiled = rules.get(i);
+            final Policy.Rule rule = compiled.rule;
             if (rule.metric.perWorker()) {
                 reason = perWorker(i, rule, t, reason);
                 continue;
@@ -168,10 +165,10 @@ public final class Controller {
             }
             final double value = value(rule.metric, t);
             streak[i] = rule.comparator.test(value, rule.threshold) ? streak[i] + 1 : 0;
-            final int g = rule.action.group;
-            if (streak[i] >= rule.rounds && reason == null && !rule.action.config.equals(base[g])
-                && fits(g, effective(g, rule.action.config))) {
-                base[g] = rule.action.config;
+            final int g = compiled.group;
+            if (streak[i] >= rule.rounds && reason == null && !compiled.config.equals(base[g])
+                && fits(g, effective(g, compiled.config))) {
+                base[g] = compiled.config;
                 reason = rule.condition() + " (" + rule.metric.text + " = " + round2(value) + ")";
                 Arrays.fill(streak, 0);
             }
@@ -195,12 +192,12 @@ public final class Controller {
             }
             // every group that changes in one evaluation changes from the same round
             first = first < 0 ? control.earliestSwapRound() : first;
-            TableWrite write = install(first, g, effective);
+            TableWrite write = PolicyCompiler.install(job, g, first, effective);
             Status status = control.write(write);
             if (status == Status.TOO_EARLY) {
                 // a worker moved on since the earliest round was read: read it again, once
                 first = control.earliestSwapRound();
-                write = install(first, g, effective);
+                write = PolicyCompiler.install(job, g, first, effective);
                 status = control.write(write);
             }
             if (status == Status.OK) {
@@ -212,11 +209,6 @@ public final class Controller {
                 unsyncedReason = reason;
             }
         }
-    }
-
-    /** The hot-swap write of a group's config from {@code firstRound} on. */
-    public TableWrite install(final int firstRound, final int group, final SyncConfig config) {
-        return TableWrite.install(SyncConfigEntry.builder().job(job).group(group).firstRound(firstRound).config(config).build());
     }
 
     /**
@@ -309,35 +301,11 @@ public final class Controller {
         return median(waitedFor);
     }
 
-    /**
-     * A group's config as the switch gets it: its excluded members removed from the required set
-     * (with the exclude action's late mode), a relative timeout in milliseconds of the typical round
-     * time (left out until a round time is measured).
-     */
+    /** A group's config as the switch gets it ({@link PolicyCompiler#entryConfig}): its excluded members, the typical round time. */
     private SyncConfig effective(final int group, final SyncConfig config) {
-        final SyncConfig timed = absolute(config, typicalRoundNs);
         final BitSet out = (BitSet) excluded.clone();
         out.and(members[group]);
-        if (out.isEmpty()) {
-            return timed;
-        }
-        return timed.excluding(out).withLateMode(excludeLate);
-    }
-
-    /**
-     * A config with its relative timeout in milliseconds of a typical round ({@code roundNs}; to a
-     * tenth of a millisecond), or without it while no round was measured ({@code roundNs} 0).
-     */
-    static SyncConfig absolute(final SyncConfig config, final long roundNs) {
-        if (config.timeoutPercent() == 0) {
-            return config;
-        }
-        final SyncConfig none = config.withoutTimeout();
-        if (roundNs <= 0) {
-            return none;
-        }
-        final long tenths = Math.max(1, Math.round(roundNs * (config.timeoutPercent() / 100.0) / 100_000));
-        return none.withTimeoutNs(tenths * 100_000);
+        return PolicyCompiler.entryConfig(config, out, excludeLate, typicalRoundNs);
     }
 
     private boolean fits(final int group, final SyncConfig config) {

@@ -25,13 +25,26 @@ import java.util.function.Supplier;
  * cannot fit fails here.
  */
 public final class PolicyCompiler {
-    /** One rule's compiled form: its condition and the entry it installs. */
+    /**
+     * One rule's compiled form: its condition, and what it installs when it fires: a config rule its
+     * {@link #config} for {@link #group} (the entry made by {@link #install} from the group's
+     * {@link #entryConfig}), an exclude or include rule its group's base config with the worker it
+     * names removed or required again. {@link #install} is that write as text, with what is known only
+     * at run time named (B, BASE, EXCLUDED, W, TYPICAL).
+     */
     public static final class CompiledRule {
         public final Policy.Rule rule;
+        /** The group a config rule writes; -1 for exclude and include (the group of the worker named). */
+        public final int group;
+        /** The config a config rule sets as its group's base; null for exclude and include. */
+        public final SyncConfig config;
         public final String install;
 
         CompiledRule(final Policy.Rule rule, final String install) {
             this.rule = rule;
+            final boolean sets = rule.action.kind != Policy.Action.Kind.EXCLUDE && rule.action.kind != Policy.Action.Kind.INCLUDE;
+            this.group = sets ? rule.action.group : -1;
+            this.config = sets ? rule.action.config : null;
             this.install = install;
         }
 
@@ -44,6 +57,52 @@ public final class PolicyCompiler {
     private PolicyCompiler() {
     }
 
+    /** The hot-swap write of a group's entry: {@code config} in force from {@code firstRound} on, replacing later entries. */
+    public static TableWrite install(final int job, final int group, final int firstRound, final SyncConfig config) {
+        return TableWrite.install(SyncConfigEntry.builder().job(job).group(group).firstRound(firstRound).config(config).build());
+    }
+
+    /**
+     * The config a group's entry gets for its base config {@code config}: the group's excluded
+     * members ({@code excluded}, may be empty) removed from the required set with the exclude action's
+     * late mode, and a relative timeout in milliseconds of the typical round time ({@code roundNs};
+     * left out while no round was measured, 0).
+     */
+    public static SyncConfig entryConfig(final SyncConfig config, final BitSet excluded, final LateMode excludeLate,
+                                         final long roundNs) {
+        final SyncConfig timed = absolute(config, roundNs);
+        return excluded.isEmpty() ? timed : timed.excluding(excluded).withLateMode(excludeLate);
+    }
+
+    /**
+     * A config with its relative timeout in milliseconds of a typical round ({@code roundNs}; to a
+     * tenth of a millisecond), or without it while no round was measured ({@code roundNs} 0).
+     */
+    static SyncConfig absolute(final SyncConfig config, final long roundNs) {
+        if (config.timeoutPercent() == 0) {
+            return config;
+        }
+        final SyncConfig none = config.withoutTimeout();
+        if (roundNs <= 0) {
+            return none;
+        }
+        final long tenths = Math.max(1, Math.round(roundNs * (config.timeoutPercent() / 100.0) / 100_000));
+        return none.withTimeoutNs(tenths * 100_000);
+    }
+
+    /**
+     * Refuses a policy with a rule on telemetry only workers have (the waiting share, staleness),
+     * for a controller that reads the switch's alone; {@code where} says which one, for the message.
+     */
+    public static void requireSwitchTelemetry(final Policy policy, final String where) {
+        for (final Policy.Rule rule : policy.rules()) {
+            if (rule.metric == Policy.Metric.WAITING_SHARE || rule.metric == Policy.Metric.STALENESS) {
+                throw new IllegalArgumentException("policy " + policy.name() + ": '" + rule.condition() + "' needs worker-side "
+                    + "telemetry; " + where + " a policy may use lag, round_time and slowdown(worker)");
+            }
+        }
+    }
+
     /** The start entry a job begins with. */
     public static SyncConfigEntry startEntry(final Policy policy, final int job) {
         return SyncConfigEntry.builder().job(job).firstRound(0).config(policy.start()).build();
@@ -51,9 +110,14 @@ public final class PolicyCompiler {
 
     /**
      * The writes that set a job up before its first round: a worker_group entry per worker of a
-     * declared group, and each group's start entry (the default group's first).
+     * declared group, and each group's start entry from round 0 (the default group's first).
      */
     public static List<TableWrite> startWrites(final Policy policy, final int job, final int workers) {
+        return startWrites(policy, job, workers, 0);
+    }
+
+    /** {@link #startWrites(Policy, int, int)} with the start entries installed from {@code firstRound} (a running job). */
+    public static List<TableWrite> startWrites(final Policy policy, final int job, final int workers, final int firstRound) {
         final List<TableWrite> writes = new ArrayList<>();
         final int[] groupOf = groups(() -> policy.groupOf(workers));
         for (int w = 0; w < workers; w++) {
@@ -62,7 +126,7 @@ public final class PolicyCompiler {
             }
         }
         for (int g = 0; g <= policy.groups().size(); g++) {
-            writes.add(TableWrite.insert(SyncConfigEntry.builder().job(job).group(g).firstRound(0).config(policy.start(g)).build()));
+            writes.add(install(job, g, firstRound, policy.start(g)));
         }
         return writes;
     }

@@ -1,8 +1,12 @@
 package io.serene.controlplane;
 
-import io.serene.protocol.table.SyncConfigEntry;
+import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.sync.SyncConfigParser;
+import io.serene.protocol.table.SyncConfigEntry;
 import org.junit.jupiter.api.Test;
+
+import java.util.BitSet;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -22,7 +26,7 @@ class PolicyCompilerTest {
     void theAdaptivePolicyCompilesToTheseWrites() {
         assertThat(PolicyCompiler.render(PolicyParser.parse(ADAPTIVE), 7, 4)).isEqualTo(String.join("\n",
             "policy adaptive for job 7 of 4 workers",
-            "start: INSERT sync_config{job=7, first_round=0} -> bsp [bound=0 required={0, 1, 2, 3} quorum=4 timeout=none late=fold]",
+            "start: INSTALL sync_config{job=7, first_round=0} -> bsp [bound=0 required={0, 1, 2, 3} quorum=4 timeout=none late=fold]",
             "line 3: when slowdown(worker) > 2 for 5 rounds -> INSTALL sync_config{job=7, first_round=B} -> "
                 + "BASE+exclude:W for the worker W it names",
             "line 4: when slowdown(worker) < 1.3 for 10 rounds -> INSTALL sync_config{job=7, first_round=B} -> "
@@ -52,8 +56,8 @@ class PolicyCompilerTest {
         assertThat(PolicyCompiler.render(tiers, 2, 4)).isEqualTo(String.join("\n",
             "policy tiers for job 2 of 4 workers",
             "start: INSERT worker_group{job=2, worker=3} -> 1",
-            "start: INSERT sync_config{job=2, first_round=0} -> bsp [bound=0 required={0, 1, 2} quorum=3 timeout=none late=fold]",
-            "start: INSERT sync_config{job=2, group=1, first_round=0} -> bsp+timeout:30 [bound=0 required={3} quorum=1 "
+            "start: INSTALL sync_config{job=2, first_round=0} -> bsp [bound=0 required={0, 1, 2} quorum=3 timeout=none late=fold]",
+            "start: INSTALL sync_config{job=2, group=1, first_round=0} -> bsp+timeout:30 [bound=0 required={3} quorum=1 "
                 + "timeout=30.0ms late=fold]",
             "line 5: when lag >= 2 for 3 rounds in old: bsp+timeout:30 -> INSTALL sync_config{job=2, group=1, first_round=B} -> "
                 + "ssp:2+fastest:1+exclude:EXCLUDED [bound=2 required={} quorum=1 timeout=none late=fold]",
@@ -83,5 +87,25 @@ class PolicyCompilerTest {
             .hasMessage("line 2: quorum 9 exceeds the job's 4 workers");
         assertThatThrownBy(() -> PolicyCompiler.compile(PolicyParser.parse("start quorum(5)"), 1, 4))
             .hasMessageStartingWith("start: quorum 5 exceeds");
+    }
+
+    @Test
+    void theEntryAGroupGetsHasItsExcludedMembersAndAnAbsoluteTimeout() {
+        final BitSet out = new BitSet();
+        out.set(2);
+        final SyncConfig relative = SyncConfigParser.parse("bsp+timeout:50%");
+        assertThat(PolicyCompiler.entryConfig(relative, new BitSet(), LateMode.FOLD, 0))
+            .as("no round measured yet: no timeout").isEqualTo(SyncConfigParser.parse("bsp"));
+        assertThat(PolicyCompiler.entryConfig(relative, out, LateMode.DROP, 8_000_000))
+            .isEqualTo(SyncConfigParser.parse("bsp+timeout:4+exclude:2+drop"));
+        assertThat(PolicyCompiler.install(3, 1, 40, SyncConfigParser.parse("ssp:2")).toString())
+            .isEqualTo("INSTALL sync_config{job=3, group=1, first_round=40} -> ssp:2");
+    }
+
+    @Test
+    void aControllerOnSwitchTelemetryRefusesRulesOnWorkerTelemetry() {
+        assertThatThrownBy(() -> PolicyCompiler.requireSwitchTelemetry(PolicyParser.parse("policy p\nstart bsp\nwhen staleness > 1 then bsp"),
+            "in serene train")).hasMessageStartingWith("policy p: 'staleness > 1 for 1 rounds' needs worker-side telemetry; in serene train");
+        PolicyCompiler.requireSwitchTelemetry(PolicyParser.parse("start bsp\nwhen lag >= 2 then ssp(2)"), "anywhere");
     }
 }

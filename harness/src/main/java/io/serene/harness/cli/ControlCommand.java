@@ -6,6 +6,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.serene.controlplane.ControlLoop;
 import io.serene.controlplane.Controller;
 import io.serene.controlplane.Policy;
+import io.serene.controlplane.PolicyCompiler;
 import io.serene.controlplane.TelemetrySample;
 import io.serene.controlplane.rpc.ConfigEntry;
 import io.serene.controlplane.rpc.CountersRequest;
@@ -318,13 +319,7 @@ public final class ControlCommand implements Runnable {
         @Override
         public Integer call() throws Exception {
             final Policy policy = PolicyCommand.load(file);
-            for (final Policy.Rule rule : policy.rules()) {
-                if (rule.metric == Policy.Metric.WAITING_SHARE
-                    || rule.metric == Policy.Metric.STALENESS) {
-                    throw new IllegalArgumentException(file + ": '" + rule.condition() + "' needs worker-side telemetry; "
-                        + "against a remote switch a policy may use lag, round_time and slowdown(worker)");
-                }
-            }
+            PolicyCompiler.requireSwitchTelemetry(policy, "against a remote switch");
             if (intervalMs <= 0) {
                 throw new IllegalArgumentException("--interval-ms must be positive, was " + intervalMs);
             }
@@ -339,13 +334,14 @@ public final class ControlCommand implements Runnable {
                     groups(stub, job, controller.groupOf());
                 }
                 final int from = remote.earliestSwapRound();
-                final Status initial = remote.write(controller.install(from, 0, controller.initial()));
-                System.out.println("policy " + policy.name() + " on job " + job + " (" + workers + " workers): start "
-                    + controller.initial() + " from round " + from + " (" + initial + ")");
-                for (int g = 1; g <= policy.groups().size(); g++) {
-                    final Status st = remote.write(controller.install(from, g, policy.start(g)));
-                    System.out.println("  group " + policy.groupName(g) + " (" + g + "): start " + policy.start(g)
-                        + " from round " + from + " (" + st + ")");
+                // the start entries as the compiler writes them, the default group's first (the worker groups went in above)
+                for (final TableWrite write : PolicyCompiler.startWrites(policy, job, workers, from)) {
+                    if (write.entry() instanceof SyncConfigEntry entry) {
+                        final int g = entry.group();
+                        System.out.println((g == 0 ? "policy " + policy.name() + " on job " + job + " (" + workers + " workers)"
+                            : "  group " + policy.groupName(g) + " (" + g + ")") + ": start " + entry.config() + " from round " + from
+                            + " (" + remote.write(write) + ")");
+                    }
                 }
                 System.out.flush();
                 final Iterator<JobState> states = stub.watchJob(WatchRequest.newBuilder().setJob(job).setIntervalMs(intervalMs).build());

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.serene.controlplane.Controller;
-import io.serene.controlplane.Policy;
 import io.serene.controlplane.PolicyCompiler;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
@@ -64,12 +63,7 @@ public final class TrainRun {
         final SyncConfig initial = s.policy() != null ? s.policy().start() : schedule.configFor(0);
         initial.resolve(s.workers());
         if (s.policy() != null) {
-            for (final Policy.Rule rule : s.policy().rules()) {
-                if (rule.metric == Policy.Metric.WAITING_SHARE || rule.metric == Policy.Metric.STALENESS) {
-                    throw new IllegalArgumentException("policy " + s.policy().name() + ": '" + rule.condition() + "' needs "
-                        + "worker-side telemetry; in serene train a policy may use lag, round_time and slowdown(worker)");
-                }
-            }
+            PolicyCompiler.requireSwitchTelemetry(s.policy(), "in serene train");
         }
         final FashionMnist dataset = FashionMnist.load(t.data());
         final int rounds = t.roundsFor(dataset.train.size() / s.workers());
