@@ -59,6 +59,9 @@ public final class DjlModel implements AutoCloseable {
     /** SGD momentum, kept here (the optimizer steps plain SGD) so each step can choose its coefficient. */
     private final float momentum;
     private final float[] velocity;
+    /** Scratch for {@link #computeGradientAt} (the parameters held) and {@link #predictInto} (the velocity carried on). */
+    private float[] held;
+    private float[] predicted;
     private float lastLoss = Float.NaN;
     /** False until {@link #warmUp}: DJL's first step sees gradients, at learning rate 0. */
     private boolean warmedUp;
@@ -198,6 +201,48 @@ public final class DjlModel implements AutoCloseable {
             gather(NDArray::getGradient, gradient);
         }
         return gradient;
+    }
+
+    /**
+     * {@link #computeGradient} on other parameters ({@code at}, flat, block order), the model's own
+     * left as they were, bitwise: for a worker computing ahead on the model it will have.
+     */
+    public float[] computeGradientAt(final float[] at, final float[] pixels, final int[] labels) {
+        if (held == null) {
+            held = new float[elements];
+        }
+        copyParameters(held);
+        loadParameters(at);
+        try {
+            return computeGradient(pixels, labels);
+        } finally {
+            loadParameters(held);
+        }
+    }
+
+    /**
+     * The parameters after {@code momenta.length} more steps (see {@link #applyGradient(float[], float)})
+     * with momenta {@code momenta} and the scheduled learning rates, whose averaged gradients are
+     * {@code first} plus {@code each} for the first step and {@code each} after (null: zero): the
+     * velocity carries on as it will whatever the gradients are. Into {@code out}; the model is not changed.
+     */
+    public void predictInto(final float[] out, final float[] first, final float[] each, final float[] momenta) {
+        if (out.length != elements || (first != null && first.length != elements) || (each != null && each.length != elements)) {
+            throw new IllegalArgumentException("need " + elements + " elements");
+        }
+        copyParameters(out);
+        if (predicted == null) {
+            predicted = new float[elements];
+        }
+        System.arraycopy(velocity, 0, predicted, 0, elements);
+        for (int j = 0; j < momenta.length; j++) {
+            final float lr = learningRate(steps + j);
+            for (int i = 0; i < elements; i++) {
+                final float g = (j == 0 && first != null ? first[i] : 0f) + (each != null ? each[i] : 0f);
+                predicted[i] = momenta[j] * predicted[i] + g;
+                out[i] -= lr * predicted[i];
+            }
+        }
     }
 
     /** The configured SGD momentum. */

@@ -14,7 +14,8 @@ public final class TrainDefaults {
     public static final String LEARNING_RATE = "0.05";
     public static final String MOMENTUM = "0.9";
     public static final String LR_SCHEDULE = "constant";
-    public static final String STALE_MOMENTUM = "compensate";
+    public static final String STALE_MOMENTUM = "auto";
+    public static final String COMPUTE_ON = "predicted";
     public static final String COMPUTE_CLOCK = "cpu";
     public static final String WORKER_JIT = "c1";
     /** Test-set evaluation every this many rounds (0: only at the end). */

@@ -18,16 +18,17 @@ import java.util.Map;
  * @param rounds    rounds to run, or null to run {@code epochs} passes over the shard
  * @param epochs    passes over each worker's shard, or null when {@code rounds} is given
  * @param stragglers the straggler profile ({@link StragglerProfile#SYNTAX}), seeded by {@code seed}
+ * @param computeOn  the model a worker computing ahead of its pending rounds computes on (docs/sync.md)
  * @param data      the Fashion-MNIST directory
  */
 public record TrainSettings(ModelKind model, String stragglers, Integer rounds, Double epochs, int batch, boolean rebalance,
                             float learningRate, float momentum, LrSchedule lrSchedule, StaleMomentum staleMomentum,
-                            ComputeClock computeClock, int evalEvery, boolean deferredEval, long seed, Path data,
-                            int timeoutSeconds) {
+                            ComputeClock computeClock, ComputeOn computeOn, int evalEvery, boolean deferredEval, long seed,
+                            Path data, int timeoutSeconds) {
     /** Validates; called by {@link Builder#build()}. */
     public TrainSettings {
         if (model == null || stragglers == null || lrSchedule == null || staleMomentum == null || computeClock == null
-            || data == null) {
+            || computeOn == null || data == null) {
             throw new IllegalArgumentException("model, stragglers, schedules, clock and data directory must be set");
         }
         RunLength.check(batch, evalEvery, rounds, epochs);
@@ -55,8 +56,13 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
     public Builder toBuilder() {
         return new Builder().model(model).stragglers(stragglers).rounds(rounds).epochs(epochs).batch(batch).rebalance(rebalance)
             .learningRate(learningRate).momentum(momentum).lrSchedule(lrSchedule).staleMomentum(staleMomentum)
-            .computeClock(computeClock).evalEvery(evalEvery).deferredEval(deferredEval).seed(seed).data(data)
+            .computeClock(computeClock).computeOn(computeOn).evalEvery(evalEvery).deferredEval(deferredEval).seed(seed).data(data)
             .timeoutSeconds(timeoutSeconds);
+    }
+
+    /** The momentum rule in force ({@link StaleMomentum#AUTO} resolved for {@link #computeOn}). */
+    public StaleMomentum momentumRule() {
+        return staleMomentum.resolve(computeOn);
     }
 
     /** Rounds of a worker with a shard of {@code shard} images. */
@@ -79,7 +85,8 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         }
         a.addAll(List.of("--batch", "" + batch, rebalance ? "--rebalance" : "--no-rebalance", "--lr", "" + learningRate,
             "--momentum", "" + momentum, "--lr-schedule", lrSchedule.text(), "--stale-momentum", staleMomentum.text(),
-            "--compute-clock", computeClock.text(), "--eval-every", "" + evalEvery,
+            "--compute-clock", computeClock.text(), "--compute-on", computeOn.text(),
+            "--eval-every", "" + evalEvery,
             deferredEval ? "--deferred-eval" : "--no-deferred-eval", "--seed", "" + seed, "--stragglers", stragglers,
             "--data", data.toString(), "--timeout-seconds", "" + timeoutSeconds));
         return a;
@@ -95,6 +102,7 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         m.put("lrSchedule", lrSchedule.text());
         m.put("staleMomentum", staleMomentum.text());
         m.put("computeClock", computeClock.text());
+        m.put("computeOn", computeOn.text());
         m.put("evalEvery", evalEvery);
         m.put("evaluation", deferredEval ? "deferred" : "inline");
         return m;
@@ -113,6 +121,7 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         private LrSchedule lrSchedule = LrSchedule.parse("--lr-schedule", TrainDefaults.LR_SCHEDULE);
         private StaleMomentum staleMomentum = StaleMomentum.parse("--stale-momentum", TrainDefaults.STALE_MOMENTUM);
         private ComputeClock computeClock = ComputeClock.parse("--compute-clock", TrainDefaults.COMPUTE_CLOCK);
+        private ComputeOn computeOn = ComputeOn.parse("--compute-on", TrainDefaults.COMPUTE_ON);
         private int evalEvery = TrainDefaults.evalEvery();
         private boolean deferredEval = true;
         private long seed = TrainDefaults.seed();
@@ -178,6 +187,11 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
             return this;
         }
 
+        public Builder computeOn(final ComputeOn value) {
+            computeOn = value;
+            return this;
+        }
+
         public Builder evalEvery(final int value) {
             evalEvery = value;
             return this;
@@ -208,7 +222,7 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         public TrainSettings build() {
             final Double passes = rounds == null && epochs == null ? Double.valueOf(1) : epochs;
             return new TrainSettings(model, stragglers, rounds, passes, batch, rebalance, learningRate, momentum, lrSchedule,
-                staleMomentum, computeClock, evalEvery, deferredEval, seed, data != null ? data : FashionMnist.DEBIAN_DIR,
+                staleMomentum, computeClock, computeOn, evalEvery, deferredEval, seed, data != null ? data : FashionMnist.DEBIAN_DIR,
                 timeoutSeconds);
         }
     }

@@ -81,6 +81,18 @@ public final class TrainingLoop {
     private final int[] testLabels;
     private final int total;
     private final Options options;
+    /**
+     * Read-my-writes: this worker's own gradients not yet in an applied aggregate (their sum: each
+     * added as it is sent, taken out as its aggregate retires it, {@code Aggregate.ownRetiredInto}),
+     * the rounds' bounds, and scratch for the model computed on ({@link #aheadOf}).
+     */
+    private final float[] unreleased;
+    private final float[] retired;
+    private final float[] ahead;
+    private final float[] own;
+    private final float[] others;
+    private int[] bounds;
+    private float[] averaged;
 
     /** {@code copies} null: evaluation during training, inside the measured times. */
     public TrainingLoop(final UdpWorker worker, final DjlModel net, final Batches batches, final GlobalBatch sizes,
@@ -96,13 +108,18 @@ public final class TrainingLoop {
         this.testLabels = testLabels;
         this.total = total;
         this.options = options;
+        this.unreleased = new float[net.elements()];
+        this.retired = new float[net.elements()];
+        this.ahead = new float[net.elements()];
+        this.own = new float[net.elements()];
+        this.others = new float[net.elements()];
     }
 
     /** Trains every round, then evaluates (deferred: the copies) and prints the worker's result line and JSON. */
     public void run() throws Exception {
-        final float[] averaged = new float[net.elements()];
+        averaged = new float[net.elements()];
         final ArrayDeque<CompletableFuture<Aggregate>> pending = new ArrayDeque<>();
-        final int[] bounds = new int[total];
+        bounds = new int[total];
         // a gradient computed but not sent yet: its round was released while it was computed
         HeldGradient held = null;
         long lastComputeNs = 0;
@@ -119,7 +136,7 @@ public final class TrainingLoop {
             // required: every round up to r - 1 - s; then whatever else already arrived
             while (!pending.isEmpty() && (nextToApply <= SyncRules.gateRound(round, bound) || pending.peek().isDone())) {
                 final int next = nextToApply++;
-                applyNext(pending, next, options.settings().staleMomentum().momentum(net.momentum(), bounds[next]), averaged);
+                applyNext(pending, next, options.settings().momentumRule().momentum(net.momentum(), bounds[next]), averaged);
             }
             if (held == null && released(worker) < round) {
                 held = compute(round, nextToApply);
@@ -142,6 +159,9 @@ public final class TrainingLoop {
                 log.computed(round, held.batch, held.elapsedNs, held.injectedNs, round - held.appliedBefore, held.loss);
                 lastComputeNs = held.reportedNs();
                 pending.add(worker.allreduce(round, held.gradient, lastComputeNs).whenComplete((a, e) -> log.released(r)));
+                for (int i = 0; i < unreleased.length; i++) {
+                    unreleased[i] += held.gradient[i];
+                }
                 held = null;
             }
             if (options.progressLines()) {
@@ -158,7 +178,7 @@ public final class TrainingLoop {
         }
         while (!pending.isEmpty()) {
             final int next = nextToApply++;
-            applyNext(pending, next, options.settings().staleMomentum().momentum(net.momentum(), bounds[next]), averaged);
+            applyNext(pending, next, options.settings().momentumRule().momentum(net.momentum(), bounds[next]), averaged);
         }
         final long endNs = System.nanoTime();
         final double seconds = (endNs - start) / 1e9;
@@ -201,7 +221,9 @@ public final class TrainingLoop {
         final long c0 = options.settings().computeClock().nanos();
         final long t0 = System.nanoTime();
         final int batch = sizes.next();
-        final float[] gradient = net.computeGradient(batches.next(batch), batches.labels()).clone();
+        final float[] pixels = batches.next(batch);
+        final float[] gradient = (aheadOf(round, applied, averaged) ? net.computeGradientAt(ahead, pixels, batches.labels())
+            : net.computeGradient(pixels, batches.labels())).clone();
         final long elapsedNs = System.nanoTime() - t0;
         final long measuredNs = options.settings().computeClock().nanos() - c0;
         // the injected straggling stays a multiple of the elapsed time, whichever clock is reported
@@ -210,6 +232,38 @@ public final class TrainingLoop {
             LockSupport.parkNanos(injectedNs);
         }
         return new HeldGradient(gradient, round, batch, elapsedNs, measuredNs, injectedNs, applied, net.lastLoss());
+    }
+
+    /**
+     * Whether round {@code round} is computed ahead of pending rounds (after {@code applied} rounds,
+     * so {@code round - applied} of them, never under BSP), and if so the model it is computed on
+     * ({@link ComputeOn}), into {@link #ahead}: the model after those rounds' steps, each with its
+     * momentum and learning rate and the velocity carried on; this worker's unreleased gradients,
+     * scaled by 1 / N as they appear in an average, in the first of them; under
+     * {@link ComputeOn#PREDICTED} the others' part of each predicted as the last applied average.
+     */
+    private boolean aheadOf(final int round, final int applied, final float[] lastAverage) {
+        final int pendingRounds = round - applied;
+        final ComputeOn on = options.settings().computeOn();
+        if (on == ComputeOn.APPLIED || pendingRounds <= 0) {
+            return false;
+        }
+        final float[] momenta = new float[pendingRounds];
+        for (int j = 0; j < pendingRounds; j++) {
+            momenta[j] = options.settings().momentumRule().momentum(net.momentum(), bounds[applied + j]);
+        }
+        final float n = worker.workers();
+        for (int i = 0; i < own.length; i++) {
+            own[i] = unreleased[i] / n;
+        }
+        if (on == ComputeOn.PREDICTED) {
+            final float share = (n - 1) / n;
+            for (int i = 0; i < others.length; i++) {
+                others[i] = share * lastAverage[i];
+            }
+        }
+        net.predictInto(ahead, own, on == ComputeOn.PREDICTED ? others : null, momenta);
+        return true;
     }
 
     /**
@@ -266,6 +320,10 @@ public final class TrainingLoop {
         log.waited(round, System.nanoTime() - t0);
         aggregate.averageInto(averaged);
         sizes.applied(aggregate.contributorCount());
+        aggregate.ownRetiredInto(retired);
+        for (int i = 0; i < unreleased.length; i++) {
+            unreleased[i] -= retired[i];
+        }
         aggregate.release();
         net.applyGradient(averaged, momentum);
         if (copies == null && round == total - 1) {

@@ -13,7 +13,11 @@ class TrainChoicesTest {
             assertThat(LrSchedule.parse("--lr-schedule", s.text())).isEqualTo(s);
         }
         assertThat(WorkerJit.parse("--worker-jit", TrainDefaults.WORKER_JIT)).isEqualTo(WorkerJit.C1);
-        assertThat(StaleMomentum.parse("x", TrainDefaults.STALE_MOMENTUM)).isEqualTo(StaleMomentum.COMPENSATE);
+        assertThat(StaleMomentum.parse("x", TrainDefaults.STALE_MOMENTUM)).isEqualTo(StaleMomentum.AUTO);
+        assertThat(StaleMomentum.AUTO.resolve(ComputeOn.APPLIED)).isEqualTo(StaleMomentum.COMPENSATE);
+        assertThat(StaleMomentum.AUTO.resolve(ComputeOn.PREDICTED)).isEqualTo(StaleMomentum.FIXED);
+        assertThat(StaleMomentum.COMPENSATE.resolve(ComputeOn.PREDICTED)).isEqualTo(StaleMomentum.COMPENSATE);
+        assertThat(ComputeOn.parse("--compute-on", TrainDefaults.COMPUTE_ON)).isEqualTo(ComputeOn.PREDICTED);
         assertThatThrownBy(() -> LrSchedule.parse("--lr-schedule", "step"))
             .hasMessage("--lr-schedule must be constant, cosine or cooldown, was 'step'");
         assertThatThrownBy(() -> WorkerJit.parse("'workerJit'", "c2")).hasMessage("'workerJit' must be c1 or tiered, was 'c2'");

@@ -38,6 +38,11 @@ public final class UdpWorker implements AutoCloseable {
         return new UdpWorker(engine, host);
     }
 
+    /** Workers in the job (the context's, fixed at start: readable from any thread). */
+    public int workers() {
+        return engine.context().workers();
+    }
+
     /** Completes when the switch accepted the JOIN; fails with the switch's reason or after the retries. */
     public CompletableFuture<Void> joined() {
         return engine.joined();

@@ -1,6 +1,7 @@
 package io.serene.harness.cli;
 
 import io.serene.training.ComputeClock;
+import io.serene.training.ComputeOn;
 import io.serene.training.LrSchedule;
 import io.serene.training.ModelKind;
 import io.serene.training.StaleMomentum;
@@ -53,7 +54,9 @@ public final class TrainingOptions {
 
     @Option(names = "--stale-momentum", defaultValue = TrainDefaults.STALE_MOMENTUM, description = "compensate: a round computed under a "
         + "bound s > 0 is applied with momentum max(0, m - s/(s+1)) (asynchrony acts as momentum of its own; the bound is "
-        + "agreed, so every worker takes the same step); fixed: always --momentum. Default: ${DEFAULT-VALUE}.")
+        + "agreed, so every worker takes the same step); fixed: always --momentum; auto: fixed when workers compute ahead on "
+        + "the model their pending steps lead to (--compute-on own or predicted), compensate on the applied one. "
+        + "Default: ${DEFAULT-VALUE}.")
     String staleMomentum;
 
     @Option(names = "--compute-clock", defaultValue = TrainDefaults.COMPUTE_CLOCK, description = "The compute time a worker reports to the "
@@ -62,6 +65,13 @@ public final class TrainingOptions {
         + "preempted worker does not look slow (on a host of its own the two agree); wall: elapsed time, preemption included "
         + "(a worker slowed by a co-located job shows as slow). Records keep the elapsed time either way. Default: ${DEFAULT-VALUE}.")
     String computeClock;
+
+    @Option(names = "--compute-on", defaultValue = TrainDefaults.COMPUTE_ON, description = "The model a worker computes on when it "
+        + "computes a round before its last rounds' aggregates are applied (under a bound s > 0; never under BSP): applied: the "
+        + "model as applied; own: read-my-writes, the model those rounds' steps lead to with its own gradients in them (scaled "
+        + "by 1/N, as in an average) and the momentum carried on; predicted: own, with the others' gradients of each pending "
+        + "round predicted as the last applied aggregate. Default: ${DEFAULT-VALUE}.")
+    String computeOn;
 
     @Option(names = "--eval-every", defaultValue = TrainDefaults.EVAL_EVERY,
         description = "Test-set evaluation every E rounds (0: only at the end). Default: ${DEFAULT-VALUE}.")
@@ -98,6 +108,7 @@ public final class TrainingOptions {
             .lrSchedule(LrSchedule.parse("--lr-schedule", lrSchedule))
             .staleMomentum(StaleMomentum.parse("--stale-momentum", staleMomentum))
             .computeClock(ComputeClock.parse("--compute-clock", computeClock))
+            .computeOn(ComputeOn.parse("--compute-on", computeOn))
             .evalEvery(evalEvery)
             .deferredEval(deferredEval)
             .seed(seed)

@@ -10,6 +10,7 @@ import io.serene.controlplane.PolicyParser;
 import io.serene.harness.cli.PolicyCommand;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.ComputeClock;
+import io.serene.training.ComputeOn;
 import io.serene.training.LrSchedule;
 import io.serene.training.ModelKind;
 import io.serene.training.StaleMomentum;
@@ -103,8 +104,8 @@ public final class ExperimentSpec {
     private static final Pattern WORKER_COUNT = Pattern.compile("\\bN(?:-([0-9]{1,6}))?\\b");
 
     private static final Set<String> KEYS = Set.of("name", "mode", "model", "workers", "epochs", "rounds", "targetAccuracy",
-        "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "computeClock", "workerJit", "momentum",
-        "computeMs", "policies", "stragglers", "seeds", "quick");
+        "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "computeClock", "computeOn", "workerJit",
+        "momentum", "computeMs", "policies", "stragglers", "seeds", "quick");
 
     public final String name;
     public final String mode;
@@ -186,6 +187,9 @@ public final class ExperimentSpec {
         }
         if (n.has("staleMomentum")) {
             t.staleMomentum(StaleMomentum.parse("'staleMomentum'", string(n, "staleMomentum", null)));
+        }
+        if (n.has("computeOn")) {
+            t.computeOn(ComputeOn.parse("'computeOn'", string(n, "computeOn", null)));
         }
         if (n.has("computeClock")) {
             t.computeClock(ComputeClock.parse("'computeClock'", string(n, "computeClock", null)));

@@ -1,6 +1,7 @@
 package io.serene.harness.cli;
 
 import io.serene.training.ComputeClock;
+import io.serene.training.ComputeOn;
 import io.serene.training.LrSchedule;
 import io.serene.training.ModelKind;
 import io.serene.training.StaleMomentum;
@@ -47,12 +48,13 @@ class TrainSettingsTest {
                                            @ForAll @FloatRange(min = 0.001f, max = 2f) @Scale(4) final float lr,
                                            @ForAll @FloatRange(min = 0f, max = 0.99f) final float momentum,
                                            @ForAll final LrSchedule schedule, @ForAll final StaleMomentum stale,
-                                           @ForAll final ComputeClock clock, @ForAll @IntRange(max = 500) final int evalEvery,
+                                           @ForAll final ComputeClock clock, @ForAll final ComputeOn on,
+                                           @ForAll @IntRange(max = 500) final int evalEvery,
                                            @ForAll final boolean deferred, @ForAll final long seed,
                                            @ForAll @IntRange(min = 1, max = 3600) final int timeout) {
         final TrainSettings settings = TrainSettings.builder().model(cnn ? ModelKind.CNN : ModelKind.MLP)
             .stragglers("transient:p=0.1,x3").rounds(byEpochs ? null : rounds).epochs(byEpochs ? epochs : null).batch(batch)
-            .rebalance(rebalance).learningRate(lr).momentum(momentum).lrSchedule(schedule).staleMomentum(stale).computeClock(clock)
+            .rebalance(rebalance).learningRate(lr).momentum(momentum).lrSchedule(schedule).staleMomentum(stale).computeClock(clock).computeOn(on)
             .evalEvery(evalEvery).deferredEval(deferred).seed(seed).data(Path.of("/tmp/fashion")).timeoutSeconds(timeout).build();
         assertThat(parsed(settings.arguments())).isEqualTo(settings);
         assertThat(settings.toBuilder().build()).isEqualTo(settings);

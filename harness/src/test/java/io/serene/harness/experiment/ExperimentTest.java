@@ -57,7 +57,7 @@ class ExperimentTest {
         assertThat(train.training.lrSchedule().text()).as("default").isEqualTo("constant");
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nlrSchedule: cosine", null, false).training.lrSchedule().text()).isEqualTo("cosine");
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nlrSchedule: cooldown", null, false).training.lrSchedule().text()).isEqualTo("cooldown");
-        assertThat(train.training.staleMomentum().text()).as("default").isEqualTo("compensate");
+        assertThat(train.training.staleMomentum().text()).as("default").isEqualTo("auto");
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nstaleMomentum: fixed", null, false).training.staleMomentum().text()).isEqualTo("fixed");
         assertThat(train.training.computeClock().text()).as("default").isEqualTo("cpu");
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\ncomputeClock: wall", null, false).training.computeClock().text()).isEqualTo("wall");
@@ -146,7 +146,7 @@ class ExperimentTest {
         bad("name: t\npolicies: ['fastest:N-x']", "policy 'fastest:N-x'");
         bad("name: t\npolicies: [bsp]\nrebalance: 3", "'rebalance' must be true or false, was 3");
         bad("name: t\npolicies: [bsp]\nlrSchedule: step", "'lrSchedule' must be constant, cosine or cooldown, was 'step'");
-        bad("name: t\npolicies: [bsp]\nstaleMomentum: none", "'staleMomentum' must be compensate or fixed, was 'none'");
+        bad("name: t\npolicies: [bsp]\nstaleMomentum: none", "'staleMomentum' must be auto, compensate or fixed, was 'none'");
         bad("name: t\npolicies: [bsp]\ncomputeClock: gpu", "'computeClock' must be cpu or wall, was 'gpu'");
         bad("name: t\npolicies: [bsp]\nworkerJit: c2", "'workerJit' must be c1 or tiered, was 'c2'");
         bad("name: t\npolicies: [bsp]\ndeferredEval: yes please", "'deferredEval' must be true or false, was \"yes please\"");
