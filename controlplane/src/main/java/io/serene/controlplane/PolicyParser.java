@@ -24,7 +24,8 @@ import java.util.Set;
  *   METRIC := lag | round_time | round | waiting_share | staleness | slowdown(worker)
  *   CMP    := &gt;= | &lt;= | &gt; | &lt; | ==
  *   ACTION := [GROUP:] CONFIG | exclude(worker) [fold|drop] | include(worker)
- *   CONFIG := PART (+ PART)*,  PART := bsp | asp | ssp(S) | fastest(K) | quorum(K) | timeout(MS) | timeout(P%) | fold | drop
+ *   CONFIG := PART (+ PART)*,  PART := bsp | asp | ssp(S) | psp(B) | psp(B, S) | sample(B) | fastest(K) | quorum(K)
+ *                                     | timeout(MS) | timeout(P%) | fold | drop
  * </pre>
  * Errors are {@link PolicyException}s naming line and column.
  */
@@ -48,7 +49,7 @@ public final class PolicyParser {
     }
 
     private static final Set<String> RESERVED = Set.of("policy", "group", "start", "when", "then", "in",
-        "for", "smooth", "bsp", "asp", "ssp", "fastest", "quorum", "timeout", "fold", "drop", "exclude", "include", Policy.DEFAULT_GROUP);
+        "for", "smooth", "bsp", "asp", "ssp", "psp", "sample", "fastest", "quorum", "timeout", "fold", "drop", "exclude", "include", Policy.DEFAULT_GROUP);
 
     private final String source;
     private final Map<String, Policy.Group> groups = new LinkedHashMap<>();
@@ -313,7 +314,8 @@ public final class PolicyParser {
         SyncConfig config = null;
         int bases = 0;
         do {
-            final Token part = expectWord("a config (bsp, asp, ssp(S), fastest(K), quorum(K), timeout(MS), timeout(P%), fold, drop)");
+            final Token part = expectWord("a config (bsp, asp, ssp(S), psp(B), psp(B, S), fastest(K), quorum(K), sample(B), timeout(MS), "
+                + "timeout(P%), fold, drop)");
             switch (part.text) {
                 case "bsp":
                 case "asp":
@@ -324,6 +326,23 @@ public final class PolicyParser {
                 case "ssp":
                     bases++;
                     config = (config == null ? SyncConfig.bsp() : config).withBound(intArgument(part, 0));
+                    break;
+                case "psp": {
+                    // psp(B): pBSP, psp(B, S): pSSP with bound S
+                    bases++;
+                    expectSymbol("(");
+                    final int sample = number(part, 1);
+                    int bound = 0;
+                    if (peek().text.equals(",")) {
+                        next();
+                        bound = number(part, 0);
+                    }
+                    expectSymbol(")");
+                    config = (config == null ? SyncConfig.bsp() : config).withBound(bound).withSample(sample);
+                    break;
+                }
+                case "sample":
+                    config = (config == null ? SyncConfig.bsp() : config).withSample(intArgument(part, 1));
                     break;
                 case "fastest":
                     config = (config == null ? SyncConfig.bsp() : config).requiringNone().withQuorum(intArgument(part, 1));
@@ -341,10 +360,11 @@ public final class PolicyParser {
                     break;
                 default:
                     throw error(part, "unknown config " + part.describe()
-                        + " (expected bsp, asp, ssp(S), fastest(K), quorum(K), timeout(MS), timeout(P%), fold or drop)");
+                        + " (expected bsp, asp, ssp(S), psp(B), psp(B, S), fastest(K), quorum(K), sample(B), timeout(MS), timeout(P%), "
+                        + "fold or drop)");
             }
             if (bases > 1) {
-                throw error(part, "a config names at most one of bsp, asp, ssp");
+                throw error(part, "a config names at most one of bsp, asp, ssp, psp");
             }
         } while (peek().text.equals("+") && next() != null);
         return config;
@@ -352,11 +372,17 @@ public final class PolicyParser {
 
     private int intArgument(final Token name, final int min) {
         expectSymbol("(");
+        final int value = number(name, min);
+        expectSymbol(")");
+        return value;
+    }
+
+    /** A whole number >= {@code min} inside {@code name(...)}. */
+    private int number(final Token name, final int min) {
         final Token n = next();
         if (n.kind != Kind.NUMBER || n.text.contains(".") || Long.parseLong(n.text) < min || Long.parseLong(n.text) > Integer.MAX_VALUE) {
             throw error(n, "expected a whole number >= " + min + " in " + name.text + "(...), found " + n.describe());
         }
-        expectSymbol(")");
         return Integer.parseInt(n.text);
     }
 

@@ -176,4 +176,13 @@ class PolicyParserTest {
                 assertThat(((PolicyException) ex).column()).isEqualTo(column);
             });
     }
+
+    @Test
+    void pspTakesASampleAndAnOptionalBound() {
+        final Policy p = PolicyParser.parse("start psp(2)\nwhen lag >= 2 then psp(2, 3)\nwhen lag >= 5 then ssp(1) + sample(3)");
+        assertThat(p.start()).isEqualTo(SyncConfig.bsp().withSample(2));
+        assertThat(p.rules().get(0).action.config).isEqualTo(SyncConfig.ssp(3).withSample(2));
+        assertThat(p.rules().get(1).action.config).isEqualTo(SyncConfig.ssp(1).withSample(3));
+        assertThatThrownBy(() -> PolicyParser.parse("start psp(0)")).hasMessageContaining("expected a whole number >= 1 in psp(...)");
+    }
 }

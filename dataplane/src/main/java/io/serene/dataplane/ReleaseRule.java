@@ -6,11 +6,12 @@ import io.serene.dataplane.state.JobRegisters;
 import io.serene.dataplane.state.ReleaseRing;
 import io.serene.dataplane.state.SlotPool;
 import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.sync.SyncRules;
 
 /**
  * The release condition (DESIGN.md section 2), over the slot's bitmap: for every group with
  * members, under the entry the slot opened with, its required members and at least its quorum of
- * members contributed, or its timeout passed since the slot's first contribution; or a step of the
+ * members (PSP: the round's seeded sample of them) contributed, or its timeout passed since the slot's first contribution; or a step of the
  * slot's round timed out and the slot holds every worker that release held (the latch); or, under
  * timeout configs, it holds every joined worker no timeout left out since it last contributed in
  * time (the late set). Reads registers only; {@link #recordTimeout} writes the latch and late set.
@@ -29,6 +30,9 @@ final class ReleaseRule {
     private final ConfigTable configs;
     private final SlotPool slots;
     private final ReleaseRing releases;
+    /** Scratch: a group's required members, and PSP's sample of them for a slot's round. */
+    private final long[] requiredScratch;
+    private final long[] sampleScratch;
 
     ReleaseRule(final int words, final JobRegisters jobs, final GroupTable groups, final ConfigTable configs,
                 final SlotPool slots, final ReleaseRing releases) {
@@ -38,6 +42,12 @@ final class ReleaseRule {
         this.configs = configs;
         this.slots = slots;
         this.releases = releases;
+        this.requiredScratch = new long[words];
+        this.sampleScratch = new long[words];
+    }
+
+    long bytes() {
+        return 8L * (requiredScratch.length + sampleScratch.length);
     }
 
     /** {@link #NOT_DUE}, {@link #DUE} or {@link #DUE_BY_TIMEOUT} for slot idx of job j at {@code nowNs}. */
@@ -56,7 +66,8 @@ final class ReleaseRule {
             final int m = l * words;
             final int count = single ? slots.count[idx] : slots.countIn(idx, groups.members, m);
             final boolean met = count >= configs.quorum(l, e, groups.members, m)
-                && configs.hasRequired(l, e, slots.bitmap, idx * words, groups.members, m);
+                && (configs.sample(l, e) > 0 ? hasSample(j, idx, l, e, m)
+                    : configs.hasRequired(l, e, slots.bitmap, idx * words, groups.members, m));
             if (!met) {
                 final long timeout = configs.timeoutNs(l, e);
                 if (timeout == SyncConfig.NO_TIMEOUT || nowNs - slots.firstNs[idx] < timeout) {
@@ -66,6 +77,20 @@ final class ReleaseRule {
             }
         }
         return timedOut ? DUE_BY_TIMEOUT : DUE;
+    }
+
+    /** PSP: whether the slot holds the round's seeded sample of the group's required members ({@link SyncRules#sample}). */
+    private boolean hasSample(final int j, final int idx, final int l, final int e, final int m) {
+        for (int w = 0; w < words; w++) {
+            requiredScratch[w] = configs.requiredWord(l, e, w, groups.members, m);
+        }
+        SyncRules.sample(jobs.id[j], slots.round[idx], requiredScratch, 0, words, configs.sample(l, e), sampleScratch, 0);
+        for (int w = 0; w < words; w++) {
+            if ((slots.bitmap[idx * words + w] & sampleScratch[w]) != sampleScratch[w]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

@@ -21,7 +21,8 @@ import io.serene.dataplane.state.JobTable;
  *                            in use: 4 each; open seq 8; active, started, configs changed: 1 each))
  *                 + 9T (job hash table: T = smallest power of two >= 2J; key 4, value 4, used 1)
  *                 + 64 + 16W + 8K (the result being composed, and one contribution's values)
- *                 + J * 4 * (8 * (21 + 8W) + 8) (sync-config table: 4 groups x 8 entries per job)
+ *                 + 16W (the release rule's scratch: a group's required members, PSP's sample)
+ *                 + J * 4 * (8 * (25 + 8W) + 8) (sync-config table: 4 groups x 8 entries per job)
  *   total       = fixed + J * 2 * P * slot bytes  &lt;= budget
  * </pre>
  *
@@ -61,7 +62,7 @@ public final class SwitchMemory {
         final int words = bitmapWords(maxWorkers);
         return (long) maxJobs * (29L * maxWorkers + (24L + 8L * ConfigTable.GROUPS) * words + (16L + 8L * words) * roundRing + JOB_SCALAR_BYTES)
             + 9L * JobTable.length(maxJobs)
-            + 64L + 16L * words + 8L * chunkElements
+            + 64L + 32L * words + 8L * chunkElements
             + ConfigTable.bytes(maxJobs, words);
     }
 

@@ -116,7 +116,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     /** Bytes of every array and buffer this pipeline allocated, summed over its blocks' own counts. */
     public long allocatedBytes() {
         return jobTable.bytes() + jobs.bytes() + groups.bytes() + configs.bytes() + slots.bytes() + releases.bytes()
-            + deparser.bytes() + aggregator.bytes();
+            + deparser.bytes() + aggregator.bytes() + rule.bytes();
     }
 
     public Counters<SwitchCounter> counters() {

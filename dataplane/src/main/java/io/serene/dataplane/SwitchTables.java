@@ -258,6 +258,9 @@ final class SwitchTables {
                 c = c.excluding(excluded);
             }
         }
+        if (configs.sample(l, e) > 0) {
+            c = c.withSample(configs.sample(l, e));
+        }
         if (configs.writtenQuorum(l, e) != SyncConfig.QUORUM_OF_REQUIRED) {
             c = c.withQuorum(configs.writtenQuorum(l, e));
         }

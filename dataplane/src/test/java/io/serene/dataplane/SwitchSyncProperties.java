@@ -52,7 +52,7 @@ class SwitchSyncProperties {
     @Property(tries = 300)
     void releasesFollowTheConfigOfTheirRoundAndCountEachContributionOnce(
         @ForAll @IntRange(min = 1, max = 8) final int workers,
-        @ForAll @IntRange(min = 0, max = 3) final int kind,
+        @ForAll @IntRange(min = 0, max = 4) final int kind,
         @ForAll @IntRange(min = 0, max = 3) final int bound,
         @ForAll final long seed) {
         final SplittableRandom random = new SplittableRandom(seed);
@@ -77,7 +77,8 @@ class SwitchSyncProperties {
             if (p.type() == PacketType.RESULT && !p.hasFlag(Flags.RETRANSMIT)) {
                 final long bitmap = p.bitmapWord(0);
                 final int round = (int) (p.seq() / CHUNKS);
-                final BitSet missing = (BitSet) rule.required.clone();
+                // PSP: the round's seeded sample of the required set (job 1), drawn as the switch draws it
+                final BitSet missing = rule.requiredFor(1, round);
                 missing.andNot(BitSet.valueOf(new long[] {bitmap}));
                 final boolean byRule = missing.isEmpty() && p.contributorCount() >= rule.quorum;
                 final Long held = latch.get(round);
@@ -262,8 +263,11 @@ class SwitchSyncProperties {
                 excluded.set(random.nextInt(workers));
                 return base.excluding(excluded);
             }
-            default:
+            case 3:
                 return base.withTimeoutNs(1_000_000L + random.nextInt(5_000_000));
+            default:
+                // PSP: pBSP with bound 0, pSSP otherwise
+                return base.withSample(1 + random.nextInt(workers));
         }
     }
 

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -54,6 +55,27 @@ class SwitchSyncTest {
         }
         sent.clear();
         ports.clear();
+    }
+
+    @Test
+    void pspReleasesOnceTheRoundsSampleContributed() {
+        start("psp:2", 4);
+        final BitSet sample = SyncConfigParser.parse("psp:2").resolve(4).requiredFor(JOB, 0);
+        assertThat(sample.cardinality()).isEqualTo(2);
+        // the two workers outside the sample first: nothing released
+        int value = 1;
+        for (int w = 0; w < 4; w++) {
+            if (!sample.get(w)) {
+                contribute(w, 0, 0, value++, 0);
+            }
+        }
+        assertThat(results()).isEmpty();
+        final int first = sample.nextSetBit(0);
+        contribute(first, 0, 0, value++, 0);
+        assertThat(results()).as("half the sample").isEmpty();
+        contribute(sample.nextSetBit(first + 1), 0, 0, value, 0);
+        assertThat(results()).as("one result per worker").hasSize(4);
+        assertThat(results().get(0).contributorCount()).isEqualTo(4);
     }
 
     @Test

@@ -33,6 +33,8 @@ public final class ConfigTable {
     private final int[] quorum;
     private final long[] timeoutNs;
     private final byte[] late;
+    /** PSP's sample size per entry (0: every required worker). */
+    private final int[] sample;
     private final long[] required;
     private final int[] count;
     private final int[] head;
@@ -45,19 +47,20 @@ public final class ConfigTable {
         quorum = new int[lists * ENTRIES];
         timeoutNs = new long[lists * ENTRIES];
         late = new byte[lists * ENTRIES];
+        sample = new int[lists * ENTRIES];
         required = new long[lists * ENTRIES * words];
         count = new int[lists];
         head = new int[lists];
         Arrays.fill(first, UNUSED);
     }
 
-    /** Bytes of the table's arrays: per job, group and entry 21 + 8W, per job and group 8 more. */
+    /** Bytes of the table's arrays: per job, group and entry 25 + 8W, per job and group 8 more. */
     public static long bytes(final int maxJobs, final int words) {
-        return (long) maxJobs * GROUPS * (ENTRIES * (21L + 8L * words) + 8L);
+        return (long) maxJobs * GROUPS * (ENTRIES * (25L + 8L * words) + 8L);
     }
 
     public long bytes() {
-        return 4L * (first.length + bound.length + quorum.length) + 8L * timeoutNs.length + late.length
+        return 4L * (first.length + bound.length + quorum.length + sample.length) + 8L * timeoutNs.length + late.length
             + 8L * required.length + 4L * (count.length + head.length);
     }
 
@@ -212,7 +215,10 @@ public final class ConfigTable {
         return quorum[j * ENTRIES + e];
     }
 
-    /** The quorum for a group of {@code members} (at {@code offset}): as written, or the count of its required members. */
+    /**
+     * The quorum for a group of {@code members} (at {@code offset}): as written, or the count of its
+     * required members (of PSP's sample of them, at most).
+     */
     public int quorum(final int j, final int e, final long[] members, final int offset) {
         final int k = quorum[j * ENTRIES + e];
         if (k != SyncConfig.QUORUM_OF_REQUIRED) {
@@ -223,7 +229,13 @@ public final class ConfigTable {
         for (int w = 0; w < words; w++) {
             n += Long.bitCount(required[base + w] & members[offset + w]);
         }
-        return n;
+        final int b = sample[j * ENTRIES + e];
+        return b > 0 ? Math.min(b, n) : n;
+    }
+
+    /** PSP's sample size of an entry; 0: a release waits for every required worker. */
+    public int sample(final int j, final int e) {
+        return sample[j * ENTRIES + e];
     }
 
     public long timeoutNs(final int j, final int e) {
@@ -283,6 +295,7 @@ public final class ConfigTable {
         quorum[i] = c.quorum();
         timeoutNs[i] = c.timeoutNs();
         late[i] = (byte) c.lateMode().wireCode();
+        sample[i] = c.sample();
         final long[] bits = c.resolve(workers).required.toLongArray();
         for (int w = 0; w < words; w++) {
             required[i * words + w] = w < bits.length ? bits[w] : 0L;
@@ -300,6 +313,7 @@ public final class ConfigTable {
         final long t = timeoutNs(j, e);
         return "bound=" + (b == SyncConfig.UNBOUNDED ? "unbounded" : Integer.toString(b))
             + " required=" + required(j, e, members, offset) + " quorum=" + quorum(j, e, members, offset)
+            + (sample(j, e) > 0 ? " sample=" + sample(j, e) : "")
             + " timeout=" + (t == SyncConfig.NO_TIMEOUT ? "none" : (t / 1_000_000.0) + "ms")
             + " late=" + lateMode(j, e).name().toLowerCase(Locale.ROOT);
     }

@@ -51,6 +51,9 @@ import java.util.concurrent.CompletableFuture;
  * round the switch allows).
  */
 public final class ScenarioRunner {
+    /** The job the simulated workers join (PSP seeds its samples with it, as the switch does). */
+    private static final int JOB = 1;
+
     private final Scenario s;
     private final InProcessNetwork network;
     private final SwitchPipeline pipeline;
@@ -115,17 +118,17 @@ public final class ScenarioRunner {
         this.engines = new WorkerEngine[s.workers];
         this.addresses = new int[s.workers];
         for (int w = 0; w < s.workers; w++) {
-            engines[w] = new WorkerEngine(new WorkerContext().jobId(1).workerId(w).workers(s.workers)
+            engines[w] = new WorkerEngine(new WorkerContext().jobId(JOB).workerId(w).workers(s.workers)
                 .elementsPerRound(s.elements).switchPort(switchAddress)
                 .initialRtoNs(20 * s.latencyNs).minRtoNs(4 * s.latencyNs).maxRtoNs(2000 * s.latencyNs)
                 .joinRetryNs(20 * s.latencyNs).maxJoinAttempts(1000), errors::add);
             addresses[w] = network.attach(engines[w]);
         }
         lastComputeNs = new long[s.workers];
-        controller = s.policy == null ? null : new Controller(s.policy, 1, s.workers, new Controller.SwitchControl() {
+        controller = s.policy == null ? null : new Controller(s.policy, JOB, s.workers, new Controller.SwitchControl() {
             @Override
             public int earliestSwapRound() {
-                return pipeline.earliestSwapRound(1);
+                return pipeline.earliestSwapRound(JOB);
             }
 
             @Override
@@ -168,7 +171,7 @@ public final class ScenarioRunner {
                 if (status != Status.OK) {
                     throw new IllegalArgumentException("cannot install '" + entries.get(i) + "': " + status
                         + (status == Status.TOO_EARLY ? " (the earliest round the switch allows now is "
-                        + pipeline.earliestSwapRound(1) + ")" : ""));
+                        + pipeline.earliestSwapRound(JOB) + ")" : ""));
                 }
             }
         }
@@ -212,7 +215,7 @@ public final class ScenarioRunner {
             handIn(w, round, engines[w].skip(round, lastComputeNs[w]));
             return;
         }
-        final int released = pipeline.releasedRound(1);
+        final int released = pipeline.releasedRound(JOB);
         if (!SyncRules.mayStart(round, released, installed[groupOf[w]].configFor(round).bound(), pipeline.memory().roundRing())) {
             boundViolations++;
         }
@@ -281,7 +284,7 @@ public final class ScenarioRunner {
 
     /** Hands the controller the telemetry of each newly released round. */
     private void evaluatePolicy() {
-        final int released = pipeline.releasedRound(1);
+        final int released = pipeline.releasedRound(JOB);
         if (controller == null || released <= lastEvaluatedRound) {
             return;
         }
@@ -308,7 +311,7 @@ public final class ScenarioRunner {
     }
 
     private void randomSwap() {
-        final int first = pipeline.earliestSwapRound(1) + random.nextInt(3);
+        final int first = pipeline.earliestSwapRound(JOB) + random.nextInt(3);
         final SyncConfig config = randomConfig();
         final int group = groupOf[random.nextInt(s.workers)];
         if (pipeline.installConfig(1, group, first, config) == Status.OK) {
@@ -424,7 +427,8 @@ public final class ScenarioRunner {
                 }
                 final SyncConfig.Resolved rule = installed[g].configFor(round).resolve(s.workers, members[g]);
                 for (final BitSet chunk : contributorsByRound.get(round)) {
-                    final BitSet missing = (BitSet) rule.required.clone();
+                    // PSP: the round's sample of the required set, drawn as the switch draws it
+                    final BitSet missing = rule.requiredFor(JOB, round);
                     missing.andNot(chunk);
                     final BitSet fromGroup = (BitSet) chunk.clone();
                     fromGroup.and(members[g]);

@@ -12,7 +12,9 @@ import java.util.Objects;
  *
  * <p>Textual form ({@link SyncConfigParser}): {@code bsp}, {@code ssp:S}, {@code asp},
  * {@code fastest:K}, {@code timeout:MS}, {@code timeout:P%}, {@code exclude:W1,W2}, {@code drop},
- * {@code fold}, combined with {@code +}, for example {@code ssp:2+timeout:50}.
+ * {@code fold}, {@code sample:B} (PSP; {@code psp:B} and {@code psp:B,S} are short for
+ * {@code bsp+sample:B} and {@code ssp:S+sample:B}), combined with {@code +}, for example
+ * {@code ssp:2+timeout:50}.
  *
  * <p>A relative timeout ({@code timeout:30%}: 30% of the job's typical round time) is a policy's:
  * the controller turns it into milliseconds from the round times it sees ({@link #withTimeoutNs})
@@ -30,7 +32,7 @@ public final class SyncConfig {
     /** The largest relative timeout, in percent of the typical round time. */
     public static final int MAX_TIMEOUT_PERCENT = 1000;
 
-    public static final SyncConfig BSP = new SyncConfig(0, null, false, QUORUM_OF_REQUIRED, NO_TIMEOUT, 0, LateMode.FOLD);
+    public static final SyncConfig BSP = new SyncConfig(0, null, false, QUORUM_OF_REQUIRED, NO_TIMEOUT, 0, LateMode.FOLD, 0);
 
     private final int bound;
     private final BitSet excluded;
@@ -40,9 +42,11 @@ public final class SyncConfig {
     /** A relative timeout in percent of the typical round time (0: none); never together with {@link #timeoutNs}. */
     private final int timeoutPercent;
     private final LateMode lateMode;
+    /** PSP: a release waits for a seeded sample of this many of the required workers per round (0: for all of them). */
+    private final int sample;
 
     private SyncConfig(final int bound, final BitSet excluded, final boolean noneRequired, final int quorum,
-                       final long timeoutNs, final int timeoutPercent, final LateMode lateMode) {
+                       final long timeoutNs, final int timeoutPercent, final LateMode lateMode, final int sample) {
         this.bound = bound;
         this.excluded = excluded == null ? new BitSet() : (BitSet) excluded.clone();
         this.noneRequired = noneRequired;
@@ -50,6 +54,7 @@ public final class SyncConfig {
         this.timeoutNs = timeoutNs;
         this.timeoutPercent = timeoutPercent;
         this.lateMode = lateMode;
+        this.sample = sample;
     }
 
     public static SyncConfig bsp() {
@@ -74,11 +79,11 @@ public final class SyncConfig {
 
     /** No worker is required: the quorum (or the timeout) alone releases a chunk. */
     public SyncConfig requiringNone() {
-        return new SyncConfig(bound, excluded, true, quorum, timeoutNs, timeoutPercent, lateMode);
+        return new SyncConfig(bound, excluded, true, quorum, timeoutNs, timeoutPercent, lateMode, sample);
     }
 
     public SyncConfig withBound(final int s) {
-        return new SyncConfig(s, excluded, noneRequired, quorum, timeoutNs, timeoutPercent, lateMode);
+        return new SyncConfig(s, excluded, noneRequired, quorum, timeoutNs, timeoutPercent, lateMode, sample);
     }
 
     /** A chunk is released this long after its first contribution, whoever contributed. */
@@ -86,12 +91,12 @@ public final class SyncConfig {
         if (ns <= 0) {
             throw new IllegalArgumentException("timeout must be > 0, was " + ns + " ns");
         }
-        return new SyncConfig(bound, excluded, noneRequired, quorum, ns, 0, lateMode);
+        return new SyncConfig(bound, excluded, noneRequired, quorum, ns, 0, lateMode, sample);
     }
 
     /** The same config without a timeout (absolute or relative). */
     public SyncConfig withoutTimeout() {
-        return new SyncConfig(bound, excluded, noneRequired, quorum, NO_TIMEOUT, 0, lateMode);
+        return new SyncConfig(bound, excluded, noneRequired, quorum, NO_TIMEOUT, 0, lateMode, sample);
     }
 
     /**
@@ -104,25 +109,43 @@ public final class SyncConfig {
             throw new IllegalArgumentException("a relative timeout must be 1% to " + MAX_TIMEOUT_PERCENT + "% of the round time, was "
                 + percent + "%");
         }
-        return new SyncConfig(bound, excluded, noneRequired, quorum, NO_TIMEOUT, percent, lateMode);
+        return new SyncConfig(bound, excluded, noneRequired, quorum, NO_TIMEOUT, percent, lateMode, sample);
     }
 
     /** Releases no longer wait for these workers (their contributions still count when in time). */
     public SyncConfig excluding(final BitSet workers) {
         final BitSet union = (BitSet) excluded.clone();
         union.or(workers);
-        return new SyncConfig(bound, union, noneRequired, quorum, timeoutNs, timeoutPercent, lateMode);
+        return new SyncConfig(bound, union, noneRequired, quorum, timeoutNs, timeoutPercent, lateMode, sample);
     }
 
     public SyncConfig withQuorum(final int k) {
         if (k < 1 && k != QUORUM_OF_REQUIRED) {
             throw new IllegalArgumentException("quorum must be >= 1, was " + k);
         }
-        return new SyncConfig(bound, excluded, noneRequired, k, timeoutNs, timeoutPercent, lateMode);
+        return new SyncConfig(bound, excluded, noneRequired, k, timeoutNs, timeoutPercent, lateMode, sample);
+    }
+
+    /**
+     * PSP (probabilistic synchronous parallel, Wang et al. 2017): a release waits for a seeded
+     * sample of {@code b} of the required workers, drawn per round ({@link SyncRules#sample}), instead
+     * of all of them; the quorum is the sample's size unless one is given. With bound 0 pBSP, with
+     * s &gt; 0 pSSP.
+     */
+    public SyncConfig withSample(final int b) {
+        if (b < 1) {
+            throw new IllegalArgumentException("a PSP sample must be >= 1 worker, was " + b);
+        }
+        return new SyncConfig(bound, excluded, noneRequired, quorum, timeoutNs, timeoutPercent, lateMode, b);
+    }
+
+    /** The PSP sample size; 0 when releases wait for every required worker. */
+    public int sample() {
+        return sample;
     }
 
     public SyncConfig withLateMode(final LateMode mode) {
-        return new SyncConfig(bound, excluded, noneRequired, quorum, timeoutNs, timeoutPercent, Objects.requireNonNull(mode));
+        return new SyncConfig(bound, excluded, noneRequired, quorum, timeoutNs, timeoutPercent, Objects.requireNonNull(mode), sample);
     }
 
     public int bound() {
@@ -191,7 +214,13 @@ public final class SyncConfig {
             required.andNot(excluded);
         }
         final int size = members.cardinality();
-        final int k = quorum == QUORUM_OF_REQUIRED ? required.cardinality() : quorum;
+        if (sample > 0 && noneRequired) {
+            throw new IllegalArgumentException("a PSP sample needs required workers to draw from, and fastest-k requires none");
+        }
+        if (sample > 0 && size == workers && sample > required.cardinality()) {
+            throw new IllegalArgumentException("PSP sample " + sample + " exceeds the " + required.cardinality() + " required workers");
+        }
+        final int k = quorum != QUORUM_OF_REQUIRED ? quorum : sample > 0 ? Math.min(sample, required.cardinality()) : required.cardinality();
         if (size > 0 && k > size) {
             throw new IllegalArgumentException("quorum " + k + " exceeds the " + (size == workers ? "job's " : "group's ")
                 + size + " workers");
@@ -199,7 +228,7 @@ public final class SyncConfig {
         if (size == workers && k < 1 && timeoutNs == NO_TIMEOUT) {
             throw new IllegalArgumentException("nothing would ever release a chunk: no required worker, no quorum, no timeout");
         }
-        return new Resolved(bound, required, Math.max(k, 0), timeoutNs, lateMode);
+        return new Resolved(bound, required, Math.max(k, 0), timeoutNs, lateMode, sample);
     }
 
     /** The rule for one job: required workers as a set, quorum as a count. */
@@ -209,13 +238,29 @@ public final class SyncConfig {
         public final int quorum;
         public final long timeoutNs;
         public final LateMode lateMode;
+        /** PSP's sample size (0: every required worker). */
+        public final int sample;
 
-        Resolved(final int bound, final BitSet required, final int quorum, final long timeoutNs, final LateMode lateMode) {
+        Resolved(final int bound, final BitSet required, final int quorum, final long timeoutNs, final LateMode lateMode,
+                 final int sample) {
             this.bound = bound;
             this.required = required;
             this.quorum = quorum;
             this.timeoutNs = timeoutNs;
             this.lateMode = lateMode;
+            this.sample = sample;
+        }
+
+        /** The workers a release of round {@code round} waits for: the required set, or PSP's sample of it ({@link SyncRules#sample}). */
+        public BitSet requiredFor(final long seed, final int round) {
+            if (sample == 0) {
+                return (BitSet) required.clone();
+            }
+            final int words = Math.max(1, (required.length() + 63) / 64);
+            final long[] from = java.util.Arrays.copyOf(required.toLongArray(), words);
+            final long[] out = new long[words];
+            SyncRules.sample(seed, round, from, 0, words, sample, out, 0);
+            return BitSet.valueOf(out);
         }
     }
 
@@ -226,12 +271,12 @@ public final class SyncConfig {
         }
         final SyncConfig c = (SyncConfig) o;
         return bound == c.bound && noneRequired == c.noneRequired && quorum == c.quorum && timeoutNs == c.timeoutNs
-            && timeoutPercent == c.timeoutPercent && lateMode == c.lateMode && excluded.equals(c.excluded);
+            && timeoutPercent == c.timeoutPercent && lateMode == c.lateMode && sample == c.sample && excluded.equals(c.excluded);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(bound, excluded, noneRequired, quorum, timeoutNs, timeoutPercent, lateMode);
+        return Objects.hash(bound, excluded, noneRequired, quorum, timeoutNs, timeoutPercent, lateMode, sample);
     }
 
     /** The canonical text, which {@link SyncConfigParser} parses back to an equal config. */
@@ -243,6 +288,9 @@ public final class SyncConfig {
             sb.append("+fastest:").append(quorum);
         } else {
             sb.append(bound == 0 ? "bsp" : bound == UNBOUNDED ? "asp" : "ssp:" + bound);
+            if (sample > 0) {
+                sb.append("+sample:").append(sample);
+            }
             if (quorum != QUORUM_OF_REQUIRED) {
                 sb.append("+quorum:").append(quorum);
             }

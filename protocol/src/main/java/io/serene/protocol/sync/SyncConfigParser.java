@@ -10,7 +10,8 @@ import java.util.List;
  * ({@code bsp@0,ssp:3@100,fastest:14@200}). Errors name the bad part and what was expected.
  */
 public final class SyncConfigParser {
-    static final String EXPECTED = "expected bsp, ssp:S, asp, fastest:K, quorum:K, timeout:MS, timeout:P%, exclude:W1,W2, drop or fold";
+    static final String EXPECTED = "expected bsp, ssp:S, asp, psp:B, psp:B,S, fastest:K, quorum:K, sample:B, timeout:MS, timeout:P%, "
+        + "exclude:W1,W2, drop or fold";
 
     private SyncConfigParser() {
     }
@@ -40,6 +41,21 @@ public final class SyncConfigParser {
                     base++;
                     config = bound(config, integer(part, arg, text, 0));
                     break;
+                case "psp": {
+                    // psp:B (pBSP) or psp:B,S (pSSP): a sample of B, bound S
+                    base++;
+                    final String[] numbers = arg == null ? new String[0] : arg.split(",", -1);
+                    if (numbers.length < 1 || numbers.length > 2) {
+                        throw new IllegalArgumentException("'" + part + "' in sync config '" + text + "' needs a sample size"
+                            + " and an optional bound, as in psp:2 or psp:2,3");
+                    }
+                    final int sample = integer(part, numbers[0], text, 1);
+                    config = bound(config, numbers.length == 2 ? integer(part, numbers[1], text, 0) : 0).withSample(sample);
+                    break;
+                }
+                case "sample":
+                    config = orBsp(config).withSample(integer(part, arg, text, 1));
+                    break;
                 case "fastest":
                     config = orBsp(config).requiringNone().withQuorum(integer(part, arg, text, 1));
                     break;
@@ -64,7 +80,7 @@ public final class SyncConfigParser {
                         + EXPECTED + ")");
             }
             if (base > 1) {
-                throw new IllegalArgumentException("sync config '" + text + "' names more than one of bsp, ssp, asp");
+                throw new IllegalArgumentException("sync config '" + text + "' names more than one of bsp, ssp, asp, psp");
             }
         }
         return config;

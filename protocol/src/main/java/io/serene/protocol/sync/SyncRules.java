@@ -5,7 +5,8 @@ package io.serene.protocol.sync;
  * {@code R >= c - s - 1}, with s the bound in force for round c, and never further ahead of R than
  * the switch's release ring can track (G - 1 rounds beyond R + 1). The switch refuses a contribution
  * beyond it, the worker waits for it, the simulator checks it, the control plane picks hot-swap
- * rounds past it: all through these methods. Integer arithmetic, no allocation.
+ * rounds past it: all through these methods. Also PSP's seeded sample ({@link #sample}), which the
+ * switch's release rule and the simulator's check draw alike. Integer arithmetic, no allocation.
  */
 public final class SyncRules {
     private SyncRules() {
@@ -67,5 +68,63 @@ public final class SyncRules {
             }
         }
         return e;
+    }
+
+    /**
+     * PSP's sample (probabilistic synchronous parallel, Wang et al. 2017): {@code count} of the
+     * workers set in {@code from} (words {@code fromOffset ..} of it, {@code words} long), chosen
+     * uniformly for round {@code round} of a job seeded by {@code seed}, into {@code out} at
+     * {@code outOffset} (cleared first). Every chunk of a round gets the same sample, the switch and
+     * the simulator the same one. All of {@code from} when it has no more than {@code count} workers.
+     * Floyd's algorithm over the set's positions with a SplitMix64 stream; no allocation.
+     */
+    public static void sample(final long seed, final int round, final long[] from, final int fromOffset, final int words,
+                              final int count, final long[] out, final int outOffset) {
+        int n = 0;
+        for (int w = 0; w < words; w++) {
+            out[outOffset + w] = 0L;
+            n += Long.bitCount(from[fromOffset + w]);
+        }
+        if (count >= n) {
+            System.arraycopy(from, fromOffset, out, outOffset, words);
+            return;
+        }
+        long state = seed * 0x9E3779B97F4A7C15L + round;
+        for (int j = n - count; j < n; j++) {
+            state += 0x9E3779B97F4A7C15L;
+            final int t = (int) Long.remainderUnsigned(mix(state), j + 1);
+            final int pick = position(from, fromOffset, words, t);
+            if ((out[outOffset + (pick >>> 6)] & (1L << (pick & 63))) == 0) {
+                out[outOffset + (pick >>> 6)] |= 1L << (pick & 63);
+            } else {
+                final int last = position(from, fromOffset, words, j);
+                out[outOffset + (last >>> 6)] |= 1L << (last & 63);
+            }
+        }
+    }
+
+    /** The worker at position {@code index} (from 0) among those set in {@code from}. */
+    private static int position(final long[] from, final int fromOffset, final int words, final int index) {
+        int left = index;
+        for (int w = 0; w < words; w++) {
+            final long word = from[fromOffset + w];
+            final int bits = Long.bitCount(word);
+            if (left < bits) {
+                long x = word;
+                for (int i = 0; i < left; i++) {
+                    x &= x - 1;
+                }
+                return (w << 6) + Long.numberOfTrailingZeros(x);
+            }
+            left -= bits;
+        }
+        throw new IllegalArgumentException("no worker at position " + index);
+    }
+
+    /** SplitMix64's finalizer. */
+    private static long mix(final long z0) {
+        long z = (z0 ^ (z0 >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
     }
 }

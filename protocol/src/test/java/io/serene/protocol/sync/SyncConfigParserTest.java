@@ -118,4 +118,19 @@ class SyncConfigParserTest {
                 return t == SyncConfig.NO_TIMEOUT ? c : t < 0 ? c.withTimeoutPercent((int) -t) : c.withTimeoutNs(t);
             });
     }
+
+    @Test
+    void pspIsABoundWithASampleOfTheRequiredWorkers() {
+        assertThat(SyncConfigParser.parse("psp:2")).isEqualTo(SyncConfig.bsp().withSample(2));
+        assertThat(SyncConfigParser.parse("psp:2,3")).isEqualTo(SyncConfig.ssp(3).withSample(2));
+        assertThat(SyncConfigParser.parse("ssp:3+sample:2+drop").toString()).isEqualTo("ssp:3+sample:2+drop");
+        assertThat(SyncConfigParser.parse(SyncConfigParser.parse("psp:2,3").toString())).isEqualTo(SyncConfigParser.parse("psp:2,3"));
+        final SyncConfig.Resolved r = SyncConfigParser.parse("psp:3").resolve(8);
+        assertThat(r.quorum).as("the sample's size").isEqualTo(3);
+        assertThat(r.requiredFor(1, 7).cardinality()).isEqualTo(3);
+        assertThatThrownBy(() -> SyncConfigParser.parse("psp:9").resolve(8)).hasMessage("PSP sample 9 exceeds the 8 required workers");
+        assertThatThrownBy(() -> SyncConfigParser.parse("psp:2+ssp:1")).hasMessageContaining("more than one of");
+        assertThatThrownBy(() -> SyncConfigParser.parse("psp:2,3,4")).hasMessageContaining("psp:2 or psp:2,3");
+        assertThatThrownBy(() -> SyncConfigParser.parse("fastest:2+sample:1").resolve(4)).hasMessageContaining("fastest-k requires none");
+    }
 }

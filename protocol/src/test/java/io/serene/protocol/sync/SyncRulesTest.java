@@ -69,4 +69,36 @@ class SyncRulesTest {
         assertThat(LateMode.isWireCode(2)).isFalse();
         assertThatThrownBy(() -> LateMode.fromWireCode(2)).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void pspSamplesTheGivenNumberOfRequiredWorkersUniformlyAndTheSameWayEveryTime() {
+        // required: workers 0..69 but 5 and 66 (two words), sample 7 per round
+        final long[] from = {~(1L << 5), 0b111011L};
+        final int[] chosen = new int[128];
+        final long[] out = new long[2];
+        final long[] again = new long[2];
+        for (int round = 0; round < 20_000; round++) {
+            SyncRules.sample(42, round, from, 0, 2, 7, out, 0);
+            SyncRules.sample(42, round, from, 0, 2, 7, again, 0);
+            assertThat(again).as("the same sample for the same job and round").containsExactly(out);
+            assertThat(Long.bitCount(out[0]) + Long.bitCount(out[1])).isEqualTo(7);
+            assertThat(out[0] & ~from[0]).as("only required workers").isZero();
+            assertThat(out[1] & ~from[1]).isZero();
+            for (int w = 0; w < 128; w++) {
+                if ((out[w >>> 6] & (1L << (w & 63))) != 0) {
+                    chosen[w]++;
+                }
+            }
+        }
+        // 68 required workers, each in a sample with probability 7/68: about 2059 times of 20000
+        for (int w = 0; w < 70; w++) {
+            if (w == 5 || w == 66) {
+                assertThat(chosen[w]).isZero();
+            } else {
+                assertThat(chosen[w]).as("worker %d", w).isBetween(1800, 2330);
+            }
+        }
+        SyncRules.sample(42, 3, new long[] {0b1011L}, 0, 1, 5, out, 0);
+        assertThat(out[0]).as("a sample as large as the set is the set").isEqualTo(0b1011L);
+    }
 }
