@@ -61,6 +61,9 @@ public final class DjlModel implements AutoCloseable {
     private final float[] velocity;
     /** Scratch for {@link #computeGradientAt} (the parameters held) and {@link #predictInto} (the velocity carried on). */
     private float[] held;
+    /** The step {@link #held} was copied at (-1: never). */
+    private int heldAtStep = -1;
+    private long lastViewNs;
     private float[] predicted;
     private float lastLoss = Float.NaN;
     /** False until {@link #warmUp}: DJL's first step sees gradients, at learning rate 0. */
@@ -208,16 +211,35 @@ public final class DjlModel implements AutoCloseable {
      * left as they were, bitwise: for a worker computing ahead on the model it will have.
      */
     public float[] computeGradientAt(final float[] at, final float[] pixels, final int[] labels) {
-        if (held == null) {
-            held = new float[elements];
+        final long t0 = System.nanoTime();
+        if (heldAtStep != steps) {
+            copyParameters(held());
+            heldAtStep = steps;
         }
-        copyParameters(held);
-        loadParameters(at);
+        if (at.length != elements) {
+            throw new IllegalArgumentException("parameters have " + at.length + " elements, the model " + elements);
+        }
+        load(at);
+        final long t1 = System.nanoTime();
         try {
             return computeGradient(pixels, labels);
         } finally {
-            loadParameters(held);
+            final long t2 = System.nanoTime();
+            load(held);
+            lastViewNs = (t1 - t0) + (System.nanoTime() - t2);
         }
+    }
+
+    /** The time the last {@link #computeGradientAt} spent loading the other parameters and restoring these, ns. */
+    public long lastViewNs() {
+        return lastViewNs;
+    }
+
+    private float[] held() {
+        if (held == null) {
+            held = new float[elements];
+        }
+        return held;
     }
 
     /**
@@ -230,7 +252,12 @@ public final class DjlModel implements AutoCloseable {
         if (out.length != elements || (first != null && first.length != elements) || (each != null && each.length != elements)) {
             throw new IllegalArgumentException("need " + elements + " elements");
         }
-        copyParameters(out);
+        // the parameters as they are, kept for computeGradientAt to restore (until the next step)
+        if (heldAtStep != steps) {
+            copyParameters(held());
+            heldAtStep = steps;
+        }
+        System.arraycopy(held, 0, out, 0, elements);
         if (predicted == null) {
             predicted = new float[elements];
         }
@@ -332,6 +359,11 @@ public final class DjlModel implements AutoCloseable {
         if (from.length != elements) {
             throw new IllegalArgumentException("parameters have " + from.length + " elements, the model " + elements);
         }
+        heldAtStep = -1;
+        load(from);
+    }
+
+    private void load(final float[] from) {
         // an indexed assignment copies over the old values (never set(Buffer))
         scatter(from, w -> w, (w, value) -> w.set(new NDIndex("..."), value));
     }

@@ -222,12 +222,18 @@ public final class TrainingLoop {
         final long t0 = System.nanoTime();
         final int batch = sizes.next();
         final float[] pixels = batches.next(batch);
-        final float[] gradient = (aheadOf(round, applied, averaged) ? net.computeGradientAt(ahead, pixels, batches.labels())
+        final long v0 = System.nanoTime();
+        final boolean computingAhead = aheadOf(round, applied, averaged);
+        final long predictNs = System.nanoTime() - v0;
+        final float[] gradient = (computingAhead ? net.computeGradientAt(ahead, pixels, batches.labels())
             : net.computeGradient(pixels, batches.labels())).clone();
         final long elapsedNs = System.nanoTime() - t0;
         final long measuredNs = options.settings().computeClock().nanos() - c0;
-        // the injected straggling stays a multiple of the elapsed time, whichever clock is reported
-        final long injectedNs = Math.max(0, (long) ((options.profile().factor(options.id(), round) - 1) * elapsedNs));
+        // the injected straggling stays a multiple of the elapsed time, whichever clock is reported; a
+        // straggler computes its gradients slower, so the time spent preparing the model it computes
+        // ahead on is not multiplied
+        final long viewNs = computingAhead ? predictNs + net.lastViewNs() : 0;
+        final long injectedNs = Math.max(0, (long) ((options.profile().factor(options.id(), round) - 1) * (elapsedNs - viewNs)));
         if (injectedNs > 0) {
             LockSupport.parkNanos(injectedNs);
         }

@@ -8,6 +8,7 @@ import java.util.Arrays;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.offset;
 
 /** The DJL models on a tiny synthetic dataset: they learn, and equal aggregates give equal models. */
 class DjlModelTest {
@@ -183,5 +184,33 @@ class DjlModelTest {
         assertThat(ModelKind.parse("CNN")).isEqualTo(ModelKind.CNN);
         assertThatThrownBy(() -> ModelKind.parse("resnet")).hasMessage("unknown model 'resnet': expected mlp or cnn");
         assertThatThrownBy(() -> new DjlModel(ModelKind.MLP, 0, 0.1f, 0.9f, 1)).hasMessageContaining("batch size");
+    }
+
+    @Test
+    void computingAheadLeavesTheModelBitwiseAsItWasAndPredictsItsSteps() {
+        final int batch = 16;
+        final SyntheticImages train = new SyntheticImages(4 * batch, 3);
+        try (DjlModel a = new DjlModel(ModelKind.MLP, batch, 0.05f, 0.9f, 7);
+             DjlModel b = new DjlModel(ModelKind.MLP, batch, 0.05f, 0.9f, 7)) {
+            final float[] g0 = a.computeGradient(train.pixels(0, batch), train.labels(0, batch)).clone();
+            a.applyGradient(g0);
+            b.applyGradient(g0);
+            // the model two steps on: g1 then nothing new, the velocity carried on
+            final float[] g1 = a.computeGradient(train.pixels(batch, batch), train.labels(batch, batch)).clone();
+            final float[] ahead = new float[a.elements()];
+            a.predictInto(ahead, g1, null, new float[] {0.9f, 0.9f});
+            b.applyGradient(g1);
+            b.applyGradient(new float[b.elements()]);
+            final float[] stepped = new float[b.elements()];
+            b.copyParameters(stepped);
+            for (int i = 0; i < ahead.length; i += 997) {
+                assertThat(ahead[i]).as("element %d", i).isCloseTo(stepped[i], offset(1e-6f));
+            }
+            // a gradient computed ahead is the gradient at those parameters, and the model stays as it was
+            final String before = a.hash();
+            final float[] there = a.computeGradientAt(stepped, train.pixels(2 * batch, batch), train.labels(2 * batch, batch)).clone();
+            assertThat(a.hash()).isEqualTo(before);
+            assertThat(b.computeGradient(train.pixels(2 * batch, batch), train.labels(2 * batch, batch))).containsExactly(there);
+        }
     }
 }
