@@ -87,14 +87,21 @@ final class JobLifecycle {
         } else if (jobs.workers[j] != workers || jobs.elementsPerRound[j] != elements) {
             refuseJoin(in, port, Status.SHAPE_MISMATCH, outbox);
             return;
+        } else if (jobs.isJoined(j, worker) && jobs.workerPort[jobs.worker(j, worker)] != port) {
+            // a worker is bound to the address it joined from: another process cannot take its place
+            refuseJoin(in, port, Status.IN_USE, outbox);
+            return;
         }
         jobs.join(j, worker, port);
         send(port, deparser.joinAck(in, Status.OK, workers, elements, ring, maxWorkers), outbox);
         sendConfigs(j, worker, port, outbox);
     }
 
-    /** The job index of a packet naming a known job and a worker it has; else MISSING, the drop counted. */
-    int jobOf(final Packet<?> in) {
+    /**
+     * The job index of a packet naming a known job and a worker it has, from the address that worker
+     * joined from (if it joined); else MISSING, the drop counted.
+     */
+    int jobOf(final Packet<?> in, final int port) {
         final int j = jobTable.get(in.jobId());
         if (j == JobTable.MISSING) {
             counters.increment(SwitchCounter.DROP_UNKNOWN_JOB);
@@ -104,11 +111,15 @@ final class JobLifecycle {
             counters.increment(SwitchCounter.DROP_BAD_WORKER);
             return JobTable.MISSING;
         }
+        if (jobs.isJoined(j, in.workerId()) && jobs.workerPort[jobs.worker(j, in.workerId())] != port) {
+            counters.increment(SwitchCounter.DROP_FOREIGN_PORT);
+            return JobTable.MISSING;
+        }
         return j;
     }
 
     void onConfigRequest(final Packet<?> in, final int port, final Outbox outbox) {
-        final int j = jobOf(in);
+        final int j = jobOf(in, port);
         if (j == JobTable.MISSING) {
             return;
         }
@@ -174,6 +185,12 @@ final class JobLifecycle {
         counters.increment(SwitchCounter.LEAVES);
         final int j = jobTable.get(in.jobId());
         final int worker = in.workerId();
+        if (j != JobTable.MISSING && worker < jobs.workers[j] && jobs.isJoined(j, worker)
+            && jobs.workerPort[jobs.worker(j, worker)] != port) {
+            // only the worker itself may leave
+            counters.increment(SwitchCounter.DROP_FOREIGN_PORT);
+            return;
+        }
         if (j != JobTable.MISSING && worker < jobs.workers[j] && jobs.leave(j, worker)) {
             jobs.active[j] = false;
             jobTable.remove(jobs.id[j]);

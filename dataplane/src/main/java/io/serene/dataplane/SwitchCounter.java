@@ -28,6 +28,8 @@ public enum SwitchCounter {
     DROP_UNKNOWN_JOB,
     DROP_BAD_WORKER,
     DROP_NOT_JOINED,
+    /** A packet naming a joined worker, from an address other than the one it joined from. */
+    DROP_FOREIGN_PORT,
     DROP_BAD_ELEMENT_COUNT,
     DROP_BAD_SLOT,
     DROP_INCONSISTENT,

@@ -349,7 +349,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     }
 
     private void onData(final int port, final long nowNs, final Outbox outbox) {
-        final int j = lifecycle.jobOf(data);
+        final int j = lifecycle.jobOf(data, port);
         if (j == JobTable.MISSING) {
             return;
         }

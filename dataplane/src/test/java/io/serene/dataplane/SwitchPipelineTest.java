@@ -117,6 +117,30 @@ class SwitchPipelineTest {
     }
 
     @Test
+    void aJoinedWorkerIsBoundToItsAddressSoNoOtherProcessChangesItsSumsOrTakesItsPlace() {
+        join(0, 2, 4);
+        join(1, 2, 4);
+        sent.clear();
+        // worker 1's id from another address: its DATA is dropped, its JOIN refused, its LEAVE ignored
+        dataFrom(999, JOB, 1, 0, 0, 0, new int[] {1000, 1000, 1000, 1000});
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_FOREIGN_PORT)).isEqualTo(1);
+        joinFrom(999, JOB, 1, 2, 4);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.IN_USE);
+        assertThat(last().port).isEqualTo(999);
+        leaveFrom(999, 1);
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_FOREIGN_PORT)).isEqualTo(2);
+        // a JOIN retried from the worker's own address is answered as before
+        join(1, 2, 4);
+        assertThat(Status.fromCode(sent.get(sent.size() - 2).packet.status())).as("JOIN_ACK, then the config").isEqualTo(Status.OK);
+        sent.clear();
+        data(0, 0, 0, 0, new int[] {1, 2, 3, 4});
+        data(1, 0, 0, 0, new int[] {10, 20, 30, 40});
+        final ResultPacket result = sent.get(0).result;
+        assertThat(new int[] {result.value(0), result.value(1), result.value(2), result.value(3)})
+            .as("the sums hold the two workers alone").containsExactly(11, 22, 33, 44);
+    }
+
+    @Test
     void shouldCountDuplicateOnceAndResendReleasedResultToTheRetransmitter() {
         join(0, 2, 4);
         join(1, 2, 4);
@@ -282,17 +306,25 @@ class SwitchPipelineTest {
     }
 
     private void joinJob(final int job, final int worker, final int workers, final int elements) {
+        joinFrom(100 + worker, job, worker, workers, elements);
+    }
+
+    private void joinFrom(final int port, final int job, final int worker, final int workers, final int elements) {
         final ByteBuffer b = Packet.allocate(JoinPacket.LENGTH);
         new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(job)
             .workerId(worker).workerCount(workers).elementsPerRound(elements);
-        pipeline.onPacket(100 + worker, b, 0, JoinPacket.LENGTH, 0, outbox);
+        pipeline.onPacket(port, b, 0, JoinPacket.LENGTH, 0, outbox);
     }
 
     private void leave(final int worker) {
+        leaveFrom(100 + worker, worker);
+    }
+
+    private void leaveFrom(final int port, final int worker) {
         final ByteBuffer b = Packet.allocate(Packet.HEADER_LENGTH);
         new PacketHeader().wrap(b, 0, Packet.HEADER_LENGTH).initHeader(PacketType.LEAVE).jobId(JOB)
             .workerId(worker);
-        pipeline.onPacket(100 + worker, b, 0, Packet.HEADER_LENGTH, 0, outbox);
+        pipeline.onPacket(port, b, 0, Packet.HEADER_LENGTH, 0, outbox);
     }
 
     private void data(final int worker, final long seq, final int set, final int chunk, final int[] values) {
@@ -301,6 +333,11 @@ class SwitchPipelineTest {
 
     private void dataJob(final int job, final int worker, final long seq, final int set, final int chunk,
                          final int[] values) {
+        dataFrom(100 + worker, job, worker, seq, set, chunk, values);
+    }
+
+    private void dataFrom(final int port, final int job, final int worker, final long seq, final int set, final int chunk,
+                          final int[] values) {
         final int length = DataPacket.length(values.length);
         final ByteBuffer b = Packet.allocate(length);
         final DataPacket p = new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(job)
@@ -309,7 +346,7 @@ class SwitchPipelineTest {
         for (int i = 0; i < values.length; i++) {
             p.value(i, values[i]);
         }
-        pipeline.onPacket(100 + worker, b, 0, length, 0, outbox);
+        pipeline.onPacket(port, b, 0, length, 0, outbox);
     }
 
     private void exponents(final int worker, final long seq, final int[] exps) {

@@ -22,7 +22,9 @@ public enum Status {
     /** A table insert whose key is taken (modify it instead). */
     DUPLICATE_ENTRY(9),
     /** A table modify or delete whose key has no entry. */
-    NOT_FOUND(10);
+    NOT_FOUND(10),
+    /** The worker id is joined from another address: a JOIN may not take it over. */
+    IN_USE(11);
 
     private final int code;
 

@@ -152,6 +152,8 @@ final class JoinHandshake {
                 return " (the job exists with another worker count or gradient size)";
             case BAD_KEY:
                 return " (worker id, worker count or gradient size out of the switch's range)";
+            case IN_USE:
+                return " (another process holds this worker id in the job: a second worker with the same --id, or one that has not left)";
             default:
                 return "";
         }
