@@ -209,7 +209,7 @@ public final class PolicyCompiler {
     /** A resolved config as text; {@code timeout}, when not null, in place of its timeout (a relative one). */
     private static String describe(final SyncConfig.Resolved r, final String timeout) {
         return "[bound=" + (r.bound == SyncConfig.UNBOUNDED ? "unbounded" : Integer.toString(r.bound)) + " required=" + r.required
-            + " quorum=" + r.quorum + " timeout="
+            + (r.sample > 0 ? " sample=" + r.sample : "") + " quorum=" + r.quorum + " timeout="
             + (timeout != null ? timeout : r.timeoutNs == SyncConfig.NO_TIMEOUT ? "none" : (r.timeoutNs / 1e6) + "ms")
             + " late=" + r.lateMode.name().toLowerCase(Locale.ROOT) + "]";
     }

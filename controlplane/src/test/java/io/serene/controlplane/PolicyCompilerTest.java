@@ -108,4 +108,10 @@ class PolicyCompilerTest {
             "in serene train")).hasMessageStartingWith("policy p: 'staleness > 1 for 1 rounds' needs worker-side telemetry; in serene train");
         PolicyCompiler.requireSwitchTelemetry(PolicyParser.parse("start bsp\nwhen lag >= 2 then ssp(2)"), "anywhere");
     }
+
+    @Test
+    void aPspEntryShowsItsSample() {
+        assertThat(PolicyCompiler.render(PolicyParser.parse("start psp(2)"), 1, 4))
+            .contains("start: INSTALL sync_config{job=1, first_round=0} -> bsp+sample:2 [bound=0 required={0, 1, 2, 3} sample=2 quorum=2");
+    }
 }
