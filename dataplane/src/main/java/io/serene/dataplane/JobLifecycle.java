@@ -87,7 +87,7 @@ final class JobLifecycle {
         } else if (jobs.workers[j] != workers || jobs.elementsPerRound[j] != elements) {
             refuseJoin(in, port, Status.SHAPE_MISMATCH, outbox);
             return;
-        } else if (jobs.isJoined(j, worker) && jobs.workerPort[jobs.worker(j, worker)] != port) {
+        } else if (jobs.joinedElsewhere(j, worker, port)) {
             // a worker is bound to the address it joined from: another process cannot take its place
             refuseJoin(in, port, Status.IN_USE, outbox);
             return;
@@ -111,7 +111,7 @@ final class JobLifecycle {
             counters.increment(SwitchCounter.DROP_BAD_WORKER);
             return JobTable.MISSING;
         }
-        if (jobs.isJoined(j, in.workerId()) && jobs.workerPort[jobs.worker(j, in.workerId())] != port) {
+        if (jobs.joinedElsewhere(j, in.workerId(), port)) {
             counters.increment(SwitchCounter.DROP_FOREIGN_PORT);
             return JobTable.MISSING;
         }
@@ -185,8 +185,7 @@ final class JobLifecycle {
         counters.increment(SwitchCounter.LEAVES);
         final int j = jobTable.get(in.jobId());
         final int worker = in.workerId();
-        if (j != JobTable.MISSING && worker < jobs.workers[j] && jobs.isJoined(j, worker)
-            && jobs.workerPort[jobs.worker(j, worker)] != port) {
+        if (j != JobTable.MISSING && worker < jobs.workers[j] && jobs.joinedElsewhere(j, worker, port)) {
             // only the worker itself may leave
             counters.increment(SwitchCounter.DROP_FOREIGN_PORT);
             return;

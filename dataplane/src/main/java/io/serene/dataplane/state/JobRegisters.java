@@ -101,6 +101,11 @@ public final class JobRegisters {
         return (joined[j * words + (w >>> 6)] & (1L << (w & 63))) != 0;
     }
 
+    /** Whether worker w of job j joined from an address other than {@code port} (a joined worker is bound to its address). */
+    public boolean joinedElsewhere(final int j, final int w, final int port) {
+        return isJoined(j, w) && workerPort[worker(j, w)] != port;
+    }
+
     public void join(final int j, final int w, final int port) {
         joined[j * words + (w >>> 6)] |= 1L << (w & 63);
         workerPort[worker(j, w)] = port;

@@ -1,6 +1,7 @@
 package io.serene.protocol.sync;
 
 import java.math.BigDecimal;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Objects;
 
@@ -257,7 +258,7 @@ public final class SyncConfig {
                 return (BitSet) required.clone();
             }
             final int words = Math.max(1, (required.length() + 63) / 64);
-            final long[] from = java.util.Arrays.copyOf(required.toLongArray(), words);
+            final long[] from = Arrays.copyOf(required.toLongArray(), words);
             final long[] out = new long[words];
             SyncRules.sample(seed, round, from, 0, words, sample, out, 0);
             return BitSet.valueOf(out);
