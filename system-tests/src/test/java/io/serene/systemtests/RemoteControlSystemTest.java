@@ -1,10 +1,16 @@
 package io.serene.systemtests;
 
-import io.grpc.Server;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.reflection.v1.ServerReflectionGrpc;
+import io.grpc.reflection.v1.ServerReflectionRequest;
+import io.grpc.reflection.v1.ServerReflectionResponse;
+import io.grpc.reflection.v1.ServiceResponse;
+import io.grpc.stub.StreamObserver;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.cli.Serene;
+import io.serene.harness.node.ControlServer;
 import io.serene.harness.node.SwitchControlService;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.transport.UdpHost;
@@ -83,8 +89,8 @@ class RemoteControlSystemTest {
              UdpTransport workerLoop = UdpTransport.create(1, true);
              UdpHost switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
              SwitchControlService service = new SwitchControlService(switchHost::call, pipeline)) {
-            final Server server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(service).build().start();
-            final String target = "127.0.0.1:" + server.getPort();
+            final ControlServer server = ControlServer.start(service, "127.0.0.1", 0);
+            final String target = server.address();
             final List<UdpWorker> workers = new ArrayList<>();
             for (int w = 0; w < 2; w++) {
                 workers.add(UdpWorker.start(new WorkerContext().jobId(JOB).workerId(w).workers(2).elementsPerRound(1_000),
@@ -161,11 +167,49 @@ class RemoteControlSystemTest {
                 assertThat(r[0]).isEqualTo(0);
                 assertThat((String) r[1]).contains("table sync_config", "key    group", "key    first_round", "table worker_group",
                     "register released_round", "drop_late");
+                r = cli("control", "health", "--switch", target);
+                assertThat(r[0]).as((String) r[1]).isEqualTo(0);
+                assertThat((String) r[1]).contains("SERVING");
+                r = cli("control", "health", "--switch", target, "--service", "serene.control.SwitchControl");
+                assertThat((String) r[1]).contains("SERVING");
+                r = cli("control", "health", "--switch", target, "--service", "nothing.Here");
+                assertThat((String) r[1]).contains("NOT_FOUND");
+                assertThat(reflectedServices(target)).contains("serene.control.SwitchControl", "grpc.health.v1.Health");
             } finally {
                 workers.forEach(UdpWorker::close);
-                server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                server.close();
             }
             assertThat(errors).isEmpty();
+        }
+    }
+
+    /** The service names the server's reflection service lists, as grpcurl's {@code list} asks for them. */
+    private static List<String> reflectedServices(final String target) throws Exception {
+        final ManagedChannel channel = NettyChannelBuilder.forTarget(target).usePlaintext().build();
+        try {
+            final CompletableFuture<List<String>> names = new CompletableFuture<>();
+            final StreamObserver<ServerReflectionRequest> requests = ServerReflectionGrpc.newStub(channel)
+                .serverReflectionInfo(new StreamObserver<ServerReflectionResponse>() {
+                    @Override
+                    public void onNext(final ServerReflectionResponse r) {
+                        names.complete(r.getListServicesResponse().getServiceList().stream().map(ServiceResponse::getName).toList());
+                    }
+
+                    @Override
+                    public void onError(final Throwable t) {
+                        names.completeExceptionally(t);
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                    }
+                });
+            requests.onNext(ServerReflectionRequest.newBuilder().setListServices("").build());
+            final List<String> result = names.get(10, TimeUnit.SECONDS);
+            requests.onCompleted();
+            return result;
+        } finally {
+            channel.shutdownNow();
         }
     }
 
@@ -219,8 +263,8 @@ class RemoteControlSystemTest {
              UdpTransport workerLoop = UdpTransport.create(1, true);
              UdpHost switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
              SwitchControlService service = new SwitchControlService(switchHost::call, pipeline)) {
-            final Server server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(service).build().start();
-            final String target = "127.0.0.1:" + server.getPort();
+            final ControlServer server = ControlServer.start(service, "127.0.0.1", 0);
+            final String target = server.address();
             final CompletableFuture<Object[]> apply = CompletableFuture.supplyAsync(() -> cli("control", "apply",
                 policy.toString(), "--switch", target, "--job", "" + job, "--until-round", "" + (rounds - 10),
                 "--interval-ms", "5"));
@@ -265,7 +309,7 @@ class RemoteControlSystemTest {
                 check.check(r, folded, target);
             } finally {
                 udpWorkers.forEach(UdpWorker::close);
-                server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                server.close();
                 Files.deleteIfExists(policy);
             }
             assertThat(errors).isEmpty();

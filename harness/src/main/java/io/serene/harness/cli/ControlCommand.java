@@ -2,6 +2,9 @@ package io.serene.harness.cli;
 
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.serene.controlplane.ControlLoop;
 import io.serene.controlplane.Controller;
@@ -43,7 +46,7 @@ import java.util.function.Function;
 @Command(name = "control", mixinStandardHelpOptions = true,
     description = "Talks to a switch started with --control-port: show a job, watch it, install a sync config, read counters.",
     subcommands = {ControlCommand.Show.class, ControlCommand.Watch.class, ControlCommand.Install.class, ControlCommand.CountersCmd.class,
-        ControlCommand.Apply.class, ControlCommand.Write.class, ControlCommand.Schema.class})
+        ControlCommand.Apply.class, ControlCommand.Write.class, ControlCommand.Schema.class, ControlCommand.Health.class})
 public final class ControlCommand implements Runnable {
     @Override
     public void run() {
@@ -124,6 +127,29 @@ public final class ControlCommand implements Runnable {
                 .getValuesMap());
             values.forEach((k, v) -> System.out.println(k + " " + v));
             return 0;
+        }
+    }
+
+    @Command(name = "health", mixinStandardHelpOptions = true,
+        description = "Asks the standard gRPC health service (grpc.health.v1) and prints its status; exit 0 only when SERVING.")
+    static final class Health extends Target implements Callable<Integer> {
+        @Option(names = "--service", defaultValue = "", description = "Service to ask about; empty: the whole server. "
+            + "Default: the whole server.")
+        String service;
+
+        @Override
+        public Integer call() {
+            final ManagedChannel channel = channel();
+            try {
+                final HealthCheckResponse.ServingStatus status = HealthGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus();
+                System.out.println(status);
+                return status == HealthCheckResponse.ServingStatus.SERVING ? 0 : 1;
+            } catch (final StatusRuntimeException ex) {
+                throw failure(address, ex);
+            } finally {
+                channel.shutdownNow();
+            }
         }
     }
 

@@ -1,9 +1,8 @@
 package io.serene.harness.cli;
 
-import io.grpc.Server;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
+import io.serene.harness.node.ControlServer;
 import io.serene.harness.node.SwitchControlService;
 import io.serene.protocol.sync.SyncConfigParser;
 import io.serene.transport.UdpHost;
@@ -51,6 +50,10 @@ public final class SwitchCommand implements Callable<Integer> {
         + "(serene control, docs/policy.md); -1: none. Default: ${DEFAULT-VALUE}.")
     int controlPort;
 
+    @Option(names = "--control-bind", defaultValue = "127.0.0.1", description = "Address the control service binds; "
+        + "it has no authentication, so give another only on a network you trust. Default: ${DEFAULT-VALUE}.")
+    String controlBind;
+
     @Option(names = "--nio", description = "Use plain NIO instead of native epoll.")
     boolean nio;
 
@@ -70,14 +73,12 @@ public final class SwitchCommand implements Callable<Integer> {
         try (UdpTransport transport = UdpTransport.create(1, !nio);
              UdpHost host = transport.bind(pipeline, new InetSocketAddress(bind, port), UdpOptions.defaults());
              SwitchControlService control = new SwitchControlService(host::call, pipeline)) {
-            final Server server = controlPort < 0 ? null
-                : NettyServerBuilder.forAddress(new InetSocketAddress(bind, controlPort))
-                    .addService(control).build().start();
+            final ControlServer server = controlPort < 0 ? null : ControlServer.start(control, controlBind, controlPort);
             System.out.println(context.memory());
             System.out.println("switch listening on udp " + host.localAddress() + " (" + transport.kind() + "), new jobs start with "
                 + context.defaultSync());
             if (server != null) {
-                System.out.println("control service on tcp " + bind + ":" + server.getPort());
+                System.out.println("control service on tcp " + server.address() + " (grpc health and reflection too)");
             }
             System.out.flush();
             Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
@@ -88,7 +89,7 @@ public final class SwitchCommand implements Callable<Integer> {
                 }
             }
             if (server != null) {
-                server.shutdownNow();
+                server.close();
             }
         }
         return 0;

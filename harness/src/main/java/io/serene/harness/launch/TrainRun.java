@@ -1,13 +1,12 @@
 package io.serene.harness.launch;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.grpc.Server;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.serene.controlplane.Controller;
 import io.serene.controlplane.PolicyCompiler;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.cli.Serene;
+import io.serene.harness.node.ControlServer;
 import io.serene.harness.node.SwitchControlService;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
@@ -91,12 +90,10 @@ public final class TrainRun {
         try (UdpTransport transport = UdpTransport.create(1, true);
              UdpHost host = transport.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
              SwitchControlService control = new SwitchControlService(host::call, pipeline)) {
-            final Server server = s.controlPort() < 0 ? null
-                : NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", s.controlPort()))
-                    .addService(control).build().start();
+            final ControlServer server = s.controlPort() < 0 ? null : ControlServer.start(control, "127.0.0.1", s.controlPort());
             say.printf(Locale.ROOT, "train: %d workers, %s, policy %s, stragglers %s, %d rounds of batch %d, seed %d; switch on udp %s%s%n",
                 s.workers(), t.model(), s.policyName(), t.stragglers(), rounds, t.batch(), t.seed(), host.localAddress(),
-                server == null ? "" : ", control on tcp 127.0.0.1:" + server.getPort());
+                server == null ? "" : ", control on tcp " + server.address());
             say.println("records in " + s.out());
             say.flush();
             final WorkerProcesses workers = new WorkerProcesses(progress, s.workers());
@@ -126,7 +123,7 @@ public final class TrainRun {
                     // the hook is running: it stops the workers
                 }
                 if (server != null) {
-                    server.shutdownNow();
+                    server.close();
                 }
             }
             if (!switchErrors.isEmpty()) {
