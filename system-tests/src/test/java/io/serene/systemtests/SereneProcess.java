@@ -3,6 +3,7 @@ package io.serene.systemtests;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -13,6 +14,11 @@ final class SereneProcess {
     }
 
     static Process start(final String... args) throws Exception {
+        return start(Map.of(), args);
+    }
+
+    /** Starts a command with extra environment variables (a launcher's RANK, WORLD_SIZE and so on). */
+    static Process start(final Map<String, String> env, final String... args) throws Exception {
         final List<String> command = new ArrayList<>();
         command.add(System.getProperty("java.home") + "/bin/java");
         command.add("-Xmx512m");
@@ -22,12 +28,20 @@ final class SereneProcess {
         command.add(System.getProperty("java.class.path"));
         command.add("io.serene.harness.cli.Serene");
         command.addAll(List.of(args));
-        return new ProcessBuilder(command).start();
+        final ProcessBuilder pb = new ProcessBuilder(command);
+        pb.environment().putAll(env);
+        return pb.start();
     }
 
     /** Runs a command that must fail with {@code code} and a one-line message, never a stack trace. */
     static void expectFailure(final int code, final String message, final String... args) throws Exception {
-        final Process p = start(args);
+        expectFailure(code, message, Map.of(), args);
+    }
+
+    /** The same with extra environment variables. */
+    static void expectFailure(final int code, final String message, final Map<String, String> env, final String... args)
+        throws Exception {
+        final Process p = start(env, args);
         final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).as(err).isEqualTo(code);

@@ -50,6 +50,10 @@ class TrainSystemTest {
         assertThat(last.get("computeShare").asDouble()).isBetween(0.0, 1.0);
         assertThat(last.get("cumulativeWaitingSeconds").asDouble()).as("worker 0 waits for the 2x straggler").isPositive();
         assertThat(JSON.readTree(Files.readString(out.resolve("summary.json")))).isEqualTo(last);
+        for (int w = 0; w < 2; w++) {
+            assertThat(Files.readString(out.resolve("workers").resolve("worker-" + w + ".log"))).as("worker " + w + "'s log")
+                .contains("worker " + w + "/2: mlp").contains("\"modelHash\"").doesNotContain("@progress");
+        }
 
         final List<String> records = Files.readAllLines(out.resolve("records.jsonl"));
         assertThat(records).hasSize(80);

@@ -14,10 +14,12 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -41,11 +43,15 @@ class WorkerProcessSystemTest {
              UdpHost host = loop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults())) {
             final String target = "127.0.0.1:" + host.localAddress().getPort();
             final List<Process> workers = new ArrayList<>();
-            for (int w = 0; w < 2; w++) {
-                workers.add(SereneProcess.start("worker", "--switch", target, "--job", "3", "--id", "" + w, "--workers", "2",
-                    "--rounds", "40", "--batch", "32", "--eval-every", "20", "--data", dir.toString(), "--seed", "9",
-                    "--stragglers", "persistent:1:x3"));
-            }
+            workers.add(SereneProcess.start("worker", "--switch", target, "--job", "3", "--id", "0", "--workers", "2",
+                "--rounds", "40", "--batch", "32", "--eval-every", "20", "--data", dir.toString(), "--seed", "9",
+                "--stragglers", "persistent:1:x3"));
+            // worker 1 as a launcher starts it: identity from the environment, options from a defaults file
+            final Path defaults = dir.resolve("serene.properties");
+            Files.writeString(defaults, "worker.rounds = 40\nbatch = 32\nworker.eval-every = 20\nseed = 9\n"
+                + "stragglers = persistent:1:x3\ndata = " + dir + "\n");
+            workers.add(SereneProcess.start(Map.of("RANK", "1", "WORLD_SIZE", "2", "SERENE_SWITCH", target, "SERENE_JOB", "3",
+                "SERENE_DEFAULTS", defaults.toString()), "worker"));
             final List<String> hashes = new ArrayList<>();
             final List<Double> injectedSeconds = new ArrayList<>();
             for (final Process p : workers) {
@@ -75,6 +81,9 @@ class WorkerProcessSystemTest {
             dir.resolve("missing").toString());
         SereneProcess.expectFailure(2, "unknown model 'resnet': expected mlp or cnn", "worker", "--id", "0", "--workers", "1", "--model", "resnet");
         SereneProcess.expectFailure(2, "--id must be in 0..1", "worker", "--id", "5", "--workers", "2");
+        SereneProcess.expectFailure(2, "needs its id and the job's worker count: --id and --workers, or RANK and WORLD_SIZE", "worker");
+        SereneProcess.expectFailure(2, "SERENE_DEFAULTS names", Map.of("SERENE_DEFAULTS", dir.resolve("none.properties").toString()),
+            "worker");
         SereneProcess.expectFailure(2, "unknown straggler profile part 'sometimes'", "worker", "--id", "0", "--workers", "1",
             "--stragglers", "sometimes");
         FashionMnist.writeSynthetic(dir, 100, 20, 5);

@@ -18,12 +18,26 @@ public final class Serene implements Runnable {
     }
 
     public static void main(final String[] args) {
-        System.exit(commandLine().execute(args));
+        final Defaults defaults;
+        try {
+            defaults = Defaults.fromEnvironment();
+        } catch (final RuntimeException ex) {
+            System.err.println("serene: " + ex.getMessage());
+            System.exit(2);
+            return;
+        }
+        System.exit(commandLine(defaults).execute(args));
     }
 
-    /** The configured command line (also used by tests). */
+    /** The configured command line with built-in defaults only (tests). */
     public static CommandLine commandLine() {
+        return commandLine(new Defaults(java.util.Map.of(), null));
+    }
+
+    /** The configured command line taking unset options from {@code defaults} (launcher environment, defaults file). */
+    public static CommandLine commandLine(final Defaults defaults) {
         final CommandLine cl = new CommandLine(new Serene());
+        cl.setDefaultValueProvider(defaults);
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             commandLine.getErr().println("serene: " + (ex.getMessage() != null ? ex.getMessage() : ex.toString()));
             return ex instanceof IllegalArgumentException ? 2 : 1;

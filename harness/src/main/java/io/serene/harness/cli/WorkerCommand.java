@@ -40,17 +40,18 @@ public final class WorkerCommand implements Callable<Integer> {
     @Mixin
     TrainingOptions training = new TrainingOptions();
 
-    @Option(names = "--switch", defaultValue = "127.0.0.1:7000", description = "The switch's UDP address HOST:PORT. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--switch", defaultValue = "127.0.0.1:7000", description = "The switch's UDP address HOST:PORT; "
+        + "unset, from SERENE_SWITCH or MASTER_ADDR:MASTER_PORT. Default: ${DEFAULT-VALUE}.")
     String switchAddress;
 
-    @Option(names = "--job", defaultValue = "1", description = "Job id. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--job", defaultValue = "1", description = "Job id; unset, from SERENE_JOB. Default: ${DEFAULT-VALUE}.")
     int job;
 
-    @Option(names = "--id", required = true, description = "This worker's id, 0..N-1.")
-    int id;
+    @Option(names = "--id", description = "This worker's id, 0..N-1; unset, from RANK, SLURM_PROCID or JOB_COMPLETION_INDEX (required one way or the other).")
+    Integer id;
 
-    @Option(names = "--workers", required = true, description = "Workers in the job (N).")
-    int workers;
+    @Option(names = "--workers", description = "Workers in the job (N); unset, from WORLD_SIZE or SLURM_NTASKS (required one way or the other).")
+    Integer workers;
 
     @Option(names = "--records", description = "Write one JSON line per round to this file (compute, waiting, staleness, "
         + "release time, loss, accuracy when evaluated).")
@@ -77,6 +78,10 @@ public final class WorkerCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         final TrainSettings t = training.settings();
+        if (id == null || workers == null) {
+            throw new IllegalArgumentException("serene worker needs its id and the job's worker count: --id and --workers, "
+                + "or RANK and WORLD_SIZE (SLURM_PROCID and SLURM_NTASKS) from a launcher");
+        }
         if (workers <= 0 || id < 0 || id >= workers) {
             throw new IllegalArgumentException("--id must be in 0.." + (workers - 1) + " and --workers positive, were " + id + " and " + workers);
         }

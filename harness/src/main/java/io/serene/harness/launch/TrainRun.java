@@ -101,7 +101,7 @@ public final class TrainRun {
             Runtime.getRuntime().addShutdownHook(hook);
             try {
                 for (int w = 0; w < s.workers(); w++) {
-                    workers.start(w, workerCommand(w, rounds, host.localAddress().getPort(), epochMs));
+                    workers.start(w, workerCommand(w, rounds, host.localAddress().getPort(), epochMs), logFile(w));
                 }
                 final JobMonitor monitor = new JobMonitor(pipeline, s.job(), s.workers(), s.policy(), schedule, decisions, progress);
                 monitor.start();
@@ -156,6 +156,11 @@ public final class TrainRun {
         command.addAll(List.of("--records", recordsFile(w).toString(), "--epoch-ms", "" + epochMs,
             "--progress-lines", "--exit-with-parent", "--eval-when-told"));
         return command;
+    }
+
+    /** A worker's whole output, next to its records. */
+    private Path logFile(final int w) {
+        return s.out().resolve("workers").resolve("worker-" + w + ".log");
     }
 
     private Path recordsFile(final int w) {

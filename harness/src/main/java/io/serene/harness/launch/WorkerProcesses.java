@@ -1,10 +1,12 @@
 package io.serene.harness.launch;
 
-
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.Writer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,6 +22,7 @@ final class WorkerProcesses {
     private final List<Thread> readers = new ArrayList<>();
     private final List<ArrayDeque<String>> tails = new ArrayList<>();
     private final List<String> results = new ArrayList<>();
+    private final List<Path> logs = new ArrayList<>();
     private final long startNs = System.nanoTime();
     private int trained;
 
@@ -28,7 +31,8 @@ final class WorkerProcesses {
         this.workers = workers;
     }
 
-    void start(final int w, final List<String> command) throws IOException {
+    /** Starts worker {@code w}; everything it prints but progress markers also goes to {@code log}. */
+    void start(final int w, final List<String> command, final Path log) throws IOException {
         final ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
         pb.environment().put("MALLOC_MMAP_THRESHOLD_", "67108864");
         pb.environment().put("MALLOC_TRIM_THRESHOLD_", "268435456");
@@ -37,17 +41,24 @@ final class WorkerProcesses {
             processes.add(p);
             tails.add(new ArrayDeque<>());
             results.add(null);
+            logs.add(log);
         }
-        final Thread reader = new Thread(() -> read(w, p), "worker-" + w + "-output");
+        final Thread reader = new Thread(() -> read(w, p, log), "worker-" + w + "-output");
         reader.setDaemon(true);
         reader.start();
         readers.add(reader);
     }
 
-    private void read(final int w, final Process p) {
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+    private void read(final int w, final Process p, final Path log) {
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+             Writer file = Files.newBufferedWriter(log, StandardCharsets.UTF_8)) {
             String line;
             while ((line = in.readLine()) != null) {
+                if (!line.startsWith("@")) {
+                    file.write(line);
+                    file.write('\n');
+                    file.flush();
+                }
                 if (line.startsWith("@progress ")) {
                     final String[] parts = line.split(" ");
                     progress.round(w, Integer.parseInt(parts[1]), Double.parseDouble(parts[2]));
@@ -115,8 +126,8 @@ final class WorkerProcesses {
                 } else if (p.exitValue() != 0) {
                     readers.get(w).join(2_000);
                     stop();
-                    throw new IllegalStateException("worker " + w + " failed (exit " + p.exitValue() + "); its last output:\n  "
-                        + String.join("\n  ", tail(w)));
+                    throw new IllegalStateException("worker " + w + " failed (exit " + p.exitValue() + "); its last output (all of it in "
+                        + logs.get(w) + "):\n  " + String.join("\n  ", tail(w)));
                 }
             }
             if (!running) {
