@@ -63,7 +63,7 @@ final class JobLifecycle {
         counters.increment(SwitchCounter.PACKETS_OUT);
     }
 
-    void onJoin(final JoinPacket in, final int port, final Outbox outbox) {
+    void onJoin(final JoinPacket in, final int port, final long nowNs, final Outbox outbox) {
         counters.increment(SwitchCounter.JOINS);
         final int job = in.jobId();
         final int worker = in.workerId();
@@ -79,7 +79,7 @@ final class JobLifecycle {
                 refuseJoin(in, port, Status.BAD_KEY, outbox);
                 return;
             }
-            j = allocateJob(job, workers, elements);
+            j = allocateJob(job, workers, elements, nowNs);
             if (j == JobTable.MISSING) {
                 refuseJoin(in, port, Status.TABLE_FULL, outbox);
                 return;
@@ -160,11 +160,11 @@ final class JobLifecycle {
         send(port, deparser.joinAck(in, status, in.workerCount(), in.elementsPerRound(), ring, maxWorkers), outbox);
     }
 
-    private int allocateJob(final int job, final int workers, final int elements) {
+    private int allocateJob(final int job, final int workers, final int elements, final long nowNs) {
         for (int j = 0; j < maxJobs; j++) {
             if (!jobs.active[j]) {
                 jobs.reset(j, job, workers, elements, StepLayout.chunks(elements, chunkElements));
-                releases.reset(j);
+                releases.reset(j, nowNs);
                 // the context's worker groups (default: all in group 0); each group's list starts
                 // with its start config
                 for (int g = 0; g < ConfigTable.GROUPS; g++) {

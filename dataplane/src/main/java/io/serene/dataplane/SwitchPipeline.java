@@ -24,6 +24,8 @@ import io.serene.protocol.table.TableWrite;
 import io.serene.protocol.table.WorkerGroupEntry;
 
 import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.BitSet;
 import java.util.List;
 import java.util.function.Consumer;
 
@@ -138,10 +140,74 @@ public final class SwitchPipeline implements PacketEndpoint {
         return j == JobTable.MISSING ? -1 : releases.releasedAtNs(j, round);
     }
 
+    /**
+     * Since when (the switch's clock, ns) the job waits for its next round: when R passed its
+     * current value, or when the job was created while no round is released; -1 for an unknown job.
+     */
+    public long waitingSinceNs(final int job) {
+        final int j = jobTable.get(job);
+        return j == JobTable.MISSING ? -1 : releases.waitingSinceNs(j);
+    }
+
+    /** The job ids the switch holds (telemetry; allocates). */
+    public int[] jobIds() {
+        final int[] ids = new int[jobTable.size()];
+        int n = 0;
+        for (int j = 0; j < jobs.active.length && n < ids.length; j++) {
+            if (jobs.active[j]) {
+                ids[n++] = jobs.id[j];
+            }
+        }
+        return n == ids.length ? ids : Arrays.copyOf(ids, n);
+    }
+
     /** The highest round worker w of the job contributed to; -1 if none or unknown. */
     public int clock(final int job, final int worker) {
         final int j = jobTable.get(job);
         return j == JobTable.MISSING || worker >= jobs.workers[j] ? -1 : jobs.workerClock[jobs.worker(j, worker)];
+    }
+
+    /**
+     * The workers the job's next round (R + 1) waits for, from the contributor bitmaps (telemetry and
+     * stall reports; allocates; switch thread): the workers, joined or not, missing from some step of
+     * the round the switch holds unreleased, among those their group's entry for the round requires
+     * (all of a group's missing members when its entry requires none: a quorum, a sample,
+     * asynchronous). Empty when no worker has started the round (the workers compute, or are done),
+     * and for an unknown job.
+     */
+    public BitSet waitingFor(final int job) {
+        final BitSet waiting = new BitSet();
+        final int j = jobTable.get(job);
+        if (j == JobTable.MISSING) {
+            return waiting;
+        }
+        final int next = releases.releasedRound[j] + 1;
+        final BitSet missing = new BitSet();
+        for (int set = 0; set < 2; set++) {
+            for (int slot = 0; slot < poolSize; slot++) {
+                final int idx = slots.index(j, set, slot);
+                if (slots.seq[idx] == SlotPool.NO_SEQ || slots.released[idx] || slots.round[idx] != next) {
+                    continue;
+                }
+                for (int w = 0; w < jobs.workers[j]; w++) {
+                    if (!slots.holds(idx, w)) {
+                        missing.set(w);
+                    }
+                }
+            }
+        }
+        for (int g = 0; g < ConfigTable.GROUPS; g++) {
+            if (!groups.inUse(j, g)) {
+                continue;
+            }
+            final int l = ConfigTable.list(j, g);
+            final BitSet members = BitSet.valueOf(Arrays.copyOfRange(groups.members, l * words, (l + 1) * words));
+            final BitSet required = configs.required(l, configs.entryFor(l, next), groups.members, l * words);
+            final BitSet group = (BitSet) missing.clone();
+            group.and(required.isEmpty() ? members : required);
+            waiting.or(group);
+        }
+        return waiting;
     }
 
     /** The job's worker count; -1 if unknown. */
@@ -292,7 +358,7 @@ public final class SwitchPipeline implements PacketEndpoint {
                     break;
                 case JOIN:
                     join.wrap(buffer, offset, length);
-                    lifecycle.onJoin(join, port, outbox);
+                    lifecycle.onJoin(join, port, nowNs, outbox);
                     break;
                 case LEAVE:
                     lifecycle.onLeave(in, port, outbox);

@@ -31,7 +31,7 @@ class SwitchBlocksTest {
 
     private void job(final SyncConfig config) {
         jobs.reset(0, 7, WORKERS, 16, 4);
-        releases.reset(0);
+        releases.reset(0, 0);
         for (int g = 0; g < ConfigTable.GROUPS; g++) {
             configs.reset(ConfigTable.list(0, g), config, WORKERS);
         }
@@ -89,7 +89,7 @@ class SwitchBlocksTest {
 
     @Test
     void releaseRingAdvancesROverConsecutiveFullRoundsOnly() {
-        releases.reset(0);
+        releases.reset(0, 0);
         releases.chunkReleased(0, 1, 2, 10);
         releases.chunkReleased(0, 1, 2, 11);
         assertThat(releases.releasedRound[0]).isEqualTo(-1);

@@ -12,6 +12,7 @@ import io.serene.protocol.PacketType;
 import io.serene.protocol.ResultPacket;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.sync.SyncConfigParser;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -295,6 +296,34 @@ class SwitchPipelineTest {
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("budgetBytes");
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> new SwitchContext().chunkElements(0).conclude())
             .hasMessageContaining("chunkElements");
+    }
+
+    @Test
+    void theNextRoundNamesTheWorkersItWaitsForFromItsBitmapsAndItsConfig() {
+        join(0, 3, 4);
+        join(1, 3, 4);
+        join(2, 3, 4);
+        assertThat(pipeline.waitingFor(JOB).isEmpty()).as("nobody started round 0: it waits for nobody yet").isTrue();
+        data(0, 0, 0, 0, new int[] {1, 1, 1, 1});
+        assertThat(pipeline.waitingFor(JOB).toString()).isEqualTo("{1, 2}");
+        data(1, 0, 0, 0, new int[] {1, 1, 1, 1});
+        assertThat(pipeline.waitingFor(JOB).toString()).isEqualTo("{2}");
+        data(2, 0, 0, 0, new int[] {1, 1, 1, 1});
+        assertThat(pipeline.releasedRound(JOB)).isZero();
+        assertThat(pipeline.waitingFor(JOB).isEmpty()).as("round 1: nobody started it").isTrue();
+        assertThat(pipeline.waitingFor(99).isEmpty()).isTrue();
+
+        // an excluded worker is not waited for; under a quorum every missing member is
+        for (final String config : List.of("bsp+exclude:2", "fastest:2")) {
+            pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(1 << 20).maxJobs(2).maxWorkers(8)
+                .chunkElements(4).maxPoolSize(2).roundRing(4).defaultSync(SyncConfigParser.parse(config)).conclude(), errors::add);
+            join(0, 3, 4);
+            join(1, 3, 4);
+            join(2, 3, 4);
+            data(0, 0, 0, 0, new int[] {1, 1, 1, 1});
+            assertThat(pipeline.waitingFor(JOB).toString()).as(config).isEqualTo(config.startsWith("bsp") ? "{1}" : "{1, 2}");
+        }
+        assertThat(errors).isEmpty();
     }
 
     private Sent last() {

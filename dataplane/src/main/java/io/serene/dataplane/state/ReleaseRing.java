@@ -15,6 +15,8 @@ public final class ReleaseRing {
     private final int words;
     /** [job]: R, -1 before the first release. */
     public final int[] releasedRound;
+    /** [job]: when the job was created (the switch's clock). */
+    public final long[] createdNs;
     /** [job * G + round mod G]: chunks of the round released so far. */
     public final int[] count;
     /** [job * G + round mod G]: when R passed the round. */
@@ -31,6 +33,7 @@ public final class ReleaseRing {
         this.ring = ring;
         this.words = words;
         releasedRound = new int[maxJobs];
+        createdNs = new long[maxJobs];
         count = new int[maxJobs * ring];
         ns = new long[maxJobs * ring];
         latchRound = new int[maxJobs * ring];
@@ -39,11 +42,12 @@ public final class ReleaseRing {
     }
 
     public long bytes() {
-        return 4L * releasedRound.length + 4L * count.length + 8L * ns.length + 4L * latchRound.length + 8L * latchBitmap.length;
+        return 4L * releasedRound.length + 8L * createdNs.length + 4L * count.length + 8L * ns.length + 4L * latchRound.length + 8L * latchBitmap.length;
     }
 
-    public void reset(final int j) {
+    public void reset(final int j, final long nowNs) {
         releasedRound[j] = -1;
+        createdNs[j] = nowNs;
         Arrays.fill(count, j * ring, (j + 1) * ring, 0);
         Arrays.fill(latchRound, j * ring, (j + 1) * ring, NO_LATCH);
     }
@@ -74,6 +78,12 @@ public final class ReleaseRing {
      */
     public long releasedAtNs(final int j, final long round) {
         return tracks(j, round) ? ns[entry(j, (int) round)] : -1;
+    }
+
+    /** When R passed its current value; while no round is released, when the job was created. */
+    public long waitingSinceNs(final int j) {
+        final int r = releasedRound[j];
+        return r < 0 ? createdNs[j] : ns[entry(j, r)];
     }
 
     /** Whether the ring still holds when R passed the round (R - G &lt; round &lt;= R). */

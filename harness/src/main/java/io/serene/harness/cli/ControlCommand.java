@@ -23,6 +23,7 @@ import io.serene.controlplane.rpc.Update;
 import io.serene.controlplane.rpc.WatchRequest;
 import io.serene.controlplane.rpc.WriteReply;
 import io.serene.controlplane.rpc.WriteRequest;
+import io.serene.harness.node.StallWatch;
 import io.serene.protocol.Status;
 import io.serene.protocol.table.SyncConfigEntry;
 import io.serene.protocol.table.TableWrite;
@@ -33,6 +34,7 @@ import picocli.CommandLine.Parameters;
 
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.util.BitSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
@@ -99,6 +101,14 @@ public final class ControlCommand implements Runnable {
             sb.append(w == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.1f", s.getIterationNs(w) / 1e6));
         }
         sb.append(']');
+        if (s.getWaitingForCount() > 0) {
+            final double waited = Math.max(0, s.getTimeNs() - s.getWaitingSinceNs()) / 1e9;
+            final BitSet waiting = new BitSet();
+            s.getWaitingForList().forEach(waiting::set);
+            sb.append(System.lineSeparator()).append(String.format(Locale.ROOT, "  round %d has waited %.1f s for %s%s",
+                s.getReleasedRound() + 1, waited, StallWatch.workers(waiting),
+                s.getStalled() ? " (STALLED)" : ""));
+        }
         final boolean grouped = s.getGroupsList().stream().anyMatch(g -> g != 0);
         if (grouped) {
             sb.append(" groups=").append(s.getGroupsList());

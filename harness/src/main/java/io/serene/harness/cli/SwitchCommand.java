@@ -3,7 +3,10 @@ package io.serene.harness.cli;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.node.ControlServer;
+import io.serene.harness.node.StallWatch;
 import io.serene.harness.node.SwitchControlService;
+import io.serene.harness.node.SwitchMetrics;
+import io.serene.harness.node.SwitchMonitor;
 import io.serene.protocol.sync.SyncConfigParser;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
@@ -54,8 +57,25 @@ public final class SwitchCommand implements Callable<Integer> {
         + "it has no authentication, so give another only on a network you trust. Default: ${DEFAULT-VALUE}.")
     String controlBind;
 
+    @Option(names = "--metrics-port", defaultValue = "-1", description = "TCP port serving Prometheus metrics at /metrics "
+        + "(counters, per-job R and stalls, per-worker clock and lag, round times; docs/observability.md); -1: none. "
+        + "Default: ${DEFAULT-VALUE}.")
+    int metricsPort;
+
+    @Option(names = "--metrics-bind", defaultValue = "127.0.0.1", description = "Address /metrics binds. Default: ${DEFAULT-VALUE}.")
+    String metricsBind;
+
+    @Option(names = "--stall-seconds", defaultValue = StallWatch.DEFAULT, description = "Report a round that waits longer than this, naming the "
+        + "workers it waits for (log, metrics, serene control show); 0: never. Default: ${DEFAULT-VALUE}.")
+    double stallSeconds;
+
     @Option(names = "--nio", description = "Use plain NIO instead of native epoll.")
     boolean nio;
+
+    private static void log(final String line) {
+        System.out.println(line);
+        System.out.flush();
+    }
 
     @Override
     public Integer call() throws Exception {
@@ -67,18 +87,27 @@ public final class SwitchCommand implements Callable<Integer> {
         if (controlPort < -1 || controlPort > 65535) {
             throw new IllegalArgumentException("--control-port must be in 0..65535 (or -1: none), was " + controlPort);
         }
+        if (metricsPort < -1 || metricsPort > 65535) {
+            throw new IllegalArgumentException("--metrics-port must be in 0..65535 (or -1: none), was " + metricsPort);
+        }
+        final StallWatch stalls = new StallWatch(stallSeconds);
         final SwitchPipeline pipeline = new SwitchPipeline(context,
             ex -> System.err.println("switch error: " + ex));
         final CountDownLatch stop = new CountDownLatch(1);
         try (UdpTransport transport = UdpTransport.create(1, !nio);
              UdpHost host = transport.bind(pipeline, new InetSocketAddress(bind, port), UdpOptions.defaults());
-             SwitchControlService control = new SwitchControlService(host::call, pipeline)) {
+             SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls);
+             SwitchMonitor monitor = new SwitchMonitor(pipeline, 100, stalls, SwitchCommand::log).start();
+             SwitchMetrics metrics = metricsPort < 0 ? null : SwitchMetrics.serve(monitor, metricsBind, metricsPort)) {
             final ControlServer server = controlPort < 0 ? null : ControlServer.start(control, controlBind, controlPort);
             System.out.println(context.memory());
             System.out.println("switch listening on udp " + host.localAddress() + " (" + transport.kind() + "), new jobs start with "
                 + context.defaultSync());
             if (server != null) {
                 System.out.println("control service on tcp " + server.address() + " (grpc health and reflection too)");
+            }
+            if (metrics != null) {
+                System.out.println("metrics on http://" + metricsBind + ":" + metrics.port() + "/metrics");
             }
             System.out.flush();
             Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));

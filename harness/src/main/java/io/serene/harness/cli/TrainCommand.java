@@ -2,6 +2,7 @@ package io.serene.harness.cli;
 
 import io.serene.harness.launch.RunSettings;
 import io.serene.harness.launch.TrainRun;
+import io.serene.harness.node.StallWatch;
 import io.serene.training.Json;
 import io.serene.training.TrainDefaults;
 import io.serene.training.WorkerJit;
@@ -57,6 +58,14 @@ public final class TrainCommand implements Callable<Integer> {
         + "TCP port; -1: none. Default: ${DEFAULT-VALUE}.")
     int controlPort;
 
+    @Option(names = "--metrics-port", defaultValue = "-1", description = "Serve Prometheus metrics of the switch at "
+        + "http://127.0.0.1:PORT/metrics (docs/observability.md); -1: none. Default: ${DEFAULT-VALUE}.")
+    int metricsPort;
+
+    @Option(names = "--stall-seconds", defaultValue = StallWatch.DEFAULT, description = "Report a round that waits longer than "
+        + "this, naming the workers it waits for; 0: never. Default: ${DEFAULT-VALUE}.")
+    double stallSeconds;
+
     @Option(names = "--json", description = "End with the summary as one JSON line.")
     boolean json;
 
@@ -64,7 +73,8 @@ public final class TrainCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         final RunSettings.Builder builder = RunSettings.builder().workers(workers).training(training.settings())
             .workerJit(WorkerJit.parse("--worker-jit", workerJit)).targetAccuracy(targetAccuracy)
-            .out(out != null ? out : defaultOut("train")).controlPort(controlPort);
+            .out(out != null ? out : defaultOut("train")).controlPort(controlPort)
+            .metricsPort(metricsPort).stallSeconds(stallSeconds);
         if (policyFile != null) {
             builder.policy(PolicyCommand.load(policyFile), policyFile.getFileName().toString());
         } else {

@@ -1,8 +1,8 @@
 package io.serene.harness.launch;
 
-
 import java.io.PrintStream;
 import java.util.Locale;
+import java.util.Objects;
 
 /**
  * The run's progress on one line: on a terminal a bar redrawn in place, otherwise a line per
@@ -16,6 +16,7 @@ final class Progress {
     private final long startNs = System.nanoTime();
     private double loss = Double.NaN;
     private String accuracy;
+    private String stall;
     private int printedTenth = -1;
     private long drawnNs;
     private boolean drawn;
@@ -59,6 +60,17 @@ final class Progress {
         }
     }
 
+    /** A stall to show in the progress line (null: none); redrawn at once on a terminal. */
+    synchronized void stall(final String text) {
+        if (Objects.equals(text, stall)) {
+            return;
+        }
+        stall = text;
+        if (drawn) {
+            draw(-1);
+        }
+    }
+
     synchronized void println(final String line) {
         if (drawn) {
             out.print("\r\033[K");
@@ -98,7 +110,8 @@ final class Progress {
         }
         final int width = 24;
         final int filled = total == 0 ? width : (int) ((long) width * min / total);
-        return String.format(Locale.ROOT, "[%s%s] round %d/%d (fastest %d)  loss %.4f  accuracy %s  %.1f s",
-            "#".repeat(filled), ".".repeat(width - filled), min, total, max, loss, accuracy, (System.nanoTime() - startNs) / 1e9);
+        return String.format(Locale.ROOT, "[%s%s] round %d/%d (fastest %d)  loss %.4f  accuracy %s  %.1f s%s",
+            "#".repeat(filled), ".".repeat(width - filled), min, total, max, loss, accuracy, (System.nanoTime() - startNs) / 1e9,
+            stall == null ? "" : "  STALLED: " + stall);
     }
 }

@@ -1,6 +1,7 @@
 package io.serene.harness.launch;
 
 import io.serene.controlplane.Policy;
+import io.serene.harness.node.StallWatch;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.TrainDefaults;
 import io.serene.training.TrainSettings;
@@ -20,10 +21,13 @@ import java.util.Map;
  * @param policyLabel the name the run reports for {@code policy} (null: the policy's own)
  * @param out         the directory for records and summary
  * @param controlPort the TCP port of the gRPC control service, -1 for none
+ * @param metricsPort the TCP port of {@code /metrics}, -1 for none
+ * @param stallSeconds report a round waiting longer than this (0: never)
  * @param quiet       print only failures (serene experiment prints one line per run)
  */
 public record RunSettings(int workers, TrainSettings training, String sync, Policy policy, String policyLabel, WorkerJit workerJit,
-                          double targetAccuracy, Path out, int controlPort, int job, boolean quiet) {
+                          double targetAccuracy, Path out, int controlPort, int metricsPort, double stallSeconds, int job,
+                          boolean quiet) {
     /** Validates; called by {@link Builder#build()}. */
     public RunSettings {
         if (workers <= 0 || workers > 64) {
@@ -35,6 +39,11 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         if (!(targetAccuracy >= 0 && targetAccuracy <= 1)) {
             throw new IllegalArgumentException("--target-accuracy must be in 0..1, was " + targetAccuracy);
         }
+        if (controlPort < -1 || controlPort > 65535 || metricsPort < -1 || metricsPort > 65535) {
+            throw new IllegalArgumentException("--control-port and --metrics-port must be in 0..65535 (or -1: none), were "
+                + controlPort + " and " + metricsPort);
+        }
+        new StallWatch(stallSeconds);
         if (policy == null) {
             SyncSchedule.parse(sync).configFor(0).resolve(workers);
         }
@@ -68,6 +77,8 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         private double targetAccuracy = TrainDefaults.targetAccuracy();
         private Path out;
         private int controlPort = -1;
+        private int metricsPort = -1;
+        private double stallSeconds = StallWatch.DEFAULT_SECONDS;
         private int job = 1;
         private boolean quiet;
 
@@ -119,14 +130,24 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
             return this;
         }
 
+        public Builder metricsPort(final int value) {
+            metricsPort = value;
+            return this;
+        }
+
+        public Builder stallSeconds(final double value) {
+            stallSeconds = value;
+            return this;
+        }
+
         public Builder quiet(final boolean value) {
             quiet = value;
             return this;
         }
 
         public RunSettings build() {
-            return new RunSettings(workers, training, sync, policy, policyLabel, workerJit, targetAccuracy, out, controlPort, job,
-                quiet);
+            return new RunSettings(workers, training, sync, policy, policyLabel, workerJit, targetAccuracy, out, controlPort, metricsPort,
+                stallSeconds, job, quiet);
         }
     }
 }

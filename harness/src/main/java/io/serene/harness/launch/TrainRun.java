@@ -7,7 +7,10 @@ import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.cli.Serene;
 import io.serene.harness.node.ControlServer;
+import io.serene.harness.node.StallWatch;
 import io.serene.harness.node.SwitchControlService;
+import io.serene.harness.node.SwitchMetrics;
+import io.serene.harness.node.SwitchMonitor;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.Json;
@@ -87,13 +90,21 @@ public final class TrainRun {
         final PrintStream say = s.quiet() ? new PrintStream(OutputStream.nullOutputStream()) : out;
         final Progress progress = new Progress(say, s.workers(), rounds, t.deferredEval());
         final List<Controller.Decision> decisions = new ArrayList<>();
+        final StallWatch stalls = new StallWatch(s.stallSeconds());
         try (UdpTransport transport = UdpTransport.create(1, true);
              UdpHost host = transport.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
-             SwitchControlService control = new SwitchControlService(host::call, pipeline)) {
+             SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls);
+             SwitchMonitor switchMonitor = new SwitchMonitor(pipeline, 100, stalls, progress::println);
+             SwitchMetrics metrics = s.metricsPort() < 0 ? null : SwitchMetrics.serve(switchMonitor, "127.0.0.1", s.metricsPort())) {
+            switchMonitor.addViewListener(view -> progress.stall(view.jobs().stream()
+                .filter(j -> j.job() == s.job() && stalls.stalled(j, view.timeNs()))
+                .map(j -> StallWatch.describe(j, view.timeNs())).findFirst().orElse(null)));
+            switchMonitor.start();
             final ControlServer server = s.controlPort() < 0 ? null : ControlServer.start(control, "127.0.0.1", s.controlPort());
             say.printf(Locale.ROOT, "train: %d workers, %s, policy %s, stragglers %s, %d rounds of batch %d, seed %d; switch on udp %s%s%n",
                 s.workers(), t.model(), s.policyName(), t.stragglers(), rounds, t.batch(), t.seed(), host.localAddress(),
-                server == null ? "" : ", control on tcp " + server.address());
+                (server == null ? "" : ", control on tcp " + server.address())
+                    + (metrics == null ? "" : ", metrics on http://127.0.0.1:" + metrics.port() + "/metrics"));
             say.println("records in " + s.out());
             say.flush();
             final WorkerProcesses workers = new WorkerProcesses(progress, s.workers());

@@ -53,6 +53,7 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
     private static final long CALL_TIMEOUT_S = 5;
     private final SwitchThread thread;
     private final SwitchPipeline pipeline;
+    private final StallWatch stalls;
     private final ScheduledExecutorService watchers = Executors.newSingleThreadScheduledExecutor(r -> {
         final Thread t = new Thread(r, "serene-control-watch");
         t.setDaemon(true);
@@ -60,8 +61,14 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
     });
 
     public SwitchControlService(final SwitchThread thread, final SwitchPipeline pipeline) {
+        this(thread, pipeline, new StallWatch(StallWatch.DEFAULT_SECONDS));
+    }
+
+    /** With the stall threshold {@code serene control show} reports against. */
+    public SwitchControlService(final SwitchThread thread, final SwitchPipeline pipeline, final StallWatch stalls) {
         this.thread = thread;
         this.pipeline = pipeline;
+        this.stalls = stalls;
         // every call goes through the switch's command queue; a task on its thread makes it drain it
         pipeline.commands().wakeup(() -> thread.call(() -> null));
     }
@@ -252,6 +259,9 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
             b.addIterationNs(pipeline.iterationNs(job, w));
             b.addGroups(pipeline.group(job, w));
         }
+        final SwitchView.Job view = SwitchView.readJob(pipeline, job, Integer.MAX_VALUE);
+        view.waitingFor().stream().forEach(b::addWaitingFor);
+        b.setWaitingSinceNs(view.waitingSinceNs()).setStalled(stalls.stalled(view, b.getTimeNs()));
         for (final SwitchPipeline.ConfigRow row : pipeline.configEntries(job)) {
             b.addEntries(ConfigEntry.newBuilder().setGroup(row.group()).setFirstRound(row.firstRound()).setRule(row.rule()));
         }

@@ -1,0 +1,173 @@
+package io.serene.systemtests;
+
+import io.serene.dataplane.SwitchContext;
+import io.serene.dataplane.SwitchPipeline;
+import io.serene.harness.cli.Serene;
+import io.serene.harness.node.ControlServer;
+import io.serene.harness.node.StallWatch;
+import io.serene.harness.node.SwitchControlService;
+import io.serene.harness.node.SwitchMetrics;
+import io.serene.harness.node.SwitchMonitor;
+import io.serene.protocol.sync.SyncConfig;
+import io.serene.transport.UdpHost;
+import io.serene.transport.UdpOptions;
+import io.serene.transport.UdpTransport;
+import io.serene.worker.Aggregate;
+import io.serene.worker.UdpWorker;
+import io.serene.worker.WorkerContext;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A switch with its monitor, {@code /metrics} and control service, and three UDP workers under
+ * BSP: the metrics follow R and the workers' lag; when worker 2 pauses, the stall is logged naming
+ * it, {@code /metrics} marks it, {@code serene control show} says STALLED, and its release is logged.
+ */
+class ObservabilitySystemTest {
+    private static final int JOB = 5;
+    private static final int WORKERS = 3;
+
+    @Test
+    @Timeout(120)
+    void metricsFollowTheJobAndAPausedWorkerIsNamedAsTheStall() throws Exception {
+        final List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
+        final List<String> log = Collections.synchronizedList(new ArrayList<>());
+        final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(4 << 20)
+            .defaultSync(SyncConfig.bsp()).conclude(), errors::add);
+        final StallWatch stalls = new StallWatch(0.3);
+        try (UdpTransport switchLoop = UdpTransport.create(1, true);
+             UdpTransport workerLoop = UdpTransport.create(1, true);
+             UdpHost switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
+             SwitchControlService service = new SwitchControlService(switchHost::call, pipeline, stalls);
+             SwitchMonitor monitor = new SwitchMonitor(pipeline, 20, stalls, log::add).start();
+             SwitchMetrics metrics = SwitchMetrics.serve(monitor, "127.0.0.1", 0);
+             ControlServer control = ControlServer.start(service, "127.0.0.1", 0)) {
+            final List<UdpWorker> workers = new ArrayList<>();
+            for (int w = 0; w < WORKERS; w++) {
+                workers.add(UdpWorker.start(new WorkerContext().jobId(JOB).workerId(w).workers(WORKERS).elementsPerRound(600),
+                    switchHost.localAddress(), new InetSocketAddress("127.0.0.1", 0), workerLoop, UdpOptions.defaults(), errors::add));
+            }
+            try {
+                for (final UdpWorker w : workers) {
+                    w.joined().get(20, TimeUnit.SECONDS);
+                }
+                rounds(workers, 0, 10, 5);
+                String text = scrapeAfter(metrics, "serene_job_released_round{job=\"5\"} 9.0");
+                assertThat(text).contains("# TYPE serene_switch_contributions_total counter",
+                    "serene_job_workers{job=\"5\"} 3.0", "serene_worker_clock{job=\"5\",worker=\"2\"} 9.0",
+                    "serene_worker_lag_rounds{job=\"5\",worker=\"1\"} 0.0", "serene_job_stalled{job=\"5\"} 0.0",
+                    "serene_switch_dropped_packets_total{reason=\"stale\"} 0.0",
+                    "serene_job_sync_config_info{config=\"bound=0 required={0, 1, 2} quorum=3 timeout=none late=fold\",job=\"5\"} 1.0");
+                final Matcher count = Pattern.compile("serene_job_round_seconds_count\\{job=\"5\"} ([0-9.]+)").matcher(text);
+                assertThat(count.find()).as(text).isTrue();
+                assertThat(Double.parseDouble(count.group(1))).as("rounds 1..9 timed").isEqualTo(9);
+                assertThat(text).contains("serene_job_round_seconds_bucket{job=\"5\",le=\"+Inf\"} 9");
+
+                // workers 0 and 1 send round 10; worker 2 pauses
+                final float[] g = new float[600];
+                Arrays.fill(g, 1f);
+                final List<CompletableFuture<Aggregate>> pending = new ArrayList<>();
+                for (int w = 0; w < 2; w++) {
+                    workers.get(w).awaitClearance(10).get(20, TimeUnit.SECONDS);
+                    pending.add(workers.get(w).allreduce(10, g));
+                }
+                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while (log.stream().noneMatch(l -> l.contains("has waited")) && System.nanoTime() < deadline) {
+                    Thread.sleep(20);
+                }
+                assertThat(log).anySatisfy(l -> assertThat(l).startsWith("job 5: round 10 has waited").contains("for worker 2 (bound=0"));
+                text = scrapeAfter(metrics, "serene_job_stalled{job=\"5\"} 1.0");
+                assertThat(text).contains("serene_worker_awaited{job=\"5\",worker=\"2\"} 1.0",
+                    "serene_worker_awaited{job=\"5\",worker=\"0\"} 0.0");
+                final Object[] show = cli("control", "show", "--switch", control.address(), "--job", "" + JOB);
+                assertThat((String) show[1]).containsPattern("round 10 has waited [0-9.]+ s for worker 2 \\(STALLED\\)");
+
+                workers.get(2).awaitClearance(10).get(20, TimeUnit.SECONDS);
+                pending.add(workers.get(2).allreduce(10, g));
+                for (final CompletableFuture<Aggregate> f : pending) {
+                    assertThat(f.get(20, TimeUnit.SECONDS).contributorCount()).isEqualTo(WORKERS);
+                }
+                while (log.stream().noneMatch(l -> l.contains("released after")) && System.nanoTime() < deadline) {
+                    Thread.sleep(20);
+                }
+                assertThat(log).anySatisfy(l -> assertThat(l).startsWith("job 5: round 10 released after"));
+                assertThat(scrapeAfter(metrics, "serene_job_released_round{job=\"5\"} 10.0")).contains("serene_job_stalled{job=\"5\"} 0.0");
+                // between rounds, nobody has started the next one: not a stall, however long
+                Thread.sleep(500);
+                assertThat(log.stream().filter(l -> l.contains("has waited"))).hasSize(1);
+            } finally {
+                workers.forEach(UdpWorker::close);
+            }
+            assertThat(errors).isEmpty();
+        }
+    }
+
+    private static void rounds(final List<UdpWorker> workers, final int from, final int to, final long sleepMs) throws Exception {
+        final float[] g = new float[600];
+        Arrays.fill(g, 1f);
+        for (int round = from; round < to; round++) {
+            final List<CompletableFuture<Aggregate>> futures = new ArrayList<>();
+            for (final UdpWorker w : workers) {
+                w.awaitClearance(round).get(20, TimeUnit.SECONDS);
+                futures.add(w.allreduce(round, g));
+            }
+            for (final CompletableFuture<Aggregate> f : futures) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+            Thread.sleep(sleepMs);
+        }
+    }
+
+    /** Scrapes /metrics until it contains {@code line} (the monitor reads every 20 ms), or 10 s passed; returns the last text. */
+    private static String scrapeAfter(final SwitchMetrics metrics, final String line) throws Exception {
+        final HttpClient client = HttpClient.newHttpClient();
+        final HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metrics.port() + "/metrics")).build();
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        String text;
+        do {
+            final HttpResponse<String> response = client.send(request, HttpResponse.BodyHandlers.ofString());
+            assertThat(response.statusCode()).isEqualTo(200);
+            text = response.body();
+            if (text.contains(line)) {
+                return text;
+            }
+            Thread.sleep(20);
+        } while (System.nanoTime() < deadline);
+        assertThat(text).as("the scrape").contains(line);
+        return text;
+    }
+
+    private static Object[] cli(final String... args) {
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final PrintStream savedOut = System.out;
+        try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8)) {
+            System.setOut(o);
+            final picocli.CommandLine cl = Serene.commandLine();
+            cl.setErr(new PrintWriter(o, true));
+            final int code = cl.execute(args);
+            return new Object[] {code, out.toString(StandardCharsets.UTF_8)};
+        } finally {
+            System.setOut(savedOut);
+        }
+    }
+}
