@@ -1,90 +1,68 @@
 package io.serene.training;
 
-import java.util.Iterator;
-import java.util.List;
-import java.util.Map;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonSerializer;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializerProvider;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.module.SimpleModule;
 
-/** Writes maps, lists, strings, numbers and booleans as compact JSON (one line). */
+import java.io.IOException;
+
+/**
+ * Serene's JSON, one line per value, through one Jackson mapper: records, maps, lists, arrays,
+ * strings, numbers and booleans; a float prints as the float it is (0.3, not its double's
+ * expansion); a non-finite number is null; reading ignores members a newer writer added.
+ */
 public final class Json {
+    /** The mapper every writer and reader of Serene's files uses. */
+    public static final ObjectMapper MAPPER = JsonMapper.builder()
+        .addModule(new SimpleModule("finite-numbers")
+            .addSerializer(Double.class, new Finite<>())
+            .addSerializer(Double.TYPE, new Finite<>())
+            .addSerializer(Float.class, new Finite<>())
+            .addSerializer(Float.TYPE, new Finite<>()))
+        .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+        .build();
+
     private Json() {
     }
 
+    /** One line of JSON. */
     public static String write(final Object value) {
-        final StringBuilder sb = new StringBuilder();
-        append(sb, value);
-        return sb.toString();
+        try {
+            return MAPPER.writeValueAsString(value);
+        } catch (final JsonProcessingException ex) {
+            throw new IllegalArgumentException("cannot write " + value.getClass().getSimpleName() + " as JSON: " + ex.getMessage(), ex);
+        }
     }
 
-    private static void append(final StringBuilder sb, final Object value) {
-        if (value == null) {
-            sb.append("null");
-        } else if (value instanceof String) {
-            appendString(sb, (String) value);
-        } else if (value instanceof Double || value instanceof Float) {
-            final double d = ((Number) value).doubleValue();
-            if (Double.isFinite(d)) {
-                sb.append(d);
+    /** Reads one value of a type from JSON text; malformed text is an IllegalArgumentException naming the type. */
+    public static <T> T read(final String text, final Class<T> type) {
+        try {
+            return MAPPER.readValue(text, type);
+        } catch (final JsonProcessingException ex) {
+            throw new IllegalArgumentException("not a " + type.getSimpleName() + ": " + ex.getOriginalMessage(), ex);
+        }
+    }
+
+    /** Doubles and floats as Jackson writes them, but null when not finite (JSON has no NaN). */
+    private static final class Finite<T extends Number> extends JsonSerializer<T> {
+        @Override
+        public void serialize(final T value, final JsonGenerator gen, final SerializerProvider provider) throws IOException {
+            if (value instanceof Float) {
+                if (Float.isFinite((Float) value)) {
+                    gen.writeNumber((Float) value);
+                } else {
+                    gen.writeNull();
+                }
+            } else if (Double.isFinite(value.doubleValue())) {
+                gen.writeNumber(value.doubleValue());
             } else {
-                sb.append("null");
-            }
-        } else if (value instanceof Number || value instanceof Boolean) {
-            sb.append(value);
-        } else if (value instanceof Map) {
-            sb.append('{');
-            final Iterator<? extends Map.Entry<?, ?>> it = ((Map<?, ?>) value).entrySet().iterator();
-            while (it.hasNext()) {
-                final Map.Entry<?, ?> e = it.next();
-                appendString(sb, String.valueOf(e.getKey()));
-                sb.append(':');
-                append(sb, e.getValue());
-                if (it.hasNext()) {
-                    sb.append(',');
-                }
-            }
-            sb.append('}');
-        } else if (value instanceof List) {
-            sb.append('[');
-            final List<?> list = (List<?>) value;
-            for (int i = 0; i < list.size(); i++) {
-                if (i > 0) {
-                    sb.append(',');
-                }
-                append(sb, list.get(i));
-            }
-            sb.append(']');
-        } else {
-            appendString(sb, value.toString());
-        }
-    }
-
-    private static void appendString(final StringBuilder sb, final String s) {
-        sb.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            final char c = s.charAt(i);
-            switch (c) {
-                case '"':
-                    sb.append("\\\"");
-                    break;
-                case '\\':
-                    sb.append("\\\\");
-                    break;
-                case '\n':
-                    sb.append("\\n");
-                    break;
-                case '\r':
-                    sb.append("\\r");
-                    break;
-                case '\t':
-                    sb.append("\\t");
-                    break;
-                default:
-                    if (c < 0x20) {
-                        sb.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        sb.append(c);
-                    }
+                gen.writeNull();
             }
         }
-        sb.append('"');
     }
 }

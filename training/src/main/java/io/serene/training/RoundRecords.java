@@ -7,8 +7,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
-import java.util.Map;
 
 /**
  * One training worker's per-round record: when the round started, how long the worker was blocked
@@ -194,22 +192,12 @@ public final class RoundRecords implements AutoCloseable {
         if (out == null) {
             return;
         }
-        final Map<String, Object> line = new LinkedHashMap<>();
-        line.put("worker", worker);
-        line.put("round", round);
-        line.put("startSeconds", seconds(startNs[round]));
-        line.put("computeSeconds", computeNs[round] / 1e9);
-        line.put("injectedSeconds", injectedNs[round] / 1e9);
-        line.put("waitingSeconds", waitingNs[round] / 1e9);
-        line.put("staleness", staleness[round]);
-        line.put("batch", batch[round]);
-        line.put("sendSeconds", seconds(sendNs[round]));
-        line.put("releaseSeconds", seconds(releaseNs[round]));
-        line.put("skipped", skipped[round]);
-        line.put("dropped", dropped[round]);
-        line.put("loss", skipped[round] || dropped[round] ? null : (Object) (double) loss[round]);
-        line.put("accuracy", Double.isNaN(accuracy[round]) ? null : accuracy[round]);
-        line.put("evaluatedSeconds", Double.isNaN(accuracy[round]) ? null : seconds(evaluatedNs[round]));
+        final boolean noLoss = skipped[round] || dropped[round];
+        final boolean evaluated = !Double.isNaN(accuracy[round]);
+        final RoundRecord line = new RoundRecord(worker, round, seconds(startNs[round]), computeNs[round] / 1e9, injectedNs[round] / 1e9,
+            waitingNs[round] / 1e9, staleness[round], batch[round], seconds(sendNs[round]), seconds(releaseNs[round]), skipped[round],
+            dropped[round], noLoss ? null : loss[round], evaluated ? accuracy[round] : null,
+            evaluated ? seconds(evaluatedNs[round]) : null);
         out.write(Json.write(line));
         out.newLine();
         out.flush();

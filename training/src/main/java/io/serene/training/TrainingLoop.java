@@ -10,9 +10,7 @@ import io.serene.worker.WorkerEngine;
 
 import java.io.IOException;
 import java.util.ArrayDeque;
-import java.util.LinkedHashMap;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -192,27 +190,11 @@ public final class TrainingLoop {
         System.out.printf(Locale.ROOT, "worker %d done: %d rounds in %.2f s (compute %.2f s, injected straggling %.2f s, waiting %.2f s), "
             + "loss %.4f, accuracy %.4f, model %s%n", options.id(), total, seconds, log.computeNs() / 1e9, log.injectedNs() / 1e9,
             log.waitingNs() / 1e9, finalLoss, accuracy, modelHash);
-        final Map<String, Object> json = new LinkedHashMap<>();
-        json.put("worker", options.id());
-        json.put("rounds", total);
-        json.put("seconds", seconds);
-        json.put("startSeconds", log.startSeconds());
-        json.put("endSeconds", endSeconds);
-        json.put("computeSeconds", log.computeNs() / 1e9);
-        json.put("injectedSeconds", log.injectedNs() / 1e9);
-        json.put("skippedRounds", log.skippedRounds());
-        json.put("droppedRounds", log.droppedRounds());
-        json.put("samples", log.samples());
-        json.put("rebalance", options.settings().rebalance());
-        json.put("waitingSeconds", log.waitingNs() / 1e9);
-        json.put("evaluationSeconds", log.evaluationNs() / 1e9);
-        json.put("deferredEvaluation", copies != null);
-        json.put("stragglers", options.profile().toString());
-        json.put("finalLoss", (double) finalLoss);
-        json.put("finalAccuracy", accuracy);
-        json.put("modelHash", modelHash);
-        json.put("seed", options.settings().seed());
-        System.out.println(Json.write(json));
+        final WorkerResult result = new WorkerResult(options.id(), total, seconds, log.startSeconds(), endSeconds, log.computeNs() / 1e9,
+            log.injectedNs() / 1e9, log.skippedRounds(), log.droppedRounds(), log.samples(), options.settings().rebalance(),
+            log.waitingNs() / 1e9, log.evaluationNs() / 1e9, copies != null, options.profile().toString(), finalLoss, accuracy,
+            modelHash, options.settings().seed());
+        System.out.println(Json.write(result));
         System.out.flush();
     }
 

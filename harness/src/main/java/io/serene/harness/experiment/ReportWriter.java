@@ -2,6 +2,8 @@ package io.serene.harness.experiment;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.serene.training.Json;
+import io.serene.training.RoundRecord;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -148,7 +150,7 @@ public final class ReportWriter {
         final List<String> markLabels = new ArrayList<>();
         int colorIndex = 0;
         final Map<String, Integer> colors = new LinkedHashMap<>();
-        final Map<String, List<JsonNode>> records = new LinkedHashMap<>();
+        final Map<String, List<RoundRecord>> records = new LinkedHashMap<>();
         for (final Map.Entry<String, Path> e : dirs.entrySet()) {
             records.put(e.getKey(), readRecords(e.getValue()));
         }
@@ -236,13 +238,13 @@ public final class ReportWriter {
     }
 
     /** A run's round records (records.jsonl), empty if it has none. */
-    private static List<JsonNode> readRecords(final Path dir) throws IOException {
-        final List<JsonNode> lines = new ArrayList<>();
+    private static List<RoundRecord> readRecords(final Path dir) throws IOException {
+        final List<RoundRecord> lines = new ArrayList<>();
         final Path records = dir.resolve("records.jsonl");
         if (Files.isRegularFile(records)) {
             for (final String line : Files.readAllLines(records, StandardCharsets.UTF_8)) {
                 if (!line.isBlank()) {
-                    lines.add(JSON.readTree(line));
+                    lines.add(Json.read(line, RoundRecord.class));
                 }
             }
         }
@@ -250,34 +252,34 @@ public final class ReportWriter {
     }
 
     /** Per round: when worker 0 started it, on the run's axis from its first start (for marking switches). */
-    private static Map<Integer, Double> roundTimes(final List<JsonNode> records) {
+    private static Map<Integer, Double> roundTimes(final List<RoundRecord> records) {
         double t0 = Double.MAX_VALUE;
-        for (final JsonNode n : records) {
-            t0 = Math.min(t0, n.path("startSeconds").asDouble());
+        for (final RoundRecord n : records) {
+            t0 = Math.min(t0, n.startSeconds());
         }
         final Map<Integer, Double> times = new LinkedHashMap<>();
-        for (final JsonNode n : records) {
-            if (n.path("worker").asInt() == 0) {
-                times.put(n.path("round").asInt(), n.path("startSeconds").asDouble() - t0);
+        for (final RoundRecord n : records) {
+            if (n.worker() == 0) {
+                times.put(n.round(), n.startSeconds() - t0);
             }
         }
         return times;
     }
 
-    private static String timeline(final List<JsonNode> records, final int rounds) {
+    private static String timeline(final List<RoundRecord> records, final int rounds) {
         if (records.isEmpty()) {
             return "<p class=\"note\">no records</p>\n";
         }
-        final List<JsonNode> lines = new ArrayList<>();
+        final List<RoundRecord> lines = new ArrayList<>();
         double t0 = Double.MAX_VALUE;
         double t1 = 0;
         int workers = 0;
-        for (final JsonNode n : records) {
-            if (n.path("round").asInt() < rounds) {
+        for (final RoundRecord n : records) {
+            if (n.round() < rounds) {
                 lines.add(n);
-                t0 = Math.min(t0, n.path("startSeconds").asDouble());
-                t1 = Math.max(t1, n.path("sendSeconds").asDouble());
-                workers = Math.max(workers, n.path("worker").asInt() + 1);
+                t0 = Math.min(t0, n.startSeconds());
+                t1 = Math.max(t1, n.sendSeconds());
+                workers = Math.max(workers, n.worker() + 1);
             }
         }
         final int rowH = 18;
@@ -287,12 +289,12 @@ public final class ReportWriter {
         s.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">",
             W, height, W, height));
         final double plotW = W - LEFT - 20;
-        for (final JsonNode n : lines) {
-            final int w = n.path("worker").asInt();
-            final double start = n.path("startSeconds").asDouble() - t0;
-            final double send = n.path("sendSeconds").asDouble() - t0;
-            final double injected = n.path("injectedSeconds").asDouble();
-            final double compute = n.path("computeSeconds").asDouble();
+        for (final RoundRecord n : lines) {
+            final int w = n.worker();
+            final double start = n.startSeconds() - t0;
+            final double send = n.sendSeconds() - t0;
+            final double injected = n.injectedSeconds();
+            final double compute = n.computeSeconds();
             final double computeStart = Math.max(start, send - injected - compute);
             final double y = TOP + w * rowH;
             rect(s, LEFT + start / span * plotW, y, (computeStart - start) / span * plotW, rowH - 4, "#bbbbbb");

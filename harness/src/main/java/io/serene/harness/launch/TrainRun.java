@@ -1,6 +1,5 @@
 package io.serene.harness.launch;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.serene.controlplane.Controller;
 import io.serene.controlplane.PolicyCompiler;
 import io.serene.dataplane.SwitchContext;
@@ -14,8 +13,10 @@ import io.serene.harness.node.SwitchMonitor;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.Json;
+import io.serene.training.RoundRecord;
 import io.serene.training.TrainSettings;
 import io.serene.training.WorkerJit;
+import io.serene.training.WorkerResult;
 import io.serene.training.data.FashionMnist;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
@@ -47,8 +48,6 @@ import java.util.concurrent.TimeUnit;
  * last output.
  */
 public final class TrainRun {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     private final RunSettings s;
     private final TrainSettings t;
     private final PrintStream out;
@@ -180,12 +179,12 @@ public final class TrainRun {
 
     private Map<String, Object> summarize(final WorkerProcesses workers, final int rounds, final List<Controller.Decision> decisions,
                                           final Map<String, Long> switchCounters) throws IOException {
-        final List<TrainSummary.Round> all = new ArrayList<>();
+        final List<RoundRecord> all = new ArrayList<>();
         final List<String> lines = new ArrayList<>();
         for (int w = 0; w < s.workers(); w++) {
             for (final String line : Files.readAllLines(recordsFile(w), StandardCharsets.UTF_8)) {
                 if (!line.isBlank()) {
-                    all.add(TrainSummary.Round.of(JSON.readTree(line)));
+                    all.add(Json.read(line, RoundRecord.class));
                     lines.add(line);
                 }
             }
@@ -195,14 +194,14 @@ public final class TrainRun {
         for (int i = 0; i < all.size(); i++) {
             order.add(i);
         }
-        order.sort(Comparator.<Integer>comparingInt(i -> all.get(i).round).thenComparingInt(i -> all.get(i).worker));
+        order.sort(Comparator.<Integer>comparingInt(i -> all.get(i).round()).thenComparingInt(i -> all.get(i).worker()));
         final StringBuilder merged = new StringBuilder();
         order.forEach(i -> merged.append(lines.get(i)).append('\n'));
         Files.writeString(s.out().resolve("records.jsonl"), merged, StandardCharsets.UTF_8);
 
-        final List<TrainSummary.Result> results = new ArrayList<>();
+        final List<WorkerResult> results = new ArrayList<>();
         for (int w = 0; w < s.workers(); w++) {
-            results.add(TrainSummary.Result.of(JSON.readTree(workers.result(w))));
+            results.add(Json.read(workers.result(w), WorkerResult.class));
         }
         final Map<String, Object> summary = new LinkedHashMap<>(TrainSummary.of(all, results, s.targetAccuracy()));
         summary.put("modeSwitches", decisions.size());

@@ -1,6 +1,7 @@
 package io.serene.harness.launch;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import io.serene.training.RoundRecord;
+import io.serene.training.WorkerResult;
 
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -27,110 +28,18 @@ import java.util.TreeMap;
  * </ul>
  */
 final class TrainSummary {
-    /** One worker's record of one round (a line of records.jsonl). */
-    static final class Round {
-        final int worker;
-        final int round;
-        final double startSeconds;
-        final double computeSeconds;
-        final double injectedSeconds;
-        final double waitingSeconds;
-        final int staleness;
-        final double sendSeconds;
-        final double releaseSeconds;
-        final double loss;
-        final Double accuracy;
-        final Double evaluatedSeconds;
-
-        Round(final int worker, final int round, final double startSeconds, final double computeSeconds,
-              final double injectedSeconds, final double waitingSeconds, final int staleness, final double sendSeconds,
-              final double releaseSeconds, final double loss, final Double accuracy, final Double evaluatedSeconds) {
-            this.worker = worker;
-            this.round = round;
-            this.startSeconds = startSeconds;
-            this.computeSeconds = computeSeconds;
-            this.injectedSeconds = injectedSeconds;
-            this.waitingSeconds = waitingSeconds;
-            this.staleness = staleness;
-            this.sendSeconds = sendSeconds;
-            this.releaseSeconds = releaseSeconds;
-            this.loss = loss;
-            this.accuracy = accuracy;
-            this.evaluatedSeconds = evaluatedSeconds;
-        }
-
-        static Round of(final JsonNode n) {
-            return new Round(n.path("worker").asInt(), n.path("round").asInt(), n.path("startSeconds").asDouble(),
-                n.path("computeSeconds").asDouble(), n.path("injectedSeconds").asDouble(), n.path("waitingSeconds").asDouble(),
-                n.path("staleness").asInt(), n.path("sendSeconds").asDouble(), n.path("releaseSeconds").asDouble(),
-                n.path("loss").asDouble(), number(n, "accuracy"), number(n, "evaluatedSeconds"));
-        }
-    }
-
-    /** A worker's result line (the JSON line it prints last). */
-    static final class Result {
-        final int worker;
-        final double startSeconds;
-        final double endSeconds;
-        final double computeSeconds;
-        final double injectedSeconds;
-        final double waitingSeconds;
-        final double evaluationSeconds;
-        final double finalAccuracy;
-        final double finalLoss;
-        final String modelHash;
-        int skippedRounds;
-        /** Rounds whose gradient was dropped: computed, released without it, under a late mode of drop. */
-        int droppedRounds;
-        long samples;
-        /** Evaluated after training, off the clock (not part of endSeconds - startSeconds). */
-        boolean deferredEvaluation;
-
-        Result(final int worker, final double startSeconds, final double endSeconds, final double computeSeconds,
-               final double injectedSeconds, final double waitingSeconds, final double evaluationSeconds,
-               final double finalAccuracy, final double finalLoss, final String modelHash) {
-            this.worker = worker;
-            this.startSeconds = startSeconds;
-            this.endSeconds = endSeconds;
-            this.computeSeconds = computeSeconds;
-            this.injectedSeconds = injectedSeconds;
-            this.waitingSeconds = waitingSeconds;
-            this.evaluationSeconds = evaluationSeconds;
-            this.finalAccuracy = finalAccuracy;
-            this.finalLoss = finalLoss;
-            this.modelHash = modelHash;
-        }
-
-        static Result of(final JsonNode n) {
-            final Result r = new Result(n.path("worker").asInt(), n.path("startSeconds").asDouble(), n.path("endSeconds").asDouble(),
-                n.path("computeSeconds").asDouble(), n.path("injectedSeconds").asDouble(), n.path("waitingSeconds").asDouble(),
-                n.path("evaluationSeconds").asDouble(), n.path("finalAccuracy").asDouble(), n.path("finalLoss").asDouble(),
-                n.path("modelHash").asText());
-            r.skippedRounds = n.path("skippedRounds").asInt();
-            r.droppedRounds = n.path("droppedRounds").asInt();
-            r.samples = n.path("samples").asLong();
-            r.deferredEvaluation = n.path("deferredEvaluation").asBoolean(false);
-            return r;
-        }
-    }
-
     private TrainSummary() {
     }
 
-    private static Double number(final JsonNode n, final String field) {
-        final JsonNode v = n.get(field);
-        return v == null || v.isNull() ? null : v.asDouble();
-    }
-
     /** The summary's measured members, in a fixed order (the caller adds the run's settings). */
-    static Map<String, Object> of(final List<Round> rounds, final List<Result> results, final double targetAccuracy) {
+    static Map<String, Object> of(final List<RoundRecord> rounds, final List<WorkerResult> results, final double targetAccuracy) {
         if (results.isEmpty()) {
             throw new IllegalArgumentException("no worker results to summarize");
         }
-        final List<Result> byWorker = new ArrayList<>(results);
-        byWorker.sort(Comparator.comparingInt(r -> r.worker));
-        final double t0 = byWorker.stream().mapToDouble(r -> r.startSeconds).min().orElse(0);
-        final double end = byWorker.stream().mapToDouble(r -> r.endSeconds).max().orElse(0);
+        final List<WorkerResult> byWorker = new ArrayList<>(results);
+        byWorker.sort(Comparator.comparingInt(WorkerResult::worker));
+        final double t0 = byWorker.stream().mapToDouble(r -> r.startSeconds()).min().orElse(0);
+        final double end = byWorker.stream().mapToDouble(r -> r.endSeconds()).max().orElse(0);
         final Map<String, Object> s = new LinkedHashMap<>();
         final List<Map<String, Object>> curve = accuracyCurve(rounds, byWorker.size(), t0);
         Double tta = null;
@@ -140,7 +49,7 @@ final class TrainSummary {
                 break;
             }
         }
-        final double finalAccuracy = byWorker.stream().mapToDouble(r -> r.finalAccuracy).average().orElse(0);
+        final double finalAccuracy = byWorker.stream().mapToDouble(r -> r.finalAccuracy()).average().orElse(0);
         if (tta == null && finalAccuracy >= targetAccuracy) {
             tta = end - t0;
         }
@@ -149,12 +58,12 @@ final class TrainSummary {
         double waiting = 0;
         double evaluation = 0;
         double evaluationOnTheClock = 0;
-        for (final Result r : byWorker) {
-            wall += r.endSeconds - r.startSeconds;
-            compute += r.computeSeconds + r.injectedSeconds;
-            waiting += r.waitingSeconds;
-            evaluation += r.evaluationSeconds;
-            evaluationOnTheClock += r.deferredEvaluation ? 0 : r.evaluationSeconds;
+        for (final WorkerResult r : byWorker) {
+            wall += r.endSeconds() - r.startSeconds();
+            compute += r.computeSeconds() + r.injectedSeconds();
+            waiting += r.waitingSeconds();
+            evaluation += r.evaluationSeconds();
+            evaluationOnTheClock += r.deferredEvaluation() ? 0 : r.evaluationSeconds();
         }
         s.put("finalAccuracy", finalAccuracy);
         s.put("jctSeconds", end - t0);
@@ -164,43 +73,43 @@ final class TrainSummary {
         s.put("computeShare", wall > 0 ? compute / wall : 0);
         final List<String> hashes = new ArrayList<>();
         final List<Double> accuracies = new ArrayList<>();
-        for (final Result r : byWorker) {
-            hashes.add(r.modelHash);
-            accuracies.add(r.finalAccuracy);
+        for (final WorkerResult r : byWorker) {
+            hashes.add(r.modelHash());
+            accuracies.add(r.finalAccuracy());
         }
         s.put("modelHashes", hashes);
         s.put("modelsEqual", hashes.stream().distinct().count() == 1);
         s.put("finalAccuracies", accuracies);
-        s.put("finalLoss", byWorker.stream().mapToDouble(r -> r.finalLoss).average().orElse(0));
+        s.put("finalLoss", byWorker.stream().mapToDouble(r -> r.finalLoss()).average().orElse(0));
         final Map<String, Object> perRound = perRound(rounds);
         perRound.put("evaluationSeconds", rounds.isEmpty() ? 0.0 : evaluation / rounds.size());
-        perRound.put("evaluationDeferred", byWorker.stream().allMatch(r -> r.deferredEvaluation));
+        perRound.put("evaluationDeferred", byWorker.stream().allMatch(r -> r.deferredEvaluation()));
         perRound.put("otherSeconds", rounds.isEmpty() ? 0.0
             : Math.max(0, wall - compute - waiting - evaluationOnTheClock) / rounds.size());
         s.put("perRound", perRound);
         s.put("staleness", staleness(rounds));
         s.put("accuracyCurve", curve);
         final List<Double> waitingPerWorker = new ArrayList<>();
-        byWorker.forEach(r -> waitingPerWorker.add(r.waitingSeconds));
+        byWorker.forEach(r -> waitingPerWorker.add(r.waitingSeconds()));
         s.put("waitingSecondsPerWorker", waitingPerWorker);
         final List<Integer> skipped = new ArrayList<>();
-        byWorker.forEach(r -> skipped.add(r.skippedRounds));
+        byWorker.forEach(r -> skipped.add(r.skippedRounds()));
         s.put("skippedRoundsPerWorker", skipped);
         final List<Integer> dropped = new ArrayList<>();
-        byWorker.forEach(r -> dropped.add(r.droppedRounds));
+        byWorker.forEach(r -> dropped.add(r.droppedRounds()));
         s.put("droppedRoundsPerWorker", dropped);
         final List<Long> samples = new ArrayList<>();
-        byWorker.forEach(r -> samples.add(r.samples));
+        byWorker.forEach(r -> samples.add(r.samples()));
         s.put("samplesPerWorker", samples);
         return s;
     }
 
     /** Per evaluated round that every worker evaluated: mean accuracy, at the time the last one evaluated it. */
-    private static List<Map<String, Object>> accuracyCurve(final List<Round> rounds, final int workers, final double t0) {
-        final TreeMap<Integer, List<Round>> evaluated = new TreeMap<>();
-        for (final Round r : rounds) {
-            if (r.accuracy != null) {
-                evaluated.computeIfAbsent(r.round, k -> new ArrayList<>()).add(r);
+    private static List<Map<String, Object>> accuracyCurve(final List<RoundRecord> rounds, final int workers, final double t0) {
+        final TreeMap<Integer, List<RoundRecord>> evaluated = new TreeMap<>();
+        for (final RoundRecord r : rounds) {
+            if (r.accuracy() != null) {
+                evaluated.computeIfAbsent(r.round(), k -> new ArrayList<>()).add(r);
             }
         }
         final List<Map<String, Object>> curve = new ArrayList<>();
@@ -210,30 +119,30 @@ final class TrainSummary {
             }
             final Map<String, Object> point = new LinkedHashMap<>();
             point.put("round", round);
-            point.put("seconds", list.stream().mapToDouble(r -> r.evaluatedSeconds == null ? r.releaseSeconds : r.evaluatedSeconds)
+            point.put("seconds", list.stream().mapToDouble(r -> r.evaluatedSeconds() == null ? r.releaseSeconds() : r.evaluatedSeconds())
                 .max().orElse(0) - t0);
-            point.put("accuracy", list.stream().mapToDouble(r -> r.accuracy).average().orElse(0));
+            point.put("accuracy", list.stream().mapToDouble(r -> r.accuracy()).average().orElse(0));
             curve.add(point);
         });
         return curve;
     }
 
     /** Mean seconds per worker and round: compute, injected, communication, waiting for peers. */
-    private static Map<String, Object> perRound(final List<Round> rounds) {
+    private static Map<String, Object> perRound(final List<RoundRecord> rounds) {
         final Map<Integer, Double> lastSend = new HashMap<>();
-        for (final Round r : rounds) {
-            lastSend.merge(r.round, r.sendSeconds, Math::max);
+        for (final RoundRecord r : rounds) {
+            lastSend.merge(r.round(), r.sendSeconds(), Math::max);
         }
         double compute = 0;
         double injected = 0;
         double communication = 0;
         double peers = 0;
-        for (final Round r : rounds) {
-            compute += r.computeSeconds;
-            injected += r.injectedSeconds;
-            final double comm = Math.min(r.waitingSeconds, Math.max(0, r.releaseSeconds - lastSend.get(r.round)));
+        for (final RoundRecord r : rounds) {
+            compute += r.computeSeconds();
+            injected += r.injectedSeconds();
+            final double comm = Math.min(r.waitingSeconds(), Math.max(0, r.releaseSeconds() - lastSend.get(r.round())));
             communication += comm;
-            peers += r.waitingSeconds - comm;
+            peers += r.waitingSeconds() - comm;
         }
         final int n = Math.max(1, rounds.size());
         final Map<String, Object> m = new LinkedHashMap<>();
@@ -245,14 +154,14 @@ final class TrainSummary {
         return m;
     }
 
-    private static Map<String, Object> staleness(final List<Round> rounds) {
+    private static Map<String, Object> staleness(final List<RoundRecord> rounds) {
         final TreeMap<Integer, Integer> histogram = new TreeMap<>();
         long sum = 0;
         int max = 0;
-        for (final Round r : rounds) {
-            histogram.merge(r.staleness, 1, Integer::sum);
-            sum += r.staleness;
-            max = Math.max(max, r.staleness);
+        for (final RoundRecord r : rounds) {
+            histogram.merge(r.staleness(), 1, Integer::sum);
+            sum += r.staleness();
+            max = Math.max(max, r.staleness());
         }
         final Map<String, Object> m = new LinkedHashMap<>();
         m.put("max", max);

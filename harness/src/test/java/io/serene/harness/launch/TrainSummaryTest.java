@@ -1,5 +1,7 @@
 package io.serene.harness.launch;
 
+import io.serene.training.RoundRecord;
+import io.serene.training.WorkerResult;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -10,14 +12,14 @@ import static org.assertj.core.api.Assertions.within;
 
 /** The training summary's figures on hand-computed records of 2 workers and 2 rounds. */
 class TrainSummaryTest {
-    private static final List<TrainSummary.Round> ROUNDS = List.of(
-        new TrainSummary.Round(0, 0, 1.0, 0.1, 0.0, 0.2, 0, 1.1, 1.5, 2.0, null, null),
-        new TrainSummary.Round(1, 0, 1.0, 0.3, 0.1, 0.05, 0, 1.4, 1.5, 2.1, null, null),
-        new TrainSummary.Round(0, 1, 1.5, 0.1, 0.0, 0.3, 1, 1.6, 2.0, 1.0, 0.7, 2.1),
-        new TrainSummary.Round(1, 1, 1.5, 0.3, 0.0, 0.05, 0, 1.9, 2.0, 1.1, 0.9, 2.2));
-    private static final List<TrainSummary.Result> RESULTS = List.of(
-        new TrainSummary.Result(1, 1.0, 2.3, 0.6, 0.1, 0.1, 0.1, 0.8, 1.0, "aa"),
-        new TrainSummary.Result(0, 1.0, 2.2, 0.2, 0.0, 0.5, 0.1, 0.8, 1.2, "aa"));
+    private static final List<RoundRecord> ROUNDS = List.of(
+        new RoundRecord(0, 0, 1.0, 0.1, 0.0, 0.2, 0, 32, 1.1, 1.5, false, false, 2.0f, null, null),
+        new RoundRecord(1, 0, 1.0, 0.3, 0.1, 0.05, 0, 32, 1.4, 1.5, false, false, 2.1f, null, null),
+        new RoundRecord(0, 1, 1.5, 0.1, 0.0, 0.3, 1, 32, 1.6, 2.0, false, false, 1.0f, 0.7, 2.1),
+        new RoundRecord(1, 1, 1.5, 0.3, 0.0, 0.05, 0, 32, 1.9, 2.0, false, false, 1.1f, 0.9, 2.2));
+    private static final List<WorkerResult> RESULTS = List.of(
+        new WorkerResult(1, 2, 2.3 - 1.0, 1.0, 2.3, 0.6, 0.1, 0, 0, 64, true, 0.1, 0.1, false, "none", 1.0f, 0.8, "aa", 1),
+        new WorkerResult(0, 2, 2.2 - 1.0, 1.0, 2.2, 0.2, 0.0, 0, 0, 64, true, 0.5, 0.1, false, "none", 1.2f, 0.8, "aa", 1));
 
     @Test
     void computesJctTimeToAccuracyWaitingAndComputeShare() {
