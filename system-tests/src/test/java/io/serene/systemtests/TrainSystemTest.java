@@ -8,6 +8,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,6 +18,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -50,6 +53,29 @@ class TrainSystemTest {
         assertThat(last.get("computeShare").asDouble()).isBetween(0.0, 1.0);
         assertThat(last.get("cumulativeWaitingSeconds").asDouble()).as("worker 0 waits for the 2x straggler").isPositive();
         assertThat(JSON.readTree(Files.readString(out.resolve("summary.json")))).isEqualTo(last);
+        final JsonNode trace = JSON.readTree(out.resolve("trace.json").toFile());
+        int computeSlices = 0;
+        for (final JsonNode e : trace.path("traceEvents")) {
+            computeSlices += e.path("name").asText().equals("compute") ? 1 : 0;
+        }
+        assertThat(computeSlices).as("trace.json: a compute slice per worker and round").isEqualTo(80);
+        for (int w = 0; w < 2; w++) {
+            final Path events;
+            try (Stream<Path> files = Files.list(out.resolve("tensorboard").resolve("worker-" + w))) {
+                events = files.findFirst().orElseThrow();
+            }
+            // TFRecord framing: 8-byte length, 4-byte CRC, the record, 4-byte CRC
+            final ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(events)).order(ByteOrder.LITTLE_ENDIAN);
+            int records = 0;
+            while (b.remaining() >= 12) {
+                final long length = b.getLong();
+                b.position(b.position() + 4 + (int) length + 4);
+                records++;
+            }
+            assertThat(b.remaining()).isZero();
+            assertThat(records).as("TensorBoard events of worker " + w + ": version, config, 7 scalars a round, accuracies")
+                .isGreaterThanOrEqualTo(2 + 40 * 7);
+        }
         for (int w = 0; w < 2; w++) {
             assertThat(Files.readString(out.resolve("workers").resolve("worker-" + w + ".log"))).as("worker " + w + "'s log")
                 .contains("worker " + w + "/2: mlp").contains("\"modelHash\"").doesNotContain("@progress");

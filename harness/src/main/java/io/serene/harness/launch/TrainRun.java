@@ -10,6 +10,7 @@ import io.serene.harness.node.StallWatch;
 import io.serene.harness.node.SwitchControlService;
 import io.serene.harness.node.SwitchMetrics;
 import io.serene.harness.node.SwitchMonitor;
+import io.serene.harness.output.RunTraces;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.Json;
@@ -142,7 +143,7 @@ public final class TrainRun {
             final Map<String, Long> counters = new LinkedHashMap<>();
             host.call(() -> pipeline.counters().snapshot()).get(10, TimeUnit.SECONDS)
                 .forEach((k, v) -> counters.put(k.name().toLowerCase(Locale.ROOT), v));
-            return summarize(workers, rounds, decisions, counters);
+            return summarize(workers, rounds, decisions, counters, syncChanges(initial, schedule, decisions), epochMs);
         }
     }
 
@@ -177,8 +178,22 @@ public final class TrainRun {
         return s.out().resolve("workers").resolve("worker-" + w + ".jsonl");
     }
 
+    /** The configs in force over the run: the start config, then a schedule's entries or the controller's decisions. */
+    private static List<RunTraces.SyncChange> syncChanges(final SyncConfig initial, final SyncSchedule schedule,
+                                                          final List<Controller.Decision> decisions) {
+        final List<RunTraces.SyncChange> changes = new ArrayList<>();
+        changes.add(new RunTraces.SyncChange(0, initial.toString(), null));
+        if (schedule != null) {
+            schedule.entries().stream().filter(e -> e.firstRound > 0)
+                .forEach(e -> changes.add(new RunTraces.SyncChange(e.firstRound, e.config.toString(), "schedule")));
+        }
+        decisions.forEach(d -> changes.add(new RunTraces.SyncChange(d.firstRound, d.to, d.reason)));
+        return changes;
+    }
+
     private Map<String, Object> summarize(final WorkerProcesses workers, final int rounds, final List<Controller.Decision> decisions,
-                                          final Map<String, Long> switchCounters) throws IOException {
+                                          final Map<String, Long> switchCounters, final List<RunTraces.SyncChange> changes,
+                                          final long epochMs) throws IOException {
         final List<RoundRecord> all = new ArrayList<>();
         final List<String> lines = new ArrayList<>();
         for (int w = 0; w < s.workers(); w++) {
@@ -198,6 +213,7 @@ public final class TrainRun {
         final StringBuilder merged = new StringBuilder();
         order.forEach(i -> merged.append(lines.get(i)).append('\n'));
         Files.writeString(s.out().resolve("records.jsonl"), merged, StandardCharsets.UTF_8);
+        RunTraces.write(s.out(), "train " + s.policyName(), all, changes, epochMs / 1e3);
 
         final List<WorkerResult> results = new ArrayList<>();
         for (int w = 0; w < s.workers(); w++) {
