@@ -17,6 +17,12 @@ import java.io.IOException;
  * expansion); a non-finite number is null; reading ignores members a newer writer added.
  */
 public final class Json {
+    /**
+     * The version of the summaries' layout ({@code schemaVersion}, first member of every summary:
+     * serene train's, serene experiment's, serene sim's and bench's JSON). Files without it are version 1.
+     */
+    public static final int SCHEMA_VERSION = 2;
+
     /** The mapper every writer and reader of Serene's files uses. */
     public static final ObjectMapper MAPPER = JsonMapper.builder()
         .addModule(new SimpleModule("finite-numbers")

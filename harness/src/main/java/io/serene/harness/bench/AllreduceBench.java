@@ -5,6 +5,7 @@ import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.protocol.DataPacket;
 import io.serene.protocol.sync.StepLayout;
+import io.serene.training.Json;
 import io.serene.transport.FaultInjector;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
@@ -156,6 +157,7 @@ public final class AllreduceBench {
 
         public Map<String, Object> toJson(final Config config) {
             final Map<String, Object> m = new LinkedHashMap<>();
+            m.put("schemaVersion", Json.SCHEMA_VERSION);
             m.put("exact", exact);
             m.put("maxAbsError", maxAbsError);
             m.put("elementsPerSecond", elementsPerSecond);

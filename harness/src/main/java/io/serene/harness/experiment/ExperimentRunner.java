@@ -124,7 +124,7 @@ public final class ExperimentRunner {
                 (double) summary.get("cumulativeWaitingSeconds"), (System.nanoTime() - t0) / 1e9, (System.nanoTime() - start) / 1e9);
             console.flush();
         }
-        final List<Map<String, Object>> rows = new ArrayList<>();
+        final List<ExperimentRow> rows = new ArrayList<>();
         final Map<Run, JsonNode> summaries = new LinkedHashMap<>();
         for (final Run run : runs) {
             final JsonNode s = JSON.readTree(Files.readString(run.dir.resolve("summary.json"), StandardCharsets.UTF_8));
@@ -133,9 +133,16 @@ public final class ExperimentRunner {
         }
         final Map<String, Object> aggregate = ExperimentSummary.aggregate(spec, rows);
         aggregate.put("quick", quick);
-        Files.writeString(out.resolve("summary.csv"), ExperimentSummary.csv(rows), StandardCharsets.UTF_8);
+        ExperimentRow.writeCsv(out.resolve("summary.csv"), rows);
+        ExperimentSummary.writeScenarioCsv(out.resolve("scenarios.csv"), aggregate);
         Files.writeString(out.resolve("summary.json"), Json.write(aggregate) + "\n", StandardCharsets.UTF_8);
-        Files.writeString(out.resolve("report.html"), ReportWriter.html(spec, aggregate, summaries, quick), StandardCharsets.UTF_8);
+        final Map<String, String> charts = new LinkedHashMap<>();
+        Files.writeString(out.resolve("report.html"), ReportWriter.html(spec, aggregate, summaries, quick, charts), StandardCharsets.UTF_8);
+        Files.createDirectories(out.resolve("charts"));
+        for (final Map.Entry<String, String> c : charts.entrySet()) {
+            Files.writeString(out.resolve("charts").resolve(c.getKey()), "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + c.getValue(),
+                StandardCharsets.UTF_8);
+        }
         return aggregate;
     }
 
@@ -199,6 +206,7 @@ public final class ExperimentRunner {
             throw new IllegalStateException(run + ": the simulation failed its invariant checks: " + Json.write(r.toJson()));
         }
         final Map<String, Object> s = new LinkedHashMap<>();
+        s.put("schemaVersion", Json.SCHEMA_VERSION);
         s.put("finalAccuracy", null);
         s.put("jctSeconds", r.jctNs / 1e9);
         s.put("ttaSeconds", null);
@@ -219,20 +227,15 @@ public final class ExperimentRunner {
         return s;
     }
 
-    private static Map<String, Object> row(final Run run, final JsonNode s) {
-        final Map<String, Object> m = new LinkedHashMap<>();
-        m.put("scenario", run.scenario);
-        m.put("model", run.model.toString());
-        m.put("workers", run.workers);
-        m.put("stragglers", run.stragglers);
-        m.put("policy", run.policy.name);
-        m.put("seed", run.seed);
-        for (final String key : List.of("jctSeconds", "ttaSeconds", "cumulativeWaitingSeconds", "computeShare", "finalAccuracy")) {
-            final JsonNode v = s.get(key);
-            m.put(key, v == null || v.isNull() ? null : v.asDouble());
-        }
-        m.put("modeSwitches", s.path("modeSwitches").asInt());
-        return m;
+    private static ExperimentRow row(final Run run, final JsonNode s) {
+        return new ExperimentRow(run.scenario, run.model.toString(), run.workers, run.stragglers, run.policy.name, run.seed,
+            s.path("jctSeconds").asDouble(), number(s, "ttaSeconds"), s.path("cumulativeWaitingSeconds").asDouble(),
+            s.path("computeShare").asDouble(), number(s, "finalAccuracy"), s.path("modeSwitches").asInt());
+    }
+
+    private static Double number(final JsonNode s, final String key) {
+        final JsonNode v = s.get(key);
+        return v == null || v.isNull() ? null : v.asDouble();
     }
 
     /** A string as a directory name. */

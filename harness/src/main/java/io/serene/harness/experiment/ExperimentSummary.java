@@ -1,51 +1,69 @@
 package io.serene.harness.experiment;
 
+import com.fasterxml.jackson.dataformat.csv.CsvMapper;
+import com.fasterxml.jackson.dataformat.csv.CsvSchema;
+import io.serene.training.Json;
+
+import java.io.IOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 /**
- * An experiment's figures: per scenario and policy, the mean and spread (sample standard deviation,
- * 0 for one seed) over seeds of JCT, time to accuracy, cumulative waiting, compute share and final
- * accuracy, and against BSP in the same scenario: the speed-up of the mean JCT and of the mean time
- * to accuracy, and the final accuracy's difference in percentage points. Across scenarios, each
- * policy's figures are the mean of its per-scenario ones.
+ * An experiment's figures: per scenario and policy, the mean, spread (sample standard deviation,
+ * 0 for one seed) and 95% t-interval over seeds of JCT, time to accuracy, cumulative waiting,
+ * compute share and final accuracy, and against BSP in the same scenario: the speed-up of the mean
+ * JCT and of the mean time to accuracy, the final accuracy's difference in percentage points, each
+ * with Welch's p-value for the means differing. Across scenarios, each policy's figures are the
+ * mean of its per-scenario ones.
  */
 final class ExperimentSummary {
+    /** Against the baseline, per scenario and policy. */
+    static final List<String> BASELINE_KEYS = List.of("speedupVsBsp", "speedupWelchP", "ttaSpeedupVsBsp", "ttaSpeedupWelchP",
+        "accuracyDeltaPp", "accuracyWelchP");
     static final List<String> METRICS = List.of("jctSeconds", "ttaSeconds", "cumulativeWaitingSeconds", "computeShare", "finalAccuracy");
 
     private ExperimentSummary() {
     }
 
     /** summary.json: the experiment, its scenarios with per-policy statistics, each policy across scenarios, and every run. */
-    static Map<String, Object> aggregate(final ExperimentSpec spec, final List<Map<String, Object>> rows) {
-        final Map<String, Map<String, List<Map<String, Object>>>> byScenario = new LinkedHashMap<>();
-        for (final Map<String, Object> row : rows) {
-            byScenario.computeIfAbsent((String) row.get("scenario"), k -> new LinkedHashMap<>())
-                .computeIfAbsent((String) row.get("policy"), k -> new ArrayList<>()).add(row);
+    static Map<String, Object> aggregate(final ExperimentSpec spec, final List<ExperimentRow> rows) {
+        final Map<String, Map<String, List<ExperimentRow>>> byScenario = new LinkedHashMap<>();
+        for (final ExperimentRow row : rows) {
+            byScenario.computeIfAbsent(row.scenario(), k -> new LinkedHashMap<>())
+                .computeIfAbsent(row.policy(), k -> new ArrayList<>()).add(row);
         }
         final String bspName = spec.policies.stream().filter(ExperimentSpec.PolicyRef::isBsp).map(p -> p.name).findFirst().orElse(null);
         final List<Map<String, Object>> scenarios = new ArrayList<>();
         final Map<String, List<Map<String, Object>>> perPolicy = new LinkedHashMap<>();
         byScenario.forEach((scenario, policies) -> {
             final Map<String, Object> sc = new LinkedHashMap<>();
-            final Map<String, Object> first = policies.values().iterator().next().get(0);
+            final ExperimentRow first = policies.values().iterator().next().get(0);
             sc.put("id", scenario);
-            sc.put("model", first.get("model"));
-            sc.put("workers", first.get("workers"));
-            sc.put("stragglers", first.get("stragglers"));
+            sc.put("model", first.model());
+            sc.put("workers", first.workers());
+            sc.put("stragglers", first.stragglers());
             final Map<String, Object> stats = new LinkedHashMap<>();
-            final Map<String, Object> bsp = bspName == null || !policies.containsKey(bspName) ? null : statistics(policies.get(bspName));
+            final List<ExperimentRow> bspRuns = bspName == null ? null : policies.get(bspName);
+            final Map<String, Object> bsp = bspRuns == null ? null : statistics(bspRuns);
             policies.forEach((policy, runs) -> {
                 final Map<String, Object> st = statistics(runs);
                 if (bsp != null) {
                     st.put("speedupVsBsp", ratio(mean(bsp, "jctSeconds"), mean(st, "jctSeconds")));
+                    st.put("speedupWelchP", SeedStatistics.welchP(values(runs, "jctSeconds"), values(bspRuns, "jctSeconds")));
                     st.put("ttaSpeedupVsBsp", ratio(mean(bsp, "ttaSeconds"), mean(st, "ttaSeconds")));
+                    st.put("ttaSpeedupWelchP", mean(st, "ttaSeconds") == null || mean(bsp, "ttaSeconds") == null ? null
+                        : SeedStatistics.welchP(values(runs, "ttaSeconds"), values(bspRuns, "ttaSeconds")));
                     final Double a = mean(st, "finalAccuracy");
                     final Double b = mean(bsp, "finalAccuracy");
                     st.put("accuracyDeltaPp", a == null || b == null ? null : (a - b) * 100);
+                    st.put("accuracyWelchP", a == null || b == null ? null
+                        : SeedStatistics.welchP(values(runs, "finalAccuracy"), values(bspRuns, "finalAccuracy")));
                 }
                 stats.put(policy, st);
                 perPolicy.computeIfAbsent(policy, k -> new ArrayList<>()).add(st);
@@ -66,6 +84,7 @@ final class ExperimentSummary {
             across.put(policy, m);
         });
         final Map<String, Object> out = new LinkedHashMap<>();
+        out.put("schemaVersion", Json.SCHEMA_VERSION);
         out.put("experiment", spec.name);
         out.put("mode", spec.mode);
         out.put("models", spec.mode.equals("train") ? spec.models.stream().map(Object::toString).toList() : null);
@@ -78,40 +97,66 @@ final class ExperimentSummary {
         return out;
     }
 
-    /** One row per run, with a header. */
-    static String csv(final List<Map<String, Object>> rows) {
-        final StringBuilder sb = new StringBuilder();
-        final List<String> columns = new ArrayList<>(rows.isEmpty() ? List.of() : rows.get(0).keySet());
-        sb.append(String.join(",", columns)).append('\n');
-        for (final Map<String, Object> row : rows) {
-            final List<String> cells = new ArrayList<>();
-            for (final String c : columns) {
-                final Object v = row.get(c);
-                final String text = v == null ? "" : v instanceof Double ? String.format(Locale.ROOT, "%.6f", (Double) v) : v.toString();
-                cells.add(text.contains(",") || text.contains("\"") ? "\"" + text.replace("\"", "\"\"") + "\"" : text);
-            }
-            sb.append(String.join(",", cells)).append('\n');
+    /**
+     * scenarios.csv: per scenario and policy, the seeds, each metric's mean and 95% interval, and
+     * against the baseline the speed-ups and accuracy difference with their Welch p-values.
+     */
+    @SuppressWarnings("unchecked")
+    static void writeScenarioCsv(final Path file, final Map<String, Object> aggregate) throws IOException {
+        final CsvSchema.Builder columns = CsvSchema.builder().addColumn("scenario").addColumn("policy").addColumn("seeds");
+        for (final String metric : METRICS) {
+            columns.addColumn(metric + "Mean").addColumn(metric + "Ci95Low").addColumn(metric + "Ci95High");
         }
-        return sb.toString();
+        for (final String key : BASELINE_KEYS) {
+            columns.addColumn(key);
+        }
+        final List<Map<String, Object>> rows = new ArrayList<>();
+        for (final Map<String, Object> sc : (List<Map<String, Object>>) aggregate.get("scenarios")) {
+            ((Map<String, Object>) sc.get("policies")).forEach((policy, v) -> {
+                final Map<String, Object> st = (Map<String, Object>) v;
+                final Map<String, Object> row = new LinkedHashMap<>();
+                row.put("scenario", sc.get("id"));
+                row.put("policy", policy);
+                row.put("seeds", st.get("seeds"));
+                for (final String metric : METRICS) {
+                    final double[] ci = interval(st, metric);
+                    row.put(metric + "Mean", mean(st, metric));
+                    row.put(metric + "Ci95Low", ci == null ? null : ci[0]);
+                    row.put(metric + "Ci95High", ci == null ? null : ci[1]);
+                }
+                for (final String key : BASELINE_KEYS) {
+                    row.put(key, st.get(key));
+                }
+                rows.add(row);
+            });
+        }
+        try (Writer out = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+            new CsvMapper().writer(columns.build().withHeader().withNullValue("")).writeValues(out).writeAll(rows).close();
+        }
     }
 
-    private static Map<String, Object> statistics(final List<Map<String, Object>> runs) {
+    /** A metric's values over the runs that have it. */
+    private static List<Double> values(final List<ExperimentRow> runs, final String metric) {
+        final List<Double> values = new ArrayList<>();
+        for (final ExperimentRow r : runs) {
+            if (r.metric(metric) != null) {
+                values.add(r.metric(metric));
+            }
+        }
+        return values;
+    }
+
+    private static Map<String, Object> statistics(final List<ExperimentRow> runs) {
         final Map<String, Object> st = new LinkedHashMap<>();
         for (final String metric : METRICS) {
-            final List<Double> values = new ArrayList<>();
-            int missing = 0;
-            for (final Map<String, Object> r : runs) {
-                if (r.get(metric) == null) {
-                    missing++;
-                } else {
-                    values.add((Double) r.get(metric));
-                }
-            }
+            final List<Double> values = values(runs, metric);
+            final int missing = runs.size() - values.size();
             final Map<String, Object> m = new LinkedHashMap<>();
             if (values.isEmpty() || (metric.equals("ttaSeconds") && missing > 0)) {
                 // a time to accuracy exists only if every seed reached the target
                 m.put("mean", null);
                 m.put("std", null);
+                m.put("ci95", null);
             } else {
                 final double mean = values.stream().mapToDouble(Double::doubleValue).average().orElse(0);
                 double var = 0;
@@ -120,11 +165,12 @@ final class ExperimentSummary {
                 }
                 m.put("mean", mean);
                 m.put("std", values.size() > 1 ? Math.sqrt(var / (values.size() - 1)) : 0.0);
+                m.put("ci95", SeedStatistics.tInterval(values));
             }
             m.put("n", values.size());
             st.put(metric, m);
         }
-        st.put("modeSwitches", runs.stream().mapToInt(r -> (int) r.get("modeSwitches")).average().orElse(0));
+        st.put("modeSwitches", runs.stream().mapToInt(ExperimentRow::modeSwitches).average().orElse(0));
         st.put("seeds", runs.size());
         return st;
     }
@@ -133,6 +179,13 @@ final class ExperimentSummary {
     static Double mean(final Map<String, Object> stats, final String metric) {
         final Object m = stats.get(metric);
         return m == null ? null : (Double) ((Map<String, Object>) m).get("mean");
+    }
+
+    /** A metric's 95% t-interval {low, high}, or null. */
+    @SuppressWarnings("unchecked")
+    static double[] interval(final Map<String, Object> stats, final String metric) {
+        final Object m = stats.get(metric);
+        return m == null ? null : (double[]) ((Map<String, Object>) m).get("ci95");
     }
 
     private static Double ratio(final Double baseline, final Double value) {

@@ -26,39 +26,25 @@ import java.util.Map;
  * are written into it.
  */
 public final class ReportWriter {
-    private static final String[] COLORS = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-        "#bcbd22", "#17becf"};
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final int W = 640;
-    private static final int H = 300;
-    private static final int LEFT = 60;
-    private static final int RIGHT = 150;
-    private static final int TOP = 30;
-    private static final int BOTTOM = 40;
-
-    /** A line of points. */
-    static final class Series {
-        final String name;
-        final List<double[]> points;
-
-        Series(final String name, final List<double[]> points) {
-            this.name = name;
-            this.points = points;
-        }
-    }
+    private static final int LEFT = SvgChart.LEFT;
+    private static final int TOP = SvgChart.TOP;
+    private static final int BOTTOM = SvgChart.BOTTOM;
+    private static final int W = SvgChart.W;
 
     private ReportWriter() {
     }
 
     @SuppressWarnings("unchecked")
     static String html(final ExperimentSpec spec, final Map<String, Object> summary, final Map<ExperimentRunner.Run, JsonNode> runs,
-                       final boolean quick) throws IOException {
+                       final boolean quick, final Map<String, String> charts) throws IOException {
         final StringBuilder sb = new StringBuilder();
         sb.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Serene experiment ")
             .append(esc(spec.name)).append("</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1100px}"
                 + "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
                 + "th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}pre{background:#f8f8f8;padding:1em;"
-                + "overflow:auto}svg{margin:0.5em 0;display:block}.note{color:#555}</style></head><body>\n");
+                + "overflow:auto}svg{margin:0.5em 0;display:block}.note{color:#555}.ci,.p{color:#555;font-size:85%}"
+                + "a.svg{font-size:70%;font-weight:normal}</style></head><body>\n");
         sb.append("<h1>Serene experiment <code>").append(esc(spec.name)).append("</code></h1>\n");
         sb.append("<p>Mode <b>").append(esc(spec.mode)).append("</b>")
             .append(spec.mode.equals("train") ? ", models <b>" + esc(spec.models.toString()) + "</b>" : "")
@@ -81,15 +67,17 @@ public final class ReportWriter {
                     dirs.put(run.policy.name, run.dir);
                 }
             }
+            final Charts c = new Charts(sb, charts, ExperimentRunner.slug(id));
             if (spec.mode.equals("train")) {
-                trainCharts(sb, first, dirs, spec);
+                trainCharts(c, first, dirs, spec);
             } else {
-                simCharts(sb, (Map<String, Object>) sc.get("policies"));
+                simCharts(c, (Map<String, Object>) sc.get("policies"));
             }
         }
         sb.append("<h2>Experiment file</h2>\n<pre>").append(esc(spec.text)).append("</pre>\n");
         sb.append("<p class=\"note\">Every run's records and summary are under <code>runs/SCENARIO/POLICY/seed-N</code>; all runs in "
-            + "<code>summary.csv</code>, the statistics in <code>summary.json</code>.</p>\n</body></html>\n");
+            + "<code>summary.csv</code>, per scenario and policy the statistics in <code>scenarios.csv</code> and <code>summary.json</code>; "
+            + "each chart as its own SVG file under <code>charts/</code>.</p>\n</body></html>\n");
         return sb.toString();
     }
 
@@ -122,16 +110,18 @@ public final class ReportWriter {
                 sb.append(cell(st, "finalAccuracy", 4));
             }
             if (baseline != null) {
-                sb.append("<td>").append(ratio(st.get("speedupVsBsp"))).append("</td>");
+                sb.append("<td>").append(ratio(st.get("speedupVsBsp"))).append(p(st.get("speedupWelchP"))).append("</td>");
                 if (train) {
-                    sb.append("<td>").append(ratio(st.get("ttaSpeedupVsBsp"))).append("</td><td>")
-                        .append(st.get("accuracyDeltaPp") == null ? "-" : signed((Double) st.get("accuracyDeltaPp"))).append("</td>");
+                    sb.append("<td>").append(ratio(st.get("ttaSpeedupVsBsp"))).append(p(st.get("ttaSpeedupWelchP"))).append("</td><td>")
+                        .append(st.get("accuracyDeltaPp") == null ? "-" : signed((Double) st.get("accuracyDeltaPp")))
+                        .append(p(st.get("accuracyWelchP"))).append("</td>");
                 }
             }
             sb.append("<td>").append(fmt((Double) st.get("modeSwitches"), 1)).append("</td><td>").append(st.get("seeds")).append("</td></tr>\n");
         });
-        sb.append("</table>\n<p class=\"note\">mean &plusmn; sample standard deviation over seeds; a time to accuracy only where every "
-            + "seed reached the target.</p>\n");
+        sb.append("</table>\n<p class=\"note\">mean &plusmn; sample standard deviation over seeds [95% t-interval of the mean]; against "
+            + "the baseline, Welch's two-sided p-value for the means differing (p &lt; 0.05: the difference is unlikely to be noise "
+            + "across seeds); a time to accuracy only where every seed reached the target.</p>\n");
     }
 
     @SuppressWarnings("unchecked")
@@ -140,12 +130,25 @@ public final class ReportWriter {
         if (m == null || m.get("mean") == null) {
             return "<td>-</td>";
         }
-        return "<td>" + fmt((Double) m.get("mean"), digits) + " &plusmn; " + fmt((Double) m.get("std"), digits) + "</td>";
+        final double[] ci = (double[]) m.get("ci95");
+        return "<td>" + fmt((Double) m.get("mean"), digits) + " &plusmn; " + fmt((Double) m.get("std"), digits)
+            + (ci == null ? "" : " <span class=\"ci\">[" + fmt(ci[0], digits) + ", " + fmt(ci[1], digits) + "]</span>") + "</td>";
     }
 
-    private static void trainCharts(final StringBuilder sb, final Map<String, JsonNode> first, final Map<String, Path> dirs,
+    /** Where a scenario's charts go: inline in the report, and each to its own file {@code charts/SCENARIO-NAME.svg}. */
+    private record Charts(StringBuilder sb, Map<String, String> files, String scenario) {
+        void add(final String name, final String title, final String svg) {
+            final String file = scenario + "-" + name + ".svg";
+            files.put(file, svg);
+            sb.append("<h3>").append(esc(title)).append(" <a class=\"svg\" href=\"charts/").append(esc(file)).append("\">svg</a></h3>\n")
+                .append(svg);
+        }
+    }
+
+    private static void trainCharts(final Charts c, final Map<String, JsonNode> first, final Map<String, Path> dirs,
                                     final ExperimentSpec spec) throws IOException {
-        final List<Series> accuracy = new ArrayList<>();
+        final StringBuilder sb = c.sb();
+        final List<SvgChart.Series> accuracy = new ArrayList<>();
         final List<double[]> marks = new ArrayList<>();
         final List<String> markLabels = new ArrayList<>();
         int colorIndex = 0;
@@ -160,7 +163,7 @@ public final class ReportWriter {
             for (final JsonNode p : e.getValue().path("accuracyCurve")) {
                 points.add(new double[] {p.path("seconds").asDouble(), p.path("accuracy").asDouble()});
             }
-            accuracy.add(new Series(e.getKey(), points));
+            accuracy.add(new SvgChart.Series(e.getKey(), points));
             final JsonNode switches = e.getValue().path("switches");
             if (switches.size() > 0) {
                 final Map<Integer, Double> roundTimes = roundTimes(records.get(e.getKey()));
@@ -174,8 +177,8 @@ public final class ReportWriter {
                 }
             }
         }
-        sb.append("<h3>Test accuracy against time</h3>\n");
-        sb.append(lineChart("time since training started (s)", "test accuracy", accuracy, marks, markLabels, spec.targetAccuracy));
+        c.add("accuracy", "Test accuracy against time",
+            SvgChart.line("time since training started (s)", "test accuracy", accuracy, marks, spec.targetAccuracy, true));
         if (!markLabels.isEmpty()) {
             sb.append("<p class=\"note\">dashed lines: mode switches (first round in force) &mdash; ")
                 .append(esc(String.join("; ", markLabels))).append("</p>\n");
@@ -197,7 +200,7 @@ public final class ReportWriter {
         for (int i = 0; i < workers; i++) {
             groups.add("worker " + i);
         }
-        sb.append("<h3>Cumulative waiting per worker (s)</h3>\n").append(barChart("waiting (s)", groups, names, waiting));
+        c.add("waiting", "Cumulative waiting per worker (s)", SvgChart.bars("waiting (s)", groups, names, waiting, null));
         // staleness histogram
         int maxStale = 0;
         for (final JsonNode s : first.values()) {
@@ -212,29 +215,36 @@ public final class ReportWriter {
         }
         final List<String> staleGroups = new ArrayList<>();
         for (int k = 0; k <= maxStale; k++) {
-            staleGroups.add("staleness " + k);
+            staleGroups.add(String.valueOf(k));
         }
-        sb.append("<h3>Staleness histogram (gradients computed with k earlier aggregates missing)</h3>\n")
-            .append(barChart("worker-rounds", staleGroups, names, stale));
+        c.add("staleness", "Staleness histogram: worker-rounds whose gradient was computed with k earlier aggregates missing",
+            SvgChart.bars("worker-rounds", staleGroups, names, stale, null));
         // timeline of the first rounds
-        sb.append("<h3>Round timeline, first 30 rounds (blue: compute, orange: injected straggling, grey: waiting and applying)</h3>\n");
-        for (final String name : names) {
-            sb.append("<p><b>").append(esc(name)).append("</b></p>\n").append(timeline(records.get(name), 30));
+        sb.append("<p class=\"note\">Round timelines, first 30 rounds: blue compute, orange injected straggling, grey waiting and "
+            + "applying.</p>\n");
+        for (int p = 0; p < names.size(); p++) {
+            c.add("timeline-" + p, "Round timeline: " + names.get(p), timeline(records.get(names.get(p)), 30));
         }
     }
 
     @SuppressWarnings("unchecked")
-    private static void simCharts(final StringBuilder sb, final Map<String, Object> policies) {
+    private static void simCharts(final Charts c, final Map<String, Object> policies) {
         final List<String> names = new ArrayList<>(policies.keySet());
         final double[][] jct = new double[names.size()][1];
         final double[][] waiting = new double[names.size()][1];
+        final double[][][] jctCi = new double[names.size()][1][];
+        final double[][][] waitingCi = new double[names.size()][1][];
         for (int p = 0; p < names.size(); p++) {
             final Map<String, Object> st = (Map<String, Object>) policies.get(names.get(p));
             jct[p][0] = orZero(ExperimentSummary.mean(st, "jctSeconds"));
             waiting[p][0] = orZero(ExperimentSummary.mean(st, "cumulativeWaitingSeconds"));
+            jctCi[p][0] = ExperimentSummary.interval(st, "jctSeconds");
+            waitingCi[p][0] = ExperimentSummary.interval(st, "cumulativeWaitingSeconds");
         }
-        sb.append("<h3>JCT (virtual s)</h3>\n").append(barChart("JCT (s)", List.of("mean over seeds"), names, jct));
-        sb.append("<h3>Cumulative waiting (virtual s)</h3>\n").append(barChart("waiting (s)", List.of("mean over seeds"), names, waiting));
+        c.add("jct", "JCT (virtual s), mean over seeds with its 95% interval",
+            SvgChart.bars("JCT (s)", List.of("mean over seeds"), names, jct, jctCi));
+        c.add("waiting", "Cumulative waiting (virtual s), mean over seeds with its 95% interval",
+            SvgChart.bars("waiting (s)", List.of("mean over seeds"), names, waiting, waitingCi));
     }
 
     /** A run's round records (records.jsonl), empty if it has none. */
@@ -284,11 +294,21 @@ public final class ReportWriter {
         }
         final int rowH = 18;
         final int height = TOP + workers * rowH + BOTTOM;
-        final double span = Math.max(1e-3, t1 - t0);
-        final StringBuilder s = new StringBuilder();
-        s.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">",
-            W, height, W, height));
+        final List<Double> ticks = SvgChart.ticks(0, Math.max(1e-3, t1 - t0), 6);
+        final double span = ticks.get(ticks.size() - 1);
         final double plotW = W - LEFT - 20;
+        final double y0 = TOP + workers * rowH;
+        final StringBuilder s = new StringBuilder();
+        s.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+            + "font-family=\"sans-serif\"><rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>", W, height, W, height));
+        for (final double t : ticks) {
+            final double x = LEFT + t / span * plotW;
+            s.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>"
+                + "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">%s</text>", x, TOP, x, y0, x, y0 + 16,
+                SvgChart.tickLabel(t, ticks)));
+        }
+        s.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">time since the first "
+            + "round started (s)</text>", LEFT + plotW / 2, y0 + 38));
         for (final RoundRecord n : lines) {
             final int w = n.worker();
             final double start = n.startSeconds() - t0;
@@ -298,15 +318,13 @@ public final class ReportWriter {
             final double computeStart = Math.max(start, send - injected - compute);
             final double y = TOP + w * rowH;
             rect(s, LEFT + start / span * plotW, y, (computeStart - start) / span * plotW, rowH - 4, "#bbbbbb");
-            rect(s, LEFT + computeStart / span * plotW, y, compute / span * plotW, rowH - 4, COLORS[0]);
-            rect(s, LEFT + (send - injected) / span * plotW, y, injected / span * plotW, rowH - 4, COLORS[3]);
+            rect(s, LEFT + computeStart / span * plotW, y, compute / span * plotW, rowH - 4, SvgChart.COLORS[0]);
+            rect(s, LEFT + (send - injected) / span * plotW, y, injected / span * plotW, rowH - 4, SvgChart.COLORS[3]);
         }
         for (int w = 0; w < workers; w++) {
             s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"end\">worker %d</text>", LEFT - 4,
                 TOP + w * rowH + 11, w));
         }
-        s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"11\">0 s</text><text x=\"%d\" y=\"%d\" font-size=\"11\" "
-            + "text-anchor=\"end\">%s s</text>", LEFT, height - 20, W - 20, height - 20, fmt(span, 2)));
         return s.append("</svg>\n").toString();
     }
 
@@ -317,126 +335,16 @@ public final class ReportWriter {
         }
     }
 
-    /** A line chart; marks are vertical dashed lines at x in the color of series (int) mark[1]; target a dotted horizontal line. */
-    static String lineChart(final String xLabel, final String yLabel, final List<Series> series, final List<double[]> marks,
-                            final List<String> markLabels, final double target) {
-        double maxX = 0;
-        double minY = target;
-        double maxY = target;
-        for (final Series s : series) {
-            for (final double[] p : s.points) {
-                maxX = Math.max(maxX, p[0]);
-                minY = Math.min(minY, p[1]);
-                maxY = Math.max(maxY, p[1]);
-            }
-        }
-        minY = Math.max(0, Math.floor(minY * 10) / 10);
-        maxY = Math.min(1, Math.ceil(maxY * 10) / 10 + 0.001);
-        if (maxX <= 0) {
-            maxX = 1;
-        }
-        final double plotW = W - LEFT - RIGHT;
-        final double plotH = H - TOP - BOTTOM;
-        final double x0 = LEFT;
-        final double y0 = TOP + plotH;
-        final double sx = plotW / maxX;
-        final double sy = plotH / Math.max(1e-9, maxY - minY);
-        final StringBuilder s = svgStart(H);
-        axes(s, plotW, plotH, xLabel, yLabel, fmt(maxX, 1), fmt(minY, 2), fmt(maxY, 2));
-        final double ty = y0 - (target - minY) * sy;
-        s.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" stroke-dasharray=\"2,3\"/>"
-            + "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#666\">target %s</text>", x0, ty, x0 + plotW, ty, x0 + 4, ty - 3,
-            fmt(target, 2)));
-        for (final double[] m : marks) {
-            final double x = x0 + m[0] * sx;
-            s.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-dasharray=\"5,4\"/>",
-                x, TOP, x, y0, COLORS[(int) m[1] % COLORS.length]));
-        }
-        for (int i = 0; i < series.size(); i++) {
-            final Series ser = series.get(i);
-            final StringBuilder pts = new StringBuilder();
-            for (final double[] p : ser.points) {
-                pts.append(String.format(Locale.ROOT, "%.1f,%.1f ", x0 + p[0] * sx, y0 - (p[1] - minY) * sy));
-            }
-            s.append(String.format(Locale.ROOT, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%s\"/>",
-                COLORS[i % COLORS.length], pts.toString().trim()));
-            legend(s, i, ser.name);
-        }
-        return s.append("</svg>\n").toString();
-    }
-
-    /** Grouped bars: values[series][group]. */
-    static String barChart(final String yLabel, final List<String> groups, final List<String> seriesNames, final double[][] values) {
-        double max = 0;
-        for (final double[] row : values) {
-            for (final double v : row) {
-                max = Math.max(max, v);
-            }
-        }
-        if (max <= 0) {
-            max = 1;
-        }
-        final double plotW = W - LEFT - RIGHT;
-        final double plotH = H - TOP - BOTTOM;
-        final double y0 = TOP + plotH;
-        final StringBuilder s = svgStart(H);
-        axes(s, plotW, plotH, "", yLabel, "", "0", fmt(max, 2));
-        final double groupW = plotW / Math.max(1, groups.size());
-        final double barW = groupW * 0.8 / Math.max(1, seriesNames.size());
-        for (int g = 0; g < groups.size(); g++) {
-            for (int p = 0; p < seriesNames.size(); p++) {
-                final double v = g < values[p].length ? values[p][g] : 0;
-                final double h = v / max * plotH;
-                s.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s, %s: %s"
-                    + "</title></rect>", LEFT + g * groupW + groupW * 0.1 + p * barW, y0 - h, barW, h, COLORS[p % COLORS.length],
-                    esc(seriesNames.get(p)), esc(groups.get(g)), fmt(v, 3)));
-            }
-            s.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">%s</text>",
-                LEFT + g * groupW + groupW / 2, y0 + 14, esc(groups.get(g))));
-        }
-        for (int p = 0; p < seriesNames.size(); p++) {
-            legend(s, p, seriesNames.get(p));
-        }
-        return s.append("</svg>\n").toString();
-    }
-
-    private static StringBuilder svgStart(final int height) {
-        return new StringBuilder(String.format(Locale.ROOT,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">",
-            W, height, W, height));
-    }
-
-    private static void axes(final StringBuilder s, final double plotW, final double plotH, final String xLabel, final String yLabel,
-                             final String maxX, final String minY, final String maxY) {
-        final double y0 = TOP + plotH;
-        s.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%.1f\" stroke=\"#333\"/>", LEFT, TOP, LEFT, y0));
-        s.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", LEFT, y0, LEFT + plotW, y0));
-        s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%s</text>", LEFT - 4, y0, esc(minY)));
-        s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"end\">%s</text>", LEFT - 4, TOP + 8, esc(maxY)));
-        if (!maxX.isEmpty()) {
-            s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\">0</text>", LEFT, y0 + 14));
-            s.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%s</text>", LEFT + plotW,
-                y0 + 14, esc(maxX)));
-        }
-        s.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">%s</text>", LEFT + plotW / 2,
-            y0 + 32, esc(xLabel)));
-        s.append(String.format(Locale.ROOT, "<text x=\"14\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 14 %.1f)\">"
-            + "%s</text>", TOP + plotH / 2, TOP + plotH / 2, esc(yLabel)));
-    }
-
-    private static void legend(final StringBuilder s, final int i, final String name) {
-        final int x = W - RIGHT + 10;
-        final int y = TOP + 14 * i;
-        s.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" "
-            + "font-size=\"11\">%s</text>", x, y, COLORS[i % COLORS.length], x + 14, y + 9, esc(name)));
-    }
-
     private static double orZero(final Double v) {
         return v == null ? 0 : v;
     }
 
     private static String ratio(final Object v) {
         return v == null ? "-" : fmt((Double) v, 2) + "x";
+    }
+
+    private static String p(final Object v) {
+        return v == null ? "" : " <span class=\"p\">p=" + (((Double) v) < 0.001 ? "&lt;0.001" : fmt((Double) v, 3)) + "</span>";
     }
 
     private static String signed(final double v) {

@@ -219,7 +219,9 @@ public final class TrainRun {
         for (int w = 0; w < s.workers(); w++) {
             results.add(Json.read(workers.result(w), WorkerResult.class));
         }
-        final Map<String, Object> summary = new LinkedHashMap<>(TrainSummary.of(all, results, s.targetAccuracy()));
+        final Map<String, Object> summary = new LinkedHashMap<>();
+        summary.put("schemaVersion", Json.SCHEMA_VERSION);
+        summary.putAll(TrainSummary.of(all, results, s.targetAccuracy()));
         summary.put("modeSwitches", decisions.size());
         final List<Map<String, Object>> switches = new ArrayList<>();
         for (final Controller.Decision d : decisions) {

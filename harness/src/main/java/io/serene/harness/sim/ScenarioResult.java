@@ -1,6 +1,7 @@
 package io.serene.harness.sim;
 
 import io.serene.controlplane.Controller;
+import io.serene.training.Json;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -43,6 +44,7 @@ public final class ScenarioResult {
 
     public Map<String, Object> toJson() {
         final Map<String, Object> m = new LinkedHashMap<>();
+        m.put("schemaVersion", Json.SCHEMA_VERSION);
         m.put("jct", jctNs / 1e9);
         m.put("allWorkersDone", allWorkersDoneNs / 1e9);
         m.put("cumulativeWaiting", cumulativeWaitingNs / 1e9);

@@ -15,6 +15,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
@@ -186,8 +187,17 @@ class ExperimentTest {
         final List<String> csv = Files.readAllLines(dir.resolve("summary.csv"));
         assertThat(csv).hasSize(7);
         assertThat(csv.get(0)).startsWith("scenario,model,workers,stragglers,policy,seed,jctSeconds");
+        final List<ExperimentRow> rows = ExperimentRow.readCsv(dir.resolve("summary.csv"));
+        assertThat(rows).hasSize(6);
+        assertThat(Files.readAllLines(dir.resolve("scenarios.csv")).get(0))
+            .startsWith("scenario,policy,seeds,jctSecondsMean,jctSecondsCi95Low,jctSecondsCi95High,").endsWith(",accuracyWelchP");
         final JsonNode summary = JSON.readTree(Files.readString(dir.resolve("summary.json")));
+        assertThat(summary.path("schemaVersion").asInt()).isEqualTo(2);
         assertThat(summary.path("baseline").asText()).isEqualTo("bsp");
+        // the runs in summary.json are the CSV's rows
+        for (int i = 0; i < rows.size(); i++) {
+            assertThat(JSON.treeToValue(summary.path("runs").get(i), ExperimentRow.class)).isEqualTo(rows.get(i));
+        }
         final JsonNode scenario = summary.path("scenarios").get(0);
         final JsonNode bsp = scenario.path("policies").path("bsp");
         final JsonNode ssp = scenario.path("policies").path("ssp:2");
@@ -196,6 +206,12 @@ class ExperimentTest {
             bsp.path("jctSeconds").path("mean").asDouble() / ssp.path("jctSeconds").path("mean").asDouble(),
             org.assertj.core.api.Assertions.within(1e-9));
         assertThat(summary.path("policies").path("dynamic").has("speedupVsBsp")).isTrue();
+        // two seeds: a t-interval around each mean, and Welch's p against BSP
+        final JsonNode jctSsp = ssp.path("jctSeconds");
+        assertThat(jctSsp.path("ci95")).hasSize(2);
+        assertThat(jctSsp.path("ci95").get(0).asDouble()).isLessThanOrEqualTo(jctSsp.path("mean").asDouble());
+        assertThat(jctSsp.path("ci95").get(1).asDouble()).isGreaterThanOrEqualTo(jctSsp.path("mean").asDouble());
+        assertThat(ssp.path("speedupWelchP").asDouble()).isBetween(0.0, 1.0);
         assertThat(summary.path("runs")).hasSize(6);
 
         final String html = Files.readString(dir.resolve("report.html"));
@@ -204,12 +220,21 @@ class ExperimentTest {
         // the table shows summary.json's values
         for (final String policy : List.of("bsp", "ssp:2", "dynamic")) {
             final JsonNode jct = scenario.path("policies").path(policy).path("jctSeconds");
-            assertThat(html).contains(String.format(Locale.ROOT, "<td>%.2f &plusmn; %.2f</td>", jct.path("mean").asDouble(),
-                jct.path("std").asDouble()));
-            assertThat(html).contains(String.format(Locale.ROOT, "<td>%.2fx</td>",
+            assertThat(html).contains(String.format(Locale.ROOT, "<td>%.2f &plusmn; %.2f <span class=\"ci\">[%.2f, %.2f]</span></td>",
+                jct.path("mean").asDouble(), jct.path("std").asDouble(), jct.path("ci95").get(0).asDouble(), jct.path("ci95").get(1).asDouble()));
+            assertThat(html).contains(String.format(Locale.ROOT, "<td>%.2fx <span class=\"p\">p=",
                 scenario.path("policies").path(policy).path("speedupVsBsp").asDouble()));
         }
         assertThat(new String(log.toByteArray(), StandardCharsets.UTF_8)).contains("[4/6]", "done before, kept");
+        // every chart also as its own SVG file, linked from the report
+        try (java.util.stream.Stream<Path> files = Files.list(dir.resolve("charts"))) {
+            final List<Path> svgs = files.toList();
+            assertThat(svgs).as("one scenario: JCT and waiting").hasSize(2);
+            for (final Path svg : svgs) {
+                assertThat(Files.readString(svg)).startsWith("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=");
+                assertThat(html).contains("href=\"charts/" + svg.getFileName() + "\"");
+            }
+        }
     }
 
     @Test
@@ -226,13 +251,46 @@ class ExperimentTest {
     }
 
     @Test
-    void theReportDrawsTrainingChartsFromRecords() {
-        final String chart = ReportWriter.lineChart("t (s)", "accuracy", List.of(new ReportWriter.Series("bsp",
-            List.of(new double[] {1, 0.5}, new double[] {2, 0.8}))), List.of(new double[] {1.5, 0}), List.of("x"), 0.8);
-        assertThat(chart).contains("<polyline", "stroke-dasharray=\"5,4\"", "target 0.80", ">bsp<");
-        final String bars = ReportWriter.barChart("waiting", List.of("worker 0", "worker 1"), List.of("bsp", "dynamic"),
-            new double[][] {{1, 2}, {0.5, 0.25}});
-        assertThat(bars.split("<rect", -1)).hasSize(1 + 4 + 2);
-        assertThat(bars).contains("<title>dynamic, worker 1: 0.250</title>");
+    void chartsHaveTicksAtRoundNumbersGridlinesAndALegend() {
+        final String chart = SvgChart.line("t (s)", "accuracy", List.of(new SvgChart.Series("bsp",
+            List.of(new double[] {1, 0.5}, new double[] {2, 0.8}))), List.of(new double[] {1.5, 0}), 0.8, true);
+        assertThat(chart).contains("<polyline", "stroke-dasharray=\"5,4\"", "target 0.80", ">bsp<", ">0.0</text>", ">2.0</text>",
+            ">0.5</text>", ">0.8</text>", "stroke=\"#e4e4e4\"");
+        final String bars = SvgChart.bars("waiting", List.of("worker 0", "worker 1"), List.of("bsp", "dynamic"),
+            new double[][] {{1, 2}, {0.5, 0.25}}, new double[][][] {{{0.5, 1.5}, null}, {null, null}});
+        // the background, 4 bars, 2 legend swatches; one whisker
+        assertThat(bars.split("<rect", -1)).hasSize(1 + 1 + 4 + 2);
+        assertThat(bars.split("<path", -1)).hasSize(2);
+        assertThat(bars).contains("<title>dynamic, worker 1: 0.250</title>", ">worker 0</text>", ">2.0</text>");
+        // categories too many for their width are thinned, not overprinted
+        final List<String> many = new ArrayList<>();
+        for (int k = 0; k < 60; k++) {
+            many.add("staleness " + k);
+        }
+        final String thin = SvgChart.bars("n", many, List.of("ssp"), new double[][] {new double[60]}, null);
+        assertThat(thin).contains(">staleness 0<").doesNotContain(">staleness 1<");
+        // a legend name longer than the legend is shortened, the whole in its tooltip
+        final String longName = "a-policy-name-far-too-long-for-the-legend";
+        assertThat(SvgChart.bars("n", List.of("x"), List.of(longName), new double[][] {{1}}, null))
+            .contains("<title>" + longName + "</title>", "\u2026</text>");
+    }
+
+    @Test
+    void ticksAreRoundNumbersCoveringTheRange() {
+        assertThat(SvgChart.ticks(0, 7.3, 6)).containsExactly(0.0, 2.0, 4.0, 6.0, 8.0);
+        assertThat(SvgChart.ticks(0.42, 0.87, 5)).containsExactly(0.4, 0.5, 0.6, 0.7, 0.8, 0.9);
+        assertThat(SvgChart.ticks(0, 1234, 5)).containsExactly(0.0, 500.0, 1000.0, 1500.0);
+        assertThat(SvgChart.tickLabel(0.30000000000000004, SvgChart.ticks(0, 1, 5))).isEqualTo("0.3");
+        assertThat(SvgChart.tickLabel(1500, SvgChart.ticks(0, 1234, 5))).isEqualTo("1500");
+    }
+
+    @Test
+    void theCsvKeepsCommasQuotesAndLineBreaksInTheirCellsAndSmallValues(@TempDir final Path dir) throws Exception {
+        final List<ExperimentRow> rows = List.of(
+            new ExperimentRow("w4,trace", "mlp", 4, "trace:file=a \"b\".csv\r\nnext", "bsp+exclude:2", 3, 1.25e-7, null, 0.5, 0.1, 0.81, 2),
+            new ExperimentRow("w4", null, 8, "none", "ssp:2", 4, 12.5, 10.0, 1e-12, 0.9, null, 0));
+        ExperimentRow.writeCsv(dir.resolve("summary.csv"), rows);
+        assertThat(ExperimentRow.readCsv(dir.resolve("summary.csv"))).isEqualTo(rows);
+        assertThat(Files.readString(dir.resolve("summary.csv"))).contains("1.25E-7", "1.0E-12").doesNotContain("0.000000");
     }
 }

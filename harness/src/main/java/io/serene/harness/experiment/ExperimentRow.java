@@ -1,0 +1,60 @@
+package io.serene.harness.experiment;
+
+import com.fasterxml.jackson.databind.MapperFeature;
+import com.fasterxml.jackson.databind.MappingIterator;
+import com.fasterxml.jackson.dataformat.csv.CsvMapper;
+import com.fasterxml.jackson.dataformat.csv.CsvSchema;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * One run of an experiment: a row of {@code summary.csv} and an element of {@code summary.json}'s
+ * {@code runs}, written and read as this type. A time to accuracy is null when the run never
+ * reached the target; in sim mode accuracy and time to accuracy are null.
+ */
+public record ExperimentRow(String scenario, String model, int workers, String stragglers, String policy, long seed, double jctSeconds,
+                            Double ttaSeconds, double cumulativeWaitingSeconds, double computeShare, Double finalAccuracy,
+                            int modeSwitches) {
+    /** Columns in the record's order (CsvMapper would sort them). */
+    private static final CsvMapper CSV = CsvMapper.builder().disable(MapperFeature.SORT_PROPERTIES_ALPHABETICALLY).build();
+    private static final CsvSchema SCHEMA = CSV.schemaFor(ExperimentRow.class).withHeader().withNullValue("");
+
+    /** The value of one of {@link ExperimentSummary#METRICS}, or null. */
+    Double metric(final String name) {
+        switch (name) {
+            case "jctSeconds":
+                return jctSeconds;
+            case "ttaSeconds":
+                return ttaSeconds;
+            case "cumulativeWaitingSeconds":
+                return cumulativeWaitingSeconds;
+            case "computeShare":
+                return computeShare;
+            case "finalAccuracy":
+                return finalAccuracy;
+            default:
+                throw new IllegalArgumentException("no metric " + name);
+        }
+    }
+
+    /** Writes the rows as CSV with a header (RFC 4180 quoting: commas, quotes and line breaks stay in their cell). */
+    static void writeCsv(final Path file, final List<ExperimentRow> rows) throws IOException {
+        try (Writer out = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+            CSV.writer(SCHEMA).writeValues(out).writeAll(rows).close();
+        }
+    }
+
+    /** Reads a {@code summary.csv} back. */
+    static List<ExperimentRow> readCsv(final Path file) throws IOException {
+        try (Reader in = Files.newBufferedReader(file, StandardCharsets.UTF_8);
+             MappingIterator<ExperimentRow> it = CSV.readerFor(ExperimentRow.class).with(SCHEMA).readValues(in)) {
+            return it.readAll();
+        }
+    }
+}
