@@ -2,6 +2,7 @@ package io.serene.harness.cli;
 
 import io.serene.controlplane.PolicyParser;
 import io.serene.harness.launch.RunSettings;
+import io.serene.harness.launch.RunSummary;
 import io.serene.harness.launch.TrainRun;
 import io.serene.training.data.FashionMnist;
 import io.serene.training.ModelKind;
@@ -16,7 +17,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -67,7 +67,7 @@ public final class DemoCommand implements Callable<Integer> {
         }
         final Path base = out != null ? out : TrainCommand.defaultOut("demo");
         final String[] names = {"bsp", "ssp:2", "adaptive"};
-        final List<Map<String, Object>> summaries = new ArrayList<>();
+        final List<RunSummary> summaries = new ArrayList<>();
         for (final String name : names) {
             console.println();
             console.println("== " + name + " ==");
@@ -80,7 +80,7 @@ public final class DemoCommand implements Callable<Integer> {
             } else {
                 s.sync(name);
             }
-            final Map<String, Object> summary = new TrainRun(s.build(), console).run();
+            final RunSummary summary = new TrainRun(s.build(), console).run();
             TrainRun.print(console, summary);
             summaries.add(summary);
         }
@@ -88,14 +88,13 @@ public final class DemoCommand implements Callable<Integer> {
         console.printf(Locale.ROOT, "4 workers, MLP, %s epoch(s), stragglers %s, seed %d (records in %s)%n", fmt(epochs), stragglers, seed, base);
         console.printf("%-10s %9s %9s %12s %12s %9s %10s %9s%n", "policy", "JCT (s)", "speed-up", "TTA 0.80 (s)", "waiting (s)",
             "compute", "accuracy", "switches");
-        final double bspJct = (double) summaries.get(0).get("jctSeconds");
+        final double bspJct = summaries.get(0).jctSeconds();
         for (int i = 0; i < names.length; i++) {
-            final Map<String, Object> r = summaries.get(i);
-            final Object tta = r.get("ttaSeconds");
-            console.printf(Locale.ROOT, "%-10s %9.2f %8.2fx %12s %12.2f %9.2f %10.4f %9d%n", names[i], (double) r.get("jctSeconds"),
-                bspJct / (double) r.get("jctSeconds"), tta == null ? "never" : String.format(Locale.ROOT, "%.2f", (double) tta),
-                (double) r.get("cumulativeWaitingSeconds"), (double) r.get("computeShare"), (double) r.get("finalAccuracy"),
-                (int) r.get("modeSwitches"));
+            final RunSummary r = summaries.get(i);
+            final Double tta = r.ttaSeconds();
+            console.printf(Locale.ROOT, "%-10s %9.2f %8.2fx %12s %12.2f %9.2f %10.4f %9d%n", names[i], r.jctSeconds(),
+                bspJct / r.jctSeconds(), tta == null ? "never" : String.format(Locale.ROOT, "%.2f", tta), r.cumulativeWaitingSeconds(),
+                r.computeShare(), r.finalAccuracy(), r.modeSwitches());
         }
         return 0;
     }

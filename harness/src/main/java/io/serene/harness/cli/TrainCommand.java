@@ -1,6 +1,7 @@
 package io.serene.harness.cli;
 
 import io.serene.harness.launch.RunSettings;
+import io.serene.harness.launch.RunSummary;
 import io.serene.harness.launch.TrainRun;
 import io.serene.harness.node.StallWatch;
 import io.serene.training.Json;
@@ -13,7 +14,6 @@ import picocli.CommandLine.Option;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
-import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -81,7 +81,7 @@ public final class TrainCommand implements Callable<Integer> {
             builder.sync(policy);
         }
         final RunSettings settings = builder.build();
-        final Map<String, Object> summary = new TrainRun(settings, System.out).run();
+        final RunSummary summary = new TrainRun(settings, System.out).run();
         TrainRun.print(System.out, summary);
         System.out.println("summary in " + settings.out().resolve("summary.json"));
         if (json) {

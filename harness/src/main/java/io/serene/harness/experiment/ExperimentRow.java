@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.MappingIterator;
 import com.fasterxml.jackson.dataformat.csv.CsvMapper;
 import com.fasterxml.jackson.dataformat.csv.CsvSchema;
+import io.serene.harness.launch.RunSummary;
 
 import java.io.IOException;
 import java.io.Reader;
@@ -24,6 +25,18 @@ public record ExperimentRow(String scenario, String model, int workers, String s
     /** Columns in the record's order (CsvMapper would sort them). */
     private static final CsvMapper CSV = CsvMapper.builder().disable(MapperFeature.SORT_PROPERTIES_ALPHABETICALLY).build();
     private static final CsvSchema SCHEMA = CSV.schemaFor(ExperimentRow.class).withHeader().withNullValue("");
+
+    /** A training run's row. */
+    static ExperimentRow of(final ExperimentRunner.Run run, final RunSummary s) {
+        return new ExperimentRow(run.scenario, run.model.toString(), run.workers, run.stragglers, run.policy.name, run.seed, s.jctSeconds(),
+            s.ttaSeconds(), s.cumulativeWaitingSeconds(), s.computeShare(), s.finalAccuracy(), s.modeSwitches());
+    }
+
+    /** A simulated run's row (no accuracy). */
+    static ExperimentRow of(final ExperimentRunner.Run run, final SimRunSummary s) {
+        return new ExperimentRow(run.scenario, run.model == null ? null : run.model.toString(), run.workers, run.stragglers, run.policy.name,
+            run.seed, s.jctSeconds(), null, s.cumulativeWaitingSeconds(), s.computeShare(), null, s.modeSwitches());
+    }
 
     /** The value of one of {@link ExperimentSummary#METRICS}, or null. */
     Double metric(final String name) {

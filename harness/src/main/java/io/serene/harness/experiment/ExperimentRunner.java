@@ -1,8 +1,7 @@
 package io.serene.harness.experiment;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.serene.harness.launch.RunSettings;
+import io.serene.harness.launch.RunSummary;
 import io.serene.harness.launch.TrainRun;
 import io.serene.harness.sim.Scenario;
 import io.serene.harness.sim.ScenarioResult;
@@ -56,7 +55,6 @@ public final class ExperimentRunner {
         }
     }
 
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final ExperimentSpec spec;
     private final Path out;
@@ -116,20 +114,24 @@ public final class ExperimentRunner {
             console.println(tag + ": running ...");
             console.flush();
             final long t0 = System.nanoTime();
-            final Map<String, Object> summary = spec.mode.equals("train") ? train(run) : sim(run);
+            final ExperimentRow row = spec.mode.equals("train") ? ExperimentRow.of(run, train(run)) : ExperimentRow.of(run, sim(run));
             executed++;
-            console.printf(Locale.ROOT, "%s: JCT %.2f s%s, waiting %.1f s (%.0f s for this run, %.0f s so far)%n", tag,
-                (double) summary.get("jctSeconds"),
-                summary.get("finalAccuracy") == null ? "" : String.format(Locale.ROOT, ", accuracy %.4f", (double) summary.get("finalAccuracy")),
-                (double) summary.get("cumulativeWaitingSeconds"), (System.nanoTime() - t0) / 1e9, (System.nanoTime() - start) / 1e9);
+            console.printf(Locale.ROOT, "%s: JCT %.2f s%s, waiting %.1f s (%.0f s for this run, %.0f s so far)%n", tag, row.jctSeconds(),
+                row.finalAccuracy() == null ? "" : String.format(Locale.ROOT, ", accuracy %.4f", row.finalAccuracy()),
+                row.cumulativeWaitingSeconds(), (System.nanoTime() - t0) / 1e9, (System.nanoTime() - start) / 1e9);
             console.flush();
         }
         final List<ExperimentRow> rows = new ArrayList<>();
-        final Map<Run, JsonNode> summaries = new LinkedHashMap<>();
+        final Map<Run, RunSummary> summaries = new LinkedHashMap<>();
         for (final Run run : runs) {
-            final JsonNode s = JSON.readTree(Files.readString(run.dir.resolve("summary.json"), StandardCharsets.UTF_8));
-            summaries.put(run, s);
-            rows.add(row(run, s));
+            final String text = Files.readString(run.dir.resolve("summary.json"), StandardCharsets.UTF_8);
+            if (spec.mode.equals("train")) {
+                final RunSummary s = Json.read(text, RunSummary.class);
+                summaries.put(run, s);
+                rows.add(ExperimentRow.of(run, s));
+            } else {
+                rows.add(ExperimentRow.of(run, Json.read(text, SimRunSummary.class)));
+            }
         }
         final Map<String, Object> aggregate = ExperimentSummary.aggregate(spec, rows);
         aggregate.put("quick", quick);
@@ -155,20 +157,20 @@ public final class ExperimentRunner {
         if (!spec.mode.equals("train") || !Files.isRegularFile(summary)) {
             return;
         }
-        final JsonNode made = JSON.readTree(Files.readString(summary, StandardCharsets.UTF_8)).get("run");
+        final Map<String, Object> made = Json.read(Files.readString(summary, StandardCharsets.UTF_8), RunSummary.class).run();
         if (made == null) {
             return;
         }
         for (final Map.Entry<String, Object> e : settings(run).trainingSummary().entrySet()) {
-            final JsonNode value = made.get(e.getKey());
-            if (value != null && !value.asText().equals(String.valueOf(e.getValue()))) {
-                throw new IllegalArgumentException(run.dir + " was run with " + e.getKey() + " " + value.asText() + ", the file says "
+            final Object value = made.get(e.getKey());
+            if (value != null && !String.valueOf(value).equals(String.valueOf(e.getValue()))) {
+                throw new IllegalArgumentException(run.dir + " was run with " + e.getKey() + " " + value + ", the file says "
                     + e.getValue() + ": use another --out, or delete that run to run it again");
             }
         }
     }
 
-    private Map<String, Object> train(final Run run) throws Exception {
+    private RunSummary train(final Run run) throws Exception {
         return new TrainRun(settings(run), console).run();
     }
 
@@ -193,7 +195,7 @@ public final class ExperimentRunner {
         return this;
     }
 
-    private Map<String, Object> sim(final Run run) throws IOException {
+    private SimRunSummary sim(final Run run) throws IOException {
         final Scenario scenario = new Scenario().workers(run.workers).rounds(spec.training.rounds()).stragglers(run.stragglers).seed(run.seed)
             .computeNs((long) (spec.computeMs * 1_000_000L));
         if (run.policy.policy != null) {
@@ -205,37 +207,14 @@ public final class ExperimentRunner {
         if (!r.allChecks()) {
             throw new IllegalStateException(run + ": the simulation failed its invariant checks: " + Json.write(r.toJson()));
         }
-        final Map<String, Object> s = new LinkedHashMap<>();
-        s.put("schemaVersion", Json.SCHEMA_VERSION);
-        s.put("finalAccuracy", null);
-        s.put("jctSeconds", r.jctNs / 1e9);
-        s.put("ttaSeconds", null);
-        s.put("cumulativeWaitingSeconds", r.cumulativeWaitingNs / 1e9);
-        s.put("computeShare", r.computeShare);
-        final Map<String, Object> staleness = new LinkedHashMap<>();
-        staleness.put("max", r.maxStaleness);
-        staleness.put("mean", r.meanStaleness);
-        s.put("staleness", staleness);
         final Map<String, Object> sim = r.toJson();
-        s.put("modeSwitches", sim.get("modeSwitches"));
-        s.put("switches", sim.get("switches"));
-        s.put("checks", r.allChecks());
-        s.put("sim", sim);
-        s.put("seed", run.seed);
+        @SuppressWarnings("unchecked") final List<Object> switches = (List<Object>) sim.get("switches");
+        final SimRunSummary s = new SimRunSummary(Json.SCHEMA_VERSION, r.jctNs / 1e9, r.cumulativeWaitingNs / 1e9, r.computeShare,
+            new SimRunSummary.Staleness(r.maxStaleness, r.meanStaleness), ((Number) sim.get("modeSwitches")).intValue(), switches,
+            r.allChecks(), sim, run.seed);
         Files.createDirectories(run.dir);
         Files.writeString(run.dir.resolve("summary.json"), Json.write(s) + "\n", StandardCharsets.UTF_8);
         return s;
-    }
-
-    private static ExperimentRow row(final Run run, final JsonNode s) {
-        return new ExperimentRow(run.scenario, run.model.toString(), run.workers, run.stragglers, run.policy.name, run.seed,
-            s.path("jctSeconds").asDouble(), number(s, "ttaSeconds"), s.path("cumulativeWaitingSeconds").asDouble(),
-            s.path("computeShare").asDouble(), number(s, "finalAccuracy"), s.path("modeSwitches").asInt());
-    }
-
-    private static Double number(final JsonNode s, final String key) {
-        final JsonNode v = s.get(key);
-        return v == null || v.isNull() ? null : v.asDouble();
     }
 
     /** A string as a directory name. */

@@ -1,7 +1,6 @@
 package io.serene.harness.experiment;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.serene.harness.launch.RunSummary;
 import io.serene.training.Json;
 import io.serene.training.RoundRecord;
 
@@ -26,7 +25,6 @@ import java.util.Map;
  * are written into it.
  */
 public final class ReportWriter {
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final int LEFT = SvgChart.LEFT;
     private static final int TOP = SvgChart.TOP;
     private static final int BOTTOM = SvgChart.BOTTOM;
@@ -36,7 +34,7 @@ public final class ReportWriter {
     }
 
     @SuppressWarnings("unchecked")
-    static String html(final ExperimentSpec spec, final Map<String, Object> summary, final Map<ExperimentRunner.Run, JsonNode> runs,
+    static String html(final ExperimentSpec spec, final Map<String, Object> summary, final Map<ExperimentRunner.Run, RunSummary> runs,
                        final boolean quick, final Map<String, String> charts) throws IOException {
         final StringBuilder sb = new StringBuilder();
         sb.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Serene experiment ")
@@ -58,9 +56,9 @@ public final class ReportWriter {
                 .append(sc.get("workers")).append(" workers, stragglers <code>")
                 .append(esc((String) sc.get("stragglers"))).append("</code></h2>\n");
             table(sb, (Map<String, Object>) sc.get("policies"), baseline, spec);
-            final Map<String, JsonNode> first = new LinkedHashMap<>();
+            final Map<String, RunSummary> first = new LinkedHashMap<>();
             final Map<String, Path> dirs = new LinkedHashMap<>();
-            for (final Map.Entry<ExperimentRunner.Run, JsonNode> e : runs.entrySet()) {
+            for (final Map.Entry<ExperimentRunner.Run, RunSummary> e : runs.entrySet()) {
                 final ExperimentRunner.Run run = e.getKey();
                 if (run.scenario.equals(id) && run.seed == spec.seeds.get(0)) {
                     first.put(run.policy.name, e.getValue());
@@ -145,7 +143,7 @@ public final class ReportWriter {
         }
     }
 
-    private static void trainCharts(final Charts c, final Map<String, JsonNode> first, final Map<String, Path> dirs,
+    private static void trainCharts(final Charts c, final Map<String, RunSummary> first, final Map<String, Path> dirs,
                                     final ExperimentSpec spec) throws IOException {
         final StringBuilder sb = c.sb();
         final List<SvgChart.Series> accuracy = new ArrayList<>();
@@ -157,22 +155,21 @@ public final class ReportWriter {
         for (final Map.Entry<String, Path> e : dirs.entrySet()) {
             records.put(e.getKey(), readRecords(e.getValue()));
         }
-        for (final Map.Entry<String, JsonNode> e : first.entrySet()) {
+        for (final Map.Entry<String, RunSummary> e : first.entrySet()) {
             colors.put(e.getKey(), colorIndex++);
             final List<double[]> points = new ArrayList<>();
-            for (final JsonNode p : e.getValue().path("accuracyCurve")) {
-                points.add(new double[] {p.path("seconds").asDouble(), p.path("accuracy").asDouble()});
+            for (final RunSummary.CurvePoint p : e.getValue().accuracyCurve()) {
+                points.add(new double[] {p.seconds(), p.accuracy()});
             }
             accuracy.add(new SvgChart.Series(e.getKey(), points));
-            final JsonNode switches = e.getValue().path("switches");
-            if (switches.size() > 0) {
+            final List<RunSummary.ModeSwitch> switches = e.getValue().switches();
+            if (switches != null && !switches.isEmpty()) {
                 final Map<Integer, Double> roundTimes = roundTimes(records.get(e.getKey()));
-                for (final JsonNode sw : switches) {
-                    final Double t = roundTimes.get(sw.path("round").asInt());
+                for (final RunSummary.ModeSwitch sw : switches) {
+                    final Double t = roundTimes.get(sw.round());
                     if (t != null) {
                         marks.add(new double[] {t, colors.get(e.getKey())});
-                        markLabels.add(e.getKey() + ": round " + sw.path("round").asInt() + " " + sw.path("from").asText() + " -> "
-                            + sw.path("to").asText());
+                        markLabels.add(e.getKey() + ": round " + sw.round() + " " + sw.from() + " -> " + sw.to());
                     }
                 }
             }
@@ -186,14 +183,14 @@ public final class ReportWriter {
         // cumulative waiting per worker
         final List<String> names = new ArrayList<>(first.keySet());
         int workers = 0;
-        for (final JsonNode s : first.values()) {
-            workers = Math.max(workers, s.path("waitingSecondsPerWorker").size());
+        for (final RunSummary s : first.values()) {
+            workers = Math.max(workers, s.waitingSecondsPerWorker().size());
         }
         final double[][] waiting = new double[names.size()][workers];
         for (int p = 0; p < names.size(); p++) {
-            final JsonNode w = first.get(names.get(p)).path("waitingSecondsPerWorker");
+            final List<Double> w = first.get(names.get(p)).waitingSecondsPerWorker();
             for (int i = 0; i < w.size(); i++) {
-                waiting[p][i] = w.get(i).asDouble();
+                waiting[p][i] = w.get(i);
             }
         }
         final List<String> groups = new ArrayList<>();
@@ -203,14 +200,14 @@ public final class ReportWriter {
         c.add("waiting", "Cumulative waiting per worker (s)", SvgChart.bars("waiting (s)", groups, names, waiting, null));
         // staleness histogram
         int maxStale = 0;
-        for (final JsonNode s : first.values()) {
-            maxStale = Math.max(maxStale, s.path("staleness").path("max").asInt());
+        for (final RunSummary s : first.values()) {
+            maxStale = Math.max(maxStale, s.staleness().max());
         }
         final double[][] stale = new double[names.size()][maxStale + 1];
         for (int p = 0; p < names.size(); p++) {
-            final JsonNode h = first.get(names.get(p)).path("staleness").path("histogram");
+            final Map<String, Integer> h = first.get(names.get(p)).staleness().histogram();
             for (int k = 0; k <= maxStale; k++) {
-                stale[p][k] = h.path(String.valueOf(k)).asDouble(0);
+                stale[p][k] = h.getOrDefault(String.valueOf(k), 0);
             }
         }
         final List<String> staleGroups = new ArrayList<>();

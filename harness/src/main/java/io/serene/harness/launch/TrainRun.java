@@ -60,7 +60,7 @@ public final class TrainRun {
     }
 
     /** Runs the job to its end and returns the summary (also written to out/summary.json). */
-    public Map<String, Object> run() throws Exception {
+    public RunSummary run() throws Exception {
         final SyncSchedule schedule = s.policy() != null ? null : SyncSchedule.parse(s.sync());
         final SyncConfig initial = s.policy() != null ? s.policy().start() : schedule.configFor(0);
         initial.resolve(s.workers());
@@ -191,7 +191,7 @@ public final class TrainRun {
         return changes;
     }
 
-    private Map<String, Object> summarize(final WorkerProcesses workers, final int rounds, final List<Controller.Decision> decisions,
+    private RunSummary summarize(final WorkerProcesses workers, final int rounds, final List<Controller.Decision> decisions,
                                           final Map<String, Long> switchCounters, final List<RunTraces.SyncChange> changes,
                                           final long epochMs) throws IOException {
         final List<RoundRecord> all = new ArrayList<>();
@@ -219,21 +219,8 @@ public final class TrainRun {
         for (int w = 0; w < s.workers(); w++) {
             results.add(Json.read(workers.result(w), WorkerResult.class));
         }
-        final Map<String, Object> summary = new LinkedHashMap<>();
-        summary.put("schemaVersion", Json.SCHEMA_VERSION);
-        summary.putAll(TrainSummary.of(all, results, s.targetAccuracy()));
-        summary.put("modeSwitches", decisions.size());
-        final List<Map<String, Object>> switches = new ArrayList<>();
-        for (final Controller.Decision d : decisions) {
-            final Map<String, Object> m = new LinkedHashMap<>();
-            m.put("round", d.firstRound);
-            m.put("decidedAtRound", d.releasedRound);
-            m.put("from", d.from);
-            m.put("to", d.to);
-            m.put("reason", d.reason);
-            switches.add(m);
-        }
-        summary.put("switches", switches);
+        final List<RunSummary.ModeSwitch> switches = decisions.stream()
+            .map(d -> new RunSummary.ModeSwitch(d.firstRound, d.releasedRound, d.from, d.to, d.reason)).toList();
         final Map<String, Object> run = new LinkedHashMap<>();
         run.put("workers", s.workers());
         run.put("model", t.model().toString());
@@ -241,34 +228,27 @@ public final class TrainRun {
         run.put("stragglers", t.stragglers());
         run.put("rounds", rounds);
         run.putAll(s.trainingSummary());
-        summary.put("run", run);
-        summary.put("switchCounters", switchCounters);
-        summary.put("seed", t.seed());
+        final RunSummary summary = TrainSummary.of(all, results, s.targetAccuracy()).with(switches, run, switchCounters, t.seed());
         Files.writeString(s.out().resolve("summary.json"), Json.write(summary) + "\n", StandardCharsets.UTF_8);
         return summary;
     }
 
     /** Prints a summary's headline figures. */
-    public static void print(final PrintStream out, final Map<String, Object> summary) {
-        @SuppressWarnings("unchecked") final Map<String, Object> per = (Map<String, Object>) summary.get("perRound");
-        @SuppressWarnings("unchecked") final Map<String, Object> run = (Map<String, Object>) summary.get("run");
-        final Object tta = summary.get("ttaSeconds");
+    public static void print(final PrintStream out, final RunSummary summary) {
+        final RunSummary.PerRound per = summary.perRound();
+        final Double tta = summary.ttaSeconds();
         out.printf(Locale.ROOT, "policy %s: JCT %.2f s, time to %.2f accuracy %s, final accuracy %.4f, cumulative waiting %.2f s, "
-                + "compute share %.2f%n", run.get("policy"), (double) summary.get("jctSeconds"), (double) summary.get("targetAccuracy"),
-            tta == null ? "never" : String.format(Locale.ROOT, "%.2f s", (double) tta), (double) summary.get("finalAccuracy"),
-            (double) summary.get("cumulativeWaitingSeconds"), (double) summary.get("computeShare"));
+                + "compute share %.2f%n", summary.run().get("policy"), summary.jctSeconds(), summary.targetAccuracy(),
+            tta == null ? "never" : String.format(Locale.ROOT, "%.2f s", tta), summary.finalAccuracy(), summary.cumulativeWaitingSeconds(),
+            summary.computeShare());
         out.printf(Locale.ROOT, "per round and worker: compute %.2f ms (+%.2f ms injected), communication %.2f ms, waiting for peers "
-                + "%.2f ms, evaluation %.2f ms%s, other %.2f ms%n", ms(per, "computeSeconds"), ms(per, "injectedSeconds"),
-            ms(per, "communicationSeconds"), ms(per, "waitingForPeersSeconds"), ms(per, "evaluationSeconds"),
-            Boolean.TRUE.equals(per.get("evaluationDeferred")) ? " (after training, off the clock)" : "", ms(per, "otherSeconds"));
-        out.println("model hashes " + ((boolean) summary.get("modelsEqual") ? "all equal: " : "differ: ") + summary.get("modelHashes"));
-        if ((int) summary.get("modeSwitches") > 0) {
-            out.println("mode switches: " + summary.get("modeSwitches"));
+                + "%.2f ms, evaluation %.2f ms%s, other %.2f ms%n", per.computeSeconds() * 1e3, per.injectedSeconds() * 1e3,
+            per.communicationSeconds() * 1e3, per.waitingForPeersSeconds() * 1e3, per.evaluationSeconds() * 1e3,
+            per.evaluationDeferred() ? " (after training, off the clock)" : "", per.otherSeconds() * 1e3);
+        out.println("model hashes " + (summary.modelsEqual() ? "all equal: " : "differ: ") + summary.modelHashes());
+        if (summary.modeSwitches() > 0) {
+            out.println("mode switches: " + summary.modeSwitches());
         }
-    }
-
-    private static double ms(final Map<String, Object> m, final String key) {
-        return (double) m.get(key) * 1e3;
     }
 
 }

@@ -1,5 +1,6 @@
 package io.serene.harness.launch;
 
+import io.serene.training.Json;
 import io.serene.training.RoundRecord;
 import io.serene.training.WorkerResult;
 
@@ -31,25 +32,24 @@ final class TrainSummary {
     private TrainSummary() {
     }
 
-    /** The summary's measured members, in a fixed order (the caller adds the run's settings). */
-    static Map<String, Object> of(final List<RoundRecord> rounds, final List<WorkerResult> results, final double targetAccuracy) {
+    /** The summary's measured figures (the caller adds the run's settings, switches and counters: {@link RunSummary#with}). */
+    static RunSummary of(final List<RoundRecord> rounds, final List<WorkerResult> results, final double targetAccuracy) {
         if (results.isEmpty()) {
             throw new IllegalArgumentException("no worker results to summarize");
         }
         final List<WorkerResult> byWorker = new ArrayList<>(results);
         byWorker.sort(Comparator.comparingInt(WorkerResult::worker));
-        final double t0 = byWorker.stream().mapToDouble(r -> r.startSeconds()).min().orElse(0);
-        final double end = byWorker.stream().mapToDouble(r -> r.endSeconds()).max().orElse(0);
-        final Map<String, Object> s = new LinkedHashMap<>();
-        final List<Map<String, Object>> curve = accuracyCurve(rounds, byWorker.size(), t0);
+        final double t0 = byWorker.stream().mapToDouble(WorkerResult::startSeconds).min().orElse(0);
+        final double end = byWorker.stream().mapToDouble(WorkerResult::endSeconds).max().orElse(0);
+        final List<RunSummary.CurvePoint> curve = accuracyCurve(rounds, byWorker.size(), t0);
         Double tta = null;
-        for (final Map<String, Object> point : curve) {
-            if ((double) point.get("accuracy") >= targetAccuracy) {
-                tta = (double) point.get("seconds");
+        for (final RunSummary.CurvePoint point : curve) {
+            if (point.accuracy() >= targetAccuracy) {
+                tta = point.seconds();
                 break;
             }
         }
-        final double finalAccuracy = byWorker.stream().mapToDouble(r -> r.finalAccuracy()).average().orElse(0);
+        final double finalAccuracy = byWorker.stream().mapToDouble(WorkerResult::finalAccuracy).average().orElse(0);
         if (tta == null && finalAccuracy >= targetAccuracy) {
             tta = end - t0;
         }
@@ -65,70 +65,40 @@ final class TrainSummary {
             evaluation += r.evaluationSeconds();
             evaluationOnTheClock += r.deferredEvaluation() ? 0 : r.evaluationSeconds();
         }
-        s.put("finalAccuracy", finalAccuracy);
-        s.put("jctSeconds", end - t0);
-        s.put("targetAccuracy", targetAccuracy);
-        s.put("ttaSeconds", tta);
-        s.put("cumulativeWaitingSeconds", waiting);
-        s.put("computeShare", wall > 0 ? compute / wall : 0);
-        final List<String> hashes = new ArrayList<>();
-        final List<Double> accuracies = new ArrayList<>();
-        for (final WorkerResult r : byWorker) {
-            hashes.add(r.modelHash());
-            accuracies.add(r.finalAccuracy());
-        }
-        s.put("modelHashes", hashes);
-        s.put("modelsEqual", hashes.stream().distinct().count() == 1);
-        s.put("finalAccuracies", accuracies);
-        s.put("finalLoss", byWorker.stream().mapToDouble(r -> r.finalLoss()).average().orElse(0));
-        final Map<String, Object> perRound = perRound(rounds);
-        perRound.put("evaluationSeconds", rounds.isEmpty() ? 0.0 : evaluation / rounds.size());
-        perRound.put("evaluationDeferred", byWorker.stream().allMatch(r -> r.deferredEvaluation()));
-        perRound.put("otherSeconds", rounds.isEmpty() ? 0.0
-            : Math.max(0, wall - compute - waiting - evaluationOnTheClock) / rounds.size());
-        s.put("perRound", perRound);
-        s.put("staleness", staleness(rounds));
-        s.put("accuracyCurve", curve);
-        final List<Double> waitingPerWorker = new ArrayList<>();
-        byWorker.forEach(r -> waitingPerWorker.add(r.waitingSeconds()));
-        s.put("waitingSecondsPerWorker", waitingPerWorker);
-        final List<Integer> skipped = new ArrayList<>();
-        byWorker.forEach(r -> skipped.add(r.skippedRounds()));
-        s.put("skippedRoundsPerWorker", skipped);
-        final List<Integer> dropped = new ArrayList<>();
-        byWorker.forEach(r -> dropped.add(r.droppedRounds()));
-        s.put("droppedRoundsPerWorker", dropped);
-        final List<Long> samples = new ArrayList<>();
-        byWorker.forEach(r -> samples.add(r.samples()));
-        s.put("samplesPerWorker", samples);
-        return s;
+        final List<String> hashes = byWorker.stream().map(WorkerResult::modelHash).toList();
+        final RunSummary.PerRound perRound = perRound(rounds, rounds.isEmpty() ? 0.0 : evaluation / rounds.size(),
+            byWorker.stream().allMatch(WorkerResult::deferredEvaluation),
+            rounds.isEmpty() ? 0.0 : Math.max(0, wall - compute - waiting - evaluationOnTheClock) / rounds.size());
+        return new RunSummary(Json.SCHEMA_VERSION, finalAccuracy, end - t0, targetAccuracy, tta, waiting, wall > 0 ? compute / wall : 0,
+            hashes, hashes.stream().distinct().count() == 1, byWorker.stream().map(WorkerResult::finalAccuracy).toList(),
+            byWorker.stream().mapToDouble(WorkerResult::finalLoss).average().orElse(0), perRound, staleness(rounds), curve,
+            byWorker.stream().map(WorkerResult::waitingSeconds).toList(), byWorker.stream().map(WorkerResult::skippedRounds).toList(),
+            byWorker.stream().map(WorkerResult::droppedRounds).toList(), byWorker.stream().map(WorkerResult::samples).toList(),
+            0, List.of(), Map.of(), Map.of(), 0);
     }
 
     /** Per evaluated round that every worker evaluated: mean accuracy, at the time the last one evaluated it. */
-    private static List<Map<String, Object>> accuracyCurve(final List<RoundRecord> rounds, final int workers, final double t0) {
+    private static List<RunSummary.CurvePoint> accuracyCurve(final List<RoundRecord> rounds, final int workers, final double t0) {
         final TreeMap<Integer, List<RoundRecord>> evaluated = new TreeMap<>();
         for (final RoundRecord r : rounds) {
             if (r.accuracy() != null) {
                 evaluated.computeIfAbsent(r.round(), k -> new ArrayList<>()).add(r);
             }
         }
-        final List<Map<String, Object>> curve = new ArrayList<>();
+        final List<RunSummary.CurvePoint> curve = new ArrayList<>();
         evaluated.forEach((round, list) -> {
-            if (list.size() < workers) {
-                return;
+            if (list.size() >= workers) {
+                curve.add(new RunSummary.CurvePoint(round,
+                    list.stream().mapToDouble(r -> r.evaluatedSeconds() == null ? r.releaseSeconds() : r.evaluatedSeconds()).max().orElse(0)
+                        - t0, list.stream().mapToDouble(RoundRecord::accuracy).average().orElse(0)));
             }
-            final Map<String, Object> point = new LinkedHashMap<>();
-            point.put("round", round);
-            point.put("seconds", list.stream().mapToDouble(r -> r.evaluatedSeconds() == null ? r.releaseSeconds() : r.evaluatedSeconds())
-                .max().orElse(0) - t0);
-            point.put("accuracy", list.stream().mapToDouble(r -> r.accuracy()).average().orElse(0));
-            curve.add(point);
         });
         return curve;
     }
 
     /** Mean seconds per worker and round: compute, injected, communication, waiting for peers. */
-    private static Map<String, Object> perRound(final List<RoundRecord> rounds) {
+    private static RunSummary.PerRound perRound(final List<RoundRecord> rounds, final double evaluationSeconds, final boolean deferred,
+                                                final double otherSeconds) {
         final Map<Integer, Double> lastSend = new HashMap<>();
         for (final RoundRecord r : rounds) {
             lastSend.merge(r.round(), r.sendSeconds(), Math::max);
@@ -145,16 +115,11 @@ final class TrainSummary {
             peers += r.waitingSeconds() - comm;
         }
         final int n = Math.max(1, rounds.size());
-        final Map<String, Object> m = new LinkedHashMap<>();
-        m.put("computeSeconds", compute / n);
-        m.put("injectedSeconds", injected / n);
-        m.put("communicationSeconds", communication / n);
-        m.put("waitingForPeersSeconds", peers / n);
-        m.put("records", rounds.size());
-        return m;
+        return new RunSummary.PerRound(compute / n, injected / n, communication / n, peers / n, rounds.size(), evaluationSeconds, deferred,
+            otherSeconds);
     }
 
-    private static Map<String, Object> staleness(final List<RoundRecord> rounds) {
+    private static RunSummary.Staleness staleness(final List<RoundRecord> rounds) {
         final TreeMap<Integer, Integer> histogram = new TreeMap<>();
         long sum = 0;
         int max = 0;
@@ -163,12 +128,8 @@ final class TrainSummary {
             sum += r.staleness();
             max = Math.max(max, r.staleness());
         }
-        final Map<String, Object> m = new LinkedHashMap<>();
-        m.put("max", max);
-        m.put("mean", rounds.isEmpty() ? 0.0 : (double) sum / rounds.size());
-        final Map<String, Object> h = new LinkedHashMap<>();
+        final Map<String, Integer> h = new LinkedHashMap<>();
         histogram.forEach((k, v) -> h.put(String.valueOf(k), v));
-        m.put("histogram", h);
-        return m;
+        return new RunSummary.Staleness(max, rounds.isEmpty() ? 0.0 : (double) sum / rounds.size(), h);
     }
 }

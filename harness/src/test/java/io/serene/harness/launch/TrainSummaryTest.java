@@ -1,5 +1,6 @@
 package io.serene.harness.launch;
 
+import io.serene.training.Json;
 import io.serene.training.RoundRecord;
 import io.serene.training.WorkerResult;
 import org.junit.jupiter.api.Test;
@@ -23,34 +24,42 @@ class TrainSummaryTest {
 
     @Test
     void computesJctTimeToAccuracyWaitingAndComputeShare() {
-        final Map<String, Object> s = TrainSummary.of(ROUNDS, RESULTS, 0.75);
-        assertThat((double) s.get("jctSeconds")).isCloseTo(1.3, within(1e-9));
-        assertThat((double) s.get("ttaSeconds")).as("round 1's mean 0.8, when the last worker evaluated it").isCloseTo(1.2, within(1e-9));
-        assertThat((double) s.get("cumulativeWaitingSeconds")).isCloseTo(0.6, within(1e-9));
-        assertThat((double) s.get("computeShare")).isCloseTo(0.9 / 2.5, within(1e-9));
-        assertThat((double) s.get("finalAccuracy")).isCloseTo(0.8, within(1e-9));
-        assertThat(s.get("modelHashes")).isEqualTo(List.of("aa", "aa"));
-        assertThat(s.get("modelsEqual")).isEqualTo(true);
+        final RunSummary s = TrainSummary.of(ROUNDS, RESULTS, 0.75);
+        assertThat(s.jctSeconds()).isCloseTo(1.3, within(1e-9));
+        assertThat(s.ttaSeconds()).as("round 1's mean 0.8, when the last worker evaluated it").isCloseTo(1.2, within(1e-9));
+        assertThat(s.cumulativeWaitingSeconds()).isCloseTo(0.6, within(1e-9));
+        assertThat(s.computeShare()).isCloseTo(0.9 / 2.5, within(1e-9));
+        assertThat(s.finalAccuracy()).isCloseTo(0.8, within(1e-9));
+        assertThat(s.modelHashes()).isEqualTo(List.of("aa", "aa"));
+        assertThat(s.modelsEqual()).isTrue();
     }
 
     @Test
     void splitsBlockedTimeIntoCommunicationAndWaitingForPeers() {
-        @SuppressWarnings("unchecked") final Map<String, Object> per = (Map<String, Object>) TrainSummary.of(ROUNDS, RESULTS, 0.75)
-            .get("perRound");
+        final RunSummary.PerRound per = TrainSummary.of(ROUNDS, RESULTS, 0.75).perRound();
         // communication: from the round's last send to the release, within each worker's blocked time
-        assertThat((double) per.get("communicationSeconds")).isCloseTo((0.1 + 0.05 + 0.1 + 0.05) / 4, within(1e-9));
-        assertThat((double) per.get("waitingForPeersSeconds")).isCloseTo((0.1 + 0 + 0.2 + 0) / 4, within(1e-9));
-        assertThat((double) per.get("computeSeconds")).isCloseTo(0.8 / 4, within(1e-9));
-        assertThat((double) per.get("evaluationSeconds")).isCloseTo(0.2 / 4, within(1e-9));
-        assertThat((double) per.get("otherSeconds")).isCloseTo((2.5 - 0.9 - 0.6 - 0.2) / 4, within(1e-9));
+        assertThat(per.communicationSeconds()).isCloseTo((0.1 + 0.05 + 0.1 + 0.05) / 4, within(1e-9));
+        assertThat(per.waitingForPeersSeconds()).isCloseTo((0.1 + 0 + 0.2 + 0) / 4, within(1e-9));
+        assertThat(per.computeSeconds()).isCloseTo(0.8 / 4, within(1e-9));
+        assertThat(per.evaluationSeconds()).isCloseTo(0.2 / 4, within(1e-9));
+        assertThat(per.otherSeconds()).isCloseTo((2.5 - 0.9 - 0.6 - 0.2) / 4, within(1e-9));
+    }
+
+    @Test
+    void theSummaryRoundTripsAsItsType() {
+        final RunSummary s = TrainSummary.of(ROUNDS, RESULTS, 0.75).with(List.of(new RunSummary.ModeSwitch(1, 0, "bsp", "ssp:2", "why")),
+            Map.of("workers", 2, "policy", "p"), Map.of("releases", 4L), 7);
+        final String json = Json.write(s);
+        assertThat(json).startsWith("{\"schemaVersion\":2,\"finalAccuracy\":0.8,");
+        assertThat(Json.read(json, RunSummary.class)).isEqualTo(s);
     }
 
     @Test
     void reportsStalenessAndNoTimeToAnAccuracyNeverReached() {
-        final Map<String, Object> s = TrainSummary.of(ROUNDS, RESULTS, 0.85);
-        assertThat(s.get("ttaSeconds")).isNull();
-        assertThat(s.get("staleness")).isEqualTo(Map.of("max", 1, "mean", 0.25, "histogram", Map.of("0", 3, "1", 1)));
-        final Map<String, Object> reached = TrainSummary.of(ROUNDS, RESULTS, 0.8);
-        assertThat((double) reached.get("ttaSeconds")).isCloseTo(1.2, within(1e-9));
+        final RunSummary s = TrainSummary.of(ROUNDS, RESULTS, 0.85);
+        assertThat(s.ttaSeconds()).isNull();
+        assertThat(s.staleness()).isEqualTo(new RunSummary.Staleness(1, 0.25, Map.of("0", 3, "1", 1)));
+        final RunSummary reached = TrainSummary.of(ROUNDS, RESULTS, 0.8);
+        assertThat(reached.ttaSeconds()).isCloseTo(1.2, within(1e-9));
     }
 }

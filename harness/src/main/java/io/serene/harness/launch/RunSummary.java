@@ -1,0 +1,49 @@
+package io.serene.harness.launch;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A training run's {@code summary.json} (and the JSON line {@code serene train --json} ends with),
+ * written and read as this type (see {@link TrainSummary} for how each figure is measured).
+ *
+ * @param schemaVersion          {@link io.serene.training.Json#SCHEMA_VERSION}
+ * @param ttaSeconds             time to the target accuracy, null if never reached
+ * @param perRound               per round and worker, on average
+ * @param accuracyCurve          per evaluated round every worker evaluated: the mean accuracy and when
+ * @param switches               the controller's config changes
+ * @param run                    the job's shape and the workers' training settings
+ * @param switchCounters         the switch's counters at the end
+ */
+public record RunSummary(int schemaVersion, double finalAccuracy, double jctSeconds, double targetAccuracy, Double ttaSeconds,
+                         double cumulativeWaitingSeconds, double computeShare, List<String> modelHashes, boolean modelsEqual,
+                         List<Double> finalAccuracies, double finalLoss, PerRound perRound, Staleness staleness,
+                         List<CurvePoint> accuracyCurve, List<Double> waitingSecondsPerWorker, List<Integer> skippedRoundsPerWorker,
+                         List<Integer> droppedRoundsPerWorker, List<Long> samplesPerWorker, int modeSwitches, List<ModeSwitch> switches,
+                         Map<String, Object> run, Map<String, Long> switchCounters, long seed) {
+    /** Mean seconds per worker and round, and how many records they come from. */
+    public record PerRound(double computeSeconds, double injectedSeconds, double communicationSeconds, double waitingForPeersSeconds,
+                           int records, double evaluationSeconds, boolean evaluationDeferred, double otherSeconds) {
+    }
+
+    /** Staleness over every worker's rounds: its maximum, mean and histogram (staleness as text to count). */
+    public record Staleness(int max, double mean, Map<String, Integer> histogram) {
+    }
+
+    /** The workers' mean test accuracy after a round, and when the last of them held that model. */
+    public record CurvePoint(int round, double seconds, double accuracy) {
+    }
+
+    /** A config change the controller made: in force from {@code round}, decided once R was {@code decidedAtRound}. */
+    public record ModeSwitch(int round, int decidedAtRound, String from, String to, String reason) {
+    }
+
+    /** This summary with the run's settings and what the launcher saw added to the measured figures. */
+    RunSummary with(final List<ModeSwitch> modeSwitchList, final Map<String, Object> runSettings, final Map<String, Long> counters,
+                    final long runSeed) {
+        return new RunSummary(schemaVersion, finalAccuracy, jctSeconds, targetAccuracy, ttaSeconds, cumulativeWaitingSeconds, computeShare,
+            modelHashes, modelsEqual, finalAccuracies, finalLoss, perRound, staleness, accuracyCurve, waitingSecondsPerWorker,
+            skippedRoundsPerWorker, droppedRoundsPerWorker, samplesPerWorker, modeSwitchList.size(), modeSwitchList, runSettings, counters,
+            runSeed);
+    }
+}
