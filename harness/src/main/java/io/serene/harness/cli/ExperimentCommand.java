@@ -1,6 +1,7 @@
 package io.serene.harness.cli;
 
 import io.serene.training.Json;
+import io.serene.harness.experiment.ExperimentResult;
 import io.serene.harness.experiment.ExperimentRunner;
 import io.serene.harness.experiment.ExperimentSpec;
 import io.serene.harness.experiment.ReportWriter;
@@ -43,7 +44,6 @@ public final class ExperimentCommand implements Callable<Integer> {
     boolean json;
 
     @Override
-    @SuppressWarnings("unchecked")
     public Integer call() throws Exception {
         final ExperimentSpec spec = ExperimentSpec.read(file, quick, seeds);
         final Path dir = out != null ? out : Path.of("runs", spec.name + (quick ? "-quick" : ""));
@@ -53,16 +53,13 @@ public final class ExperimentCommand implements Callable<Integer> {
         final ExperimentRunner runner = new ExperimentRunner(spec, dir, System.out).data(data);
         System.out.printf(Locale.ROOT, "experiment %s (%s%s): %d runs into %s%n", spec.name, spec.mode, quick ? ", quick" : "",
             runner.matrix().size(), dir);
-        final Map<String, Object> summary = runner.run(quick);
-        final Map<String, Object> policies = (Map<String, Object>) summary.get("policies");
+        final ExperimentResult summary = runner.run(quick);
+        final Map<String, ExperimentResult.Across> policies = summary.policies();
         System.out.printf(Locale.ROOT, "%-14s %10s %10s %12s %10s %12s%n", "policy", "JCT (s)", "speed-up", "TTA speed-up", "accuracy",
             "vs BSP (pp)");
-        policies.forEach((name, v) -> {
-            final Map<String, Object> p = (Map<String, Object>) v;
-            System.out.printf(Locale.ROOT, "%-14s %10s %10s %12s %10s %12s%n", name, ReportWriter.fmt((Double) p.get("jctSeconds"), 2),
-                ratio(p.get("speedupVsBsp")), ratio(p.get("ttaSpeedupVsBsp")), ReportWriter.fmt((Double) p.get("finalAccuracy"), 4),
-                ReportWriter.fmt((Double) p.get("accuracyDeltaPp"), 2));
-        });
+        policies.forEach((name, p) -> System.out.printf(Locale.ROOT, "%-14s %10s %10s %12s %10s %12s%n", name,
+            ReportWriter.fmt(p.jctSeconds(), 2), ratio(p.speedupVsBsp()), ratio(p.ttaSpeedupVsBsp()), ReportWriter.fmt(p.finalAccuracy(), 4),
+            ReportWriter.fmt(p.accuracyDeltaPp(), 2)));
         System.out.println("report: " + dir.resolve("report.html") + " (" + runner.executed() + " runs executed, the rest kept)");
         if (json) {
             final Map<String, Object> line = new LinkedHashMap<>();
@@ -77,7 +74,7 @@ public final class ExperimentCommand implements Callable<Integer> {
         return 0;
     }
 
-    private static String ratio(final Object v) {
-        return v == null ? "-" : String.format(Locale.ROOT, "%.2fx", (Double) v);
+    private static String ratio(final Double v) {
+        return v == null ? "-" : String.format(Locale.ROOT, "%.2fx", v);
     }
 }

@@ -95,7 +95,7 @@ public final class ExperimentRunner {
     }
 
     /** Runs what is not done yet, then writes the summaries and the report; returns summary.json's content. */
-    public Map<String, Object> run(final boolean quick) throws Exception {
+    public ExperimentResult run(final boolean quick) throws Exception {
         Files.createDirectories(out);
         Files.writeString(out.resolve("experiment.yaml"), spec.text, StandardCharsets.UTF_8);
         final List<Run> runs = matrix();
@@ -133,8 +133,7 @@ public final class ExperimentRunner {
                 rows.add(ExperimentRow.of(run, Json.read(text, SimRunSummary.class)));
             }
         }
-        final Map<String, Object> aggregate = ExperimentSummary.aggregate(spec, rows);
-        aggregate.put("quick", quick);
+        final ExperimentResult aggregate = ExperimentSummary.aggregate(spec, rows, quick);
         ExperimentRow.writeCsv(out.resolve("summary.csv"), rows);
         ExperimentSummary.writeScenarioCsv(out.resolve("scenarios.csv"), aggregate);
         Files.writeString(out.resolve("summary.json"), Json.write(aggregate) + "\n", StandardCharsets.UTF_8);

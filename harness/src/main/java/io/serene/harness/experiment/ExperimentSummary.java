@@ -10,9 +10,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * An experiment's figures: per scenario and policy, the mean, spread (sample standard deviation,
@@ -32,77 +34,42 @@ final class ExperimentSummary {
     }
 
     /** summary.json: the experiment, its scenarios with per-policy statistics, each policy across scenarios, and every run. */
-    static Map<String, Object> aggregate(final ExperimentSpec spec, final List<ExperimentRow> rows) {
+    static ExperimentResult aggregate(final ExperimentSpec spec, final List<ExperimentRow> rows, final boolean quick) {
         final Map<String, Map<String, List<ExperimentRow>>> byScenario = new LinkedHashMap<>();
         for (final ExperimentRow row : rows) {
             byScenario.computeIfAbsent(row.scenario(), k -> new LinkedHashMap<>())
                 .computeIfAbsent(row.policy(), k -> new ArrayList<>()).add(row);
         }
         final String bspName = spec.policies.stream().filter(ExperimentSpec.PolicyRef::isBsp).map(p -> p.name).findFirst().orElse(null);
-        final List<Map<String, Object>> scenarios = new ArrayList<>();
-        final Map<String, List<Map<String, Object>>> perPolicy = new LinkedHashMap<>();
+        final List<ExperimentResult.Scenario> scenarios = new ArrayList<>();
+        final Map<String, List<ExperimentResult.PolicyStats>> perPolicy = new LinkedHashMap<>();
         byScenario.forEach((scenario, policies) -> {
-            final Map<String, Object> sc = new LinkedHashMap<>();
             final ExperimentRow first = policies.values().iterator().next().get(0);
-            sc.put("id", scenario);
-            sc.put("model", first.model());
-            sc.put("workers", first.workers());
-            sc.put("stragglers", first.stragglers());
-            final Map<String, Object> stats = new LinkedHashMap<>();
+            final Map<String, ExperimentResult.PolicyStats> stats = new LinkedHashMap<>();
             final List<ExperimentRow> bspRuns = bspName == null ? null : policies.get(bspName);
-            final Map<String, Object> bsp = bspRuns == null ? null : statistics(bspRuns);
             policies.forEach((policy, runs) -> {
-                final Map<String, Object> st = statistics(runs);
-                if (bsp != null) {
-                    st.put("speedupVsBsp", ratio(mean(bsp, "jctSeconds"), mean(st, "jctSeconds")));
-                    st.put("speedupWelchP", SeedStatistics.welchP(values(runs, "jctSeconds"), values(bspRuns, "jctSeconds")));
-                    st.put("ttaSpeedupVsBsp", ratio(mean(bsp, "ttaSeconds"), mean(st, "ttaSeconds")));
-                    st.put("ttaSpeedupWelchP", mean(st, "ttaSeconds") == null || mean(bsp, "ttaSeconds") == null ? null
-                        : SeedStatistics.welchP(values(runs, "ttaSeconds"), values(bspRuns, "ttaSeconds")));
-                    final Double a = mean(st, "finalAccuracy");
-                    final Double b = mean(bsp, "finalAccuracy");
-                    st.put("accuracyDeltaPp", a == null || b == null ? null : (a - b) * 100);
-                    st.put("accuracyWelchP", a == null || b == null ? null
-                        : SeedStatistics.welchP(values(runs, "finalAccuracy"), values(bspRuns, "finalAccuracy")));
-                }
+                final ExperimentResult.PolicyStats st = statistics(runs, bspRuns);
                 stats.put(policy, st);
                 perPolicy.computeIfAbsent(policy, k -> new ArrayList<>()).add(st);
             });
-            sc.put("policies", stats);
-            scenarios.add(sc);
+            scenarios.add(new ExperimentResult.Scenario(scenario, first.model(), first.workers(), first.stragglers(), stats));
         });
-        final Map<String, Object> across = new LinkedHashMap<>();
-        perPolicy.forEach((policy, list) -> {
-            final Map<String, Object> m = new LinkedHashMap<>();
-            for (final String key : List.of("speedupVsBsp", "ttaSpeedupVsBsp", "accuracyDeltaPp")) {
-                m.put(key, meanOf(list, key, null));
-            }
-            for (final String metric : METRICS) {
-                m.put(metric, meanOf(list, metric, "mean"));
-            }
-            m.put("scenarios", list.size());
-            across.put(policy, m);
-        });
-        final Map<String, Object> out = new LinkedHashMap<>();
-        out.put("schemaVersion", Json.SCHEMA_VERSION);
-        out.put("experiment", spec.name);
-        out.put("mode", spec.mode);
-        out.put("models", spec.mode.equals("train") ? spec.models.stream().map(Object::toString).toList() : null);
-        out.put("seeds", spec.seeds);
-        out.put("targetAccuracy", spec.mode.equals("train") ? spec.targetAccuracy : null);
-        out.put("baseline", bspName);
-        out.put("policies", across);
-        out.put("scenarios", scenarios);
-        out.put("runs", rows);
-        return out;
+        final Map<String, ExperimentResult.Across> across = new LinkedHashMap<>();
+        perPolicy.forEach((policy, list) -> across.put(policy, new ExperimentResult.Across(
+            meanOf(list, ExperimentResult.PolicyStats::speedupVsBsp), meanOf(list, ExperimentResult.PolicyStats::ttaSpeedupVsBsp),
+            meanOf(list, ExperimentResult.PolicyStats::accuracyDeltaPp), meanOf(list, st -> st.jctSeconds().mean()),
+            meanOf(list, st -> st.ttaSeconds().mean()), meanOf(list, st -> st.cumulativeWaitingSeconds().mean()),
+            meanOf(list, st -> st.computeShare().mean()), meanOf(list, st -> st.finalAccuracy().mean()), list.size())));
+        final boolean train = spec.mode.equals("train");
+        return new ExperimentResult(Json.SCHEMA_VERSION, spec.name, spec.mode, train ? spec.models.stream().map(Object::toString).toList() : null,
+            spec.seeds.stream().map(Number::longValue).toList(), train ? spec.targetAccuracy : null, bspName, across, scenarios, rows, quick);
     }
 
     /**
      * scenarios.csv: per scenario and policy, the seeds, each metric's mean and 95% interval, and
      * against the baseline the speed-ups and accuracy difference with their Welch p-values.
      */
-    @SuppressWarnings("unchecked")
-    static void writeScenarioCsv(final Path file, final Map<String, Object> aggregate) throws IOException {
+    static void writeScenarioCsv(final Path file, final ExperimentResult result) throws IOException {
         final CsvSchema.Builder columns = CsvSchema.builder().addColumn("scenario").addColumn("policy").addColumn("seeds");
         for (final String metric : METRICS) {
             columns.addColumn(metric + "Mean").addColumn(metric + "Ci95Low").addColumn(metric + "Ci95High");
@@ -111,21 +78,22 @@ final class ExperimentSummary {
             columns.addColumn(key);
         }
         final List<Map<String, Object>> rows = new ArrayList<>();
-        for (final Map<String, Object> sc : (List<Map<String, Object>>) aggregate.get("scenarios")) {
-            ((Map<String, Object>) sc.get("policies")).forEach((policy, v) -> {
-                final Map<String, Object> st = (Map<String, Object>) v;
+        for (final ExperimentResult.Scenario sc : result.scenarios()) {
+            sc.policies().forEach((policy, st) -> {
                 final Map<String, Object> row = new LinkedHashMap<>();
-                row.put("scenario", sc.get("id"));
+                row.put("scenario", sc.id());
                 row.put("policy", policy);
-                row.put("seeds", st.get("seeds"));
+                row.put("seeds", st.seeds());
                 for (final String metric : METRICS) {
-                    final double[] ci = interval(st, metric);
-                    row.put(metric + "Mean", mean(st, metric));
-                    row.put(metric + "Ci95Low", ci == null ? null : ci[0]);
-                    row.put(metric + "Ci95High", ci == null ? null : ci[1]);
+                    final ExperimentResult.Metric m = st.metric(metric);
+                    row.put(metric + "Mean", m.mean());
+                    row.put(metric + "Ci95Low", m.ci95() == null ? null : m.ci95().get(0));
+                    row.put(metric + "Ci95High", m.ci95() == null ? null : m.ci95().get(1));
                 }
-                for (final String key : BASELINE_KEYS) {
-                    row.put(key, st.get(key));
+                final List<Double> baseline = Arrays.asList(st.speedupVsBsp(), st.speedupWelchP(), st.ttaSpeedupVsBsp(),
+                    st.ttaSpeedupWelchP(), st.accuracyDeltaPp(), st.accuracyWelchP());
+                for (int k = 0; k < BASELINE_KEYS.size(); k++) {
+                    row.put(BASELINE_KEYS.get(k), baseline.get(k));
                 }
                 rows.add(row);
             });
@@ -146,67 +114,64 @@ final class ExperimentSummary {
         return values;
     }
 
-    private static Map<String, Object> statistics(final List<ExperimentRow> runs) {
-        final Map<String, Object> st = new LinkedHashMap<>();
-        for (final String metric : METRICS) {
-            final List<Double> values = values(runs, metric);
-            final int missing = runs.size() - values.size();
-            final Map<String, Object> m = new LinkedHashMap<>();
-            if (values.isEmpty() || (metric.equals("ttaSeconds") && missing > 0)) {
-                // a time to accuracy exists only if every seed reached the target
-                m.put("mean", null);
-                m.put("std", null);
-                m.put("ci95", null);
-            } else {
-                final double mean = values.stream().mapToDouble(Double::doubleValue).average().orElse(0);
-                double var = 0;
-                for (final double v : values) {
-                    var += (v - mean) * (v - mean);
-                }
-                m.put("mean", mean);
-                m.put("std", values.size() > 1 ? Math.sqrt(var / (values.size() - 1)) : 0.0);
-                m.put("ci95", SeedStatistics.tInterval(values));
-            }
-            m.put("n", values.size());
-            st.put(metric, m);
+    private static ExperimentResult.Metric metric(final List<ExperimentRow> runs, final String metric) {
+        final List<Double> values = values(runs, metric);
+        if (values.isEmpty() || (metric.equals("ttaSeconds") && values.size() < runs.size())) {
+            // a time to accuracy exists only if every seed reached the target
+            return new ExperimentResult.Metric(null, null, null, values.size());
         }
-        st.put("modeSwitches", runs.stream().mapToInt(ExperimentRow::modeSwitches).average().orElse(0));
-        st.put("seeds", runs.size());
-        return st;
+        final double mean = SeedStatistics.mean(values);
+        double var = 0;
+        for (final double v : values) {
+            var += (v - mean) * (v - mean);
+        }
+        final double[] ci = SeedStatistics.tInterval(values);
+        return new ExperimentResult.Metric(mean, values.size() > 1 ? Math.sqrt(var / (values.size() - 1)) : 0.0,
+            ci == null ? null : List.of(ci[0], ci[1]), values.size());
     }
 
-    @SuppressWarnings("unchecked")
-    static Double mean(final Map<String, Object> stats, final String metric) {
-        final Object m = stats.get(metric);
-        return m == null ? null : (Double) ((Map<String, Object>) m).get("mean");
-    }
-
-    /** A metric's 95% t-interval {low, high}, or null. */
-    @SuppressWarnings("unchecked")
-    static double[] interval(final Map<String, Object> stats, final String metric) {
-        final Object m = stats.get(metric);
-        return m == null ? null : (double[]) ((Map<String, Object>) m).get("ci95");
+    /** A policy's statistics in a scenario, against the baseline's runs there (null: none). */
+    private static ExperimentResult.PolicyStats statistics(final List<ExperimentRow> runs, final List<ExperimentRow> bspRuns) {
+        final ExperimentResult.Metric jct = metric(runs, "jctSeconds");
+        final ExperimentResult.Metric tta = metric(runs, "ttaSeconds");
+        final ExperimentResult.Metric accuracy = metric(runs, "finalAccuracy");
+        Double speedup = null;
+        Double speedupP = null;
+        Double ttaSpeedup = null;
+        Double ttaP = null;
+        Double delta = null;
+        Double deltaP = null;
+        if (bspRuns != null) {
+            final ExperimentResult.Metric bJct = metric(bspRuns, "jctSeconds");
+            final ExperimentResult.Metric bTta = metric(bspRuns, "ttaSeconds");
+            final ExperimentResult.Metric bAccuracy = metric(bspRuns, "finalAccuracy");
+            speedup = ratio(bJct.mean(), jct.mean());
+            speedupP = SeedStatistics.welchP(values(runs, "jctSeconds"), values(bspRuns, "jctSeconds"));
+            ttaSpeedup = ratio(bTta.mean(), tta.mean());
+            ttaP = tta.mean() == null || bTta.mean() == null ? null
+                : SeedStatistics.welchP(values(runs, "ttaSeconds"), values(bspRuns, "ttaSeconds"));
+            delta = accuracy.mean() == null || bAccuracy.mean() == null ? null : (accuracy.mean() - bAccuracy.mean()) * 100;
+            deltaP = delta == null ? null : SeedStatistics.welchP(values(runs, "finalAccuracy"), values(bspRuns, "finalAccuracy"));
+        }
+        return new ExperimentResult.PolicyStats(jct, tta, metric(runs, "cumulativeWaitingSeconds"), metric(runs, "computeShare"), accuracy,
+            runs.stream().mapToInt(ExperimentRow::modeSwitches).average().orElse(0), runs.size(), speedup, speedupP, ttaSpeedup, ttaP, delta,
+            deltaP);
     }
 
     private static Double ratio(final Double baseline, final Double value) {
         return baseline == null || value == null || value == 0 ? null : baseline / value;
     }
 
-    @SuppressWarnings("unchecked")
-    private static Double meanOf(final List<Map<String, Object>> list, final String key, final String inner) {
+    /** The mean over scenarios of a figure, null if any scenario lacks it. */
+    private static Double meanOf(final List<ExperimentResult.PolicyStats> list, final Function<ExperimentResult.PolicyStats, Double> figure) {
         double sum = 0;
-        int n = 0;
-        for (final Map<String, Object> st : list) {
-            Object v = st.get(key);
-            if (inner != null && v != null) {
-                v = ((Map<String, Object>) v).get(inner);
-            }
+        for (final ExperimentResult.PolicyStats st : list) {
+            final Double v = figure.apply(st);
             if (v == null) {
                 return null;
             }
-            sum += (Double) v;
-            n++;
+            sum += v;
         }
-        return n == 0 ? null : sum / n;
+        return list.isEmpty() ? null : sum / list.size();
     }
 }

@@ -34,7 +34,7 @@ public final class ReportWriter {
     }
 
     @SuppressWarnings("unchecked")
-    static String html(final ExperimentSpec spec, final Map<String, Object> summary, final Map<ExperimentRunner.Run, RunSummary> runs,
+    static String html(final ExperimentSpec spec, final ExperimentResult summary, final Map<ExperimentRunner.Run, RunSummary> runs,
                        final boolean quick, final Map<String, String> charts) throws IOException {
         final StringBuilder sb = new StringBuilder();
         sb.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Serene experiment ")
@@ -48,14 +48,13 @@ public final class ReportWriter {
             .append(spec.mode.equals("train") ? ", models <b>" + esc(spec.models.toString()) + "</b>" : "")
             .append(quick ? ", <b>--quick</b>" : "").append(", seeds ").append(esc(spec.seeds.toString())).append(", written ")
             .append(esc(ZonedDateTime.now().format(DateTimeFormatter.RFC_1123_DATE_TIME))).append(".</p>\n");
-        final List<Map<String, Object>> scenarios = (List<Map<String, Object>>) summary.get("scenarios");
-        final String baseline = (String) summary.get("baseline");
-        for (final Map<String, Object> sc : scenarios) {
-            final String id = (String) sc.get("id");
-            sb.append("<h2>Scenario ").append(esc(id)).append(": ").append(spec.mode.equals("train") ? sc.get("model") + ", " : "")
-                .append(sc.get("workers")).append(" workers, stragglers <code>")
-                .append(esc((String) sc.get("stragglers"))).append("</code></h2>\n");
-            table(sb, (Map<String, Object>) sc.get("policies"), baseline, spec);
+        final String baseline = summary.baseline();
+        for (final ExperimentResult.Scenario sc : summary.scenarios()) {
+            final String id = sc.id();
+            sb.append("<h2>Scenario ").append(esc(id)).append(": ").append(spec.mode.equals("train") ? sc.model() + ", " : "")
+                .append(sc.workers()).append(" workers, stragglers <code>")
+                .append(esc(sc.stragglers())).append("</code></h2>\n");
+            table(sb, sc.policies(), baseline, spec);
             final Map<String, RunSummary> first = new LinkedHashMap<>();
             final Map<String, Path> dirs = new LinkedHashMap<>();
             for (final Map.Entry<ExperimentRunner.Run, RunSummary> e : runs.entrySet()) {
@@ -69,7 +68,7 @@ public final class ReportWriter {
             if (spec.mode.equals("train")) {
                 trainCharts(c, first, dirs, spec);
             } else {
-                simCharts(c, (Map<String, Object>) sc.get("policies"));
+                simCharts(c, sc.policies());
             }
         }
         sb.append("<h2>Experiment file</h2>\n<pre>").append(esc(spec.text)).append("</pre>\n");
@@ -80,7 +79,8 @@ public final class ReportWriter {
     }
 
     @SuppressWarnings("unchecked")
-    private static void table(final StringBuilder sb, final Map<String, Object> policies, final String baseline, final ExperimentSpec spec) {
+    private static void table(final StringBuilder sb, final Map<String, ExperimentResult.PolicyStats> policies, final String baseline,
+                              final ExperimentSpec spec) {
         final boolean train = spec.mode.equals("train");
         sb.append("<table><tr><th>policy</th><th>JCT (s)</th>");
         if (train) {
@@ -97,40 +97,37 @@ public final class ReportWriter {
             }
         }
         sb.append("<th>mode switches</th><th>seeds</th></tr>\n");
-        policies.forEach((name, v) -> {
-            final Map<String, Object> st = (Map<String, Object>) v;
-            sb.append("<tr><td>").append(esc(name)).append("</td>").append(cell(st, "jctSeconds", 2));
+        policies.forEach((name, st) -> {
+            sb.append("<tr><td>").append(esc(name)).append("</td>").append(cell(st.jctSeconds(), 2));
             if (train) {
-                sb.append(cell(st, "ttaSeconds", 2));
+                sb.append(cell(st.ttaSeconds(), 2));
             }
-            sb.append(cell(st, "cumulativeWaitingSeconds", 1)).append(cell(st, "computeShare", 3));
+            sb.append(cell(st.cumulativeWaitingSeconds(), 1)).append(cell(st.computeShare(), 3));
             if (train) {
-                sb.append(cell(st, "finalAccuracy", 4));
+                sb.append(cell(st.finalAccuracy(), 4));
             }
             if (baseline != null) {
-                sb.append("<td>").append(ratio(st.get("speedupVsBsp"))).append(p(st.get("speedupWelchP"))).append("</td>");
+                sb.append("<td>").append(ratio(st.speedupVsBsp())).append(p(st.speedupWelchP())).append("</td>");
                 if (train) {
-                    sb.append("<td>").append(ratio(st.get("ttaSpeedupVsBsp"))).append(p(st.get("ttaSpeedupWelchP"))).append("</td><td>")
-                        .append(st.get("accuracyDeltaPp") == null ? "-" : signed((Double) st.get("accuracyDeltaPp")))
-                        .append(p(st.get("accuracyWelchP"))).append("</td>");
+                    sb.append("<td>").append(ratio(st.ttaSpeedupVsBsp())).append(p(st.ttaSpeedupWelchP())).append("</td><td>")
+                        .append(st.accuracyDeltaPp() == null ? "-" : signed(st.accuracyDeltaPp()))
+                        .append(p(st.accuracyWelchP())).append("</td>");
                 }
             }
-            sb.append("<td>").append(fmt((Double) st.get("modeSwitches"), 1)).append("</td><td>").append(st.get("seeds")).append("</td></tr>\n");
+            sb.append("<td>").append(fmt(st.modeSwitches(), 1)).append("</td><td>").append(st.seeds()).append("</td></tr>\n");
         });
         sb.append("</table>\n<p class=\"note\">mean &plusmn; sample standard deviation over seeds [95% t-interval of the mean]; against "
             + "the baseline, Welch's two-sided p-value for the means differing (p &lt; 0.05: the difference is unlikely to be noise "
             + "across seeds); a time to accuracy only where every seed reached the target.</p>\n");
     }
 
-    @SuppressWarnings("unchecked")
-    private static String cell(final Map<String, Object> st, final String metric, final int digits) {
-        final Map<String, Object> m = (Map<String, Object>) st.get(metric);
-        if (m == null || m.get("mean") == null) {
+    private static String cell(final ExperimentResult.Metric m, final int digits) {
+        if (m == null || m.mean() == null) {
             return "<td>-</td>";
         }
-        final double[] ci = (double[]) m.get("ci95");
-        return "<td>" + fmt((Double) m.get("mean"), digits) + " &plusmn; " + fmt((Double) m.get("std"), digits)
-            + (ci == null ? "" : " <span class=\"ci\">[" + fmt(ci[0], digits) + ", " + fmt(ci[1], digits) + "]</span>") + "</td>";
+        final List<Double> ci = m.ci95();
+        return "<td>" + fmt(m.mean(), digits) + " &plusmn; " + fmt(m.std(), digits)
+            + (ci == null ? "" : " <span class=\"ci\">[" + fmt(ci.get(0), digits) + ", " + fmt(ci.get(1), digits) + "]</span>") + "</td>";
     }
 
     /** Where a scenario's charts go: inline in the report, and each to its own file {@code charts/SCENARIO-NAME.svg}. */
@@ -224,19 +221,18 @@ public final class ReportWriter {
         }
     }
 
-    @SuppressWarnings("unchecked")
-    private static void simCharts(final Charts c, final Map<String, Object> policies) {
+    private static void simCharts(final Charts c, final Map<String, ExperimentResult.PolicyStats> policies) {
         final List<String> names = new ArrayList<>(policies.keySet());
         final double[][] jct = new double[names.size()][1];
         final double[][] waiting = new double[names.size()][1];
         final double[][][] jctCi = new double[names.size()][1][];
         final double[][][] waitingCi = new double[names.size()][1][];
         for (int p = 0; p < names.size(); p++) {
-            final Map<String, Object> st = (Map<String, Object>) policies.get(names.get(p));
-            jct[p][0] = orZero(ExperimentSummary.mean(st, "jctSeconds"));
-            waiting[p][0] = orZero(ExperimentSummary.mean(st, "cumulativeWaitingSeconds"));
-            jctCi[p][0] = ExperimentSummary.interval(st, "jctSeconds");
-            waitingCi[p][0] = ExperimentSummary.interval(st, "cumulativeWaitingSeconds");
+            final ExperimentResult.PolicyStats st = policies.get(names.get(p));
+            jct[p][0] = orZero(st.jctSeconds().mean());
+            waiting[p][0] = orZero(st.cumulativeWaitingSeconds().mean());
+            jctCi[p][0] = interval(st.jctSeconds());
+            waitingCi[p][0] = interval(st.cumulativeWaitingSeconds());
         }
         c.add("jct", "JCT (virtual s), mean over seeds with its 95% interval",
             SvgChart.bars("JCT (s)", List.of("mean over seeds"), names, jct, jctCi));
@@ -336,12 +332,16 @@ public final class ReportWriter {
         return v == null ? 0 : v;
     }
 
-    private static String ratio(final Object v) {
-        return v == null ? "-" : fmt((Double) v, 2) + "x";
+    private static String ratio(final Double v) {
+        return v == null ? "-" : fmt(v, 2) + "x";
     }
 
-    private static String p(final Object v) {
-        return v == null ? "" : " <span class=\"p\">p=" + (((Double) v) < 0.001 ? "&lt;0.001" : fmt((Double) v, 3)) + "</span>";
+    private static String p(final Double v) {
+        return v == null ? "" : " <span class=\"p\">p=" + (v < 0.001 ? "&lt;0.001" : fmt(v, 3)) + "</span>";
+    }
+
+    private static double[] interval(final ExperimentResult.Metric m) {
+        return m.ci95() == null ? null : new double[] {m.ci95().get(0), m.ci95().get(1)};
     }
 
     private static String signed(final double v) {

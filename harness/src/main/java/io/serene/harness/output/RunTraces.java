@@ -1,5 +1,6 @@
 package io.serene.harness.output;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.serene.training.Json;
 import io.serene.training.RoundRecord;
 
@@ -9,7 +10,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -23,6 +23,20 @@ import java.util.TreeMap;
  * an instant event at every config change).
  */
 public final class RunTraces {
+    /**
+     * One event of the Trace Event Format (the members Perfetto and chrome://tracing read; absent
+     * ones left out): a complete slice (ph X, with dur), an async begin or end (b, e, with cat and
+     * id), an instant (i, with s the scope) or metadata (M).
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record TraceEvent(String name, String ph, int pid, int tid, double ts, Double dur, String cat, String id, String s,
+                             Map<String, Object> args) {
+    }
+
+    /** trace.json: its events, and the unit viewers show. */
+    public record Trace(List<TraceEvent> traceEvents, String displayTimeUnit) {
+    }
+
     /** A sync config in force from a round on (the run's start config at round 0). */
     public record SyncChange(int round, String config, String reason) {
     }
@@ -81,10 +95,10 @@ public final class RunTraces {
     }
 
     /** The Trace Event Format: microseconds from the run's first round start; pid 1, one thread per worker. */
-    private static Map<String, Object> trace(final String run, final List<RoundRecord> rounds, final List<SyncChange> changes) {
+    static Trace trace(final String run, final List<RoundRecord> rounds, final List<SyncChange> changes) {
         final double t0 = rounds.stream().mapToDouble(RoundRecord::startSeconds).min().orElse(0);
-        final List<Map<String, Object>> events = new ArrayList<>();
-        events.add(event("process_name", "M", 0, 0, Map.of("name", "serene " + run)));
+        final List<TraceEvent> events = new ArrayList<>();
+        events.add(new TraceEvent("process_name", "M", 1, 0, 0, null, null, null, null, Map.of("name", "serene " + run)));
         final TreeMap<Integer, Double> roundStarts = new TreeMap<>();
         final TreeMap<Integer, Boolean> workers = new TreeMap<>();
         for (final RoundRecord r : rounds) {
@@ -100,54 +114,30 @@ public final class RunTraces {
                 slice(events, "injected delay", r.worker(), send - r.injectedSeconds(), r.injectedSeconds(), args);
                 if (r.releaseSeconds() >= r.sendSeconds()) {
                     final String id = r.worker() + "." + r.round();
-                    events.add(async("round " + r.round() + " in flight", "b", r.worker(), send, id));
-                    events.add(async("round " + r.round() + " in flight", "e", r.worker(), r.releaseSeconds() - t0, id));
+                    final String name = "round " + r.round() + " in flight";
+                    events.add(new TraceEvent(name, "b", 1, r.worker(), send * 1e6, null, "allreduce", id, null, Map.of()));
+                    events.add(new TraceEvent(name, "e", 1, r.worker(), (r.releaseSeconds() - t0) * 1e6, null, "allreduce", id, null,
+                        Map.of()));
                 }
             }
         }
         for (final int w : workers.keySet()) {
-            events.add(event("thread_name", "M", w, 0, Map.of("name", "worker " + w)));
+            events.add(new TraceEvent("thread_name", "M", 1, w, 0, null, null, null, null, Map.of("name", "worker " + w)));
         }
         for (final SyncChange c : changes) {
             final Double at = roundStarts.get(c.round());
             if (c.round() > 0 && at != null) {
-                final Map<String, Object> e = event("sync: " + c.config(), "i", 0, (at - t0) * 1e6,
-                    c.reason() == null ? Map.of("round", c.round()) : Map.of("round", c.round(), "reason", c.reason()));
-                e.put("s", "g");
-                events.add(e);
+                events.add(new TraceEvent("sync: " + c.config(), "i", 1, 0, (at - t0) * 1e6, null, null, null, "g",
+                    c.reason() == null ? Map.of("round", c.round()) : Map.of("round", c.round(), "reason", c.reason())));
             }
         }
-        final Map<String, Object> trace = new LinkedHashMap<>();
-        trace.put("traceEvents", events);
-        trace.put("displayTimeUnit", "ms");
-        return trace;
+        return new Trace(events, "ms");
     }
 
-    private static void slice(final List<Map<String, Object>> events, final String name, final int worker, final double startSeconds,
+    private static void slice(final List<TraceEvent> events, final String name, final int worker, final double startSeconds,
                               final double seconds, final Map<String, Object> args) {
         if (seconds > 0) {
-            final Map<String, Object> e = event(name, "X", worker, startSeconds * 1e6, args);
-            e.put("dur", seconds * 1e6);
-            events.add(e);
+            events.add(new TraceEvent(name, "X", 1, worker, startSeconds * 1e6, seconds * 1e6, null, null, null, args));
         }
-    }
-
-    private static Map<String, Object> async(final String name, final String phase, final int worker, final double seconds, final String id) {
-        final Map<String, Object> e = event(name, phase, worker, seconds * 1e6, Map.of());
-        e.put("cat", "allreduce");
-        e.put("id", id);
-        return e;
-    }
-
-    private static Map<String, Object> event(final String name, final String phase, final int tid, final double tsMicros,
-                                             final Map<String, Object> args) {
-        final Map<String, Object> e = new LinkedHashMap<>();
-        e.put("name", name);
-        e.put("ph", phase);
-        e.put("pid", 1);
-        e.put("tid", tid);
-        e.put("ts", tsMicros);
-        e.put("args", args);
-        return e;
     }
 }

@@ -7,6 +7,7 @@ import io.serene.controlplane.PolicyParser;
 import io.serene.harness.cli.DemoCommand;
 import io.serene.harness.cli.PolicyCommand;
 import io.serene.protocol.sync.LateMode;
+import io.serene.training.Json;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -180,8 +181,10 @@ class ExperimentTest {
         // resumable: a finished run is kept, a missing one runs again
         final Path one = runner.matrix().get(3).dir.resolve("summary.json");
         Files.delete(one);
-        runner.run(false);
+        final ExperimentResult result = runner.run(false);
         assertThat(runner.executed()).isEqualTo(1);
+        assertThat(Json.read(Files.readString(dir.resolve("summary.json")), ExperimentResult.class)).as("summary.json reads back as its type")
+            .isEqualTo(result);
         assertThat(one).exists();
 
         final List<String> csv = Files.readAllLines(dir.resolve("summary.csv"));

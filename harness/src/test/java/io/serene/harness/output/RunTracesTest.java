@@ -72,7 +72,10 @@ class RunTracesTest {
     @Test
     void theTraceHasEachWorkersSlicesRoundsInFlightAndTheSwitch(@TempDir final Path dir) throws Exception {
         RunTraces.write(dir, "train test", ROUNDS, CHANGES, 0);
+        assertThat(Json.read(Files.readString(dir.resolve("trace.json")), RunTraces.Trace.class)).as("trace.json reads back as its type")
+            .isEqualTo(RunTraces.trace("train test", ROUNDS, CHANGES));
         final JsonNode trace = Json.MAPPER.readTree(dir.resolve("trace.json").toFile());
+        assertThat(trace.path("traceEvents").get(0).has("dur")).as("absent members are left out").isFalse();
         final List<JsonNode> events = new ArrayList<>();
         trace.path("traceEvents").forEach(events::add);
         assertThat(events).filteredOn(e -> e.path("ph").asText().equals("M")).extracting(e -> e.path("args").path("name").asText())
