@@ -3,6 +3,7 @@ package io.serene.harness.cli;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.node.ControlServer;
+import io.serene.harness.node.Ports;
 import io.serene.harness.node.StallWatch;
 import io.serene.harness.node.SwitchControlService;
 import io.serene.harness.node.SwitchMetrics;
@@ -12,6 +13,7 @@ import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.net.InetSocketAddress;
@@ -57,17 +59,11 @@ public final class SwitchCommand implements Callable<Integer> {
         + "it has no authentication, so give another only on a network you trust. Default: ${DEFAULT-VALUE}.")
     String controlBind;
 
-    @Option(names = "--metrics-port", defaultValue = "-1", description = "TCP port serving Prometheus metrics at /metrics "
-        + "(counters, per-job R and stalls, per-worker clock and lag, round times; docs/observability.md); -1: none. "
-        + "Default: ${DEFAULT-VALUE}.")
-    int metricsPort;
+    @Mixin
+    MonitorOptions monitorOptions = new MonitorOptions();
 
     @Option(names = "--metrics-bind", defaultValue = "127.0.0.1", description = "Address /metrics binds. Default: ${DEFAULT-VALUE}.")
     String metricsBind;
-
-    @Option(names = "--stall-seconds", defaultValue = StallWatch.DEFAULT, description = "Report a round that waits longer than this, naming the "
-        + "workers it waits for (log, metrics, serene control show); 0: never. Default: ${DEFAULT-VALUE}.")
-    double stallSeconds;
 
     @Option(names = "--nio", description = "Use plain NIO instead of native epoll.")
     boolean nio;
@@ -81,16 +77,10 @@ public final class SwitchCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         final SwitchContext context = new SwitchContext().budgetBytes(budget).maxJobs(maxJobs).maxWorkers(maxWorkers)
             .chunkElements(chunkElements).defaultSync(SyncConfigParser.parse(sync)).conclude();
-        if (port < 0 || port > 65535) {
-            throw new IllegalArgumentException("--port must be in 0..65535, was " + port);
-        }
-        if (controlPort < -1 || controlPort > 65535) {
-            throw new IllegalArgumentException("--control-port must be in 0..65535 (or -1: none), was " + controlPort);
-        }
-        if (metricsPort < -1 || metricsPort > 65535) {
-            throw new IllegalArgumentException("--metrics-port must be in 0..65535 (or -1: none), was " + metricsPort);
-        }
-        final StallWatch stalls = new StallWatch(stallSeconds);
+        Ports.require("--port", port);
+        Ports.optional("--control-port", controlPort);
+        final int metricsPort = monitorOptions.metricsPort();
+        final StallWatch stalls = monitorOptions.stalls();
         final SwitchPipeline pipeline = new SwitchPipeline(context,
             ex -> System.err.println("switch error: " + ex));
         final CountDownLatch stop = new CountDownLatch(1);

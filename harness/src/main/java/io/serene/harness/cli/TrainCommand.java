@@ -3,7 +3,6 @@ package io.serene.harness.cli;
 import io.serene.harness.launch.RunSettings;
 import io.serene.harness.launch.RunSummary;
 import io.serene.harness.launch.TrainRun;
-import io.serene.harness.node.StallWatch;
 import io.serene.training.Json;
 import io.serene.training.TrainDefaults;
 import io.serene.training.WorkerJit;
@@ -58,13 +57,8 @@ public final class TrainCommand implements Callable<Integer> {
         + "TCP port; -1: none. Default: ${DEFAULT-VALUE}.")
     int controlPort;
 
-    @Option(names = "--metrics-port", defaultValue = "-1", description = "Serve Prometheus metrics of the switch at "
-        + "http://127.0.0.1:PORT/metrics (docs/observability.md); -1: none. Default: ${DEFAULT-VALUE}.")
-    int metricsPort;
-
-    @Option(names = "--stall-seconds", defaultValue = StallWatch.DEFAULT, description = "Report a round that waits longer than "
-        + "this, naming the workers it waits for; 0: never. Default: ${DEFAULT-VALUE}.")
-    double stallSeconds;
+    @Mixin
+    MonitorOptions monitorOptions = new MonitorOptions();
 
     @Option(names = "--json", description = "End with the summary as one JSON line.")
     boolean json;
@@ -74,7 +68,7 @@ public final class TrainCommand implements Callable<Integer> {
         final RunSettings.Builder builder = RunSettings.builder().workers(workers).training(training.settings())
             .workerJit(WorkerJit.parse("--worker-jit", workerJit)).targetAccuracy(targetAccuracy)
             .out(out != null ? out : defaultOut("train")).controlPort(controlPort)
-            .metricsPort(metricsPort).stallSeconds(stallSeconds);
+            .metricsPort(monitorOptions.metricsPort).stallSeconds(monitorOptions.stallSeconds);
         if (policyFile != null) {
             builder.policy(PolicyCommand.load(policyFile), policyFile.getFileName().toString());
         } else {

@@ -28,23 +28,6 @@ public record ExperimentResult(int schemaVersion, String experiment, String mode
     public record PolicyStats(Metric jctSeconds, Metric ttaSeconds, Metric cumulativeWaitingSeconds, Metric computeShare,
                               Metric finalAccuracy, double modeSwitches, int seeds, Double speedupVsBsp, Double speedupWelchP,
                               Double ttaSpeedupVsBsp, Double ttaSpeedupWelchP, Double accuracyDeltaPp, Double accuracyWelchP) {
-        /** One of {@link ExperimentSummary#METRICS}. */
-        Metric metric(final String name) {
-            switch (name) {
-                case "jctSeconds":
-                    return jctSeconds;
-                case "ttaSeconds":
-                    return ttaSeconds;
-                case "cumulativeWaitingSeconds":
-                    return cumulativeWaitingSeconds;
-                case "computeShare":
-                    return computeShare;
-                case "finalAccuracy":
-                    return finalAccuracy;
-                default:
-                    throw new IllegalArgumentException("no metric " + name);
-            }
-        }
     }
 
     /**

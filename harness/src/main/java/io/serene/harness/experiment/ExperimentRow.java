@@ -38,24 +38,6 @@ public record ExperimentRow(String scenario, String model, int workers, String s
             run.seed, s.jctSeconds(), null, s.cumulativeWaitingSeconds(), s.computeShare(), null, s.modeSwitches());
     }
 
-    /** The value of one of {@link ExperimentSummary#METRICS}, or null. */
-    Double metric(final String name) {
-        switch (name) {
-            case "jctSeconds":
-                return jctSeconds;
-            case "ttaSeconds":
-                return ttaSeconds;
-            case "cumulativeWaitingSeconds":
-                return cumulativeWaitingSeconds;
-            case "computeShare":
-                return computeShare;
-            case "finalAccuracy":
-                return finalAccuracy;
-            default:
-                throw new IllegalArgumentException("no metric " + name);
-        }
-    }
-
     /** Writes the rows as CSV with a header (RFC 4180 quoting: commas, quotes and line breaks stay in their cell). */
     static void writeCsv(final Path file, final List<ExperimentRow> rows) throws IOException {
         try (Writer out = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {

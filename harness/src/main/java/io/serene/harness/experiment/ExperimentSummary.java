@@ -28,7 +28,6 @@ final class ExperimentSummary {
     /** Against the baseline, per scenario and policy. */
     static final List<String> BASELINE_KEYS = List.of("speedupVsBsp", "speedupWelchP", "ttaSpeedupVsBsp", "ttaSpeedupWelchP",
         "accuracyDeltaPp", "accuracyWelchP");
-    static final List<String> METRICS = List.of("jctSeconds", "ttaSeconds", "cumulativeWaitingSeconds", "computeShare", "finalAccuracy");
 
     private ExperimentSummary() {
     }
@@ -71,8 +70,8 @@ final class ExperimentSummary {
      */
     static void writeScenarioCsv(final Path file, final ExperimentResult result) throws IOException {
         final CsvSchema.Builder columns = CsvSchema.builder().addColumn("scenario").addColumn("policy").addColumn("seeds");
-        for (final String metric : METRICS) {
-            columns.addColumn(metric + "Mean").addColumn(metric + "Ci95Low").addColumn(metric + "Ci95High");
+        for (final RunMetric metric : RunMetric.values()) {
+            columns.addColumn(metric.key + "Mean").addColumn(metric.key + "Ci95Low").addColumn(metric.key + "Ci95High");
         }
         for (final String key : BASELINE_KEYS) {
             columns.addColumn(key);
@@ -84,11 +83,11 @@ final class ExperimentSummary {
                 row.put("scenario", sc.id());
                 row.put("policy", policy);
                 row.put("seeds", st.seeds());
-                for (final String metric : METRICS) {
-                    final ExperimentResult.Metric m = st.metric(metric);
-                    row.put(metric + "Mean", m.mean());
-                    row.put(metric + "Ci95Low", m.ci95() == null ? null : m.ci95().get(0));
-                    row.put(metric + "Ci95High", m.ci95() == null ? null : m.ci95().get(1));
+                for (final RunMetric metric : RunMetric.values()) {
+                    final ExperimentResult.Metric m = metric.of(st);
+                    row.put(metric.key + "Mean", m.mean());
+                    row.put(metric.key + "Ci95Low", m.ci95() == null ? null : m.ci95().get(0));
+                    row.put(metric.key + "Ci95High", m.ci95() == null ? null : m.ci95().get(1));
                 }
                 final List<Double> baseline = Arrays.asList(st.speedupVsBsp(), st.speedupWelchP(), st.ttaSpeedupVsBsp(),
                     st.ttaSpeedupWelchP(), st.accuracyDeltaPp(), st.accuracyWelchP());
@@ -104,19 +103,19 @@ final class ExperimentSummary {
     }
 
     /** A metric's values over the runs that have it. */
-    private static List<Double> values(final List<ExperimentRow> runs, final String metric) {
+    private static List<Double> values(final List<ExperimentRow> runs, final RunMetric metric) {
         final List<Double> values = new ArrayList<>();
         for (final ExperimentRow r : runs) {
-            if (r.metric(metric) != null) {
-                values.add(r.metric(metric));
+            if (metric.of(r) != null) {
+                values.add(metric.of(r));
             }
         }
         return values;
     }
 
-    private static ExperimentResult.Metric metric(final List<ExperimentRow> runs, final String metric) {
+    private static ExperimentResult.Metric metric(final List<ExperimentRow> runs, final RunMetric metric) {
         final List<Double> values = values(runs, metric);
-        if (values.isEmpty() || (metric.equals("ttaSeconds") && values.size() < runs.size())) {
+        if (values.isEmpty() || (metric == RunMetric.TTA && values.size() < runs.size())) {
             // a time to accuracy exists only if every seed reached the target
             return new ExperimentResult.Metric(null, null, null, values.size());
         }
@@ -132,9 +131,9 @@ final class ExperimentSummary {
 
     /** A policy's statistics in a scenario, against the baseline's runs there (null: none). */
     private static ExperimentResult.PolicyStats statistics(final List<ExperimentRow> runs, final List<ExperimentRow> bspRuns) {
-        final ExperimentResult.Metric jct = metric(runs, "jctSeconds");
-        final ExperimentResult.Metric tta = metric(runs, "ttaSeconds");
-        final ExperimentResult.Metric accuracy = metric(runs, "finalAccuracy");
+        final ExperimentResult.Metric jct = metric(runs, RunMetric.JCT);
+        final ExperimentResult.Metric tta = metric(runs, RunMetric.TTA);
+        final ExperimentResult.Metric accuracy = metric(runs, RunMetric.ACCURACY);
         Double speedup = null;
         Double speedupP = null;
         Double ttaSpeedup = null;
@@ -142,18 +141,18 @@ final class ExperimentSummary {
         Double delta = null;
         Double deltaP = null;
         if (bspRuns != null) {
-            final ExperimentResult.Metric bJct = metric(bspRuns, "jctSeconds");
-            final ExperimentResult.Metric bTta = metric(bspRuns, "ttaSeconds");
-            final ExperimentResult.Metric bAccuracy = metric(bspRuns, "finalAccuracy");
+            final ExperimentResult.Metric bJct = metric(bspRuns, RunMetric.JCT);
+            final ExperimentResult.Metric bTta = metric(bspRuns, RunMetric.TTA);
+            final ExperimentResult.Metric bAccuracy = metric(bspRuns, RunMetric.ACCURACY);
             speedup = ratio(bJct.mean(), jct.mean());
-            speedupP = SeedStatistics.welchP(values(runs, "jctSeconds"), values(bspRuns, "jctSeconds"));
+            speedupP = SeedStatistics.welchP(values(runs, RunMetric.JCT), values(bspRuns, RunMetric.JCT));
             ttaSpeedup = ratio(bTta.mean(), tta.mean());
             ttaP = tta.mean() == null || bTta.mean() == null ? null
-                : SeedStatistics.welchP(values(runs, "ttaSeconds"), values(bspRuns, "ttaSeconds"));
+                : SeedStatistics.welchP(values(runs, RunMetric.TTA), values(bspRuns, RunMetric.TTA));
             delta = accuracy.mean() == null || bAccuracy.mean() == null ? null : (accuracy.mean() - bAccuracy.mean()) * 100;
-            deltaP = delta == null ? null : SeedStatistics.welchP(values(runs, "finalAccuracy"), values(bspRuns, "finalAccuracy"));
+            deltaP = delta == null ? null : SeedStatistics.welchP(values(runs, RunMetric.ACCURACY), values(bspRuns, RunMetric.ACCURACY));
         }
-        return new ExperimentResult.PolicyStats(jct, tta, metric(runs, "cumulativeWaitingSeconds"), metric(runs, "computeShare"), accuracy,
+        return new ExperimentResult.PolicyStats(jct, tta, metric(runs, RunMetric.WAITING), metric(runs, RunMetric.COMPUTE_SHARE), accuracy,
             runs.stream().mapToInt(ExperimentRow::modeSwitches).average().orElse(0), runs.size(), speedup, speedupP, ttaSpeedup, ttaP, delta,
             deltaP);
     }

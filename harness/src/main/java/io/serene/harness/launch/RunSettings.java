@@ -1,6 +1,7 @@
 package io.serene.harness.launch;
 
 import io.serene.controlplane.Policy;
+import io.serene.harness.node.Ports;
 import io.serene.harness.node.StallWatch;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.TrainDefaults;
@@ -39,10 +40,8 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         if (!(targetAccuracy >= 0 && targetAccuracy <= 1)) {
             throw new IllegalArgumentException("--target-accuracy must be in 0..1, was " + targetAccuracy);
         }
-        if (controlPort < -1 || controlPort > 65535 || metricsPort < -1 || metricsPort > 65535) {
-            throw new IllegalArgumentException("--control-port and --metrics-port must be in 0..65535 (or -1: none), were "
-                + controlPort + " and " + metricsPort);
-        }
+        Ports.optional("--control-port", controlPort);
+        Ports.optional("--metrics-port", metricsPort);
         new StallWatch(stallSeconds);
         if (policy == null) {
             SyncSchedule.parse(sync).configFor(0).resolve(workers);
