@@ -43,15 +43,15 @@ class WorkerProcessSystemTest {
              UdpHost host = loop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults())) {
             final String target = "127.0.0.1:" + host.localAddress().getPort();
             final List<Process> workers = new ArrayList<>();
-            workers.add(SereneProcess.start("worker", "--switch", target, "--job", "3", "--id", "0", "--workers", "2",
-                "--rounds", "40", "--batch", "32", "--eval-every", "20", "--data", dir.toString(), "--seed", "9",
-                "--stragglers", "persistent:1:x3"));
-            // worker 1 as a launcher starts it: identity from the environment, options from a defaults file
-            final Path defaults = dir.resolve("serene.properties");
-            Files.writeString(defaults, "worker.rounds = 40\nbatch = 32\nworker.eval-every = 20\nseed = 9\n"
-                + "stragglers = persistent:1:x3\ndata = " + dir + "\n");
-            workers.add(SereneProcess.start(Map.of("RANK", "1", "WORLD_SIZE", "2", "SERENE_SWITCH", target, "SERENE_JOB", "3",
-                "SERENE_DEFAULTS", defaults.toString()), "worker"));
+            final String[] training = {"--rounds", "40", "--batch", "32", "--eval-every", "20", "--data", dir.toString(), "--seed", "9",
+                "--stragglers", "persistent:1:x3"};
+            final List<String> first = new ArrayList<>(List.of("worker", "--switch", target, "--id", "0", "--workers", "2"));
+            first.addAll(List.of(training));
+            workers.add(SereneProcess.start(first.toArray(new String[0])));
+            // worker 1 as a launcher starts it: its id, the job's size and the switch from RANK, WORLD_SIZE and SERENE_SWITCH alone
+            final List<String> second = new ArrayList<>(List.of("worker"));
+            second.addAll(List.of(training));
+            workers.add(SereneProcess.start(Map.of("RANK", "1", "WORLD_SIZE", "2", "SERENE_SWITCH", target), second.toArray(new String[0])));
             final List<String> hashes = new ArrayList<>();
             final List<Double> injectedSeconds = new ArrayList<>();
             for (final Process p : workers) {
@@ -83,6 +83,11 @@ class WorkerProcessSystemTest {
         SereneProcess.expectFailure(2, "--id must be in 0..1", "worker", "--id", "5", "--workers", "2");
         SereneProcess.expectFailure(2, "needs its id and the job's worker count: --id and --workers, or RANK and WORLD_SIZE", "worker");
         SereneProcess.expectFailure(2, "SERENE_DEFAULTS names", Map.of("SERENE_DEFAULTS", dir.resolve("none.properties").toString()),
+            "worker");
+        // the defaults file is read: its id is out of range for its worker count
+        final Path defaults = dir.resolve("serene.properties");
+        Files.writeString(defaults, "worker.id = 5\nworkers = 2\n");
+        SereneProcess.expectFailure(2, "--id must be in 0..1 and --workers positive, were 5 and 2", Map.of("SERENE_DEFAULTS", defaults.toString()),
             "worker");
         SereneProcess.expectFailure(2, "unknown straggler profile part 'sometimes'", "worker", "--id", "0", "--workers", "1",
             "--stragglers", "sometimes");
