@@ -60,6 +60,11 @@ public final class TrainCommand implements Callable<Integer> {
     @Mixin
     MonitorOptions monitorOptions = new MonitorOptions();
 
+    @Option(names = "--faults", defaultValue = "none", description = "Faults to inject: kill:W@R kills worker W's process once "
+        + "round R is released, comma-separated (e.g. kill:3@100); the others go on if the sync config lets them, and the summary "
+        + "names each failure. Default: ${DEFAULT-VALUE}.")
+    String faults;
+
     @Option(names = "--json", description = "End with the summary as one JSON line.")
     boolean json;
 
@@ -68,7 +73,7 @@ public final class TrainCommand implements Callable<Integer> {
         final RunSettings.Builder builder = RunSettings.builder().workers(workers).training(training.settings())
             .workerJit(WorkerJit.parse("--worker-jit", workerJit)).targetAccuracy(targetAccuracy)
             .out(out != null ? out : defaultOut("train")).controlPort(controlPort)
-            .metricsPort(monitorOptions.metricsPort).stallSeconds(monitorOptions.stallSeconds);
+            .metricsPort(monitorOptions.metricsPort).stallSeconds(monitorOptions.stallSeconds).faults(faults);
         if (policyFile != null) {
             builder.policy(PolicyCommand.load(policyFile), policyFile.getFileName().toString());
         } else {

@@ -12,6 +12,7 @@ final class Progress {
     private final PrintStream out;
     private final int total;
     private final int[] rounds;
+    private final boolean[] failed;
     private final boolean terminal = System.console() != null;
     private final long startNs = System.nanoTime();
     private double loss = Double.NaN;
@@ -25,6 +26,7 @@ final class Progress {
         this.out = out;
         this.total = total;
         this.rounds = new int[workers];
+        this.failed = new boolean[workers];
         this.accuracy = deferredEval ? "after training" : "-";
     }
 
@@ -33,10 +35,7 @@ final class Progress {
         if (w == 0) {
             loss = lastLoss;
         }
-        int min = Integer.MAX_VALUE;
-        for (final int r : rounds) {
-            min = Math.min(min, r);
-        }
+        final int min = slowest();
         final long now = System.nanoTime();
         if (terminal) {
             if (now - drawnNs > 200_000_000L || min == total) {
@@ -51,6 +50,27 @@ final class Progress {
                 out.flush();
             }
         }
+    }
+
+    /** A worker that died: the line follows the others from now on. */
+    synchronized void failed(final int w) {
+        failed[w] = true;
+    }
+
+    /** The rounds worker w has finished. */
+    synchronized int roundOf(final int w) {
+        return rounds[w];
+    }
+
+    /** The rounds the slowest live worker has finished. */
+    private int slowest() {
+        int min = Integer.MAX_VALUE;
+        for (int w = 0; w < rounds.length; w++) {
+            if (!failed[w]) {
+                min = Math.min(min, rounds[w]);
+            }
+        }
+        return min == Integer.MAX_VALUE ? 0 : min;
     }
 
     synchronized void evaluated(final int w, final String line) {
@@ -91,13 +111,7 @@ final class Progress {
     }
 
     private void draw(final int minRound) {
-        int min = minRound;
-        if (min < 0) {
-            min = Integer.MAX_VALUE;
-            for (final int r : rounds) {
-                min = Math.min(min, r);
-            }
-        }
+        final int min = minRound < 0 ? slowest() : minRound;
         out.print("\r\033[K" + line(min));
         out.flush();
         drawn = true;

@@ -24,11 +24,12 @@ import java.util.Map;
  * @param controlPort the TCP port of the gRPC control service, -1 for none
  * @param metricsPort the TCP port of {@code /metrics}, -1 for none
  * @param stallSeconds report a round waiting longer than this (0: never)
+ * @param faults      faults to inject ({@link FaultPlan}), "none" for none
  * @param quiet       print only failures (serene experiment prints one line per run)
  */
 public record RunSettings(int workers, TrainSettings training, String sync, Policy policy, String policyLabel, WorkerJit workerJit,
-                          double targetAccuracy, Path out, int controlPort, int metricsPort, double stallSeconds, int job,
-                          boolean quiet) {
+                          double targetAccuracy, Path out, int controlPort, int metricsPort, double stallSeconds, String faults,
+                          int job, boolean quiet) {
     /** Validates; called by {@link Builder#build()}. */
     public RunSettings {
         if (workers <= 0 || workers > 64) {
@@ -43,6 +44,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         Ports.optional("--control-port", controlPort);
         Ports.optional("--metrics-port", metricsPort);
         new StallWatch(stallSeconds);
+        FaultPlan.parse(faults, workers);
         if (policy == null) {
             SyncSchedule.parse(sync).configFor(0).resolve(workers);
         }
@@ -51,6 +53,11 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    /** The faults to inject. */
+    public FaultPlan faultPlan() {
+        return FaultPlan.parse(faults, workers);
     }
 
     /** The policy's name as the run reports it: the label, the policy's own name, or the sync config. */
@@ -80,6 +87,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         private double stallSeconds = StallWatch.DEFAULT_SECONDS;
         private int job = 1;
         private boolean quiet;
+        private String faults = "none";
 
         private Builder() {
         }
@@ -139,6 +147,11 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
             return this;
         }
 
+        public Builder faults(final String value) {
+            faults = value;
+            return this;
+        }
+
         public Builder quiet(final boolean value) {
             quiet = value;
             return this;
@@ -146,7 +159,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
 
         public RunSettings build() {
             return new RunSettings(workers, training, sync, policy, policyLabel, workerJit, targetAccuracy, out, controlPort, metricsPort,
-                stallSeconds, job, quiet);
+                stallSeconds, faults, job, quiet);
         }
     }
 }

@@ -12,6 +12,7 @@ import java.util.Map;
  * @param perRound               per round and worker, on average
  * @param accuracyCurve          per evaluated round every worker evaluated: the mean accuracy and when
  * @param switches               the controller's config changes
+ * @param failures               the workers that died (the figures are the others')
  * @param run                    the job's shape and the workers' training settings
  * @param switchCounters         the switch's counters at the end
  */
@@ -20,7 +21,11 @@ public record RunSummary(int schemaVersion, double finalAccuracy, double jctSeco
                          List<Double> finalAccuracies, double finalLoss, PerRound perRound, Staleness staleness,
                          List<CurvePoint> accuracyCurve, List<Double> waitingSecondsPerWorker, List<Integer> skippedRoundsPerWorker,
                          List<Integer> droppedRoundsPerWorker, List<Long> samplesPerWorker, int modeSwitches, List<ModeSwitch> switches,
-                         Map<String, Object> run, Map<String, Long> switchCounters, long seed) {
+                         List<Failure> failures, Map<String, Object> run, Map<String, Long> switchCounters, long seed) {
+    /** A worker that died: its exit code, why (killed by --faults, or its exit), and the rounds it had finished. */
+    public record Failure(int worker, int exitCode, String cause, int roundsDone) {
+    }
+
     /** Mean seconds per worker and round, and how many records they come from. */
     public record PerRound(double computeSeconds, double injectedSeconds, double communicationSeconds, double waitingForPeersSeconds,
                            int records, double evaluationSeconds, boolean evaluationDeferred, double otherSeconds) {
@@ -39,11 +44,11 @@ public record RunSummary(int schemaVersion, double finalAccuracy, double jctSeco
     }
 
     /** This summary with the run's settings and what the launcher saw added to the measured figures. */
-    RunSummary with(final List<ModeSwitch> modeSwitchList, final Map<String, Object> runSettings, final Map<String, Long> counters,
-                    final long runSeed) {
+    RunSummary with(final List<ModeSwitch> modeSwitchList, final List<Failure> died, final Map<String, Object> runSettings,
+                    final Map<String, Long> counters, final long runSeed) {
         return new RunSummary(schemaVersion, finalAccuracy, jctSeconds, targetAccuracy, ttaSeconds, cumulativeWaitingSeconds, computeShare,
             modelHashes, modelsEqual, finalAccuracies, finalLoss, perRound, staleness, accuracyCurve, waitingSecondsPerWorker,
-            skippedRoundsPerWorker, droppedRoundsPerWorker, samplesPerWorker, modeSwitchList.size(), modeSwitchList, runSettings, counters,
-            runSeed);
+            skippedRoundsPerWorker, droppedRoundsPerWorker, samplesPerWorker, modeSwitchList.size(), modeSwitchList, died, runSettings,
+            counters, runSeed);
     }
 }

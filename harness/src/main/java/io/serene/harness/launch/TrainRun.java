@@ -99,6 +99,15 @@ public final class TrainRun {
             switchMonitor.addViewListener(view -> progress.stall(view.jobs().stream()
                 .filter(j -> j.job() == s.job() && stalls.stalled(j, view.timeNs()))
                 .map(j -> StallWatch.describe(j, view.timeNs())).findFirst().orElse(null)));
+            final FaultPlan faults = s.faultPlan();
+            final WorkerProcesses workers = new WorkerProcesses(progress);
+            switchMonitor.addViewListener(view -> view.jobs().stream().filter(j -> j.job() == s.job()).findFirst().ifPresent(j -> {
+                for (final FaultPlan.Fault f : faults.faults()) {
+                    if (j.releasedRound() >= f.round()) {
+                        workers.kill(f.worker(), f.toString(), j.releasedRound());
+                    }
+                }
+            }));
             switchMonitor.start();
             final ControlServer server = s.controlPort() < 0 ? null : ControlServer.start(control, "127.0.0.1", s.controlPort());
             say.printf(Locale.ROOT, "train: %d workers, %s, policy %s, stragglers %s, %d rounds of batch %d, seed %d; switch on udp %s%s%n",
@@ -107,7 +116,6 @@ public final class TrainRun {
                     + (metrics == null ? "" : ", metrics on http://127.0.0.1:" + metrics.port() + "/metrics"));
             say.println("records in " + s.out());
             say.flush();
-            final WorkerProcesses workers = new WorkerProcesses(progress, s.workers());
             final Thread hook = new Thread(workers::stop, "train-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);
             try {
@@ -217,7 +225,9 @@ public final class TrainRun {
 
         final List<WorkerResult> results = new ArrayList<>();
         for (int w = 0; w < s.workers(); w++) {
-            results.add(Json.read(workers.result(w), WorkerResult.class));
+            if (!workers.dead(w)) {
+                results.add(Json.read(workers.result(w), WorkerResult.class));
+            }
         }
         final List<RunSummary.ModeSwitch> switches = decisions.stream()
             .map(d -> new RunSummary.ModeSwitch(d.firstRound, d.releasedRound, d.from, d.to, d.reason)).toList();
@@ -228,7 +238,9 @@ public final class TrainRun {
         run.put("stragglers", t.stragglers());
         run.put("rounds", rounds);
         run.putAll(s.trainingSummary());
-        final RunSummary summary = TrainSummary.of(all, results, s.targetAccuracy()).with(switches, run, switchCounters, t.seed());
+        run.put("faults", s.faultPlan().toString());
+        final RunSummary summary = TrainSummary.of(all, results, s.targetAccuracy()).with(switches, workers.failures(), run,
+            switchCounters, t.seed());
         Files.writeString(s.out().resolve("summary.json"), Json.write(summary) + "\n", StandardCharsets.UTF_8);
         return summary;
     }
@@ -246,6 +258,9 @@ public final class TrainRun {
             per.communicationSeconds() * 1e3, per.waitingForPeersSeconds() * 1e3, per.evaluationSeconds() * 1e3,
             per.evaluationDeferred() ? " (after training, off the clock)" : "", per.otherSeconds() * 1e3);
         out.println("model hashes " + (summary.modelsEqual() ? "all equal: " : "differ: ") + summary.modelHashes());
+        for (final RunSummary.Failure f : summary.failures() == null ? List.<RunSummary.Failure>of() : summary.failures()) {
+            out.println("worker " + f.worker() + " died after " + f.roundsDone() + " rounds (" + f.cause() + "); the figures are the others'");
+        }
         if (summary.modeSwitches() > 0) {
             out.println("mode switches: " + summary.modeSwitches());
         }

@@ -13,22 +13,32 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
-/** The worker processes of a training run: started, their output read (progress, results, the tail for errors), told to evaluate, awaited, stopped. */
+/**
+ * The worker processes of a training run: started, their output read (progress, results, the tail
+ * for errors), told to evaluate, awaited, stopped. A worker that dies is recorded and the others go
+ * on: whether the job can continue without it is its sync config's business (under BSP the others
+ * wait for it, the stall report names it, and they give up after their timeout, which fails the run
+ * naming the death); a worker killed on purpose ({@link #kill}) says why.
+ */
 final class WorkerProcesses {
     private static final int KEEP_LINES = 20;
-    private final int workers;
     private final Progress progress;
     private final List<Process> processes = new ArrayList<>();
     private final List<Thread> readers = new ArrayList<>();
     private final List<ArrayDeque<String>> tails = new ArrayList<>();
     private final List<String> results = new ArrayList<>();
     private final List<Path> logs = new ArrayList<>();
+    /** Per worker: why it was killed on purpose, or null. */
+    private final List<String> killedFor = new ArrayList<>();
+    /** The workers that died, in the order they did. */
+    private final List<RunSummary.Failure> failures = new ArrayList<>();
+    private final List<Boolean> dead = new ArrayList<>();
     private final long startNs = System.nanoTime();
     private int trained;
+    private boolean told;
 
-    WorkerProcesses(final Progress progress, final int workers) {
+    WorkerProcesses(final Progress progress) {
         this.progress = progress;
-        this.workers = workers;
     }
 
     /** Starts worker {@code w}; everything it prints but progress markers also goes to {@code log}. */
@@ -42,6 +52,8 @@ final class WorkerProcesses {
             tails.add(new ArrayDeque<>());
             results.add(null);
             logs.add(log);
+            killedFor.add(null);
+            dead.add(false);
         }
         final Thread reader = new Thread(() -> read(w, p, log), "worker-" + w + "-output");
         reader.setDaemon(true);
@@ -96,15 +108,29 @@ final class WorkerProcesses {
      * worker still training).
      */
     private void trained() {
-        final List<Process> all;
         synchronized (this) {
-            if (++trained < workers) {
+            trained++;
+        }
+        evaluateIfAllTrained();
+    }
+
+    /** Once every worker still alive finished training, tells them to evaluate. */
+    private void evaluateIfAllTrained() {
+        final List<Process> all = new ArrayList<>();
+        synchronized (this) {
+            final long alive = dead.stream().filter(d -> !d).count();
+            if (trained < alive || alive == 0 || told) {
                 return;
             }
-            all = new ArrayList<>(processes);
+            told = true;
+            for (int w = 0; w < processes.size(); w++) {
+                if (!dead.get(w)) {
+                    all.add(processes.get(w));
+                }
+            }
         }
         progress.println(String.format(Locale.ROOT, "all %d workers finished training (%.1f s after they were launched); "
-            + "evaluating their copies of the model on the test set (off the clock)", workers, (System.nanoTime() - startNs) / 1e9));
+            + "evaluating their copies of the model on the test set (off the clock)", all.size(), (System.nanoTime() - startNs) / 1e9));
         for (final Process p : all) {
             try {
                 p.getOutputStream().write("evaluate\n".getBytes(StandardCharsets.UTF_8));
@@ -115,7 +141,29 @@ final class WorkerProcesses {
         }
     }
 
-    /** Waits until every worker exited; fails with the first one that exited non-zero. */
+    /**
+     * Kills worker w's process now (SIGKILL), recording why; the run goes on without it.
+     *
+     * @param round the highest released round when it was killed
+     */
+    void kill(final int w, final String cause, final int round) {
+        final Process p;
+        synchronized (this) {
+            if (w >= processes.size() || killedFor.get(w) != null || dead.get(w)) {
+                return;
+            }
+            killedFor.set(w, cause + " at round " + round);
+            p = processes.get(w);
+        }
+        progress.println("fault: killing worker " + w + " (" + cause + ", round " + round + " released)");
+        p.destroyForcibly();
+    }
+
+    /**
+     * Waits until every worker exited. A worker that dies is recorded (see {@link #failures}) and the
+     * others go on; fails if none finished, or if a worker that was not killed on purpose failed
+     * after another died (its last output and the death that came first in the message).
+     */
     void awaitAll() throws InterruptedException {
         while (true) {
             boolean running = false;
@@ -123,21 +171,61 @@ final class WorkerProcesses {
                 final Process p = processes.get(w);
                 if (p.isAlive()) {
                     running = true;
-                } else if (p.exitValue() != 0) {
+                } else if (p.exitValue() != 0 && !dead.get(w)) {
                     readers.get(w).join(2_000);
-                    stop();
-                    throw new IllegalStateException("worker " + w + " failed (exit " + p.exitValue() + "); its last output (all of it in "
-                        + logs.get(w) + "):\n  " + String.join("\n  ", tail(w)));
+                    died(w, p.exitValue());
                 }
             }
             if (!running) {
                 for (final Thread r : readers) {
                     r.join(5_000);
                 }
+                if (failures.size() == processes.size()) {
+                    throw new IllegalStateException("every worker failed; the first, worker " + failures.get(0).worker() + ": "
+                        + failures.get(0).cause() + "; its last output (all of it in " + logs.get(failures.get(0).worker()) + "):\n  "
+                        + String.join("\n  ", tail(failures.get(0).worker())));
+                }
                 return;
             }
             Thread.sleep(50);
         }
+    }
+
+    /** Worker w exited with a failure: recorded; a failure nobody caused on purpose ends the run unless it is a consequence of one. */
+    private void died(final int w, final int exit) {
+        final String cause;
+        final RunSummary.Failure earlier;
+        synchronized (this) {
+            dead.set(w, true);
+            earlier = failures.isEmpty() ? null : failures.get(0);
+            cause = killedFor.get(w) != null ? "killed by --faults " + killedFor.get(w) : "exit " + exit;
+            failures.add(new RunSummary.Failure(w, exit, cause, progress.roundOf(w)));
+        }
+        progress.failed(w);
+        if (killedFor.get(w) == null) {
+            if (earlier == null) {
+                progress.println("worker " + w + " died (" + cause + "); the others go on if the sync config lets them. Its last output "
+                    + "(all of it in " + logs.get(w) + "):\n  " + String.join("\n  ", tail(w)));
+            } else {
+                stop();
+                throw new IllegalStateException("worker " + w + " failed (" + cause + ") after worker " + earlier.worker() + " died ("
+                    + earlier.cause() + "): the job's sync config needs it, or it could not go on without it; worker " + w
+                    + "'s last output (all of it in " + logs.get(w) + "):\n  " + String.join("\n  ", tail(w)));
+            }
+        } else {
+            progress.println("worker " + w + " is dead (" + cause + "); the others go on if the sync config lets them");
+        }
+        evaluateIfAllTrained();
+    }
+
+    /** The workers that died, in order. */
+    synchronized List<RunSummary.Failure> failures() {
+        return List.copyOf(failures);
+    }
+
+    /** Whether worker w died. */
+    synchronized boolean dead(final int w) {
+        return dead.get(w);
     }
 
     synchronized List<String> tail(final int w) {
