@@ -21,6 +21,8 @@ public enum WorkerCounter {
     CONFIG_UPDATES,
     CONFIG_REQUESTS,
     DROP_MALFORMED,
+    /** A packet from another source than the worker's switch. */
+    DROP_FOREIGN,
     DROP_UNEXPECTED,
     RTT_SAMPLES,
     ERRORS

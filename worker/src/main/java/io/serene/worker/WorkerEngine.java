@@ -265,6 +265,11 @@ public final class WorkerEngine implements PacketEndpoint {
     public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length,
                          final long nowNs, final Outbox outbox) {
         counters.increment(WorkerCounter.PACKETS_IN);
+        if (port != ctx.switchPort()) {
+            // only the switch speaks to a worker: a RESULT, CONFIG or JOIN_ACK from anyone else could change its model
+            counters.increment(WorkerCounter.DROP_FOREIGN);
+            return;
+        }
         try {
             in.wrap(buffer, offset, length);
             if (in.check() != PacketCheck.OK || in.jobId() != ctx.jobId()) {

@@ -65,6 +65,23 @@ class WorkerEngineTest {
     }
 
     @Test
+    void onlyItsSwitchSpeaksToAWorker() {
+        final WorkerEngine engine = engine(3);
+        final CompletableFuture<Aggregate> round = engine.allreduce(0, new float[10]);
+        engine.onTimer(0, outbox);
+        final ByteBuffer ack = Packet.allocate(JoinPacket.ACK_LENGTH);
+        new JoinPacket().wrap(ack, 0, JoinPacket.ACK_LENGTH).initHeader(PacketType.JOIN_ACK).jobId(3)
+            .workerId(1).status(Status.SHAPE_MISMATCH.code());
+        // the same refusal from another source (peer 4 on the worker's socket) is dropped, counted, and changes nothing
+        engine.onPacket(4, ack, 0, JoinPacket.ACK_LENGTH, 0, outbox);
+        assertThat(engine.counters().get(WorkerCounter.DROP_FOREIGN)).isEqualTo(1);
+        assertThat(round).isNotDone();
+        assertThat(engine.joined()).isNotDone();
+        engine.onPacket(0, ack, 0, JoinPacket.ACK_LENGTH, 0, outbox);
+        assertThat(engine.joined()).isCompletedExceptionally();
+    }
+
+    @Test
     void shouldIgnoreMalformedPackets() {
         final WorkerEngine engine = engine(3);
         final ByteBuffer junk = Packet.allocate(16);
