@@ -58,7 +58,7 @@ class ObservabilitySystemTest {
         try (UdpTransport switchLoop = UdpTransport.create(1, true);
              UdpTransport workerLoop = UdpTransport.create(1, true);
              UdpHost switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
-             SwitchControlService service = new SwitchControlService(switchHost::call, pipeline, stalls);
+             SwitchControlService service = new SwitchControlService(switchHost::call, pipeline, stalls, log::add);
              SwitchMonitor monitor = new SwitchMonitor(pipeline, 20, stalls, log::add).start();
              SwitchMetrics metrics = SwitchMetrics.serve(monitor, "127.0.0.1", 0);
              ControlServer control = ControlServer.start(service, "127.0.0.1", 0)) {

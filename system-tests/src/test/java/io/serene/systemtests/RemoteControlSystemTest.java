@@ -10,7 +10,9 @@ import io.grpc.stub.StreamObserver;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.cli.Serene;
+import io.serene.harness.node.ControlAccess;
 import io.serene.harness.node.ControlServer;
+import io.serene.harness.node.StallWatch;
 import io.serene.harness.node.SwitchControlService;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.transport.UdpHost;
@@ -22,6 +24,7 @@ import io.serene.worker.WorkerContext;
 import io.serene.worker.WorkerCounter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -38,6 +41,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A switch with its gRPC control service and two UDP workers; {@code serene control} reads the
@@ -177,6 +181,63 @@ class RemoteControlSystemTest {
                 assertThat(reflectedServices(target)).contains("serene.control.SwitchControl", "grpc.health.v1.Health");
             } finally {
                 workers.forEach(UdpWorker::close);
+                server.close();
+            }
+            assertThat(errors).isEmpty();
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void aTokenAndTlsGuardTheControlPortAndEveryWriteIsLoggedWithItsCaller(@TempDir final Path dir) throws Exception {
+        final Path cert = dir.resolve("cert.pem");
+        final Path key = dir.resolve("key.pem");
+        final Process openssl = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key.toString(),
+            "-out", cert.toString(), "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost")
+            .redirectErrorStream(true).start();
+        final String made = new String(openssl.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(openssl.waitFor(60, TimeUnit.SECONDS) && openssl.exitValue() == 0).as(made).isTrue();
+        final Path token = dir.resolve("token");
+        Files.writeString(token, "s3cret-token\n");
+        final List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
+        final List<String> log = Collections.synchronizedList(new ArrayList<>());
+        final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(4 << 20)
+            .defaultSync(SyncConfig.bsp()).conclude(), errors::add);
+        try (UdpTransport switchLoop = UdpTransport.create(1, true);
+             UdpTransport workerLoop = UdpTransport.create(1, true);
+             UdpHost switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
+             SwitchControlService service = new SwitchControlService(switchHost::call, pipeline, new StallWatch(5), log::add)) {
+            assertThatThrownBy(() -> ControlServer.start(service, "0.0.0.0", 0, ControlAccess.LOCAL))
+                .hasMessageContaining("--control-bind 0.0.0.0 is reachable from other hosts: give it a token");
+            final ControlServer server = ControlServer.start(service, "127.0.0.1", 0,
+                new ControlAccess(ControlAccess.readToken("--control-token-file", token), cert, key));
+            final UdpWorker worker = UdpWorker.start(new WorkerContext().jobId(JOB + 5).workerId(0).workers(1).elementsPerRound(100),
+                switchHost.localAddress(), new InetSocketAddress("127.0.0.1", 0), workerLoop, UdpOptions.defaults(), errors::add);
+            try {
+                worker.joined().get(20, TimeUnit.SECONDS);
+                final String target = server.address();
+                final String job = "" + (JOB + 5);
+                Object[] r = cli("control", "show", "--switch", target, "--job", job, "--tls-ca", cert.toString());
+                assertThat((String) r[1]).contains("UNAUTHENTICATED", "missing or wrong control token");
+                r = cli("control", "show", "--switch", target, "--job", job);
+                assertThat(r[0]).as("plaintext to a TLS port").isEqualTo(1);
+                r = cli("control", "health", "--switch", target, "--tls-ca", cert.toString());
+                assertThat((String) r[1]).as("probes need no token").contains("SERVING");
+                r = cli("control", "show", "--switch", target, "--job", job, "--tls-ca", cert.toString(), "--token-file", token.toString());
+                assertThat(r[0]).as((String) r[1]).isEqualTo(0);
+                assertThat((String) r[1]).contains("job 14: R=-1");
+                r = cli("control", "write", "--switch", target, "--job", job, "--tls-ca", cert.toString(), "--token-file", token.toString(),
+                    "insert:50=ssp:1");
+                assertThat((String) r[1]).contains("insert:50=ssp:1: OK");
+                r = cli("control", "install", "bsp", "--first-round", "60", "--switch", target, "--job", job, "--tls-ca", cert.toString(),
+                    "--token-file", token.toString());
+                assertThat(r[0]).as((String) r[1]).isEqualTo(0);
+                assertThat(log).anySatisfy(l -> assertThat(l).startsWith("control: 127.0.0.1:").contains("wrote job 14: ", ": OK"));
+                assertThat(log).anySatisfy(l -> assertThat(l).startsWith("control: 127.0.0.1:")
+                    .contains("installed bsp on job 14 from round 60: OK"));
+                assertThat(log).as("refused calls write nothing").hasSize(2);
+            } finally {
+                worker.close();
                 server.close();
             }
             assertThat(errors).isEmpty();

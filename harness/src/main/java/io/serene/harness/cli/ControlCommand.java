@@ -1,11 +1,14 @@
 package io.serene.harness.cli;
 
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.MetadataUtils;
 import io.serene.controlplane.ControlLoop;
 import io.serene.controlplane.Controller;
 import io.serene.controlplane.Policy;
@@ -23,6 +26,7 @@ import io.serene.controlplane.rpc.Update;
 import io.serene.controlplane.rpc.WatchRequest;
 import io.serene.controlplane.rpc.WriteReply;
 import io.serene.controlplane.rpc.WriteRequest;
+import io.serene.harness.node.ControlAccess;
 import io.serene.harness.node.StallWatch;
 import io.serene.protocol.Status;
 import io.serene.protocol.table.SyncConfigEntry;
@@ -43,6 +47,7 @@ import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import javax.net.ssl.SSLException;
 
 /** {@code serene control}: reads and hot-swaps a running switch's sync configs over gRPC. */
 @Command(name = "control", mixinStandardHelpOptions = true,
@@ -64,9 +69,32 @@ public final class ControlCommand implements Runnable {
         @Option(names = "--job", defaultValue = "1", description = "Job id. Default: ${DEFAULT-VALUE}.")
         int job;
 
+        @Option(names = "--token-file", description = "A file whose first line is the switch's control token "
+            + "(serene switch --control-token-file); unset, SERENE_CONTROL_TOKEN.")
+        Path tokenFile;
+
+        @Option(names = "--tls-ca", description = "Connect with TLS, trusting this certificate (PEM): the switch's own, or its CA's.")
+        Path tlsCa;
+
         ManagedChannel channel() {
             final InetSocketAddress target = Addresses.parse("--switch", address);
-            return NettyChannelBuilder.forAddress(target.getHostString(), target.getPort()).usePlaintext().build();
+            final NettyChannelBuilder builder = NettyChannelBuilder.forAddress(target.getHostString(), target.getPort());
+            if (tlsCa != null) {
+                try {
+                    builder.sslContext(GrpcSslContexts.forClient().trustManager(tlsCa.toFile()).build());
+                } catch (final SSLException | IllegalArgumentException ex) {
+                    throw new IllegalArgumentException("--tls-ca " + tlsCa + ": " + ex.getMessage(), ex);
+                }
+            } else {
+                builder.usePlaintext();
+            }
+            final String token = tokenFile != null ? ControlAccess.readToken("--token-file", tokenFile) : System.getenv("SERENE_CONTROL_TOKEN");
+            if (token != null && !token.isBlank()) {
+                final Metadata headers = new Metadata();
+                headers.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token.trim());
+                builder.intercept(MetadataUtils.newAttachHeadersInterceptor(headers));
+            }
+            return builder.build();
         }
 
         /** Runs a call; an RPC error becomes a one-line message with the switch's reason. */

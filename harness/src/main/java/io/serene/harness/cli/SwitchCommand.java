@@ -2,6 +2,7 @@ package io.serene.harness.cli;
 
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
+import io.serene.harness.node.ControlAccess;
 import io.serene.harness.node.ControlServer;
 import io.serene.harness.node.Ports;
 import io.serene.harness.node.StallWatch;
@@ -17,6 +18,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -56,8 +58,19 @@ public final class SwitchCommand implements Callable<Integer> {
     int controlPort;
 
     @Option(names = "--control-bind", defaultValue = "127.0.0.1", description = "Address the control service binds; "
-        + "it has no authentication, so give another only on a network you trust. Default: ${DEFAULT-VALUE}.")
+        + "one other than loopback needs --control-token-file. Default: ${DEFAULT-VALUE}.")
     String controlBind;
+
+    @Option(names = "--control-token-file", description = "A file whose first line is the token control callers must present "
+        + "(serene control --token-file); required to bind the control service beyond loopback.")
+    Path controlTokenFile;
+
+    @Option(names = "--control-cert", description = "The control service's TLS certificate chain (PEM); with --control-key, "
+        + "callers connect with TLS (serene control --tls-ca).")
+    Path controlCert;
+
+    @Option(names = "--control-key", description = "The private key of --control-cert (PKCS#8 PEM).")
+    Path controlKey;
 
     @Mixin
     MonitorOptions monitorOptions = new MonitorOptions();
@@ -81,20 +94,23 @@ public final class SwitchCommand implements Callable<Integer> {
         Ports.optional("--control-port", controlPort);
         final int metricsPort = monitorOptions.metricsPort();
         final StallWatch stalls = monitorOptions.stalls();
+        final ControlAccess access = new ControlAccess(controlTokenFile == null ? null
+            : ControlAccess.readToken("--control-token-file", controlTokenFile), controlCert, controlKey);
         final SwitchPipeline pipeline = new SwitchPipeline(context,
             ex -> System.err.println("switch error: " + ex));
         final CountDownLatch stop = new CountDownLatch(1);
         try (UdpTransport transport = UdpTransport.create(1, !nio);
              UdpHost host = transport.bind(pipeline, new InetSocketAddress(bind, port), UdpOptions.defaults());
-             SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls);
+             SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls, SwitchCommand::log);
              SwitchMonitor monitor = new SwitchMonitor(pipeline, 100, stalls, SwitchCommand::log).start();
              SwitchMetrics metrics = metricsPort < 0 ? null : SwitchMetrics.serve(monitor, metricsBind, metricsPort)) {
-            final ControlServer server = controlPort < 0 ? null : ControlServer.start(control, controlBind, controlPort);
+            final ControlServer server = controlPort < 0 ? null : ControlServer.start(control, controlBind, controlPort, access);
             System.out.println(context.memory());
             System.out.println("switch listening on udp " + host.localAddress() + " (" + transport.kind() + "), new jobs start with "
                 + context.defaultSync());
             if (server != null) {
-                System.out.println("control service on tcp " + server.address() + " (grpc health and reflection too)");
+                System.out.println("control service on tcp " + server.address() + (access.tls() ? " with TLS" : "")
+                    + (access.token() != null ? ", callers need the token" : "") + " (grpc health and reflection too)");
             }
             if (metrics != null) {
                 System.out.println("metrics on http://" + metricsBind + ":" + metrics.port() + "/metrics");

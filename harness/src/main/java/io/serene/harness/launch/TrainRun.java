@@ -93,7 +93,7 @@ public final class TrainRun {
         final StallWatch stalls = new StallWatch(s.stallSeconds());
         try (UdpTransport transport = UdpTransport.create(1, true);
              UdpHost host = transport.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
-             SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls);
+             SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls, progress::println);
              SwitchMonitor switchMonitor = new SwitchMonitor(pipeline, 100, stalls, progress::println);
              SwitchMetrics metrics = s.metricsPort() < 0 ? null : SwitchMetrics.serve(switchMonitor, "127.0.0.1", s.metricsPort())) {
             switchMonitor.addViewListener(view -> progress.stall(view.jobs().stream()

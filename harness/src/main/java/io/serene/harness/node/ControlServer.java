@@ -1,6 +1,7 @@
 package io.serene.harness.node;
 
 import io.grpc.Server;
+import io.grpc.ServerInterceptors;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
@@ -26,14 +27,24 @@ public final class ControlServer implements AutoCloseable {
         this.bind = bind;
     }
 
-    /** Starts the server on {@code bind:port} (port 0: any free one). */
+    /** Starts the server on {@code bind:port} (port 0: any free one), open to anyone on this host. */
     public static ControlServer start(final SwitchControlService control, final String bind, final int port) throws IOException {
+        return start(control, bind, port, ControlAccess.LOCAL);
+    }
+
+    /** Starts the server with an access rule: a token (required off loopback), TLS. */
+    public static ControlServer start(final SwitchControlService control, final String bind, final int port, final ControlAccess access)
+        throws IOException {
+        access.checkBind(bind);
         final HealthStatusManager health = new HealthStatusManager();
-        final Server server = NettyServerBuilder.forAddress(new InetSocketAddress(bind, port))
-            .addService(control)
+        final NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(bind, port))
+            .addService(ServerInterceptors.intercept(control, access.interceptor()))
             .addService(health.getHealthService())
-            .addService(ProtoReflectionServiceV1.newInstance())
-            .build().start();
+            .addService(ServerInterceptors.intercept(ProtoReflectionServiceV1.newInstance(), access.interceptor()));
+        if (access.tls()) {
+            builder.useTransportSecurity(access.certFile().toFile(), access.keyFile().toFile());
+        }
+        final Server server = builder.build().start();
         health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.SERVING);
         health.setStatus(SwitchControlGrpc.SERVICE_NAME, ServingStatus.SERVING);
         return new ControlServer(server, health, bind);

@@ -36,6 +36,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -54,6 +55,7 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
     private final SwitchThread thread;
     private final SwitchPipeline pipeline;
     private final StallWatch stalls;
+    private final Consumer<String> log;
     private final ScheduledExecutorService watchers = Executors.newSingleThreadScheduledExecutor(r -> {
         final Thread t = new Thread(r, "serene-control-watch");
         t.setDaemon(true);
@@ -61,14 +63,19 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
     });
 
     public SwitchControlService(final SwitchThread thread, final SwitchPipeline pipeline) {
-        this(thread, pipeline, new StallWatch(StallWatch.DEFAULT_SECONDS));
+        this(thread, pipeline, new StallWatch(StallWatch.DEFAULT_SECONDS), line -> { });
     }
 
-    /** With the stall threshold {@code serene control show} reports against. */
-    public SwitchControlService(final SwitchThread thread, final SwitchPipeline pipeline, final StallWatch stalls) {
+    /**
+     * With the stall threshold {@code serene control show} reports against, and where every table
+     * write is logged, with its caller and result.
+     */
+    public SwitchControlService(final SwitchThread thread, final SwitchPipeline pipeline, final StallWatch stalls,
+                                final Consumer<String> log) {
         this.thread = thread;
         this.pipeline = pipeline;
         this.stalls = stalls;
+        this.log = log;
         // every call goes through the switch's command queue; a task on its thread makes it drain it
         pipeline.commands().wakeup(() -> thread.call(() -> null));
     }
@@ -117,13 +124,20 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
             return;
         }
         try {
-            reply.onNext(onSwitch(() -> {
+            final WriteReply done = onSwitch(() -> {
                 final WriteReply.Builder b = WriteReply.newBuilder();
                 for (final TableWrite w : writes) {
                     b.addResults(pipeline.write(w).name());
                 }
                 return b.setEpoch(pipeline.configEpoch(request.getJob())).build();
-            }));
+            });
+            final List<String> lines = new ArrayList<>();
+            for (int i = 0; i < writes.size(); i++) {
+                lines.add(writes.get(i) + ": " + done.getResults(i));
+            }
+            log.accept("control: " + caller() + " wrote job " + request.getJob() + ": " + String.join(", ", lines) + " (epoch "
+                + done.getEpoch() + ")");
+            reply.onNext(done);
             reply.onCompleted();
         } catch (final Exception ex) {
             reply.onError(unavailable(ex));
@@ -160,6 +174,9 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
             reply.onError(unavailable(ex));
             return;
         }
+        log.accept("control: " + caller() + " installed " + config + " on job " + request.getJob()
+            + (request.getGroup() == 0 ? "" : " group " + request.getGroup()) + " from round " + result.getFirstRound() + ": "
+            + result.getStatus());
         switch (io.serene.protocol.Status.valueOf(result.getStatus())) {
             case OK:
                 reply.onNext(result);
@@ -266,6 +283,12 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
             b.addEntries(ConfigEntry.newBuilder().setGroup(row.group()).setFirstRound(row.firstRound()).setRule(row.rule()));
         }
         return b.build();
+    }
+
+    /** The calling address, as the server's access interceptor recorded it. */
+    private static String caller() {
+        final java.net.SocketAddress a = ControlAccess.CALLER.get();
+        return a == null ? "(in-process)" : a.toString().replaceFirst("^/", "");
     }
 
     private static RuntimeException notFound(final int job) {
