@@ -19,7 +19,16 @@ final class SereneProcess {
 
     /** Starts a command with extra environment variables (a launcher's RANK, WORLD_SIZE and so on). */
     static Process start(final Map<String, String> env, final String... args) throws Exception {
-        final List<String> command = new ArrayList<>();
+        return start(List.of(), env, args);
+    }
+
+    /** Starts a command under a prefix (e.g. {@code ip netns exec NS}: in another network namespace). */
+    static Process startIn(final List<String> prefix, final String... args) throws Exception {
+        return start(prefix, Map.of(), args);
+    }
+
+    private static Process start(final List<String> prefix, final Map<String, String> env, final String... args) throws Exception {
+        final List<String> command = new ArrayList<>(prefix);
         command.add(System.getProperty("java.home") + "/bin/java");
         command.add("-Xmx512m");
         command.add("-Dai.djl.offline=true");
