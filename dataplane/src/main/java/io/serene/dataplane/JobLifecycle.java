@@ -93,6 +93,7 @@ final class JobLifecycle {
             return;
         }
         jobs.join(j, worker, port);
+        jobs.lastHeardNs[j] = nowNs;
         send(port, deparser.joinAck(in, Status.OK, workers, elements, ring, maxWorkers), outbox);
         sendConfigs(j, worker, port, outbox);
     }
@@ -101,7 +102,7 @@ final class JobLifecycle {
      * The job index of a packet naming a known job and a worker it has, from the address that worker
      * joined from (if it joined); else MISSING, the drop counted.
      */
-    int jobOf(final Packet<?> in, final int port) {
+    int jobOf(final Packet<?> in, final int port, final long nowNs) {
         final int j = jobTable.get(in.jobId());
         if (j == JobTable.MISSING) {
             counters.increment(SwitchCounter.DROP_UNKNOWN_JOB);
@@ -115,11 +116,14 @@ final class JobLifecycle {
             counters.increment(SwitchCounter.DROP_FOREIGN_PORT);
             return JobTable.MISSING;
         }
+        if (jobs.isJoined(j, in.workerId())) {
+            jobs.lastHeardNs[j] = nowNs;
+        }
         return j;
     }
 
-    void onConfigRequest(final Packet<?> in, final int port, final Outbox outbox) {
-        final int j = jobOf(in, port);
+    void onConfigRequest(final Packet<?> in, final int port, final long nowNs, final Outbox outbox) {
+        final int j = jobOf(in, port, nowNs);
         if (j == JobTable.MISSING) {
             return;
         }
@@ -191,10 +195,38 @@ final class JobLifecycle {
             return;
         }
         if (j != JobTable.MISSING && worker < jobs.workers[j] && jobs.leave(j, worker)) {
-            jobs.active[j] = false;
-            jobTable.remove(jobs.id[j]);
+            free(j);
             counters.increment(SwitchCounter.JOBS_FREED);
         }
         send(port, deparser.leaveAck(in), outbox);
+    }
+
+    private void free(final int j) {
+        jobs.active[j] = false;
+        jobTable.remove(jobs.id[j]);
+    }
+
+    /**
+     * Frees the jobs whose lease ran out (no joined worker heard from for {@code leaseNs}); returns
+     * when the next lease runs out, or {@link Long#MAX_VALUE} if none can (leases off, or no job).
+     */
+    long expire(final long nowNs, final long leaseNs) {
+        if (leaseNs <= 0) {
+            return Long.MAX_VALUE;
+        }
+        long next = Long.MAX_VALUE;
+        for (int j = 0; j < jobs.active.length; j++) {
+            if (!jobs.active[j]) {
+                continue;
+            }
+            final long end = jobs.lastHeardNs[j] + leaseNs;
+            if (nowNs >= end) {
+                free(j);
+                counters.increment(SwitchCounter.JOBS_EXPIRED);
+            } else {
+                next = Math.min(next, end);
+            }
+        }
+        return next;
     }
 }

@@ -25,6 +25,7 @@ public final class SwitchContext {
     private int roundRing = DEFAULT_ROUND_RING;
     private int maxPoolSize = MAX_POOL_SIZE;
     private SyncConfig defaultSync = SyncConfig.asp();
+    private long jobLeaseNs;
     private int[] defaultGroups = new int[0];
     private final SyncConfig[] groupSync = new SyncConfig[ConfigTable.GROUPS];
     private SwitchMemory memory;
@@ -102,6 +103,20 @@ public final class SwitchContext {
         return groupSync[group] == null ? defaultSync : groupSync[group];
     }
 
+    /**
+     * A job none of whose joined workers sent anything for this long is freed (its table entry
+     * serves another job; counted, JOBS_EXPIRED), so JOINs that no worker follows cannot fill the
+     * job table for good. 0 (the default): jobs live until their workers leave.
+     */
+    public SwitchContext jobLeaseNs(final long ns) {
+        this.jobLeaseNs = ns;
+        return this;
+    }
+
+    public long jobLeaseNs() {
+        return jobLeaseNs;
+    }
+
     public long budgetBytes() {
         return budgetBytes;
     }
@@ -137,6 +152,7 @@ public final class SwitchContext {
         require(chunkElements >= 1 && chunkElements <= MAX_CHUNK_ELEMENTS,
             "chunkElements must be in 1.." + MAX_CHUNK_ELEMENTS + ", was " + chunkElements);
         require(roundRing >= 2 && roundRing <= 1 << 20, "roundRing must be in 2..1048576, was " + roundRing);
+        require(jobLeaseNs >= 0, "jobLeaseNs must be >= 0 (0: never), was " + jobLeaseNs);
         require(maxPoolSize >= 1 && maxPoolSize <= MAX_POOL_SIZE,
             "maxPoolSize must be in 1.." + MAX_POOL_SIZE + ", was " + maxPoolSize);
         final long fixed = SwitchMemory.fixedBytes(maxJobs, maxWorkers, roundRing, chunkElements);

@@ -19,6 +19,8 @@ public enum SwitchCounter {
     LEAVES,
     JOBS_CREATED,
     JOBS_FREED,
+    /** A job freed because none of its joined workers was heard from for the job lease. */
+    JOBS_EXPIRED,
     DROP_TRUNCATED,
     DROP_BAD_MAGIC,
     DROP_BAD_VERSION,

@@ -17,9 +17,9 @@ import io.serene.dataplane.state.JobTable;
  *                      + 56W (joined bitmap, late set, explicit worker_group entries, members of 4 groups)
  *                      + (16 + 8W)G (release counters 4, release times 8, timeout latch: round 4,
  *                                   contributor bitmap 8W)
- *                      + 51 (id, workers, elements, chunks, value limit, R, config epoch, groups
- *                            in use: 4 each; open seq 8, creation time 8; active, started, configs
- *                            changed: 1 each))
+ *                      + 59 (id, workers, elements, chunks, value limit, R, config epoch, groups
+ *                            in use: 4 each; open seq 8, creation time 8, last heard 8; active,
+ *                            started, configs changed: 1 each))
  *                 + 9T (job hash table: T = smallest power of two >= 2J; key 4, value 4, used 1)
  *                 + 64 + 16W + 8K (the result being composed, and one contribution's values)
  *                 + 16W (the release rule's scratch: a group's required members, PSP's sample)
@@ -32,7 +32,7 @@ import io.serene.dataplane.state.JobTable;
  */
 public final class SwitchMemory {
     static final int SLOT_SCALAR_BYTES = 35 + ConfigTable.GROUPS;
-    static final int JOB_SCALAR_BYTES = 51;
+    static final int JOB_SCALAR_BYTES = 59;
 
     private final long budgetBytes;
     private final int maxJobs;

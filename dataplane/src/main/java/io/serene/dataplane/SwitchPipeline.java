@@ -364,7 +364,7 @@ public final class SwitchPipeline implements PacketEndpoint {
                     lifecycle.onLeave(in, port, outbox);
                     break;
                 case CONFIG_REQUEST:
-                    lifecycle.onConfigRequest(in, port, outbox);
+                    lifecycle.onConfigRequest(in, port, nowNs, outbox);
                     break;
                 default:
                     counters.increment(SwitchCounter.DROP_UNEXPECTED_TYPE);
@@ -393,8 +393,15 @@ public final class SwitchPipeline implements PacketEndpoint {
             counters.increment(SwitchCounter.ERRORS);
             errorHandler.accept(ex);
         }
+        long leaseEnd = NO_DEADLINE;
+        try {
+            leaseEnd = lifecycle.expire(nowNs, context.jobLeaseNs());
+        } catch (final RuntimeException ex) {
+            counters.increment(SwitchCounter.ERRORS);
+            errorHandler.accept(ex);
+        }
         if (!scanner.armed()) {
-            return NO_DEADLINE;
+            return leaseEnd;
         }
         try {
             for (long v = scanner.visits(nowNs, slots.slots()); v > 0; v--) {
@@ -411,11 +418,11 @@ public final class SwitchPipeline implements PacketEndpoint {
             counters.increment(SwitchCounter.ERRORS);
             errorHandler.accept(ex);
         }
-        return scanner.nextDeadline(nowNs);
+        return Math.min(scanner.nextDeadline(nowNs), leaseEnd);
     }
 
     private void onData(final int port, final long nowNs, final Outbox outbox) {
-        final int j = lifecycle.jobOf(data, port);
+        final int j = lifecycle.jobOf(data, port, nowNs);
         if (j == JobTable.MISSING) {
             return;
         }

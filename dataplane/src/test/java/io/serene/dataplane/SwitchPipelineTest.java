@@ -326,6 +326,34 @@ class SwitchPipelineTest {
         assertThat(errors).isEmpty();
     }
 
+    @Test
+    void aJobNobodySpeaksForExpiresAndFreesItsEntry() {
+        pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(1 << 20).maxJobs(2).maxWorkers(8)
+            .chunkElements(4).maxPoolSize(2).roundRing(4).jobLeaseNs(1_000).conclude(), errors::add);
+        join(0, 2, 4);
+        joinJob(JOB + 1, 0, 1, 4);
+        assertThat(pipeline.activeJobs()).isEqualTo(2);
+        assertThat(pipeline.onTimer(500, outbox)).as("the next lease end").isEqualTo(1_000);
+        // job JOB hears from its worker at 900: its lease runs to 1900
+        final int length = DataPacket.length(4);
+        final ByteBuffer b = Packet.allocate(length);
+        new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(JOB).workerId(0).seq(0).round(0).chunk(0)
+            .shadowSet(0).poolIndex(0).flags(Flags.VALUES).elementCount(4).exponent((byte) 0);
+        pipeline.onPacket(100, b, 0, length, 900, outbox);
+        assertThat(pipeline.onTimer(1_000, outbox)).isEqualTo(1_900);
+        assertThat(pipeline.activeJobs()).as("the job nobody spoke for is gone").isEqualTo(1);
+        assertThat(pipeline.workers(JOB + 1)).isEqualTo(-1);
+        assertThat(pipeline.workers(JOB)).isEqualTo(2);
+        pipeline.onTimer(1_900, outbox);
+        assertThat(pipeline.activeJobs()).isZero();
+        assertThat(pipeline.counters().get(SwitchCounter.JOBS_EXPIRED)).isEqualTo(2);
+        // the entries serve new jobs
+        joinJob(JOB + 2, 0, 1, 4);
+        joinJob(JOB + 3, 0, 1, 4);
+        assertThat(pipeline.activeJobs()).isEqualTo(2);
+        assertThat(errors).isEmpty();
+    }
+
     private Sent last() {
         return sent.get(sent.size() - 1);
     }

@@ -23,6 +23,8 @@ public final class JobRegisters {
     public final int[] valueLimit;
     /** The job's lowest step not yet released. */
     public final long[] openSeq;
+    /** [job]: when a joined worker of the job was last heard (JOIN, DATA, CONFIG_REQUEST), for the job's lease. */
+    public final long[] lastHeardNs;
     /** Bumped by every table write; stamped on every result. */
     public final int[] epoch;
     /** Whether a worker contributed (group membership is fixed from then on). */
@@ -52,6 +54,7 @@ public final class JobRegisters {
         chunksPerRound = new int[maxJobs];
         valueLimit = new int[maxJobs];
         openSeq = new long[maxJobs];
+        lastHeardNs = new long[maxJobs];
         epoch = new int[maxJobs];
         started = new boolean[maxJobs];
         configDirty = new boolean[maxJobs];
@@ -67,7 +70,7 @@ public final class JobRegisters {
     public long bytes() {
         return active.length + started.length + configDirty.length
             + 4L * (id.length + workers.length + elementsPerRound.length + chunksPerRound.length + valueLimit.length + epoch.length)
-            + 8L * openSeq.length + 8L * (joined.length + late.length)
+            + 8L * openSeq.length + 8L * lastHeardNs.length + 8L * (joined.length + late.length)
             + 4L * (workerPort.length + workerClock.length + arrivalRound.length)
             + 8L * (arrivalNs.length + iterationNs.length);
     }

@@ -50,6 +50,10 @@ public final class SwitchCommand implements Callable<Integer> {
         + "workers held back only by the release ring).")
     String sync;
 
+    @Option(names = "--job-lease-seconds", defaultValue = "300", description = "Free a job none of whose workers was heard "
+        + "from for this long (JOINs nobody follows cannot fill the job table for good); 0: never. Default: ${DEFAULT-VALUE}.")
+    double jobLeaseSeconds;
+
     @Option(names = "--stats-seconds", defaultValue = "5", description = "Print counters every N seconds (0: never). Default: ${DEFAULT-VALUE}.")
     int statsSeconds;
 
@@ -88,8 +92,12 @@ public final class SwitchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (!(jobLeaseSeconds >= 0) || Double.isInfinite(jobLeaseSeconds)) {
+            throw new IllegalArgumentException("--job-lease-seconds must be a finite number >= 0 (0: never), was " + jobLeaseSeconds);
+        }
         final SwitchContext context = new SwitchContext().budgetBytes(budget).maxJobs(maxJobs).maxWorkers(maxWorkers)
-            .chunkElements(chunkElements).defaultSync(SyncConfigParser.parse(sync)).conclude();
+            .chunkElements(chunkElements).defaultSync(SyncConfigParser.parse(sync))
+            .jobLeaseNs((long) (jobLeaseSeconds * 1e9)).conclude();
         Ports.require("--port", port);
         Ports.optional("--control-port", controlPort);
         final int metricsPort = monitorOptions.metricsPort();
