@@ -28,7 +28,7 @@ class FaultSystemTest {
     private static String[] train(final Path dir, final String out, final String policy, final String faults) {
         return new String[] {"train", "--workers", "3", "--rounds", "60", "--batch", "32", "--eval-every", "20", "--data", dir.toString(),
             "--seed", "5", "--out", dir.resolve(out).toString(), "--policy", policy, "--faults", faults, "--timeout-seconds", "6",
-            "--stall-seconds", "1"};
+            "--stall-seconds", "1", "--silence-rounds", "10"};
     }
 
     @Test
@@ -41,6 +41,8 @@ class FaultSystemTest {
         assertThat(p.waitFor(240, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).as(out + err).isZero();
         assertThat(out).contains("fault: killing worker 2 (kill:2@15, round ", "worker 2 died after");
+        assertThat(out).as("the switch notices it is gone: under fastest-2 no round waits for it")
+            .containsPattern("job 1: worker 2 silent for [0-9.]+ s, \\d+ round times");
         final JsonNode s = JSON.readTree(dir.resolve("quorum").resolve("summary.json").toFile());
         assertThat(s.path("failures")).hasSize(1);
         assertThat(s.path("failures").get(0).path("worker").asInt()).isEqualTo(2);

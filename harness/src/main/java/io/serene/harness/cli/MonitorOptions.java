@@ -1,6 +1,7 @@
 package io.serene.harness.cli;
 
 import io.serene.harness.node.Ports;
+import io.serene.harness.node.SilenceWatch;
 import io.serene.harness.node.StallWatch;
 import picocli.CommandLine.Option;
 
@@ -16,9 +17,19 @@ final class MonitorOptions {
         + "Default: ${DEFAULT-VALUE}.")
     double stallSeconds;
 
+    @Option(names = "--silence-rounds", defaultValue = SilenceWatch.DEFAULT, description = "Report a worker silent (failed or "
+        + "stopped?) once it has not contributed for this many typical round times (at least 1 s) while its job needs it or "
+        + "goes on without it; 0: never. Default: ${DEFAULT-VALUE}.")
+    double silenceRounds;
+
     /** The port, checked. */
     int metricsPort() {
         return Ports.optional("--metrics-port", metricsPort);
+    }
+
+    /** The failure detector (its constructor checks the setting). */
+    SilenceWatch silence() {
+        return new SilenceWatch(silenceRounds);
     }
 
     /** The stall watch (its constructor checks the threshold). */

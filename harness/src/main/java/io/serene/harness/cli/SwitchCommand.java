@@ -110,7 +110,7 @@ public final class SwitchCommand implements Callable<Integer> {
         try (UdpTransport transport = UdpTransport.create(1, !nio);
              UdpHost host = transport.bind(pipeline, new InetSocketAddress(bind, port), UdpOptions.defaults());
              SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls, SwitchCommand::log);
-             SwitchMonitor monitor = new SwitchMonitor(pipeline, 100, stalls, SwitchCommand::log).start();
+             SwitchMonitor monitor = new SwitchMonitor(pipeline, 100, stalls, monitorOptions.silence(), SwitchCommand::log).start();
              SwitchMetrics metrics = metricsPort < 0 ? null : SwitchMetrics.serve(monitor, metricsBind, metricsPort)) {
             final ControlServer server = controlPort < 0 ? null : ControlServer.start(control, controlBind, controlPort, access);
             System.out.println(context.memory());

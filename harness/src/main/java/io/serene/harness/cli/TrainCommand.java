@@ -73,7 +73,8 @@ public final class TrainCommand implements Callable<Integer> {
         final RunSettings.Builder builder = RunSettings.builder().workers(workers).training(training.settings())
             .workerJit(WorkerJit.parse("--worker-jit", workerJit)).targetAccuracy(targetAccuracy)
             .out(out != null ? out : defaultOut("train")).controlPort(controlPort)
-            .metricsPort(monitorOptions.metricsPort).stallSeconds(monitorOptions.stallSeconds).faults(faults);
+            .metricsPort(monitorOptions.metricsPort).stallSeconds(monitorOptions.stallSeconds)
+            .silenceRounds(monitorOptions.silenceRounds).faults(faults);
         if (policyFile != null) {
             builder.policy(PolicyCommand.load(policyFile), policyFile.getFileName().toString());
         } else {

@@ -2,6 +2,7 @@ package io.serene.harness.launch;
 
 import io.serene.controlplane.Policy;
 import io.serene.harness.node.Ports;
+import io.serene.harness.node.SilenceWatch;
 import io.serene.harness.node.StallWatch;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.TrainDefaults;
@@ -24,11 +25,13 @@ import java.util.Map;
  * @param controlPort the TCP port of the gRPC control service, -1 for none
  * @param metricsPort the TCP port of {@code /metrics}, -1 for none
  * @param stallSeconds report a round waiting longer than this (0: never)
+ * @param silenceRounds report a worker silent after this many typical round times (0: never)
  * @param faults      faults to inject ({@link FaultPlan}), "none" for none
  * @param quiet       print only failures (serene experiment prints one line per run)
  */
 public record RunSettings(int workers, TrainSettings training, String sync, Policy policy, String policyLabel, WorkerJit workerJit,
-                          double targetAccuracy, Path out, int controlPort, int metricsPort, double stallSeconds, String faults,
+                          double targetAccuracy, Path out, int controlPort, int metricsPort, double stallSeconds, double silenceRounds,
+                          String faults,
                           int job, boolean quiet) {
     /** Validates; called by {@link Builder#build()}. */
     public RunSettings {
@@ -44,6 +47,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         Ports.optional("--control-port", controlPort);
         Ports.optional("--metrics-port", metricsPort);
         new StallWatch(stallSeconds);
+        new SilenceWatch(silenceRounds);
         FaultPlan.parse(faults, workers);
         if (policy == null) {
             SyncSchedule.parse(sync).configFor(0).resolve(workers);
@@ -85,6 +89,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         private int controlPort = -1;
         private int metricsPort = -1;
         private double stallSeconds = StallWatch.DEFAULT_SECONDS;
+        private double silenceRounds = Double.parseDouble(SilenceWatch.DEFAULT);
         private int job = 1;
         private boolean quiet;
         private String faults = "none";
@@ -147,6 +152,11 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
             return this;
         }
 
+        public Builder silenceRounds(final double value) {
+            silenceRounds = value;
+            return this;
+        }
+
         public Builder faults(final String value) {
             faults = value;
             return this;
@@ -159,7 +169,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
 
         public RunSettings build() {
             return new RunSettings(workers, training, sync, policy, policyLabel, workerJit, targetAccuracy, out, controlPort, metricsPort,
-                stallSeconds, faults, job, quiet);
+                stallSeconds, silenceRounds, faults, job, quiet);
         }
     }
 }

@@ -6,6 +6,7 @@ import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.cli.Serene;
 import io.serene.harness.node.ControlServer;
+import io.serene.harness.node.SilenceWatch;
 import io.serene.harness.node.StallWatch;
 import io.serene.harness.node.SwitchControlService;
 import io.serene.harness.node.SwitchMetrics;
@@ -94,7 +95,8 @@ public final class TrainRun {
         try (UdpTransport transport = UdpTransport.create(1, true);
              UdpHost host = transport.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
              SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls, progress::println);
-             SwitchMonitor switchMonitor = new SwitchMonitor(pipeline, 100, stalls, progress::println);
+             SwitchMonitor switchMonitor = new SwitchMonitor(pipeline, 100, stalls, new SilenceWatch(s.silenceRounds()),
+                 progress::println);
              SwitchMetrics metrics = s.metricsPort() < 0 ? null : SwitchMetrics.serve(switchMonitor, "127.0.0.1", s.metricsPort())) {
             switchMonitor.addViewListener(view -> progress.stall(view.jobs().stream()
                 .filter(j -> j.job() == s.job() && stalls.stalled(j, view.timeNs()))

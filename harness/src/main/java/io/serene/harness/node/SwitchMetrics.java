@@ -100,6 +100,8 @@ public final class SwitchMetrics implements MultiCollector, AutoCloseable {
                 gauge(gauges, "serene_worker_compute_seconds", "The worker's compute time per round, as reported or estimated", jw,
                     job.iterationNs()[w] / 1e9);
                 gauge(gauges, "serene_worker_awaited", "1 when round R + 1 waits for the worker", jw, job.waitingFor().get(w) ? 1 : 0);
+                gauge(gauges, "serene_worker_silent", "1 while the worker is reported silent (failed or stopped?)", jw,
+                    monitor.silence().silent(job.job(), w) ? 1 : 0);
             }
         }
         gauges.values().forEach(b -> out.add(b.build()));

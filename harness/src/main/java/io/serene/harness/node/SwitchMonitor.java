@@ -25,6 +25,7 @@ public final class SwitchMonitor implements AutoCloseable {
     private final SwitchPipeline pipeline;
     private final long intervalMs;
     private final StallWatch stalls;
+    private final SilenceWatch silence;
     private final Consumer<String> log;
     private final List<RoundListener> listeners = new CopyOnWriteArrayList<>();
     private final List<Consumer<SwitchView>> viewListeners = new CopyOnWriteArrayList<>();
@@ -36,13 +37,21 @@ public final class SwitchMonitor implements AutoCloseable {
     private volatile boolean closed;
 
     public SwitchMonitor(final SwitchPipeline pipeline, final long intervalMs, final StallWatch stalls, final Consumer<String> log) {
+        this(pipeline, intervalMs, stalls, new SilenceWatch(0), log);
+    }
+
+    /** With failure detection: {@code silence} reports workers gone quiet, from the round times this monitor sees. */
+    public SwitchMonitor(final SwitchPipeline pipeline, final long intervalMs, final StallWatch stalls, final SilenceWatch silence,
+                         final Consumer<String> log) {
         if (intervalMs <= 0) {
             throw new IllegalArgumentException("monitor interval must be positive, was " + intervalMs);
         }
         this.pipeline = pipeline;
         this.intervalMs = intervalMs;
         this.stalls = stalls;
+        this.silence = silence;
         this.log = log;
+        listeners.add((job, round, seconds) -> silence.roundReleased(job, seconds));
         this.thread = new Thread(this::run, "switch-monitor");
         thread.setDaemon(true);
     }
@@ -75,6 +84,10 @@ public final class SwitchMonitor implements AutoCloseable {
         return stalls;
     }
 
+    public SilenceWatch silence() {
+        return silence;
+    }
+
     /** Reads once now (also what the thread does every interval). */
     public synchronized SwitchView poll() throws Exception {
         final SwitchView view = SwitchView.request(pipeline, nextRound);
@@ -103,6 +116,9 @@ public final class SwitchMonitor implements AutoCloseable {
         }
         nextRound.keySet().removeIf(id -> view.jobs().stream().noneMatch(j -> j.job() == id));
         for (final String line : stalls.check(view)) {
+            log.accept(line);
+        }
+        for (final String line : silence.check(view)) {
             log.accept(line);
         }
         latest = view;
