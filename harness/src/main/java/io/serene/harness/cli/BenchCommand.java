@@ -1,12 +1,18 @@
 package io.serene.harness.cli;
 
-import io.serene.training.Json;
 import io.serene.harness.bench.AllreduceBench;
-
+import io.serene.harness.bench.GlooBaseline;
+import io.serene.training.Json;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code serene bench allreduce}: the end-to-end aggregation benchmark against a raw UDP echo. */
@@ -68,28 +74,102 @@ public final class BenchCommand implements Runnable {
         @Option(names = "--no-gro", description = "Do not coalesce received packets with UDP GRO.")
         boolean noGro;
 
+        @Option(names = "--baseline", defaultValue = "echo", description = "What the aggregation is measured against: echo (the raw "
+            + "UDP echo through the same topology, measured in every run) or gloo (PyTorch's gloo allreduce, benchmarks/gloo/allreduce.py: "
+            + "the same workers as processes, elements and rounds, checked exactly; needs apt-get install python3-torch). "
+            + "Default: ${DEFAULT-VALUE}.")
+        String baseline;
+
+        @Option(names = "--repeats", defaultValue = "1", description = "Runs of each, alternating (Serene, then the baseline); the "
+            + "figures are the medians. Default: ${DEFAULT-VALUE}.")
+        int repeats;
+
+        @Option(names = "--python", defaultValue = "/usr/bin/python3", description = "The Python with PyTorch, for --baseline gloo. "
+            + "Default: ${DEFAULT-VALUE}.")
+        String python;
+
+        @Option(names = "--gloo-script", description = "The gloo benchmark script. Default: benchmarks/gloo/allreduce.py of this checkout.")
+        Path glooScript;
+
         @Option(names = "--json", description = "Print one JSON object as the last line.")
         boolean json;
 
         @Override
         public Integer call() throws Exception {
+            if (!baseline.equals("echo") && !baseline.equals("gloo")) {
+                throw new IllegalArgumentException("--baseline must be echo or gloo, was " + baseline);
+            }
+            if (repeats < 1) {
+                throw new IllegalArgumentException("--repeats must be at least 1, was " + repeats);
+            }
             final AllreduceBench.Config config = new AllreduceBench.Config()
                 .workers(workers).elements(elements).rounds(rounds).warmupRounds(warmup).loss(loss).seed(seed)
                 .chunkElements(chunkElements).budgetBytes(budget).window(window).preferEpoll(!nio).gso(!noGso).gro(!noGro).timeoutSeconds(timeoutSeconds);
+            final GlooBaseline gloo = baseline.equals("gloo")
+                ? new GlooBaseline(glooScript != null ? glooScript : GlooBaseline.defaultScript(), python) : null;
             final PrintStream out = System.out;
-            out.printf("bench allreduce: %d workers (threads, one UDP socket each), %d elements x %d rounds, loss %s, seed %d%n",
-                workers, elements, rounds, loss, seed);
-            final AllreduceBench.Result r = AllreduceBench.run(config, out);
+            out.printf("bench allreduce: %d workers (threads, one UDP socket each), %d elements x %d rounds, loss %s, seed %d, against %s%s%n",
+                workers, elements, rounds, loss, seed, baseline.equals("gloo") ? "PyTorch gloo (" + workers + " processes)" : "the raw UDP echo",
+                repeats > 1 ? ", " + repeats + " repeats alternating" : "");
+            final List<Double> serene = new ArrayList<>();
+            final List<Double> base = new ArrayList<>();
+            final List<Double> ratios = new ArrayList<>();
+            final List<Map<String, Object>> runs = new ArrayList<>();
+            boolean exact = true;
+            AllreduceBench.Result r = null;
+            for (int i = 0; i < repeats; i++) {
+                r = AllreduceBench.run(config, out);
+                exact &= r.exact;
+                final double b;
+                boolean baseExact = true;
+                if (gloo != null) {
+                    final GlooBaseline.Result g = gloo.run(workers, elements, rounds, Math.min(warmup, 3), seed, timeoutSeconds);
+                    b = g.elementsPerSecond();
+                    baseExact = g.exact();
+                    exact &= g.exact();
+                } else {
+                    b = r.rawEchoElementsPerSecond;
+                }
+                serene.add(r.elementsPerSecond);
+                base.add(b);
+                ratios.add(r.elementsPerSecond / b);
+                final Map<String, Object> run = new LinkedHashMap<>();
+                run.put("elementsPerSecond", r.elementsPerSecond);
+                run.put("baselineElementsPerSecond", b);
+                run.put("ratio", r.elementsPerSecond / b);
+                run.put("exact", r.exact);
+                run.put("baselineExact", baseExact);
+                runs.add(run);
+                if (repeats > 1) {
+                    out.printf("repeat %d: aggregation %.3g elements/s, %s %.3g elements/s, ratio %.3f%n", i + 1, r.elementsPerSecond, baseline,
+                        b, r.elementsPerSecond / b);
+                }
+            }
             out.printf("transport %s (gso %s), pool %d slots%n", r.transport, r.gso, r.poolSize);
-            out.printf("exact: %s (every worker, every element, bitwise)%n", r.exact);
+            out.printf("exact: %s (every worker, every element, bitwise%s)%n", exact, gloo != null ? "; gloo's sums too" : "");
             out.printf("max |error| vs float sum: %.3g (bound %.3g)%n", r.maxAbsError, r.maxErrorBound);
-            out.printf("aggregation: %.3g elements/s; raw UDP echo: %.3g elements/s; ratio %.3f%n",
-                r.elementsPerSecond, r.rawEchoElementsPerSecond, r.ratio);
+            out.printf("aggregation: %.3g elements/s; %s: %.3g elements/s; ratio %.3f%s%n", median(serene),
+                gloo != null ? "PyTorch gloo" : "raw UDP echo", median(base), median(ratios), repeats > 1 ? " (medians of " + repeats + ")" : "");
             out.printf("retransmissions %d, switch duplicates %d%n", r.retransmissions, r.switchDuplicates);
             if (json) {
-                out.println(Json.write(r.toJson(config)));
+                final Map<String, Object> line = new LinkedHashMap<>(r.toJson(config));
+                line.put("baseline", baseline);
+                line.put("repeats", repeats);
+                line.put("medianElementsPerSecond", median(serene));
+                line.put("baselineElementsPerSecond", median(base));
+                line.put("baselineRatio", median(ratios));
+                line.put("allExact", exact);
+                line.put("runs", runs);
+                out.println(Json.write(line));
             }
-            return r.exact ? 0 : 1;
+            return exact ? 0 : 1;
+        }
+
+        private static double median(final List<Double> values) {
+            final List<Double> sorted = new ArrayList<>(values);
+            Collections.sort(sorted);
+            final int n = sorted.size();
+            return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
         }
     }
 }

@@ -1,0 +1,90 @@
+#!/usr/bin/python3
+"""PyTorch gloo allreduce, the baseline of `serene bench allreduce --baseline gloo`.
+
+N processes on 127.0.0.1, one thread each, allreduce (sum) a float32 tensor of E elements R times
+after W warm-up rounds, every process's result checked exactly against the known sum (the inputs are
+small integers, so a float32 sum is exact). Rank 0 prints one JSON line: elementsPerSecond
+(E * R / the measured seconds, as serene bench counts it), seconds, exact.
+
+Needs Debian's python3-torch (apt-get install python3-torch); run with /usr/bin/python3.
+"""
+import argparse
+import json
+import os
+import socket
+import sys
+import time
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def worker(rank, args, port, queue):
+    import torch
+    import torch.distributed as dist
+    torch.set_num_threads(1)
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    dist.init_process_group("gloo", rank=rank, world_size=args.workers)
+    index = torch.arange(args.elements, dtype=torch.int64)
+    # small integers: every partial sum is exact in float32
+    source = ((index * 7 + rank * 13 + args.seed) % 17 - 8).to(torch.float32)
+    expected = torch.zeros(args.elements, dtype=torch.float32)
+    for r in range(args.workers):
+        expected += ((index * 7 + r * 13 + args.seed) % 17 - 8).to(torch.float32)
+    tensor = source.clone()
+    exact = True
+    for _ in range(args.warmup):
+        tensor.copy_(source)
+        dist.all_reduce(tensor)
+    dist.barrier()
+    measured = 0.0
+    for _ in range(args.rounds):
+        tensor.copy_(source)
+        dist.barrier()
+        start = time.perf_counter()
+        dist.all_reduce(tensor)
+        measured += time.perf_counter() - start
+        exact = exact and bool(torch.equal(tensor, expected))
+    # the slowest rank's time is the round's
+    times = torch.tensor([measured, 0.0 if exact else 1.0], dtype=torch.float64)
+    dist.all_reduce(times, op=dist.ReduceOp.MAX)
+    if rank == 0:
+        queue.put({"baseline": "gloo", "workers": args.workers, "elements": args.elements, "rounds": args.rounds,
+                   "seconds": times[0].item(), "exact": times[1].item() == 0.0,
+                   "elementsPerSecond": args.elements * args.rounds / times[0].item()})
+    dist.destroy_process_group()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--elements", type=int, default=1_000_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    if args.workers < 1 or args.elements < 1 or args.rounds < 1 or args.warmup < 0:
+        sys.exit("allreduce.py: --workers, --elements and --rounds must be positive, --warmup >= 0")
+    try:
+        import torch.multiprocessing as mp
+    except ImportError:
+        sys.exit("allreduce.py: PyTorch is not installed (apt-get install python3-torch; run with /usr/bin/python3)")
+    ctx = mp.get_context("spawn")
+    queue = ctx.SimpleQueue()
+    port = free_port()
+    procs = [ctx.Process(target=worker, args=(r, args, port, queue)) for r in range(args.workers)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    if any(p.exitcode != 0 for p in procs) or queue.empty():
+        sys.exit("allreduce.py: a gloo process failed (exit codes %s)" % [p.exitcode for p in procs])
+    print(json.dumps(queue.get()))
+
+
+if __name__ == "__main__":
+    main()
