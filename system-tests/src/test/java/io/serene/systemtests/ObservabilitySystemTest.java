@@ -2,7 +2,6 @@ package io.serene.systemtests;
 
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
-import io.serene.harness.cli.Serene;
 import io.serene.harness.node.ControlServer;
 import io.serene.harness.node.StallWatch;
 import io.serene.harness.node.SwitchControlService;
@@ -18,15 +17,11 @@ import io.serene.worker.WorkerContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -71,7 +66,7 @@ class ObservabilitySystemTest {
                 for (final UdpWorker w : workers) {
                     w.joined().get(20, TimeUnit.SECONDS);
                 }
-                rounds(workers, 0, 10, 5);
+                InProcess.rounds(workers, 600, 0, 10, 5);
                 String text = scrapeAfter(metrics, "serene_job_released_round{job=\"5\"} 9.0");
                 assertThat(text).contains("# TYPE serene_switch_contributions_total counter",
                     "serene_job_workers{job=\"5\"} 3.0", "serene_worker_clock{job=\"5\",worker=\"2\"} 9.0",
@@ -99,7 +94,7 @@ class ObservabilitySystemTest {
                 text = scrapeAfter(metrics, "serene_job_stalled{job=\"5\"} 1.0");
                 assertThat(text).contains("serene_worker_awaited{job=\"5\",worker=\"2\"} 1.0",
                     "serene_worker_awaited{job=\"5\",worker=\"0\"} 0.0");
-                final Object[] show = cli("control", "show", "--switch", control.address(), "--job", "" + JOB);
+                final Object[] show = InProcess.cli("control", "show", "--switch", control.address(), "--job", "" + JOB);
                 assertThat((String) show[1]).containsPattern("round 10 has waited [0-9.]+ s for worker 2 \\(STALLED\\)");
 
                 workers.get(2).awaitClearance(10).get(20, TimeUnit.SECONDS);
@@ -122,21 +117,6 @@ class ObservabilitySystemTest {
         }
     }
 
-    private static void rounds(final List<UdpWorker> workers, final int from, final int to, final long sleepMs) throws Exception {
-        final float[] g = new float[600];
-        Arrays.fill(g, 1f);
-        for (int round = from; round < to; round++) {
-            final List<CompletableFuture<Aggregate>> futures = new ArrayList<>();
-            for (final UdpWorker w : workers) {
-                w.awaitClearance(round).get(20, TimeUnit.SECONDS);
-                futures.add(w.allreduce(round, g));
-            }
-            for (final CompletableFuture<Aggregate> f : futures) {
-                f.get(30, TimeUnit.SECONDS);
-            }
-            Thread.sleep(sleepMs);
-        }
-    }
 
     /** Scrapes /metrics until it contains {@code line} (the monitor reads every 20 ms), or 10 s passed; returns the last text. */
     private static String scrapeAfter(final SwitchMetrics metrics, final String line) throws Exception {
@@ -157,17 +137,5 @@ class ObservabilitySystemTest {
         return text;
     }
 
-    private static Object[] cli(final String... args) {
-        final ByteArrayOutputStream out = new ByteArrayOutputStream();
-        final PrintStream savedOut = System.out;
-        try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8)) {
-            System.setOut(o);
-            final picocli.CommandLine cl = Serene.commandLine();
-            cl.setErr(new PrintWriter(o, true));
-            final int code = cl.execute(args);
-            return new Object[] {code, out.toString(StandardCharsets.UTF_8)};
-        } finally {
-            System.setOut(savedOut);
-        }
-    }
+
 }

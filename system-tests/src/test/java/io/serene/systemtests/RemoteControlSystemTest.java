@@ -9,7 +9,6 @@ import io.grpc.reflection.v1.ServiceResponse;
 import io.grpc.stub.StreamObserver;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
-import io.serene.harness.cli.Serene;
 import io.serene.harness.node.ControlAccess;
 import io.serene.harness.node.ControlServer;
 import io.serene.harness.node.StallWatch;
@@ -18,7 +17,6 @@ import io.serene.protocol.sync.SyncConfig;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
-import io.serene.worker.Aggregate;
 import io.serene.worker.UdpWorker;
 import io.serene.worker.WorkerContext;
 import io.serene.worker.WorkerCounter;
@@ -26,15 +24,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -51,37 +45,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class RemoteControlSystemTest {
     private static final int JOB = 9;
 
-    /** Runs the CLI in this JVM; returns exit code and everything it printed. */
-    private static Object[] cli(final String... args) {
-        final ByteArrayOutputStream out = new ByteArrayOutputStream();
-        final ByteArrayOutputStream err = new ByteArrayOutputStream();
-        final PrintStream savedOut = System.out;
-        try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
-             PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
-            System.setOut(o);
-            final picocli.CommandLine cl = Serene.commandLine();
-            cl.setErr(new PrintWriter(e, true));
-            final int code = cl.execute(args);
-            return new Object[] {code, out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8)};
-        } finally {
-            System.setOut(savedOut);
-        }
-    }
 
-    private static void rounds(final List<UdpWorker> workers, final int from, final int to) throws Exception {
-        final float[] g = new float[1_000];
-        Arrays.fill(g, 1f);
-        for (int round = from; round < to; round++) {
-            final List<CompletableFuture<Aggregate>> futures = new ArrayList<>();
-            for (final UdpWorker w : workers) {
-                w.awaitClearance(round).get(20, TimeUnit.SECONDS);
-                futures.add(w.allreduce(round, g));
-            }
-            for (final CompletableFuture<Aggregate> f : futures) {
-                assertThat(f.get(30, TimeUnit.SECONDS).contributorCount()).isEqualTo(workers.size());
-            }
-        }
-    }
 
     @Test
     @Timeout(120)
@@ -104,47 +68,47 @@ class RemoteControlSystemTest {
                 for (final UdpWorker w : workers) {
                     w.joined().get(20, TimeUnit.SECONDS);
                 }
-                rounds(workers, 0, 3);
+                InProcess.rounds(workers, 1_000, 0, 3, 0);
 
-                Object[] r = cli("control", "show", "--switch", target, "--job", "" + JOB);
+                Object[] r = InProcess.cli("control", "show", "--switch", target, "--job", "" + JOB);
                 assertThat(r[0]).as((String) r[1]).isEqualTo(0);
                 assertThat((String) r[1]).contains("job 9: R=2 epoch=0").contains("clocks=[2, 2]")
                     .contains("from round 0: bound=0 required={0, 1} quorum=2");
 
-                r = cli("control", "install", "ssp:2", "--switch", target, "--job", "" + JOB);
+                r = InProcess.cli("control", "install", "ssp:2", "--switch", target, "--job", "" + JOB);
                 assertThat(r[0]).as((String) r[1]).isEqualTo(0);
                 assertThat((String) r[1]).contains("job 9: ssp:2 from round 4 (epoch 1)");
-                rounds(workers, 3, 8);
+                InProcess.rounds(workers, 1_000, 3, 8, 0);
                 for (final UdpWorker w : workers) {
                     assertThat(w.call(e -> e.configEpoch()).get()).isEqualTo(1);
                 }
-                r = cli("control", "show", "--switch", target, "--job", "" + JOB);
+                r = InProcess.cli("control", "show", "--switch", target, "--job", "" + JOB);
                 assertThat((String) r[1]).contains("R=7 epoch=1 earliest swap round=11 clocks=[7, 7] compute ms=[")
                     .contains("from round 0: bound=0 required={0, 1} quorum=2 timeout=none late=fold")
                     .contains("from round 4: bound=2 required={0, 1} quorum=2 timeout=none late=fold");
 
-                r = cli("control", "install", "ssp:x", "--switch", target, "--job", "" + JOB);
+                r = InProcess.cli("control", "install", "ssp:x", "--switch", target, "--job", "" + JOB);
                 assertThat(r[0]).isEqualTo(1);
                 assertThat((String) r[1]).contains("INVALID_ARGUMENT");
-                r = cli("control", "install", "bsp+exclude:5", "--switch", target, "--job", "" + JOB);
+                r = InProcess.cli("control", "install", "bsp+exclude:5", "--switch", target, "--job", "" + JOB);
                 assertThat((String) r[1]).contains("INVALID_ARGUMENT").contains("does not fit job 9");
-                r = cli("control", "install", "bsp", "--switch", target, "--job", "42");
+                r = InProcess.cli("control", "install", "bsp", "--switch", target, "--job", "42");
                 assertThat((String) r[1]).contains("NOT_FOUND").contains("no job 42");
-                r = cli("control", "install", "bsp", "--first-round", "1", "--switch", target, "--job", "" + JOB);
+                r = InProcess.cli("control", "install", "bsp", "--first-round", "1", "--switch", target, "--job", "" + JOB);
                 assertThat((String) r[1]).contains("FAILED_PRECONDITION");
-                r = cli("control", "show", "--switch", "nonsense", "--job", "" + JOB);
+                r = InProcess.cli("control", "show", "--switch", "nonsense", "--job", "" + JOB);
                 assertThat(r[0]).isEqualTo(2);
                 assertThat((String) r[1]).contains("--switch must be HOST:PORT");
 
-                r = cli("control", "watch", "--count", "2", "--interval-ms", "20", "--switch", target, "--job", "" + JOB);
+                r = InProcess.cli("control", "watch", "--count", "2", "--interval-ms", "20", "--switch", target, "--job", "" + JOB);
                 assertThat(r[0]).as((String) r[1]).isEqualTo(0);
                 assertThat(((String) r[1]).split("job 9: R=7", -1)).hasSize(3);
 
-                r = cli("control", "counters", "--switch", target);
+                r = InProcess.cli("control", "counters", "--switch", target);
                 assertThat((String) r[1]).contains("config_installs 1");
 
                 // table writes through the switch's command queue, one result code each
-                r = cli("control", "write", "--switch", target, "--job", "" + JOB, "insert:40=ssp:1", "insert:40=asp",
+                r = InProcess.cli("control", "write", "--switch", target, "--job", "" + JOB, "insert:40=ssp:1", "insert:40=asp",
                     "modify:40=bsp+timeout:30", "insert:50=fastest:1", "delete:50", "delete:60", "insert:3=bsp", "insert:45=exclude:5",
                     "insert:40@1=fastest:1", "insert:40@7=bsp", "group:1=1");
                 assertThat(r[0]).as("not every write took").isEqualTo(1);
@@ -152,31 +116,31 @@ class RemoteControlSystemTest {
                     "insert:50=fastest:1: OK", "delete:50: OK", "delete:60: NOT_FOUND", "insert:3=bsp: TOO_EARLY",
                     "insert:45=exclude:5: BAD_KEY", "insert:40@1=fastest:1: OK", "insert:40@7=bsp: BAD_KEY",
                     "group:1=1: TOO_EARLY", "config epoch 6");
-                r = cli("control", "write", "--switch", target, "--job", "" + JOB, "insert:70=ssp:y");
+                r = InProcess.cli("control", "write", "--switch", target, "--job", "" + JOB, "insert:70=ssp:y");
                 assertThat((String) r[1]).contains("INVALID_ARGUMENT");
-                r = cli("control", "write", "--switch", target, "--job", "" + JOB, "upsert:70=bsp");
+                r = InProcess.cli("control", "write", "--switch", target, "--job", "" + JOB, "upsert:70=bsp");
                 assertThat(r[0]).isEqualTo(2);
                 assertThat((String) r[1]).contains("bad update 'upsert:70=bsp'");
-                r = cli("control", "write", "--switch", target, "--job", "" + JOB, "group:1");
+                r = InProcess.cli("control", "write", "--switch", target, "--job", "" + JOB, "group:1");
                 assertThat(r[0]).isEqualTo(2);
                 assertThat((String) r[1]).contains("bad update 'group:1': group needs WORKER=GROUP");
-                rounds(workers, 8, 12);
+                InProcess.rounds(workers, 1_000, 8, 12, 0);
                 for (final UdpWorker w : workers) {
                     assertThat(w.call(e -> e.configEpoch()).get()).as("workers follow the written table").isEqualTo(6);
                 }
-                r = cli("control", "show", "--switch", target, "--job", "" + JOB);
+                r = InProcess.cli("control", "show", "--switch", target, "--job", "" + JOB);
                 assertThat((String) r[1]).contains("from round 40: bound=0 required={0, 1} quorum=2 timeout=30.0ms late=fold")
                     .doesNotContain("from round 50");
-                r = cli("control", "schema", "--switch", target);
+                r = InProcess.cli("control", "schema", "--switch", target);
                 assertThat(r[0]).isEqualTo(0);
                 assertThat((String) r[1]).contains("table sync_config", "key    group", "key    first_round", "table worker_group",
                     "register released_round", "drop_late");
-                r = cli("control", "health", "--switch", target);
+                r = InProcess.cli("control", "health", "--switch", target);
                 assertThat(r[0]).as((String) r[1]).isEqualTo(0);
                 assertThat((String) r[1]).contains("SERVING");
-                r = cli("control", "health", "--switch", target, "--service", "serene.control.SwitchControl");
+                r = InProcess.cli("control", "health", "--switch", target, "--service", "serene.control.SwitchControl");
                 assertThat((String) r[1]).contains("SERVING");
-                r = cli("control", "health", "--switch", target, "--service", "nothing.Here");
+                r = InProcess.cli("control", "health", "--switch", target, "--service", "nothing.Here");
                 assertThat((String) r[1]).contains("NOT_FOUND");
                 assertThat(reflectedServices(target)).contains("serene.control.SwitchControl", "grpc.health.v1.Health");
             } finally {
@@ -217,19 +181,19 @@ class RemoteControlSystemTest {
                 worker.joined().get(20, TimeUnit.SECONDS);
                 final String target = server.address();
                 final String job = "" + (JOB + 5);
-                Object[] r = cli("control", "show", "--switch", target, "--job", job, "--tls-ca", cert.toString());
+                Object[] r = InProcess.cli("control", "show", "--switch", target, "--job", job, "--tls-ca", cert.toString());
                 assertThat((String) r[1]).contains("UNAUTHENTICATED", "missing or wrong control token");
-                r = cli("control", "show", "--switch", target, "--job", job);
+                r = InProcess.cli("control", "show", "--switch", target, "--job", job);
                 assertThat(r[0]).as("plaintext to a TLS port").isEqualTo(1);
-                r = cli("control", "health", "--switch", target, "--tls-ca", cert.toString());
+                r = InProcess.cli("control", "health", "--switch", target, "--tls-ca", cert.toString());
                 assertThat((String) r[1]).as("probes need no token").contains("SERVING");
-                r = cli("control", "show", "--switch", target, "--job", job, "--tls-ca", cert.toString(), "--token-file", token.toString());
+                r = InProcess.cli("control", "show", "--switch", target, "--job", job, "--tls-ca", cert.toString(), "--token-file", token.toString());
                 assertThat(r[0]).as((String) r[1]).isEqualTo(0);
                 assertThat((String) r[1]).contains("job 14: R=-1");
-                r = cli("control", "write", "--switch", target, "--job", job, "--tls-ca", cert.toString(), "--token-file", token.toString(),
+                r = InProcess.cli("control", "write", "--switch", target, "--job", job, "--tls-ca", cert.toString(), "--token-file", token.toString(),
                     "insert:50=ssp:1");
                 assertThat((String) r[1]).contains("insert:50=ssp:1: OK");
-                r = cli("control", "install", "bsp", "--first-round", "60", "--switch", target, "--job", job, "--tls-ca", cert.toString(),
+                r = InProcess.cli("control", "install", "bsp", "--first-round", "60", "--switch", target, "--job", job, "--tls-ca", cert.toString(),
                     "--token-file", token.toString());
                 assertThat(r[0]).as((String) r[1]).isEqualTo(0);
                 assertThat(log).anySatisfy(l -> assertThat(l).startsWith("control: 127.0.0.1:").contains("wrote job 14: ", ": OK"));
@@ -284,7 +248,7 @@ class RemoteControlSystemTest {
                     .contains("group old (1): start bsp from round")
                     .contains("old: bsp -> old: bsp+timeout:10 (lag >= 2 for 3 rounds in old: bsp");
                 assertThat(folded).as("the old group's late chunks were folded").isPositive();
-                final Object[] show = cli("control", "show", "--switch", target, "--job", "" + (JOB + 2));
+                final Object[] show = InProcess.cli("control", "show", "--switch", target, "--job", "" + (JOB + 2));
                 assertThat((String) show[1]).contains("groups=[0, 0, 1]", "group 1 from round", "timeout=10.0ms");
             });
     }
@@ -326,7 +290,7 @@ class RemoteControlSystemTest {
              SwitchControlService service = new SwitchControlService(switchHost::call, pipeline)) {
             final ControlServer server = ControlServer.start(service, "127.0.0.1", 0);
             final String target = server.address();
-            final CompletableFuture<Object[]> apply = CompletableFuture.supplyAsync(() -> cli("control", "apply",
+            final CompletableFuture<Object[]> apply = CompletableFuture.supplyAsync(() -> InProcess.cli("control", "apply",
                 policy.toString(), "--switch", target, "--job", "" + job, "--until-round", "" + (rounds - 10),
                 "--interval-ms", "5"));
             final List<UdpWorker> udpWorkers = new ArrayList<>();
