@@ -210,6 +210,30 @@ public final class SwitchPipeline implements PacketEndpoint {
         return waiting;
     }
 
+    /**
+     * Whether the job's round cannot be released without the worker, by its group's entry for the
+     * round: the entry requires it, or its quorum is every member of the group, and it has no
+     * timeout. False for an unknown job or worker (switch thread).
+     */
+    public boolean cannotGoOnWithout(final int job, final int worker, final int round) {
+        final int j = jobTable.get(job);
+        if (j == JobTable.MISSING || worker < 0 || worker >= jobs.workers[j]) {
+            return false;
+        }
+        final int l = ConfigTable.list(j, groups.of(j, worker));
+        final int e = configs.entryFor(l, round);
+        if (configs.timeoutNs(l, e) != SyncConfig.NO_TIMEOUT) {
+            return false;
+        }
+        final int m = l * words;
+        int members = 0;
+        for (int w = 0; w < words; w++) {
+            members += Long.bitCount(groups.members[m + w]);
+        }
+        final boolean required = (configs.requiredWord(l, e, worker >>> 6, groups.members, m) & (1L << (worker & 63))) != 0;
+        return required || configs.quorum(l, e, groups.members, m) >= members;
+    }
+
     /** The job's worker count; -1 if unknown. */
     public int workers(final int job) {
         final int j = jobTable.get(job);

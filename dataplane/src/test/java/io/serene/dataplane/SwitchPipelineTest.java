@@ -354,6 +354,18 @@ class SwitchPipelineTest {
         assertThat(errors).isEmpty();
     }
 
+    @Test
+    void aJobKnowsWhichWorkersItCannotGoOnWithout() {
+        for (final String config : List.of("bsp", "asp", "ssp:2", "fastest:2", "bsp+timeout:50", "bsp+exclude:2")) {
+            pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(1 << 20).maxJobs(2).maxWorkers(8)
+                .chunkElements(4).maxPoolSize(2).roundRing(4).defaultSync(SyncConfigParser.parse(config)).conclude(), errors::add);
+            join(0, 3, 4);
+            final boolean needed = pipeline.cannotGoOnWithout(JOB, 2, 0);
+            assertThat(needed).as(config).isEqualTo(config.equals("bsp") || config.equals("asp") || config.equals("ssp:2"));
+        }
+        assertThat(pipeline.cannotGoOnWithout(99, 0, 0)).isFalse();
+    }
+
     private Sent last() {
         return sent.get(sent.size() - 1);
     }

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -56,16 +57,37 @@ class FaultSystemTest {
 
     @Test
     @Timeout(300)
-    void underBspTheStallNamesTheDeadWorkerAndTheRunFailsSayingWhy(@TempDir final Path dir) throws Exception {
+    void underBspTheRunStopsAtOnceSayingTheConfigCannotGoOnWithoutTheDeadWorker(@TempDir final Path dir) throws Exception {
         FashionMnist.writeSynthetic(dir, 3_000, 200, 5);
+        final long start = System.nanoTime();
         final Process p = SereneProcess.start(train(dir, "bsp", "bsp", "kill:1@15"));
+        final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(240, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(out + err).isEqualTo(1);
+        assertThat(err).contains("worker 1 died (killed by --faults kill:1@15 at round ", "cannot go on without it")
+            .doesNotContain("Exception");
+        assertThat(System.nanoTime() - start).as("no waiting out the others' timeout").isLessThan(TimeUnit.SECONDS.toNanos(60));
+    }
+
+    @Test
+    @Timeout(300)
+    void underAPolicyTheStallNamesTheDeadWorkerAndTheOthersGiveUpNamingTheDeath(@TempDir final Path dir) throws Exception {
+        FashionMnist.writeSynthetic(dir, 3_000, 200, 5);
+        final Path policy = dir.resolve("stays-bsp.policy");
+        Files.writeString(policy, "policy stays-bsp\nstart bsp\nwhen round >= 100000 then bsp\n");
+        final String[] args = train(dir, "policy", "bsp", "kill:1@15");
+        final String[] withPolicy = Arrays.copyOf(args, args.length + 2);
+        withPolicy[args.length] = "--policy-file";
+        withPolicy[args.length + 1] = policy.toString();
+        final Process p = SereneProcess.start(withPolicy);
         final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(240, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).as(out + err).isEqualTo(1);
         assertThat(out).containsPattern("job 1: round \\d+ has waited [0-9.]+ s for worker 1 \\(bound=0");
         assertThat(err).contains("after worker 1 died (killed by --faults kill:1@15 at round ").doesNotContain("Exception");
-        assertThat(Files.readString(dir.resolve("bsp").resolve("workers").resolve("worker-0.log"))).contains("no clearance for round");
+        assertThat(Files.readString(dir.resolve("policy").resolve("workers").resolve("worker-0.log"))).contains("no clearance for round");
     }
 
     @Test

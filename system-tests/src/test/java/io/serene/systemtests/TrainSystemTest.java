@@ -306,7 +306,8 @@ class TrainSystemTest {
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("the launcher gives up").isTrue();
         final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.exitValue()).as(err).isEqualTo(1);
-        assertThat(err).containsPattern("worker \\d failed \\(exit \\d+\\)").doesNotContain("Exception");
+        assertThat(err).containsPattern("worker \\d died \\(exit \\d+\\) and the job's sync config cannot go on without it")
+            .doesNotContain("Exception");
         assertThat(survivors(workers)).as("orphans").isEmpty();
     }
 

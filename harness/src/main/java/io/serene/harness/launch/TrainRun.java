@@ -40,6 +40,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * One training run: the switch in this process (and the policy's controller, if any), one worker
@@ -102,7 +103,9 @@ public final class TrainRun {
                 .filter(j -> j.job() == s.job() && stalls.stalled(j, view.timeNs()))
                 .map(j -> StallWatch.describe(j, view.timeNs())).findFirst().orElse(null)));
             final FaultPlan faults = s.faultPlan();
-            final WorkerProcesses workers = new WorkerProcesses(progress);
+            // a fixed config that needs the dead worker cannot go on; a policy may change the config, so its job is let run
+            final WorkerProcesses workers = new WorkerProcesses(progress, w -> s.policy() == null && onSwitch(pipeline,
+                p -> p.cannotGoOnWithout(s.job(), w, p.releasedRound(s.job()) + 1)));
             switchMonitor.addViewListener(view -> view.jobs().stream().filter(j -> j.job() == s.job()).findFirst().ifPresent(j -> {
                 for (final FaultPlan.Fault f : faults.faults()) {
                     if (j.releasedRound() >= f.round()) {
@@ -245,6 +248,17 @@ public final class TrainRun {
             switchCounters, t.seed());
         Files.writeString(s.out().resolve("summary.json"), Json.write(summary) + "\n", StandardCharsets.UTF_8);
         return summary;
+    }
+
+    private static boolean onSwitch(final SwitchPipeline pipeline, final Function<SwitchPipeline, Boolean> query) {
+        try {
+            return pipeline.commands().submit(query).get(10, TimeUnit.SECONDS);
+        } catch (final InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (final Exception ex) {
+            return false;
+        }
     }
 
     /** Prints a summary's headline figures. */

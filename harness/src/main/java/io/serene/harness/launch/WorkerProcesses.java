@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntPredicate;
 
 /**
  * The worker processes of a training run: started, their output read (progress, results, the tail
@@ -23,6 +24,7 @@ import java.util.concurrent.TimeUnit;
 final class WorkerProcesses {
     private static final int KEEP_LINES = 20;
     private final Progress progress;
+    private final IntPredicate needed;
     private final List<Process> processes = new ArrayList<>();
     private final List<Thread> readers = new ArrayList<>();
     private final List<ArrayDeque<String>> tails = new ArrayList<>();
@@ -37,8 +39,13 @@ final class WorkerProcesses {
     private int trained;
     private boolean told;
 
-    WorkerProcesses(final Progress progress) {
+    /**
+     * @param needed whether the job cannot go on without a worker (its sync config requires it, with
+     *               no timeout): its death then ends the run at once, saying so
+     */
+    WorkerProcesses(final Progress progress, final IntPredicate needed) {
         this.progress = progress;
+        this.needed = needed;
     }
 
     /** Starts worker {@code w}; everything it prints but progress markers also goes to {@code log}. */
@@ -202,6 +209,12 @@ final class WorkerProcesses {
             failures.add(new RunSummary.Failure(w, exit, cause, progress.roundOf(w)));
         }
         progress.failed(w);
+        if (earlier == null && needed.test(w)) {
+            stop();
+            throw new IllegalStateException("worker " + w + " died (" + cause + ") and the job's sync config cannot go on without it "
+                + "(it needs every worker and has no timeout; a quorum, a timeout or an exclusion would let the others go on); worker " + w
+                + "'s last output (all of it in " + logs.get(w) + "):\n  " + String.join("\n  ", tail(w)));
+        }
         if (killedFor.get(w) == null) {
             if (earlier == null) {
                 progress.println("worker " + w + " died (" + cause + "); the others go on if the sync config lets them. Its last output "
