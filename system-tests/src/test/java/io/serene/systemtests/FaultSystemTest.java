@@ -27,7 +27,8 @@ class FaultSystemTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private static String[] train(final Path dir, final String out, final String policy, final String faults) {
-        return new String[] {"train", "--workers", "3", "--rounds", "60", "--batch", "32", "--eval-every", "20", "--data", dir.toString(),
+        // long enough after the kill for the survivors to run well past the silence threshold (at least 1 s)
+        return new String[] {"train", "--workers", "3", "--rounds", "200", "--batch", "32", "--eval-every", "20", "--data", dir.toString(),
             "--seed", "5", "--out", dir.resolve(out).toString(), "--policy", policy, "--faults", faults, "--timeout-seconds", "6",
             "--stall-seconds", "1", "--silence-rounds", "10"};
     }
@@ -48,7 +49,7 @@ class FaultSystemTest {
         assertThat(s.path("failures")).hasSize(1);
         assertThat(s.path("failures").get(0).path("worker").asInt()).isEqualTo(2);
         assertThat(s.path("failures").get(0).path("cause").asText()).startsWith("killed by --faults kill:2@15 at round ");
-        assertThat(s.path("failures").get(0).path("roundsDone").asInt()).isBetween(15, 59);
+        assertThat(s.path("failures").get(0).path("roundsDone").asInt()).isBetween(15, 199);
         assertThat(s.path("run").path("faults").asText()).isEqualTo("kill:2@15");
         assertThat(s.path("modelHashes")).as("the two survivors").hasSize(2);
         assertThat(s.path("modelHashes").get(0)).isEqualTo(s.path("modelHashes").get(1));

@@ -80,7 +80,14 @@ final class WorkerProcesses {
                 }
                 if (line.startsWith("@progress ")) {
                     final String[] parts = line.split(" ");
-                    progress.round(w, Integer.parseInt(parts[1]), Double.parseDouble(parts[2]));
+                    if (parts.length == 3) {
+                        // a line cut short (the worker killed while writing it) is skipped
+                        try {
+                            progress.round(w, Integer.parseInt(parts[1]), Double.parseDouble(parts[2]));
+                        } catch (final NumberFormatException cut) {
+                            // likewise
+                        }
+                    }
                     continue;
                 }
                 if (line.equals("@trained")) {

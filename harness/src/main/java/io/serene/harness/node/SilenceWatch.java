@@ -13,8 +13,8 @@ import java.util.Map;
  * typical round times of its job (the median of the last ones released), or of its own compute
  * time if that is longer (a straggler is slow, not silent), and at least a second, while
  * the job needs it (its next round waits for it) or goes on without it (another worker is ahead
- * and R moved within the last ten round times) is reported silent, once, naming it; and again when
- * it is heard from. Under a quorum, a timeout or
+ * and R moved within the last ten round times, or half a second) is reported silent, once, naming
+ * it; and again when it is heard from. Under a quorum, a timeout or
  * an exclusion a dead worker holds no round back, so only this notices it.
  */
 public final class SilenceWatch {
@@ -24,6 +24,8 @@ public final class SilenceWatch {
     private static final int WINDOW = 32;
     /** R moved within this many typical round times: the job is going on. */
     private static final int RECENT_ROUNDS = 10;
+    /** ... and at least this long (rounds released in bursts make the median tiny; the monitor reads every 100 ms). */
+    private static final long MIN_RECENT_NS = 500_000_000L;
 
     private final double rounds;
     private final Map<Integer, ArrayDeque<Double>> roundSeconds = new HashMap<>();
@@ -91,8 +93,10 @@ public final class SilenceWatch {
                 }
                 // needed: the next round waits for it, or the job goes on without it (another worker ahead and R moving
                 // within the last few round times; not once every worker is through and evaluating)
-                final boolean goingOn = fastest > job.clocks()[w] && view.timeNs() - job.waitingSinceNs() < RECENT_ROUNDS * typical;
-                final boolean needed = job.waitingFor().get(w) || goingOn;
+                final boolean goingOn = fastest > job.clocks()[w]
+                    && view.timeNs() - job.waitingSinceNs() < Math.max(MIN_RECENT_NS, RECENT_ROUNDS * typical);
+                // a worker not yet heard from at all is starting (its JVM warming up), not failing
+                final boolean needed = job.clocks()[w] >= 0 && (job.waitingFor().get(w) || goingOn);
                 final long quiet = view.timeNs() - s[1];
                 if (s[2] == 0 && typical > 0 && needed && quiet >= limit) {
                     s[2] = 1;

@@ -81,6 +81,9 @@ class SilenceWatchTest {
         final SilenceWatch end = watchWithRounds(50, 0.010);
         end.check(view(0, 90, new int[] {90, 90, 80}));
         assertThat(end.check(view(3_000 * MS, 1_000 * MS, 99, new int[] {99, 99, 80}))).isEmpty();
+        final SilenceWatch starting = watchWithRounds(50, 0.010);
+        starting.check(view(0, 5, new int[] {5, -1}));
+        assertThat(starting.check(view(3_000 * MS, 300, new int[] {300, -1}))).as("never heard from: still starting").isEmpty();
         final SilenceWatch fresh = new SilenceWatch(50);
         fresh.check(view(0, -1, new int[] {0, -1}, 1));
         assertThat(fresh.check(view(60_000 * MS, -1, new int[] {0, -1}, 1))).as("no round time known yet").isEmpty();
