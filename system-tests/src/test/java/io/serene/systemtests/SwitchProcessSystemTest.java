@@ -12,7 +12,13 @@ import org.junit.jupiter.api.Timeout;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -29,20 +35,34 @@ class SwitchProcessSystemTest {
     @Test
     @Timeout(120)
     void workersAggregateExactlyThroughASwitchProcess() throws Exception {
+        final Path token = Files.createTempFile("serene", ".token");
+        Files.writeString(token, "t0ken\n");
         final Process process = serene("switch", "--port", "0", "--bind", "127.0.0.1", "--budget", "8388608",
-            "--stats-seconds", "0");
+            "--stats-seconds", "0", "--metrics-port", "0", "--control-port", "0", "--control-bind", "0.0.0.0",
+            "--control-token-file", token.toString());
         try {
             final BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
             int port = -1;
+            int metricsPort = -1;
+            int controlPort = -1;
             final List<String> lines = new ArrayList<>();
-            for (String line; port < 0 && (line = out.readLine()) != null; ) {
+            for (String line; metricsPort < 0 && (line = out.readLine()) != null; ) {
                 lines.add(line);
                 final Matcher m = LISTENING.matcher(line);
                 if (m.find()) {
                     port = Integer.parseInt(m.group(1));
                 }
+                final Matcher c = Pattern.compile("control service on tcp 0\\.0\\.0\\.0:(\\d+), callers need the token").matcher(line);
+                if (c.find()) {
+                    controlPort = Integer.parseInt(c.group(1));
+                }
+                final Matcher mm = Pattern.compile("metrics on http://127\\.0\\.0\\.1:(\\d+)/metrics").matcher(line);
+                if (mm.find()) {
+                    metricsPort = Integer.parseInt(mm.group(1));
+                }
             }
             assertThat(port).as("switch output: %s", lines).isPositive();
+            assertThat(controlPort).as("switch output: %s", lines).isPositive();
             assertThat(lines.get(0)).contains("switch memory").contains("8388608");
 
             final int workers = 3;
@@ -57,6 +77,14 @@ class SwitchProcessSystemTest {
                 }
                 try {
                     new Gradients(17, workers, elements).runExactRounds(udpWorkers, 3, "switch process");
+                    final HttpResponse<String> metrics = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + metricsPort + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
+                    assertThat(metrics.body()).contains("serene_switch_jobs 1.0", "serene_job_workers{job=\"9\"} 3.0");
+                    final Process show = serene("control", "show", "--switch", "127.0.0.1:" + controlPort, "--job", "9", "--token-file",
+                        token.toString());
+                    final String shown = new String(show.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                    assertThat(show.waitFor(60, TimeUnit.SECONDS)).isTrue();
+                    assertThat(shown).contains("job 9: R=2");
                 } finally {
                     udpWorkers.forEach(UdpWorker::close);
                 }
@@ -80,6 +108,17 @@ class SwitchProcessSystemTest {
         assertThat(unknown.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(unknown.exitValue()).isEqualTo(2);
         assertThat(unknownOutput).contains("Unknown option: '--no-such-flag'");
+        for (final String[] bad : List.of(new String[] {"--control-port", "0", "--control-bind", "0.0.0.0"},
+            new String[] {"--metrics-port", "70000"}, new String[] {"--job-lease-seconds", "-1"}, new String[] {"--stall-seconds", "x"},
+            new String[] {"--control-port", "0", "--control-cert", "/nonexistent.pem"})) {
+            final List<String> args = new ArrayList<>(List.of("switch", "--port", "0"));
+            args.addAll(List.of(bad));
+            final Process p = serene(args.toArray(new String[0]));
+            final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(p.exitValue()).as(String.join(" ", bad) + ": " + err).isEqualTo(2);
+            assertThat(err).as(String.join(" ", bad)).isNotBlank().doesNotContain("Exception").doesNotContain("\tat ");
+        }
     }
 
     private static Process serene(final String... args) throws Exception {
