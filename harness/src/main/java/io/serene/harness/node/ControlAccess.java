@@ -39,6 +39,11 @@ public record ControlAccess(String token, Path certFile, Path keyFile) {
         if ((certFile == null) != (keyFile == null)) {
             throw new IllegalArgumentException("TLS needs both --control-cert and --control-key");
         }
+        for (final Path f : new Path[] {certFile, keyFile}) {
+            if (f != null && !Files.isReadable(f)) {
+                throw new IllegalArgumentException((f == certFile ? "--control-cert " : "--control-key ") + f + " does not exist or cannot be read");
+            }
+        }
         if (token != null && token.isBlank()) {
             throw new IllegalArgumentException("the control token is empty");
         }
