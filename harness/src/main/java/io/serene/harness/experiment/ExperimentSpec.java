@@ -8,6 +8,7 @@ import io.serene.controlplane.Policy;
 import io.serene.controlplane.PolicyException;
 import io.serene.controlplane.PolicyParser;
 import io.serene.harness.cli.PolicyCommand;
+import io.serene.harness.launch.FaultPlan;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.ComputeClock;
 import io.serene.training.ComputeOn;
@@ -105,7 +106,7 @@ public final class ExperimentSpec {
 
     private static final Set<String> KEYS = Set.of("name", "mode", "model", "workers", "epochs", "rounds", "targetAccuracy",
         "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "computeClock", "computeOn", "workerJit",
-        "momentum", "computeMs", "policies", "stragglers", "seeds", "quick");
+        "momentum", "computeMs", "policies", "stragglers", "seeds", "quick", "faults");
 
     public final String name;
     public final String mode;
@@ -116,6 +117,8 @@ public final class ExperimentSpec {
     final double targetAccuracy;
     /** train: c1 or tiered (serene train --worker-jit). */
     final WorkerJit workerJit;
+    /** Train mode: faults every run injects ({@code kill:W@R}, as {@code serene train --faults}); "none" for none. */
+    final String faults;
     final double computeMs;
     final List<PolicyRef> policies;
     final List<String> stragglers;
@@ -196,6 +199,13 @@ public final class ExperimentSpec {
         }
         training = t.build();
         workerJit = WorkerJit.parse("'workerJit'", string(n, "workerJit", TrainDefaults.WORKER_JIT));
+        faults = string(n, "faults", "none");
+        if (!mode.equals("train") && !faults.equals("none")) {
+            throw new IllegalArgumentException("'faults' kills worker processes: it applies to mode train only");
+        }
+        for (final int w : workers) {
+            FaultPlan.parse(faults, w);
+        }
         computeMs = n.has("computeMs") ? positive(n, "computeMs") : 10;
         policies = policies(n.get("policies"), base, workers);
         stragglers = strings(n, "stragglers", List.of(TrainDefaults.STRAGGLERS));

@@ -55,6 +55,19 @@ public final class ReportWriter {
                 .append(sc.workers()).append(" workers, stragglers <code>")
                 .append(esc(sc.stragglers())).append("</code></h2>\n");
             table(sb, sc.policies(), baseline, spec);
+            final List<String> failures = new ArrayList<>();
+            for (final Map.Entry<ExperimentRunner.Run, RunSummary> e : runs.entrySet()) {
+                if (e.getKey().scenario.equals(id) && e.getValue().failures() != null) {
+                    for (final RunSummary.Failure f : e.getValue().failures()) {
+                        failures.add(e.getKey().policy.name + " seed " + e.getKey().seed + ": worker " + f.worker() + " died after "
+                            + f.roundsDone() + " rounds (" + f.cause() + ")");
+                    }
+                }
+            }
+            if (!failures.isEmpty()) {
+                sb.append("<p class=\"note\">Workers that died (the figures are the survivors'): ").append(esc(String.join("; ", failures)))
+                    .append(".</p>\n");
+            }
             final Map<String, RunSummary> first = new LinkedHashMap<>();
             final Map<String, Path> dirs = new LinkedHashMap<>();
             for (final Map.Entry<ExperimentRunner.Run, RunSummary> e : runs.entrySet()) {

@@ -73,6 +73,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
     public Map<String, Object> trainingSummary() {
         final Map<String, Object> m = new LinkedHashMap<>(training.summary());
         m.put("workerJit", workerJit.text());
+        m.put("faults", faultPlan().toString());
         return m;
     }
 

@@ -243,7 +243,6 @@ public final class TrainRun {
         run.put("stragglers", t.stragglers());
         run.put("rounds", rounds);
         run.putAll(s.trainingSummary());
-        run.put("faults", s.faultPlan().toString());
         final RunSummary summary = TrainSummary.of(all, results, s.targetAccuracy()).with(switches, workers.failures(), run,
             switchCounters, t.seed());
         Files.writeString(s.out().resolve("summary.json"), Json.write(summary) + "\n", StandardCharsets.UTF_8);

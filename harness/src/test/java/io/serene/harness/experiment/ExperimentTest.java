@@ -143,6 +143,8 @@ class ExperimentTest {
         bad("name: t\npolicies: [bsp]\nworkerz: 4", "unknown key 'workerz'");
         bad("name: t\nmode: real\npolicies: [bsp]", "'mode' must be train or sim, was 'real'");
         bad("name: t", "'policies' must be a non-empty list");
+        bad("name: t\nworkers: [8, 4]\npolicies: [bsp]\nfaults: kill:5@10", "--faults: kill:5@10 names worker 5, the job has workers 0..3");
+        bad("name: t\nmode: sim\nrounds: 10\npolicies: [bsp]\nfaults: kill:1@10", "'faults' kills worker processes: it applies to mode train only");
         bad("name: t\npolicies: ['ssp:x']", "policy 'ssp:x'");
         bad("name: t\nworkers: [2, 4]\npolicies: ['fastest:N-2']", "policy 'fastest:N-2': with 2 workers N-2 is 0, must be at least 1");
         bad("name: t\npolicies: ['fastest:N-x']", "policy 'fastest:N-x'");
