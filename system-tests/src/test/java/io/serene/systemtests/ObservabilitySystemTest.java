@@ -3,6 +3,7 @@ package io.serene.systemtests;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.node.ControlServer;
+import io.serene.harness.node.SilenceWatch;
 import io.serene.harness.node.StallWatch;
 import io.serene.harness.node.SwitchControlService;
 import io.serene.harness.node.SwitchMetrics;
@@ -50,11 +51,12 @@ class ObservabilitySystemTest {
         final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(4 << 20)
             .defaultSync(SyncConfig.bsp()).conclude(), errors::add);
         final StallWatch stalls = new StallWatch(0.3);
+        final SilenceWatch silence = new SilenceWatch(10);
         try (UdpTransport switchLoop = UdpTransport.create(1, true);
              UdpTransport workerLoop = UdpTransport.create(1, true);
              UdpHost switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
-             SwitchControlService service = new SwitchControlService(switchHost::call, pipeline, stalls, log::add);
-             SwitchMonitor monitor = new SwitchMonitor(pipeline, 20, stalls, log::add).start();
+             SwitchControlService service = new SwitchControlService(switchHost::call, pipeline, stalls, log::add).silence(silence);
+             SwitchMonitor monitor = new SwitchMonitor(pipeline, 20, stalls, silence, log::add).start();
              SwitchMetrics metrics = SwitchMetrics.serve(monitor, "127.0.0.1", 0);
              ControlServer control = ControlServer.start(service, "127.0.0.1", 0)) {
             final List<UdpWorker> workers = new ArrayList<>();
@@ -96,6 +98,15 @@ class ObservabilitySystemTest {
                     "serene_worker_awaited{job=\"5\",worker=\"0\"} 0.0");
                 final Object[] show = InProcess.cli("control", "show", "--switch", control.address(), "--job", "" + JOB);
                 assertThat((String) show[1]).containsPattern("round 10 has waited [0-9.]+ s for worker 2 \\(STALLED\\)");
+                // still paused past the failure detector's threshold (at least a second): silent, in the log, /metrics and control show
+                while (log.stream().noneMatch(l -> l.contains("silent for")) && System.nanoTime() < deadline) {
+                    Thread.sleep(20);
+                }
+                assertThat(log).anySatisfy(l -> assertThat(l).startsWith("job 5: worker 2 silent for"));
+                assertThat(scrapeAfter(metrics, "serene_worker_silent{job=\"5\",worker=\"2\"} 1.0")).contains(
+                    "serene_worker_silent{job=\"5\",worker=\"0\"} 0.0");
+                assertThat((String) InProcess.cli("control", "show", "--switch", control.address(), "--job", "" + JOB)[1])
+                    .contains("silent: worker 2 (failed or stopped?)");
 
                 workers.get(2).awaitClearance(10).get(20, TimeUnit.SECONDS);
                 pending.add(workers.get(2).allreduce(10, g));
@@ -106,6 +117,10 @@ class ObservabilitySystemTest {
                     Thread.sleep(20);
                 }
                 assertThat(log).anySatisfy(l -> assertThat(l).startsWith("job 5: round 10 released after"));
+                while (log.stream().noneMatch(l -> l.contains("heard from again")) && System.nanoTime() < deadline) {
+                    Thread.sleep(20);
+                }
+                assertThat(log).anySatisfy(l -> assertThat(l).startsWith("job 5: worker 2 is heard from again"));
                 assertThat(scrapeAfter(metrics, "serene_job_released_round{job=\"5\"} 10.0")).contains("serene_job_stalled{job=\"5\"} 0.0");
                 // between rounds, nobody has started the next one: not a stall, however long
                 Thread.sleep(500);

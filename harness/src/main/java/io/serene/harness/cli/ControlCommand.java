@@ -137,6 +137,11 @@ public final class ControlCommand implements Runnable {
                 s.getReleasedRound() + 1, waited, StallWatch.workers(waiting),
                 s.getStalled() ? " (STALLED)" : ""));
         }
+        if (s.getSilentCount() > 0) {
+            final BitSet silent = new BitSet();
+            s.getSilentList().forEach(silent::set);
+            sb.append(System.lineSeparator()).append("  silent: ").append(StallWatch.workers(silent)).append(" (failed or stopped?)");
+        }
         final boolean grouped = s.getGroupsList().stream().anyMatch(g -> g != 0);
         if (grouped) {
             sb.append(" groups=").append(s.getGroupsList());

@@ -5,6 +5,7 @@ import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.node.ControlAccess;
 import io.serene.harness.node.ControlServer;
 import io.serene.harness.node.Ports;
+import io.serene.harness.node.SilenceWatch;
 import io.serene.harness.node.StallWatch;
 import io.serene.harness.node.SwitchControlService;
 import io.serene.harness.node.SwitchMetrics;
@@ -102,6 +103,7 @@ public final class SwitchCommand implements Callable<Integer> {
         Ports.optional("--control-port", controlPort);
         final int metricsPort = monitorOptions.metricsPort();
         final StallWatch stalls = monitorOptions.stalls();
+        final SilenceWatch silence = monitorOptions.silence();
         final ControlAccess access = new ControlAccess(controlTokenFile == null ? null
             : ControlAccess.readToken("--control-token-file", controlTokenFile), controlCert, controlKey);
         final SwitchPipeline pipeline = new SwitchPipeline(context,
@@ -109,8 +111,8 @@ public final class SwitchCommand implements Callable<Integer> {
         final CountDownLatch stop = new CountDownLatch(1);
         try (UdpTransport transport = UdpTransport.create(1, !nio);
              UdpHost host = transport.bind(pipeline, new InetSocketAddress(bind, port), UdpOptions.defaults());
-             SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls, SwitchCommand::log);
-             SwitchMonitor monitor = new SwitchMonitor(pipeline, 100, stalls, monitorOptions.silence(), SwitchCommand::log).start();
+             SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls, SwitchCommand::log).silence(silence);
+             SwitchMonitor monitor = new SwitchMonitor(pipeline, 100, stalls, silence, SwitchCommand::log).start();
              SwitchMetrics metrics = metricsPort < 0 ? null : SwitchMetrics.serve(monitor, metricsBind, metricsPort)) {
             final ControlServer server = controlPort < 0 ? null : ControlServer.start(control, controlBind, controlPort, access);
             System.out.println(context.memory());

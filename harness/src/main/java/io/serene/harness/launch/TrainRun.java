@@ -93,11 +93,11 @@ public final class TrainRun {
         final Progress progress = new Progress(say, s.workers(), rounds, t.deferredEval());
         final List<Controller.Decision> decisions = new ArrayList<>();
         final StallWatch stalls = new StallWatch(s.stallSeconds());
+        final SilenceWatch silence = new SilenceWatch(s.silenceRounds());
         try (UdpTransport transport = UdpTransport.create(1, true);
              UdpHost host = transport.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
-             SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls, progress::println);
-             SwitchMonitor switchMonitor = new SwitchMonitor(pipeline, 100, stalls, new SilenceWatch(s.silenceRounds()),
-                 progress::println);
+             SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls, progress::println).silence(silence);
+             SwitchMonitor switchMonitor = new SwitchMonitor(pipeline, 100, stalls, silence, progress::println);
              SwitchMetrics metrics = s.metricsPort() < 0 ? null : SwitchMetrics.serve(switchMonitor, "127.0.0.1", s.metricsPort())) {
             switchMonitor.addViewListener(view -> progress.stall(view.jobs().stream()
                 .filter(j -> j.job() == s.job() && stalls.stalled(j, view.timeNs()))

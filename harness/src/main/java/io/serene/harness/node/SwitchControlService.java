@@ -56,6 +56,7 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
     private final SwitchPipeline pipeline;
     private final StallWatch stalls;
     private final Consumer<String> log;
+    private volatile SilenceWatch silence;
     private final ScheduledExecutorService watchers = Executors.newSingleThreadScheduledExecutor(r -> {
         final Thread t = new Thread(r, "serene-control-watch");
         t.setDaemon(true);
@@ -78,6 +79,12 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
         this.log = log;
         // every call goes through the switch's command queue; a task on its thread makes it drain it
         pipeline.commands().wakeup(() -> thread.call(() -> null));
+    }
+
+    /** Reports the failure detector's silent workers in every job state (the monitor's {@link SilenceWatch}). */
+    public SwitchControlService silence(final SilenceWatch watch) {
+        this.silence = watch;
+        return this;
     }
 
     @Override
@@ -278,6 +285,12 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
         }
         final SwitchView.Job view = SwitchView.readJob(pipeline, job, Integer.MAX_VALUE);
         view.waitingFor().stream().forEach(b::addWaitingFor);
+        final SilenceWatch detector = silence;
+        for (int w = 0; detector != null && w < workers; w++) {
+            if (detector.silent(job, w)) {
+                b.addSilent(w);
+            }
+        }
         b.setWaitingSinceNs(view.waitingSinceNs()).setStalled(stalls.stalled(view, b.getTimeNs()));
         for (final SwitchPipeline.ConfigRow row : pipeline.configEntries(job)) {
             b.addEntries(ConfigEntry.newBuilder().setGroup(row.group()).setFirstRound(row.firstRound()).setRule(row.rule()));
