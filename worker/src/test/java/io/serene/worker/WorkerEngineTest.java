@@ -31,6 +31,14 @@ class WorkerEngineTest {
             .joinRetryNs(1_000).maxJoinAttempts(maxJoinAttempts), ex -> { });
     }
 
+    /** The switch's JOIN_ACK refusing worker 1 of job 3 (SHAPE_MISMATCH). */
+    private static ByteBuffer refusal() {
+        final ByteBuffer ack = Packet.allocate(JoinPacket.ACK_LENGTH);
+        new JoinPacket().wrap(ack, 0, JoinPacket.ACK_LENGTH).initHeader(PacketType.JOIN_ACK).jobId(3)
+            .workerId(1).status(Status.SHAPE_MISMATCH.code());
+        return ack;
+    }
+
     @Test
     void shouldRetryJoinAndFailWithAClearMessageWhenTheSwitchNeverAnswers() {
         final WorkerEngine engine = engine(3);
@@ -49,9 +57,7 @@ class WorkerEngineTest {
         final WorkerEngine engine = engine(3);
         final CompletableFuture<Aggregate> round = engine.allreduce(0, new float[10]);
         engine.onTimer(0, outbox);
-        final ByteBuffer ack = Packet.allocate(JoinPacket.ACK_LENGTH);
-        new JoinPacket().wrap(ack, 0, JoinPacket.ACK_LENGTH).initHeader(PacketType.JOIN_ACK).jobId(3)
-            .workerId(1).status(Status.SHAPE_MISMATCH.code());
+        final ByteBuffer ack = refusal();
         engine.onPacket(0, ack, 0, JoinPacket.ACK_LENGTH, 0, outbox);
         assertThatThrownBy(round::join).hasMessageContaining("SHAPE_MISMATCH");
         assertThatThrownBy(() -> engine.allreduce(1, new float[10]).join()).hasMessageContaining("refused JOIN");
@@ -69,9 +75,7 @@ class WorkerEngineTest {
         final WorkerEngine engine = engine(3);
         final CompletableFuture<Aggregate> round = engine.allreduce(0, new float[10]);
         engine.onTimer(0, outbox);
-        final ByteBuffer ack = Packet.allocate(JoinPacket.ACK_LENGTH);
-        new JoinPacket().wrap(ack, 0, JoinPacket.ACK_LENGTH).initHeader(PacketType.JOIN_ACK).jobId(3)
-            .workerId(1).status(Status.SHAPE_MISMATCH.code());
+        final ByteBuffer ack = refusal();
         // the same refusal from another source (peer 4 on the worker's socket) is dropped, counted, and changes nothing
         engine.onPacket(4, ack, 0, JoinPacket.ACK_LENGTH, 0, outbox);
         assertThat(engine.counters().get(WorkerCounter.DROP_FOREIGN)).isEqualTo(1);
