@@ -85,6 +85,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final JobLifecycle lifecycle;
     private final Aggregator aggregator;
     private final IterationEstimator estimator;
+    private final NextRound nextRound;
 
     public SwitchPipeline(final SwitchContext context, final Consumer<Throwable> errorHandler) {
         this.context = context;
@@ -109,6 +110,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         lifecycle = new JobLifecycle(context, memory, counters, jobTable, jobs, groups, configs, slots, releases, scanner, deparser);
         aggregator = new Aggregator(counters, jobs, slots, words, chunkElements);
         estimator = new IterationEstimator(jobs, groups, configs, releases);
+        nextRound = new NextRound(words, poolSize, jobs, groups, configs, slots, releases);
     }
 
     public SwitchMemory memory() {
@@ -169,69 +171,20 @@ public final class SwitchPipeline implements PacketEndpoint {
 
     /**
      * The workers the job's next round (R + 1) waits for, from the contributor bitmaps (telemetry and
-     * stall reports; allocates; switch thread): the workers, joined or not, missing from some step of
-     * the round the switch holds unreleased, among those their group's entry for the round requires
-     * (all of a group's missing members when its entry requires none: a quorum, a sample,
-     * asynchronous). Empty when no worker has started the round (the workers compute, or are done),
-     * and for an unknown job.
+     * stall reports; allocates; switch thread); see {@link NextRound#waitingFor}.
      */
     public BitSet waitingFor(final int job) {
-        final BitSet waiting = new BitSet();
         final int j = jobTable.get(job);
-        if (j == JobTable.MISSING) {
-            return waiting;
-        }
-        final int next = releases.releasedRound[j] + 1;
-        final BitSet missing = new BitSet();
-        for (int set = 0; set < 2; set++) {
-            for (int slot = 0; slot < poolSize; slot++) {
-                final int idx = slots.index(j, set, slot);
-                if (slots.seq[idx] == SlotPool.NO_SEQ || slots.released[idx] || slots.round[idx] != next) {
-                    continue;
-                }
-                for (int w = 0; w < jobs.workers[j]; w++) {
-                    if (!slots.holds(idx, w)) {
-                        missing.set(w);
-                    }
-                }
-            }
-        }
-        for (int g = 0; g < ConfigTable.GROUPS; g++) {
-            if (!groups.inUse(j, g)) {
-                continue;
-            }
-            final int l = ConfigTable.list(j, g);
-            final BitSet members = BitSet.valueOf(Arrays.copyOfRange(groups.members, l * words, (l + 1) * words));
-            final BitSet required = configs.required(l, configs.entryFor(l, next), groups.members, l * words);
-            final BitSet group = (BitSet) missing.clone();
-            group.and(required.isEmpty() ? members : required);
-            waiting.or(group);
-        }
-        return waiting;
+        return j == JobTable.MISSING ? new BitSet() : nextRound.waitingFor(j);
     }
 
     /**
-     * Whether the job's round cannot be released without the worker, by its group's entry for the
-     * round: the entry requires it, or its quorum is every member of the group, and it has no
-     * timeout. False for an unknown job or worker (switch thread).
+     * Whether the job's round cannot be released without the worker (switch thread); false for an
+     * unknown job or worker. See {@link NextRound#cannotGoOnWithout}.
      */
     public boolean cannotGoOnWithout(final int job, final int worker, final int round) {
         final int j = jobTable.get(job);
-        if (j == JobTable.MISSING || worker < 0 || worker >= jobs.workers[j]) {
-            return false;
-        }
-        final int l = ConfigTable.list(j, groups.of(j, worker));
-        final int e = configs.entryFor(l, round);
-        if (configs.timeoutNs(l, e) != SyncConfig.NO_TIMEOUT) {
-            return false;
-        }
-        final int m = l * words;
-        int members = 0;
-        for (int w = 0; w < words; w++) {
-            members += Long.bitCount(groups.members[m + w]);
-        }
-        final boolean required = (configs.requiredWord(l, e, worker >>> 6, groups.members, m) & (1L << (worker & 63))) != 0;
-        return required || configs.quorum(l, e, groups.members, m) >= members;
+        return j != JobTable.MISSING && worker >= 0 && worker < jobs.workers[j] && nextRound.cannotGoOnWithout(j, worker, round);
     }
 
     /** The job's worker count; -1 if unknown. */

@@ -31,11 +31,9 @@ public final class Defaults implements IDefaultValueProvider {
 
     private final Map<String, String> env;
     private final Properties file;
-    private final Path source;
 
     Defaults(final Map<String, String> env, final Path file) {
         this.env = env;
-        this.source = file;
         this.file = new Properties();
         if (file != null) {
             try (Reader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
@@ -97,10 +95,5 @@ public final class Defaults implements IDefaultValueProvider {
             }
         }
         return null;
-    }
-
-    /** Where the file defaults came from, for messages. */
-    Path source() {
-        return source;
     }
 }

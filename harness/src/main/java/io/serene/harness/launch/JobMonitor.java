@@ -11,6 +11,7 @@ import io.serene.protocol.table.TableWrite;
 
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -105,10 +106,14 @@ final class JobMonitor extends Thread {
         return new TelemetrySample(released, pipeline.releasedAtNs(job, released), clocks, iterationNs);
     }
 
-    /** Runs f on the switch thread, through its command queue (the control service set its wake-up). */
     private <T> T call(final Supplier<T> f) {
+        return onSwitch(pipeline, p -> f.get());
+    }
+
+    /** Runs f on the switch thread, through its command queue (the control service set its wake-up). */
+    static <T> T onSwitch(final SwitchPipeline pipeline, final Function<SwitchPipeline, T> f) {
         try {
-            return pipeline.commands().submit(p -> f.get()).get(10, TimeUnit.SECONDS);
+            return pipeline.commands().submit(f).get(10, TimeUnit.SECONDS);
         } catch (final InterruptedException ex) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted");

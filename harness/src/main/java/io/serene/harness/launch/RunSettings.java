@@ -26,12 +26,12 @@ import java.util.Map;
  * @param metricsPort the TCP port of {@code /metrics}, -1 for none
  * @param stallSeconds report a round waiting longer than this (0: never)
  * @param silenceRounds report a worker silent after this many typical round times (0: never)
- * @param faults      faults to inject ({@link FaultPlan}), "none" for none
+ * @param faults      faults to inject
  * @param quiet       print only failures (serene experiment prints one line per run)
  */
 public record RunSettings(int workers, TrainSettings training, String sync, Policy policy, String policyLabel, WorkerJit workerJit,
                           double targetAccuracy, Path out, int controlPort, int metricsPort, double stallSeconds, double silenceRounds,
-                          String faults,
+                          FaultPlan faults,
                           int job, boolean quiet) {
     /** Validates; called by {@link Builder#build()}. */
     public RunSettings {
@@ -48,7 +48,9 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         Ports.optional("--metrics-port", metricsPort);
         new StallWatch(stallSeconds);
         new SilenceWatch(silenceRounds);
-        FaultPlan.parse(faults, workers);
+        if (faults == null || faults.faults().stream().anyMatch(f -> f.worker() >= workers)) {
+            throw new IllegalArgumentException("--faults must name workers of the job (0.." + (workers - 1) + "), was " + faults);
+        }
         if (policy == null) {
             SyncSchedule.parse(sync).configFor(0).resolve(workers);
         }
@@ -57,11 +59,6 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
 
     public static Builder builder() {
         return new Builder();
-    }
-
-    /** The faults to inject. */
-    public FaultPlan faultPlan() {
-        return FaultPlan.parse(faults, workers);
     }
 
     /** The policy's name as the run reports it: the label, the policy's own name, or the sync config. */
@@ -73,7 +70,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
     public Map<String, Object> trainingSummary() {
         final Map<String, Object> m = new LinkedHashMap<>(training.summary());
         m.put("workerJit", workerJit.text());
-        m.put("faults", faultPlan().toString());
+        m.put("faults", faults.toString());
         return m;
     }
 
@@ -90,7 +87,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         private int controlPort = -1;
         private int metricsPort = -1;
         private double stallSeconds = StallWatch.DEFAULT_SECONDS;
-        private double silenceRounds = Double.parseDouble(SilenceWatch.DEFAULT);
+        private double silenceRounds = SilenceWatch.DEFAULT_ROUNDS;
         private int job = 1;
         private boolean quiet;
         private String faults = "none";
@@ -158,6 +155,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
             return this;
         }
 
+        /** Faults as {@code --faults} takes them, checked against the worker count when built. */
         public Builder faults(final String value) {
             faults = value;
             return this;
@@ -170,7 +168,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
 
         public RunSettings build() {
             return new RunSettings(workers, training, sync, policy, policyLabel, workerJit, targetAccuracy, out, controlPort, metricsPort,
-                stallSeconds, silenceRounds, faults, job, quiet);
+                stallSeconds, silenceRounds, FaultPlan.parse(faults, workers), job, quiet);
         }
     }
 }

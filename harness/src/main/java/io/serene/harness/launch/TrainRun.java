@@ -40,7 +40,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 
 /**
  * One training run: the switch in this process (and the policy's controller, if any), one worker
@@ -102,10 +101,9 @@ public final class TrainRun {
             switchMonitor.addViewListener(view -> progress.stall(view.jobs().stream()
                 .filter(j -> j.job() == s.job() && stalls.stalled(j, view.timeNs()))
                 .map(j -> StallWatch.describe(j, view.timeNs())).findFirst().orElse(null)));
-            final FaultPlan faults = s.faultPlan();
+            final FaultPlan faults = s.faults();
             // a fixed config that needs the dead worker cannot go on; a policy may change the config, so its job is let run
-            final WorkerProcesses workers = new WorkerProcesses(progress, w -> s.policy() == null && onSwitch(pipeline,
-                p -> p.cannotGoOnWithout(s.job(), w, p.releasedRound(s.job()) + 1)));
+            final WorkerProcesses workers = new WorkerProcesses(progress, w -> needed(pipeline, w));
             switchMonitor.addViewListener(view -> view.jobs().stream().filter(j -> j.job() == s.job()).findFirst().ifPresent(j -> {
                 for (final FaultPlan.Fault f : faults.faults()) {
                     if (j.releasedRound() >= f.round()) {
@@ -249,13 +247,14 @@ public final class TrainRun {
         return summary;
     }
 
-    private static boolean onSwitch(final SwitchPipeline pipeline, final Function<SwitchPipeline, Boolean> query) {
-        try {
-            return pipeline.commands().submit(query).get(10, TimeUnit.SECONDS);
-        } catch (final InterruptedException ex) {
-            Thread.currentThread().interrupt();
+    /** Whether the job cannot go on without worker w (a fixed config needing it); false if the switch cannot tell. */
+    private boolean needed(final SwitchPipeline pipeline, final int w) {
+        if (s.policy() != null) {
             return false;
-        } catch (final Exception ex) {
+        }
+        try {
+            return JobMonitor.onSwitch(pipeline, p -> p.cannotGoOnWithout(s.job(), w, p.releasedRound(s.job()) + 1));
+        } catch (final IllegalStateException ex) {
             return false;
         }
     }

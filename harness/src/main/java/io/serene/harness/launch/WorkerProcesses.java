@@ -17,9 +17,9 @@ import java.util.function.IntPredicate;
 /**
  * The worker processes of a training run: started, their output read (progress, results, the tail
  * for errors), told to evaluate, awaited, stopped. A worker that dies is recorded and the others go
- * on: whether the job can continue without it is its sync config's business (under BSP the others
- * wait for it, the stall report names it, and they give up after their timeout, which fails the run
- * naming the death); a worker killed on purpose ({@link #kill}) says why.
+ * on, unless the job cannot go on without it (the {@code needed} test: then the run ends at once);
+ * if the others fail after a death, the run fails naming it; a worker killed on purpose
+ * ({@link #kill}) says why.
  */
 final class WorkerProcesses {
     private static final int KEEP_LINES = 20;
@@ -34,7 +34,6 @@ final class WorkerProcesses {
     private final List<String> killedFor = new ArrayList<>();
     /** The workers that died, in the order they did. */
     private final List<RunSummary.Failure> failures = new ArrayList<>();
-    private final List<Boolean> dead = new ArrayList<>();
     private final long startNs = System.nanoTime();
     private int trained;
     private boolean told;
@@ -60,7 +59,6 @@ final class WorkerProcesses {
             results.add(null);
             logs.add(log);
             killedFor.add(null);
-            dead.add(false);
         }
         final Thread reader = new Thread(() -> read(w, p, log), "worker-" + w + "-output");
         reader.setDaemon(true);
@@ -132,13 +130,13 @@ final class WorkerProcesses {
     private void evaluateIfAllTrained() {
         final List<Process> all = new ArrayList<>();
         synchronized (this) {
-            final long alive = dead.stream().filter(d -> !d).count();
+            final int alive = processes.size() - failures.size();
             if (trained < alive || alive == 0 || told) {
                 return;
             }
             told = true;
             for (int w = 0; w < processes.size(); w++) {
-                if (!dead.get(w)) {
+                if (!dead(w)) {
                     all.add(processes.get(w));
                 }
             }
@@ -163,7 +161,7 @@ final class WorkerProcesses {
     void kill(final int w, final String cause, final int round) {
         final Process p;
         synchronized (this) {
-            if (w >= processes.size() || killedFor.get(w) != null || dead.get(w)) {
+            if (w >= processes.size() || killedFor.get(w) != null || dead(w)) {
                 return;
             }
             killedFor.set(w, cause + " at round " + round);
@@ -185,7 +183,7 @@ final class WorkerProcesses {
                 final Process p = processes.get(w);
                 if (p.isAlive()) {
                     running = true;
-                } else if (p.exitValue() != 0 && !dead.get(w)) {
+                } else if (p.exitValue() != 0 && !dead(w)) {
                     readers.get(w).join(2_000);
                     died(w, p.exitValue());
                 }
@@ -195,9 +193,9 @@ final class WorkerProcesses {
                     r.join(5_000);
                 }
                 if (failures.size() == processes.size()) {
-                    throw new IllegalStateException("every worker failed; the first, worker " + failures.get(0).worker() + ": "
-                        + failures.get(0).cause() + "; its last output (all of it in " + logs.get(failures.get(0).worker()) + "):\n  "
-                        + String.join("\n  ", tail(failures.get(0).worker())));
+                    final RunSummary.Failure first = failures.get(0);
+                    throw new IllegalStateException("every worker failed; the first, worker " + first.worker() + ": " + first.cause()
+                        + "; its last output " + lastOutput(first.worker()));
                 }
                 return;
             }
@@ -210,7 +208,6 @@ final class WorkerProcesses {
         final String cause;
         final RunSummary.Failure earlier;
         synchronized (this) {
-            dead.set(w, true);
             earlier = failures.isEmpty() ? null : failures.get(0);
             cause = killedFor.get(w) != null ? "killed by --faults " + killedFor.get(w) : "exit " + exit;
             failures.add(new RunSummary.Failure(w, exit, cause, progress.roundOf(w)));
@@ -220,17 +217,17 @@ final class WorkerProcesses {
             stop();
             throw new IllegalStateException("worker " + w + " died (" + cause + ") and the job's sync config cannot go on without it "
                 + "(it needs every worker and has no timeout; a quorum, a timeout or an exclusion would let the others go on); worker " + w
-                + "'s last output (all of it in " + logs.get(w) + "):\n  " + String.join("\n  ", tail(w)));
+                + "'s last output " + lastOutput(w));
         }
         if (killedFor.get(w) == null) {
             if (earlier == null) {
                 progress.println("worker " + w + " died (" + cause + "); the others go on if the sync config lets them. Its last output "
-                    + "(all of it in " + logs.get(w) + "):\n  " + String.join("\n  ", tail(w)));
+                    + lastOutput(w));
             } else {
                 stop();
                 throw new IllegalStateException("worker " + w + " failed (" + cause + ") after worker " + earlier.worker() + " died ("
                     + earlier.cause() + "): the job's sync config needs it, or it could not go on without it; worker " + w
-                    + "'s last output (all of it in " + logs.get(w) + "):\n  " + String.join("\n  ", tail(w)));
+                    + "'s last output " + lastOutput(w));
             }
         } else {
             progress.println("worker " + w + " is dead (" + cause + "); the others go on if the sync config lets them");
@@ -245,7 +242,12 @@ final class WorkerProcesses {
 
     /** Whether worker w died. */
     synchronized boolean dead(final int w) {
-        return dead.get(w);
+        return failures.stream().anyMatch(f -> f.worker() == w);
+    }
+
+    /** "(all of it in LOG):" and the last lines worker w printed, for error messages. */
+    private String lastOutput(final int w) {
+        return "(all of it in " + logs.get(w) + "):\n  " + String.join("\n  ", tail(w));
     }
 
     synchronized List<String> tail(final int w) {

@@ -50,10 +50,6 @@ public final class ControlServer implements AutoCloseable {
         return new ControlServer(server, health, bind);
     }
 
-    public int port() {
-        return server.getPort();
-    }
-
     /** {@code host:port} as a client names it. */
     public String address() {
         return bind + ":" + server.getPort();

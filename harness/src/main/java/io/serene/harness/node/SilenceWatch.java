@@ -20,6 +20,7 @@ import java.util.Map;
 public final class SilenceWatch {
     /** The default: fifty round times, far beyond a straggler's spell, soon enough to matter. */
     public static final String DEFAULT = "50";
+    public static final double DEFAULT_ROUNDS = Double.parseDouble(DEFAULT);
     private static final long MIN_SILENCE_NS = 1_000_000_000L;
     private static final int WINDOW = 32;
     /** R moved within this many typical round times: the job is going on. */

@@ -52,11 +52,6 @@ public final class SwitchMetrics implements MultiCollector, AutoCloseable {
         return server.getPort();
     }
 
-    /** The registry (tests read the exposition through the server). */
-    PrometheusRegistry registry() {
-        return registry;
-    }
-
     @Override
     public MetricSnapshots collect() {
         final SwitchView view = monitor.latest();

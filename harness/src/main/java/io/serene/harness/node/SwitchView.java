@@ -5,7 +5,6 @@ import io.serene.dataplane.SwitchPipeline;
 
 import java.util.ArrayList;
 import java.util.BitSet;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -53,8 +52,7 @@ public record SwitchView(long timeNs, Map<SwitchCounter, Long> counters, List<Jo
 
     /** Reads the view; call on the switch's thread. {@code sinceRound}: per job, the first round whose release time to include. */
     public static SwitchView read(final SwitchPipeline p, final long nowNs, final Map<Integer, Integer> sinceRound) {
-        final Map<SwitchCounter, Long> counters = new EnumMap<>(SwitchCounter.class);
-        counters.putAll(p.counters().snapshot());
+        final Map<SwitchCounter, Long> counters = p.counters().snapshot();
         final List<Job> jobs = new ArrayList<>();
         for (final int id : p.jobIds()) {
             jobs.add(readJob(p, id, sinceRound.getOrDefault(id, 0)));

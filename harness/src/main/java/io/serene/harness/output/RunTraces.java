@@ -13,6 +13,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * A training run's records as the tools users compare runs with: TensorBoard event files, one
@@ -100,9 +101,9 @@ public final class RunTraces {
         final List<TraceEvent> events = new ArrayList<>();
         events.add(new TraceEvent("process_name", "M", 1, 0, 0, null, null, null, null, Map.of("name", "serene " + run)));
         final TreeMap<Integer, Double> roundStarts = new TreeMap<>();
-        final TreeMap<Integer, Boolean> workers = new TreeMap<>();
+        final TreeSet<Integer> workers = new TreeSet<>();
         for (final RoundRecord r : rounds) {
-            workers.put(r.worker(), true);
+            workers.add(r.worker());
             roundStarts.merge(r.round(), r.startSeconds(), Math::min);
             final double start = r.startSeconds() - t0;
             final double send = r.sendSeconds() - t0;
@@ -121,7 +122,7 @@ public final class RunTraces {
                 }
             }
         }
-        for (final int w : workers.keySet()) {
+        for (final int w : workers) {
             events.add(new TraceEvent("thread_name", "M", 1, w, 0, null, null, null, null, Map.of("name", "worker " + w)));
         }
         for (final SyncChange c : changes) {
