@@ -350,6 +350,34 @@ public final class DjlModel implements AutoCloseable {
         gather(w -> w, into);
     }
 
+    /** The SGD velocity (momentum buffer), into {@code into} (of {@link #elements()} floats). */
+    public void copyVelocity(final float[] into) {
+        if (into.length != elements) {
+            throw new IllegalArgumentException("velocity copy has " + into.length + " elements, the model " + elements);
+        }
+        System.arraycopy(velocity, 0, into, 0, elements);
+    }
+
+    /** Optimizer steps taken (the learning-rate schedule's position). */
+    public int steps() {
+        return steps;
+    }
+
+    /**
+     * Puts the model back where a checkpoint found it: parameters, velocity, steps taken and last
+     * loss. With the same aggregates after it, it steps bitwise as the model it was taken from.
+     */
+    public void restore(final float[] parameters, final float[] savedVelocity, final int savedSteps, final float savedLoss) {
+        if (savedVelocity.length != elements || savedSteps < 0) {
+            throw new IllegalArgumentException("a checkpoint's velocity has " + savedVelocity.length + " elements (the model "
+                + elements + ") and " + savedSteps + " steps");
+        }
+        loadParameters(parameters);
+        System.arraycopy(savedVelocity, 0, velocity, 0, elements);
+        steps = savedSteps;
+        lastLoss = savedLoss;
+    }
+
     /**
      * Overwrites every parameter with {@code from} (flat, block order, as {@link #copyParameters}
      * writes it), whatever the parameters held before (NaN included): for evaluating a copy taken

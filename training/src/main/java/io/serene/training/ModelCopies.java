@@ -55,6 +55,18 @@ public final class ModelCopies {
         size++;
     }
 
+    /** Adds a copy taken earlier (by the process a checkpoint came from). */
+    public void add(final float[] copy, final int round, final long atNs, final float loss) {
+        if (size == parameters.length) {
+            throw new IllegalStateException("more evaluation rounds than the " + parameters.length + " copies made room for");
+        }
+        System.arraycopy(copy, 0, parameters[size], 0, parameters[size].length);
+        rounds[size] = round;
+        takenNs[size] = atNs;
+        losses[size] = loss;
+        size++;
+    }
+
     /** Copies there is room for. */
     int capacity() {
         return parameters.length;

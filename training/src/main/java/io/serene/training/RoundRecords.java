@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.function.IntPredicate;
 
 /**
  * One training worker's per-round record: when the round started, how long the worker was blocked
@@ -64,6 +65,72 @@ public final class RoundRecords implements AutoCloseable {
         accuracy = new double[rounds];
         evaluatedNs = new long[rounds];
         Arrays.fill(accuracy, Double.NaN);
+    }
+
+    /**
+     * The records of rounds 0..{@code round} for a checkpoint, times on the shared axis (so they
+     * mean the same in the process that resumes).
+     */
+    public Saved save(final int round) {
+        final int n = round + 1;
+        final double[] start = new double[n];
+        final double[] send = new double[n];
+        final double[] release = new double[n];
+        final double[] evaluated = new double[n];
+        for (int r = 0; r < n; r++) {
+            start[r] = seconds(startNs[r]);
+            send[r] = seconds(sendNs[r]);
+            release[r] = seconds(releaseNs[r]);
+            evaluated[r] = seconds(evaluatedNs[r]);
+        }
+        return new Saved(start, Arrays.copyOf(waitingNs, n), Arrays.copyOf(computeNs, n), Arrays.copyOf(injectedNs, n), send, release,
+            Arrays.copyOf(staleness, n), Arrays.copyOf(batch, n), Arrays.copyOf(loss, n), Arrays.copyOf(skipped, n),
+            Arrays.copyOf(dropped, n), Arrays.copyOf(accuracy, n), evaluated, evaluationNs, startSeconds());
+    }
+
+    /**
+     * Takes back the records a checkpoint saved and writes the lines of its rounds (those whose
+     * evaluation is deferred excepted: {@code writeNow} false), so the file holds what it held at
+     * the checkpoint; training goes on from the next round.
+     */
+    public void restore(final Saved saved, final IntPredicate writeNow) throws IOException {
+        final int n = saved.start().length;
+        if (n > startNs.length) {
+            throw new IllegalArgumentException("a checkpoint holds " + n + " rounds' records, the run has " + startNs.length);
+        }
+        for (int r = 0; r < n; r++) {
+            startNs[r] = nanos(saved.start()[r]);
+            sendNs[r] = nanos(saved.send()[r]);
+            releaseNs[r] = nanos(saved.release()[r]);
+            evaluatedNs[r] = nanos(saved.evaluated()[r]);
+        }
+        System.arraycopy(saved.waitingNs(), 0, waitingNs, 0, n);
+        System.arraycopy(saved.computeNs(), 0, computeNs, 0, n);
+        System.arraycopy(saved.injectedNs(), 0, injectedNs, 0, n);
+        System.arraycopy(saved.staleness(), 0, staleness, 0, n);
+        System.arraycopy(saved.batch(), 0, batch, 0, n);
+        System.arraycopy(saved.loss(), 0, loss, 0, n);
+        System.arraycopy(saved.skipped(), 0, skipped, 0, n);
+        System.arraycopy(saved.dropped(), 0, dropped, 0, n);
+        System.arraycopy(saved.accuracy(), 0, accuracy, 0, n);
+        evaluationNs = saved.evaluationNs();
+        trainingStartNs = nanos(saved.trainingStartSeconds());
+        for (int r = 0; r < n; r++) {
+            if (writeNow.test(r)) {
+                write(r);
+            }
+        }
+    }
+
+    /** A checkpoint's part of the records: rounds 0..n-1, times in seconds on the shared axis. */
+    public record Saved(double[] start, long[] waitingNs, long[] computeNs, long[] injectedNs, double[] send, double[] release,
+                        int[] staleness, int[] batch, float[] loss, boolean[] skipped, boolean[] dropped, double[] accuracy,
+                        double[] evaluated, long evaluationNs, double trainingStartSeconds) {
+    }
+
+    /** {@code System.nanoTime()} at a time on the shared axis (the inverse of {@link #seconds}, to the microsecond). */
+    public long nanos(final double seconds) {
+        return baseNs + (Math.round(seconds * 1e6) + originMicros - baseMicros) * 1_000L;
     }
 
     /** Seconds on the shared axis at {@code nanoTime}. */

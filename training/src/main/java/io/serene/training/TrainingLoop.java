@@ -9,7 +9,10 @@ import io.serene.worker.UdpWorker;
 import io.serene.worker.WorkerEngine;
 
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -32,10 +35,17 @@ import java.util.concurrent.locks.LockSupport;
 public final class TrainingLoop {
     /**
      * What the loop needs besides its parts: this worker's id, the run's settings, its straggler
-     * profile (for the job's size); {@code toldToEvaluate} (may be null) gates deferred evaluation.
+     * profile (for the job's size); {@code toldToEvaluate} (may be null) gates deferred evaluation;
+     * checkpoints go to {@code checkpointDir} after every {@code checkpointEvery}-th round (0: none),
+     * and {@code resumeFrom} (may be null) is the checkpoint to go on from.
      */
     public record Options(int id, TrainSettings settings, StragglerProfile profile, boolean progressLines, String switchAddress,
-                          CompletableFuture<Void> toldToEvaluate) {
+                          CompletableFuture<Void> toldToEvaluate, Path checkpointDir, int checkpointEvery, Checkpoint resumeFrom) {
+        public Options {
+            if (checkpointEvery < 0 || (checkpointEvery > 0 && checkpointDir == null)) {
+                throw new IllegalArgumentException("checkpoints every " + checkpointEvery + " rounds need a directory and a count >= 0");
+            }
+        }
     }
 
     /** A gradient computed but not sent yet (its round may be released while it was computed), with how it was made. */
@@ -91,6 +101,11 @@ public final class TrainingLoop {
     private final float[] others;
     private int[] bounds;
     private float[] averaged;
+    /**
+     * The run's round that is round 0 of the job on the switch: 0, or the round after the checkpoint
+     * a resumed worker went on from (its job is a new one, as a restarted collective's is).
+     */
+    private int base;
 
     /** {@code copies} null: evaluation during training, inside the measured times. */
     public TrainingLoop(final UdpWorker worker, final DjlModel net, final Batches batches, final GlobalBatch sizes,
@@ -121,15 +136,22 @@ public final class TrainingLoop {
         // a gradient computed but not sent yet: its round was released while it was computed
         HeldGradient held = null;
         long lastComputeNs = 0;
-        final long start = System.nanoTime();
-        log.start();
-        int nextToApply = 0;
-        for (int round = 0; round < total; round++) {
+        final Checkpoint resume = options.resumeFrom();
+        if (resume != null) {
+            held = restore(resume);
+            lastComputeNs = resume.lastComputeNs();
+            base = resume.roundsDone();
+        } else {
+            log.start();
+        }
+        int nextToApply = base;
+        for (int round = base; round < total; round++) {
             log.beginRound(round);
-            await(worker.awaitClearance(round), "clearance for round " + round);
-            log.waited(round, System.nanoTime() - log.roundStartNs(round));
             final int r = round;
-            final int bound = await(worker.call(e -> e.boundFor(r)), "the bound of round " + round);
+            final int wire = round - base;
+            await(worker.awaitClearance(wire), "clearance for round " + round);
+            log.waited(round, System.nanoTime() - log.roundStartNs(round));
+            final int bound = await(worker.call(e -> e.boundFor(wire)), "the bound of round " + round);
             bounds[round] = bound;
             // required: every round up to r - 1 - s; then whatever else already arrived
             while (!pending.isEmpty() && (nextToApply <= SyncRules.gateRound(round, bound) || pending.peek().isDone())) {
@@ -152,11 +174,11 @@ public final class TrainingLoop {
                     log.skipped(round, round - nextToApply);
                 }
                 // reports its last compute time: it is still that slow
-                pending.add(worker.skip(round, lastComputeNs).whenComplete((a, e) -> log.released(r)));
+                pending.add(worker.skip(wire, lastComputeNs).whenComplete((a, e) -> log.released(r)));
             } else {
                 log.computed(round, held.batch, held.elapsedNs, held.injectedNs, round - held.appliedBefore, held.loss);
                 lastComputeNs = held.reportedNs();
-                pending.add(worker.allreduce(round, held.gradient, lastComputeNs).whenComplete((a, e) -> log.released(r)));
+                pending.add(worker.allreduce(wire, held.gradient, lastComputeNs).whenComplete((a, e) -> log.released(r)));
                 for (int i = 0; i < unreleased.length; i++) {
                     unreleased[i] += held.gradient[i];
                 }
@@ -173,14 +195,22 @@ public final class TrainingLoop {
                     printEvaluated(round, net.lastLoss(), accuracy);
                 }
             }
+            if (options.checkpointEvery() > 0 && (round + 1) % options.checkpointEvery() == 0 && round + 1 < total) {
+                // a checkpoint holds a model with nothing pending: every round up to this one applied
+                while (!pending.isEmpty()) {
+                    final int next = nextToApply++;
+                    applyNext(pending, next, options.settings().momentumRule().momentum(net.momentum(), bounds[next]), averaged);
+                }
+                checkpoint(round, held, lastComputeNs);
+            }
         }
         while (!pending.isEmpty()) {
             final int next = nextToApply++;
             applyNext(pending, next, options.settings().momentumRule().momentum(net.momentum(), bounds[next]), averaged);
         }
         final long endNs = System.nanoTime();
-        final double seconds = (endNs - start) / 1e9;
         final double endSeconds = log.seconds(endNs);
+        final double seconds = endSeconds - log.startSeconds();
         final String modelHash = net.hash();
         final float finalLoss = net.lastLoss();
         if (copies != null) {
@@ -288,12 +318,97 @@ public final class TrainingLoop {
         System.out.flush();
     }
 
+    /** R, as this worker last heard, in the run's rounds. */
     private int released(final UdpWorker worker) throws InterruptedException {
-        return await(worker.call(WorkerEngine::releasedRound), "the released round");
+        return base + await(worker.call(WorkerEngine::releasedRound), "the released round");
     }
 
     private LateMode lateMode(final UdpWorker worker, final int round) throws InterruptedException {
-        return await(worker.call(e -> e.lateModeFor(round)), "the late mode of round " + round);
+        return await(worker.call(e -> e.lateModeFor(round - base)), "the late mode of round " + round);
+    }
+
+    /** Writes the checkpoint after {@code round} (every round up to it applied), reporting the file. */
+    private void checkpoint(final int round, final HeldGradient held, final long lastComputeNs) throws IOException, InterruptedException {
+        final long t0 = System.nanoTime();
+        final float[] parameters = new float[net.elements()];
+        final float[] velocity = new float[net.elements()];
+        final float[] folded = new float[net.elements()];
+        net.copyParameters(parameters);
+        net.copyVelocity(velocity);
+        await(worker.call(e -> {
+            e.foldedInto(folded);
+            return null;
+        }), "the values to fold");
+        final List<Checkpoint.Copy> saved = new ArrayList<>();
+        for (int i = 0; copies != null && i < copies.size(); i++) {
+            saved.add(new Checkpoint.Copy(copies.round(i), log.seconds(copies.takenNs(i)), copies.loss(i), copies.parameters(i).clone()));
+        }
+        final Checkpoint.Held h = held == null ? null : new Checkpoint.Held(held.gradient, held.round, held.batch, held.elapsedNs,
+            held.measuredNs, held.injectedNs, held.appliedBefore, held.loss);
+        final Path file = new Checkpoint(options.id(), worker.workers(), round + 1, fingerprint(options.settings()), parameters, velocity,
+            net.steps(), net.lastLoss(), batches.drawn(), sizes.state(), unreleased.clone(), averaged.clone(), folded, h, lastComputeNs,
+            saved, log.save(round)).write(options.checkpointDir());
+        System.out.printf(Locale.ROOT, "worker %d: checkpoint after round %d in %s (%.1f ms)%n", options.id(), round + 1, file,
+            (System.nanoTime() - t0) / 1e6);
+        System.out.flush();
+    }
+
+    /**
+     * Takes this worker back to a checkpoint (written by this worker id, with the same settings):
+     * model, data position, batch window, read-my-writes, what its engine folds, the copies and the
+     * records; returns the gradient it held, if any.
+     */
+    private HeldGradient restore(final Checkpoint c) throws IOException, InterruptedException {
+        if (c.worker() != options.id() || c.workers() != worker.workers() || c.roundsDone() < 1 || c.roundsDone() >= total) {
+            throw new IllegalArgumentException("checkpoint of worker " + c.worker() + " of " + c.workers() + " after round " + c.roundsDone()
+                + " does not fit worker " + options.id() + " of " + worker.workers() + " in a run of " + total + " rounds");
+        }
+        final String mine = fingerprint(options.settings());
+        if (!c.settings().equals(mine)) {
+            throw new IllegalArgumentException("the checkpoint was written with other training settings: " + differences(c.settings(), mine)
+                + "; resume with the settings of the run that wrote it");
+        }
+        net.restore(c.parameters(), c.velocity(), c.steps(), c.lastLoss());
+        batches.skipTo(c.drawn());
+        sizes.restore(c.globalBatch());
+        System.arraycopy(c.unreleased(), 0, unreleased, 0, unreleased.length);
+        System.arraycopy(c.averaged(), 0, averaged, 0, averaged.length);
+        await(worker.call(e -> {
+            e.fold(c.folded());
+            return null;
+        }), "the values to fold");
+        for (final Checkpoint.Copy copy : c.copies()) {
+            if (copies != null) {
+                copies.add(copy.parameters(), copy.round(), log.nanos(copy.takenSeconds()), copy.loss());
+            }
+        }
+        log.restore(c.records(), r -> copies == null || !evaluatedAt(r));
+        System.out.printf(Locale.ROOT, "worker %d: resumed from its checkpoint after round %d%n", options.id(), c.roundsDone());
+        System.out.flush();
+        final Checkpoint.Held h = c.held();
+        return h == null ? null : new HeldGradient(h.gradient(), h.round(), h.batch(), h.elapsedNs(), h.measuredNs(), h.injectedNs(),
+            h.appliedBefore(), h.loss());
+    }
+
+    /** The settings a checkpoint must be resumed with: everything that shapes the model's steps and the records. */
+    static String fingerprint(final TrainSettings settings) {
+        final List<String> a = new ArrayList<>(settings.arguments());
+        // how long a worker waits before giving up shapes nothing it computes
+        final int t = a.indexOf("--timeout-seconds");
+        if (t >= 0) {
+            a.subList(t, t + 2).clear();
+        }
+        return String.join(" ", a);
+    }
+
+    /** The options that differ between two fingerprints, for an error message. */
+    private static String differences(final String saved, final String mine) {
+        final List<String> a = List.of(saved.split(" --"));
+        final List<String> b = List.of(mine.split(" --"));
+        final List<String> diff = new ArrayList<>();
+        a.stream().filter(x -> !b.contains(x)).forEach(x -> diff.add("checkpoint --" + x.replaceFirst("^--", "")));
+        b.stream().filter(x -> !a.contains(x)).forEach(x -> diff.add("now --" + x.replaceFirst("^--", "")));
+        return String.join(", ", diff);
     }
 
     /**

@@ -45,6 +45,26 @@ final class LateLedger {
         counters.increment(WorkerCounter.FOLDED_CHUNKS);
     }
 
+    /** Copies the values waiting to be folded into {@code dst} (zeros if none); false if there are none. */
+    boolean copyInto(final float[] dst) {
+        if (!pending) {
+            Arrays.fill(dst, 0f);
+            return false;
+        }
+        System.arraycopy(fold, 0, dst, 0, fold.length);
+        return true;
+    }
+
+    /** Adds values to fold into the next submitted round (what a checkpoint kept of a ledger). */
+    void add(final float[] values) {
+        for (int i = 0; i < fold.length; i++) {
+            if (values[i] != 0f) {
+                fold[i] += values[i];
+                pending = true;
+            }
+        }
+    }
+
     /** Adds the folded values into a gradient being submitted and clears them; false if there were none. */
     boolean foldInto(final float[] data) {
         if (!pending) {

@@ -246,6 +246,22 @@ public final class WorkerEngine implements PacketEndpoint {
         return clearance.await(round, membership.phase() == JoinHandshake.Phase.READY);
     }
 
+    /**
+     * Copies what this worker will fold into its next submitted round (its values late for rounds
+     * released without them, under fold) into {@code into}; for a checkpoint.
+     */
+    public void foldedInto(final float[] into) {
+        ledger.copyInto(into);
+    }
+
+    /** Adds values to fold into the next submitted round: a checkpoint's {@link #foldedInto}, in a new engine. */
+    public void fold(final float[] values) {
+        if (values.length != ctx.elementsPerRound()) {
+            throw new IllegalArgumentException("folded values have " + values.length + " elements, the job " + ctx.elementsPerRound());
+        }
+        ledger.add(values);
+    }
+
     /** The bound in force for a round, as this worker knows the config table (UNBOUNDED before it knows). */
     public int boundFor(final int round) {
         return config.boundFor(round);

@@ -1,5 +1,6 @@
 package io.serene.harness.cli;
 
+import io.serene.training.Checkpoint;
 import io.serene.training.DjlModel;
 import io.serene.training.ModelCopies;
 import io.serene.training.RoundRecords;
@@ -22,6 +23,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -39,6 +41,17 @@ import java.util.concurrent.TimeoutException;
 public final class WorkerCommand implements Callable<Integer> {
     @Mixin
     TrainingOptions training = new TrainingOptions();
+
+    @Mixin
+    CheckpointOptions checkpoints = new CheckpointOptions();
+
+    @Option(names = "--checkpoint-dir", description = "Directory of this worker's checkpoints (worker-I-after-N.ckpt; needed by "
+        + "--checkpoint-every and --resume-after).")
+    Path checkpointDir;
+
+    @Option(names = "--resume-after", description = "Go on from this worker's checkpoint after round N in --checkpoint-dir, as a "
+        + "new job on the switch whose round 0 is the run's round N (every worker of the job resumes after the same round).")
+    Integer resumeAfter;
 
     @Option(names = "--switch", defaultValue = "127.0.0.1:7000", description = "The switch's UDP address HOST:PORT; "
         + "unset, from SERENE_SWITCH or MASTER_ADDR:MASTER_PORT. Default: ${DEFAULT-VALUE}.")
@@ -85,6 +98,11 @@ public final class WorkerCommand implements Callable<Integer> {
         if (workers <= 0 || id < 0 || id >= workers) {
             throw new IllegalArgumentException("--id must be in 0.." + (workers - 1) + " and --workers positive, were " + id + " and " + workers);
         }
+        final int every = checkpoints.every();
+        if ((every > 0 || resumeAfter != null) && checkpointDir == null) {
+            throw new IllegalArgumentException("--checkpoint-every and --resume-after need --checkpoint-dir");
+        }
+        final Checkpoint resume = resumeAfter == null ? null : readCheckpoint(checkpointDir, id, resumeAfter);
         if (exitWithParent || evalWhenTold) {
             watchStdin();
         }
@@ -115,7 +133,7 @@ public final class WorkerCommand implements Callable<Integer> {
                 final GlobalBatch sizes = new GlobalBatch(t.batch(), workers, t.rebalance());
                 final ModelCopies copies = t.deferredEval() ? ModelCopies.forRun(total, t.evalEvery(), net.elements()) : null;
                 final TrainingLoop.Options options = new TrainingLoop.Options(id, t, profile, progressLines, switchAddress,
-                    evalWhenTold ? toldToEvaluate : null);
+                    evalWhenTold ? toldToEvaluate : null, checkpointDir, every, resume);
                 new TrainingLoop(worker, net, new Batches(dataset.train, shard, t.batch(), sizes.max(), t.seed() * 31 + id), sizes, log,
                     copies, testPixels, testLabels, total, options).run();
             } finally {
@@ -151,6 +169,16 @@ public final class WorkerCommand implements Callable<Integer> {
         }, "stdin-watch");
         watcher.setDaemon(true);
         watcher.start();
+    }
+
+    /** Worker w's checkpoint after round n, or an error naming what is missing and what is there. */
+    private static Checkpoint readCheckpoint(final Path dir, final int w, final int n) throws IOException {
+        final Path file = Checkpoint.file(dir, w, n);
+        if (!Files.exists(file)) {
+            throw new IllegalArgumentException("--resume-after " + n + ": no checkpoint " + file + " (worker " + w + " has checkpoints after "
+                + "rounds " + Checkpoint.rounds(dir, w) + ")");
+        }
+        return Checkpoint.read(file);
     }
 
     private void awaitJoin(final UdpWorker worker, final int timeoutSeconds) throws InterruptedException {

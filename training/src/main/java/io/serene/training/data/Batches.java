@@ -17,6 +17,8 @@ public final class Batches {
     private final int[][] labelsBySize;
     private int[] labels;
     private int next;
+    /** Images drawn so far, over every pass: the data position a checkpoint keeps. */
+    private long drawn;
 
     /** Batches of {@code batch} to {@code maxBatch} images. */
     public Batches(final FashionMnist.Split split, final int[] shard, final int batch, final int maxBatch, final long seed) {
@@ -49,6 +51,7 @@ public final class Batches {
                 shuffle();
             }
             final int i = order[next++];
+            drawn++;
             split.image(i, pixels, b * DjlModel.PIXELS);
             labels[b] = split.label(i);
         }
@@ -57,6 +60,28 @@ public final class Batches {
 
     public int[] labels() {
         return labels;
+    }
+
+    /** Images drawn so far (the data position). */
+    public long drawn() {
+        return drawn;
+    }
+
+    /**
+     * Moves a fresh instance (same shard and seed) to where one that drew {@code images} images is:
+     * the same passes in the same orders, without reading an image.
+     */
+    public void skipTo(final long images) {
+        if (drawn != 0 || images < 0) {
+            throw new IllegalStateException("skipTo needs a fresh instance and a position >= 0; drawn " + drawn + ", asked " + images);
+        }
+        for (long k = 0; k < images; k++) {
+            if (next == order.length) {
+                shuffle();
+            }
+            next++;
+        }
+        drawn = images;
     }
 
     private void shuffle() {

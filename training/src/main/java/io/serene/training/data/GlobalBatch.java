@@ -46,6 +46,27 @@ public final class GlobalBatch {
         seen++;
     }
 
+    /** What a checkpoint keeps: the applied rounds seen, then the window of contributor counts. */
+    public int[] state() {
+        final int[] state = new int[WINDOW + 1];
+        state[0] = seen;
+        System.arraycopy(counts, 0, state, 1, WINDOW);
+        return state;
+    }
+
+    /** Back to a {@link #state()}. */
+    public void restore(final int[] state) {
+        if (state.length != WINDOW + 1 || state[0] < 0) {
+            throw new IllegalArgumentException("a global batch state has " + (WINDOW + 1) + " entries, seen >= 0");
+        }
+        seen = state[0];
+        System.arraycopy(state, 1, counts, 0, WINDOW);
+        sum = 0;
+        for (int i = 0; i < Math.min(seen, WINDOW); i++) {
+            sum += counts[i];
+        }
+    }
+
     /** The batch of the next gradient: B, or B x N / mean contributions, rounded, at most 2 B. */
     public int next() {
         if (!enabled || seen == 0) {

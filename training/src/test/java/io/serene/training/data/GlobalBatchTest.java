@@ -86,4 +86,50 @@ class GlobalBatchTest {
         assertThatThrownBy(() -> batches.next(9)).hasMessageContaining("outside 4..8");
         assertThatThrownBy(() -> batches.next(3)).hasMessageContaining("outside 4..8");
     }
+
+    @Test
+    void aRestoredWindowGivesTheBatchesTheOriginalWould() {
+        final GlobalBatch original = new GlobalBatch(64, 4, true);
+        final int[] counts = {4, 3, 3, 4, 2, 3, 4, 4, 3, 3, 2};
+        for (final int c : counts) {
+            original.applied(c);
+        }
+        final GlobalBatch restored = new GlobalBatch(64, 4, true);
+        restored.restore(original.state());
+        for (final int c : new int[] {3, 3, 4, 2, 4, 4, 4, 4, 4, 3}) {
+            assertThat(restored.next()).isEqualTo(original.next());
+            original.applied(c);
+            restored.applied(c);
+        }
+        assertThatThrownBy(() -> restored.restore(new int[3])).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void batchesSkippedToADataPositionDrawWhatTheOriginalDrawsNext() {
+        final int images = 30;
+        final byte[] pixels = new byte[images * DjlModel.PIXELS];
+        final byte[] labels = new byte[images];
+        for (int i = 0; i < images; i++) {
+            pixels[i * DjlModel.PIXELS] = (byte) i;
+            labels[i] = (byte) (i % 10);
+        }
+        final FashionMnist.Split split = new FashionMnist.Split(pixels, labels, 28, 28);
+        final int[] shard = new int[images];
+        for (int i = 0; i < images; i++) {
+            shard[i] = i;
+        }
+        final Batches original = new Batches(split, shard, 4, 8, 9);
+        // past the end of the first pass, so the skip reshuffles as the original did
+        for (final int size : new int[] {8, 8, 7, 8, 5}) {
+            original.next(size);
+        }
+        assertThat(original.drawn()).isEqualTo(36);
+        final Batches resumed = new Batches(split, shard, 4, 8, 9);
+        resumed.skipTo(original.drawn());
+        for (final int size : new int[] {6, 8, 8, 8, 4}) {
+            assertThat(resumed.next(size)).isEqualTo(original.next(size));
+            assertThat(resumed.labels()).isEqualTo(original.labels());
+        }
+        assertThatThrownBy(() -> resumed.skipTo(3)).as("only a fresh instance").isInstanceOf(IllegalStateException.class);
+    }
 }

@@ -1,0 +1,302 @@
+package io.serene.training;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.ByteArrayInputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import java.util.zip.CRC32;
+import java.util.zip.CheckedOutputStream;
+
+/**
+ * A training worker's state after it applied its first {@code roundsDone} rounds, with nothing pending: the model
+ * (parameters, velocity, steps), the data position, the global-batch window, its own writes not yet
+ * in an applied aggregate (read-my-writes) and what its engine folds into the next round, a gradient
+ * held for the next open round, the copies for deferred evaluation and the round records so far. A
+ * worker resumed from it trains on bitwise as the one that wrote it would have, given the same
+ * aggregates: under BSP a run stopped and resumed ends with the uninterrupted run's model.
+ *
+ * <p>Files: {@code DIR/worker-I-after-N.ckpt} (N: rounds done) (binary, big-endian, a CRC-32 last), written to a
+ * temporary file and moved into place, so a worker killed while writing leaves the previous
+ * checkpoint whole. A worker keeps its newest {@link #KEEP}; a run resumes from the newest round
+ * every worker has ({@link #newestCommon}).
+ */
+public record Checkpoint(int worker, int workers, int roundsDone, String settings, float[] parameters, float[] velocity, int steps,
+                         float lastLoss, long drawn, int[] globalBatch, float[] unreleased, float[] averaged, float[] folded,
+                         Held held, long lastComputeNs, List<Copy> copies, RoundRecords.Saved records) {
+    private static final int MAGIC = 0x53434b50; // "SCKP"
+    private static final int VERSION = 1;
+    /** Checkpoints kept per worker: the newest common round is one of the two newest of each worker. */
+    public static final int KEEP = 2;
+    private static final Pattern NAME = Pattern.compile("worker-(\\d+)-after-(\\d+)\\.ckpt");
+
+    /** A gradient computed for a round released without it, kept for the next open round (fold). */
+    public record Held(float[] gradient, int round, int batch, long elapsedNs, long measuredNs, long injectedNs, int appliedBefore,
+                       float loss) {
+    }
+
+    /** A copy of the model for deferred evaluation. */
+    public record Copy(int round, double takenSeconds, float loss, float[] parameters) {
+    }
+
+    /** The file of worker w's checkpoint after its first {@code roundsDone} rounds. */
+    public static Path file(final Path dir, final int worker, final int roundsDone) {
+        return dir.resolve("worker-" + worker + "-after-" + roundsDone + ".ckpt");
+    }
+
+    /** Writes this checkpoint into {@code dir} (atomically) and deletes the worker's checkpoints older than the newest {@link #KEEP}. */
+    public Path write(final Path dir) throws IOException {
+        Files.createDirectories(dir);
+        final Path target = file(dir, worker, roundsDone);
+        final Path tmp = dir.resolve(target.getFileName() + ".tmp");
+        final CRC32 crc = new CRC32();
+        try (OutputStream raw = Files.newOutputStream(tmp);
+             DataOutputStream out = new DataOutputStream(new BufferedOutputStream(new CheckedOutputStream(raw, crc), 1 << 16))) {
+            out.writeInt(MAGIC);
+            out.writeInt(VERSION);
+            out.writeInt(worker);
+            out.writeInt(workers);
+            out.writeInt(roundsDone);
+            out.writeUTF(settings);
+            floats(out, parameters);
+            floats(out, velocity);
+            out.writeInt(steps);
+            out.writeFloat(lastLoss);
+            out.writeLong(drawn);
+            ints(out, globalBatch);
+            floats(out, unreleased);
+            floats(out, averaged);
+            floats(out, folded);
+            out.writeBoolean(held != null);
+            if (held != null) {
+                floats(out, held.gradient);
+                out.writeInt(held.round);
+                out.writeInt(held.batch);
+                out.writeLong(held.elapsedNs);
+                out.writeLong(held.measuredNs);
+                out.writeLong(held.injectedNs);
+                out.writeInt(held.appliedBefore);
+                out.writeFloat(held.loss);
+            }
+            out.writeLong(lastComputeNs);
+            out.writeInt(copies.size());
+            for (final Copy c : copies) {
+                out.writeInt(c.round);
+                out.writeDouble(c.takenSeconds);
+                out.writeFloat(c.loss);
+                floats(out, c.parameters);
+            }
+            final RoundRecords.Saved r = records;
+            doubles(out, r.start());
+            longs(out, r.waitingNs());
+            longs(out, r.computeNs());
+            longs(out, r.injectedNs());
+            doubles(out, r.send());
+            doubles(out, r.release());
+            ints(out, r.staleness());
+            ints(out, r.batch());
+            floats(out, r.loss());
+            booleans(out, r.skipped());
+            booleans(out, r.dropped());
+            doubles(out, r.accuracy());
+            doubles(out, r.evaluated());
+            out.writeLong(r.evaluationNs());
+            out.writeDouble(r.trainingStartSeconds());
+            out.flush();
+            // the CRC of everything before it, written past the checked stream
+            final long sum = crc.getValue();
+            final DataOutputStream tail = new DataOutputStream(raw);
+            tail.writeLong(sum);
+            tail.flush();
+        }
+        Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        final List<Integer> rounds = rounds(dir, worker);
+        for (int i = 0; i < rounds.size() - KEEP; i++) {
+            Files.deleteIfExists(file(dir, worker, rounds.get(i)));
+        }
+        return target;
+    }
+
+    /** Reads a checkpoint file; a damaged or foreign file is an error naming it. */
+    public static Checkpoint read(final Path file) throws IOException {
+        final byte[] bytes = Files.readAllBytes(file);
+        if (bytes.length < 8) {
+            throw new IOException(file + " is not a Serene checkpoint (" + bytes.length + " bytes)");
+        }
+        final CRC32 crc = new CRC32();
+        crc.update(bytes, 0, bytes.length - 8);
+        final long stored = ByteBuffer.wrap(bytes, bytes.length - 8, 8).getLong();
+        try (DataInputStream in = new DataInputStream(new BufferedInputStream(new ByteArrayInputStream(bytes, 0, bytes.length - 8)))) {
+            if (in.readInt() != MAGIC) {
+                throw new IOException(file + " is not a Serene checkpoint");
+            }
+            final int version = in.readInt();
+            if (version != VERSION) {
+                throw new IOException(file + " is a checkpoint of format " + version + "; this Serene reads format " + VERSION);
+            }
+            if (stored != crc.getValue()) {
+                throw new IOException(file + " is damaged (its CRC does not match)");
+            }
+            final int worker = in.readInt();
+            final int workers = in.readInt();
+            final int roundsDone = in.readInt();
+            final String settings = in.readUTF();
+            final float[] parameters = floats(in);
+            final float[] velocity = floats(in);
+            final int steps = in.readInt();
+            final float lastLoss = in.readFloat();
+            final long drawn = in.readLong();
+            final int[] globalBatch = ints(in);
+            final float[] unreleased = floats(in);
+            final float[] averaged = floats(in);
+            final float[] folded = floats(in);
+            Held held = null;
+            if (in.readBoolean()) {
+                held = new Held(floats(in), in.readInt(), in.readInt(), in.readLong(), in.readLong(), in.readLong(), in.readInt(),
+                    in.readFloat());
+            }
+            final long lastComputeNs = in.readLong();
+            final int n = in.readInt();
+            final List<Copy> copies = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                copies.add(new Copy(in.readInt(), in.readDouble(), in.readFloat(), floats(in)));
+            }
+            final RoundRecords.Saved records = new RoundRecords.Saved(doubles(in), longs(in), longs(in), longs(in), doubles(in),
+                doubles(in), ints(in), ints(in), floats(in), booleans(in), booleans(in), doubles(in), doubles(in), in.readLong(),
+                in.readDouble());
+            return new Checkpoint(worker, workers, roundsDone, settings, parameters, velocity, steps, lastLoss, drawn, globalBatch, unreleased,
+                averaged, folded, held, lastComputeNs, copies, records);
+        } catch (final EOFException ex) {
+            throw new IOException(file + " is cut short", ex);
+        }
+    }
+
+    /** The rounds done of worker w's checkpoints in {@code dir}, oldest first (none if the directory is missing). */
+    public static List<Integer> rounds(final Path dir, final int worker) throws IOException {
+        final List<Integer> rounds = new ArrayList<>();
+        if (!Files.isDirectory(dir)) {
+            return rounds;
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            files.forEach(f -> {
+                final Matcher m = NAME.matcher(f.getFileName().toString());
+                if (m.matches() && Integer.parseInt(m.group(1)) == worker) {
+                    rounds.add(Integer.parseInt(m.group(2)));
+                }
+            });
+        }
+        rounds.sort(null);
+        return rounds;
+    }
+
+    /** The most rounds done that every worker 0..workers-1 has a checkpoint after in {@code dir}, or 0 if there is none. */
+    public static int newestCommon(final Path dir, final int workers) throws IOException {
+        List<Integer> common = null;
+        for (int w = 0; w < workers; w++) {
+            final List<Integer> mine = rounds(dir, w);
+            if (common == null) {
+                common = new ArrayList<>(mine);
+            } else {
+                common.retainAll(mine);
+            }
+        }
+        return common == null || common.isEmpty() ? 0 : common.get(common.size() - 1);
+    }
+
+    /** Floats in bulk (a model is hundreds of thousands), big-endian as the rest. */
+    private static void floats(final DataOutputStream out, final float[] a) throws IOException {
+        out.writeInt(a.length);
+        final ByteBuffer bytes = ByteBuffer.allocate(4 * a.length);
+        bytes.asFloatBuffer().put(a);
+        out.write(bytes.array());
+    }
+
+    private static float[] floats(final DataInputStream in) throws IOException {
+        final float[] a = new float[length(in)];
+        final byte[] bytes = new byte[4 * a.length];
+        in.readFully(bytes);
+        ByteBuffer.wrap(bytes).asFloatBuffer().get(a);
+        return a;
+    }
+
+    private static void doubles(final DataOutputStream out, final double[] a) throws IOException {
+        out.writeInt(a.length);
+        for (final double v : a) {
+            out.writeDouble(v);
+        }
+    }
+
+    private static double[] doubles(final DataInputStream in) throws IOException {
+        final double[] a = new double[length(in)];
+        for (int i = 0; i < a.length; i++) {
+            a[i] = in.readDouble();
+        }
+        return a;
+    }
+
+    private static void longs(final DataOutputStream out, final long[] a) throws IOException {
+        out.writeInt(a.length);
+        for (final long v : a) {
+            out.writeLong(v);
+        }
+    }
+
+    private static long[] longs(final DataInputStream in) throws IOException {
+        final long[] a = new long[length(in)];
+        for (int i = 0; i < a.length; i++) {
+            a[i] = in.readLong();
+        }
+        return a;
+    }
+
+    private static void ints(final DataOutputStream out, final int[] a) throws IOException {
+        out.writeInt(a.length);
+        for (final int v : a) {
+            out.writeInt(v);
+        }
+    }
+
+    private static int[] ints(final DataInputStream in) throws IOException {
+        final int[] a = new int[length(in)];
+        for (int i = 0; i < a.length; i++) {
+            a[i] = in.readInt();
+        }
+        return a;
+    }
+
+    private static void booleans(final DataOutputStream out, final boolean[] a) throws IOException {
+        out.writeInt(a.length);
+        for (final boolean v : a) {
+            out.writeBoolean(v);
+        }
+    }
+
+    private static boolean[] booleans(final DataInputStream in) throws IOException {
+        final boolean[] a = new boolean[length(in)];
+        for (int i = 0; i < a.length; i++) {
+            a[i] = in.readBoolean();
+        }
+        return a;
+    }
+
+    /** An array length from the file; a negative or absurd one means the file is not what it claims. */
+    private static int length(final DataInputStream in) throws IOException {
+        final int n = in.readInt();
+        if (n < 0 || n > (1 << 28)) {
+            throw new IOException("a checkpoint array of " + n + " entries");
+        }
+        return n;
+    }
+}

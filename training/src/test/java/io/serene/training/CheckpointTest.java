@@ -1,0 +1,82 @@
+package io.serene.training;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** A worker's checkpoint: written whole or not at all, read back equal, damage named, the newest kept, the newest common found. */
+class CheckpointTest {
+    private static RoundRecords.Saved records(final int n) {
+        final double[] t = new double[n];
+        final long[] ns = new long[n];
+        final int[] k = new int[n];
+        for (int i = 0; i < n; i++) {
+            t[i] = 0.5 + i;
+            ns[i] = 1_000L * i;
+            k[i] = 32 + i;
+        }
+        return new RoundRecords.Saved(t, ns, ns, ns, t, t, k, k, new float[n], new boolean[n], new boolean[n], new double[n], t, 77, 0.25);
+    }
+
+    private static Checkpoint checkpoint(final int worker, final int roundsDone, final Checkpoint.Held held) {
+        final float[] w = {1f, -2.5f, Float.MIN_VALUE, 3e38f};
+        return new Checkpoint(worker, 3, roundsDone, "--model mlp --seed 5", w, new float[] {0.1f, 0.2f, 0.3f, 0.4f}, roundsDone, 0.7f,
+            12_345L, new int[] {8, 3, 3, 3, 3, 3, 3, 3, 3}, new float[] {0f, 1f, 0f, 2f}, new float[] {4f, 3f, 2f, 1f},
+            new float[] {0f, 0f, 0.5f, 0f}, held, 5_000_000L, List.of(new Checkpoint.Copy(19, 1.25, 0.4f, new float[] {9f, 8f, 7f, 6f})),
+            records(roundsDone));
+    }
+
+    @Test
+    void aCheckpointReadsBackAsItWasWritten(@TempDir final Path dir) throws IOException {
+        final Checkpoint c = checkpoint(1, 25, new Checkpoint.Held(new float[] {1f, 2f, 3f, 4f}, 25, 40, 11L, 12L, 13L, 24, 0.3f));
+        final Path file = c.write(dir);
+        assertThat(file.getFileName().toString()).isEqualTo("worker-1-after-25.ckpt");
+        final Checkpoint back = Checkpoint.read(file);
+        assertThat(back).usingRecursiveComparison().isEqualTo(c);
+        assertThat(Checkpoint.read(checkpoint(2, 5, null).write(dir)).held()).isNull();
+        try (var files = Files.list(dir)) {
+            assertThat(files.map(f -> f.getFileName().toString())).as("no temporary file left").noneMatch(n -> n.endsWith(".tmp"));
+        }
+    }
+
+    @Test
+    void aDamagedOrForeignFileIsNamedNotRead(@TempDir final Path dir) throws IOException {
+        final Path file = checkpoint(0, 10, null).write(dir);
+        final byte[] bytes = Files.readAllBytes(file);
+        bytes[bytes.length / 2] ^= 1;
+        Files.write(file, bytes);
+        assertThatThrownBy(() -> Checkpoint.read(file)).isInstanceOf(IOException.class).hasMessageContaining("is damaged");
+        final Path cut = dir.resolve("cut.ckpt");
+        Files.write(cut, Arrays.copyOf(Files.readAllBytes(checkpoint(0, 20, null).write(dir)), 30));
+        assertThatThrownBy(() -> Checkpoint.read(cut)).isInstanceOf(IOException.class);
+        final Path other = dir.resolve("other.ckpt");
+        Files.writeString(other, "hello, this is no checkpoint");
+        assertThatThrownBy(() -> Checkpoint.read(other)).isInstanceOf(IOException.class).hasMessageContaining("is not a Serene checkpoint");
+    }
+
+    @Test
+    void eachWorkerKeepsItsTwoNewestAndARunResumesFromTheNewestEveryWorkerHas(@TempDir final Path dir) throws IOException {
+        assertThat(Checkpoint.newestCommon(dir.resolve("missing"), 3)).as("none: from the start").isZero();
+        for (int w = 0; w < 3; w++) {
+            for (int n = 25; n <= 75; n += 25) {
+                checkpoint(w, n, null).write(dir);
+            }
+        }
+        assertThat(Checkpoint.rounds(dir, 0)).containsExactly(50, 75);
+        assertThat(Checkpoint.newestCommon(dir, 3)).isEqualTo(75);
+        // worker 2 killed before its checkpoint after round 100; the others wrote theirs
+        checkpoint(0, 100, null).write(dir);
+        checkpoint(1, 100, null).write(dir);
+        assertThat(Checkpoint.rounds(dir, 0)).containsExactly(75, 100);
+        assertThat(Checkpoint.newestCommon(dir, 3)).isEqualTo(75);
+        assertThat(Checkpoint.newestCommon(dir, 4)).as("worker 3 has none").isZero();
+    }
+}
