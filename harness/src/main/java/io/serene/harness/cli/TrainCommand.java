@@ -10,6 +10,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
@@ -60,10 +61,24 @@ public final class TrainCommand implements Callable<Integer> {
     @Mixin
     MonitorOptions monitorOptions = new MonitorOptions();
 
-    @Option(names = "--faults", defaultValue = "none", description = "Faults to inject: kill:W@R kills worker W's process once "
-        + "round R is released, comma-separated (e.g. kill:3@100); the others go on if the sync config lets them, and the summary "
-        + "names each failure. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--faults", defaultValue = "none", description = "Faults to inject, comma-separated: kill:W@R kills worker W's "
+        + "process once round R is released (the others go on if the sync config lets them; the summary names each failure); "
+        + "restart:W@R brings it back once round R is released or as soon as the job waits for it, and switch-restart@R makes "
+        + "the switch lose its state once round R is released: either relaunches the job from the newest checkpoint every worker "
+        + "holds (--checkpoint-every; from the start without). E.g. kill:1@60,restart:1@80. Default: ${DEFAULT-VALUE}.")
     String faults;
+
+    @Mixin
+    CheckpointOptions checkpoints = new CheckpointOptions();
+
+    @Option(names = "--max-restarts", defaultValue = "0", description = "When a worker dies (not by --faults) and the job cannot go "
+        + "on without it, relaunch the job from the newest checkpoint every worker holds, at most this many times. "
+        + "Default: ${DEFAULT-VALUE}.")
+    int maxRestarts;
+
+    @Option(names = "--resume", description = "Go on with the run in DIR (its --out) from the newest checkpoint every worker holds "
+        + "there, with the same options it was started with; records and summary go to DIR.")
+    Path resume;
 
     @Option(names = "--json", description = "End with the summary as one JSON line.")
     boolean json;
@@ -72,7 +87,7 @@ public final class TrainCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         final RunSettings.Builder builder = RunSettings.builder().workers(workers).training(training.settings())
             .workerJit(WorkerJit.parse("--worker-jit", workerJit)).targetAccuracy(targetAccuracy)
-            .out(out != null ? out : defaultOut("train")).controlPort(controlPort)
+            .out(output()).controlPort(controlPort).checkpointEvery(checkpoints.every()).maxRestarts(maxRestarts).resume(resume != null)
             .metricsPort(monitorOptions.metricsPort).stallSeconds(monitorOptions.stallSeconds)
             .silenceRounds(monitorOptions.silenceRounds).faults(faults);
         if (policyFile != null) {
@@ -88,6 +103,20 @@ public final class TrainCommand implements Callable<Integer> {
             System.out.println(Json.write(summary));
         }
         return 0;
+    }
+
+    /** --out, or the run --resume goes on with, or a new directory under runs/. */
+    private Path output() {
+        if (resume == null) {
+            return out != null ? out : defaultOut("train");
+        }
+        if (out != null && !out.toAbsolutePath().normalize().equals(resume.toAbsolutePath().normalize())) {
+            throw new IllegalArgumentException("--resume " + resume + " writes into that run's directory; --out " + out + " names another");
+        }
+        if (!Files.isDirectory(resume)) {
+            throw new IllegalArgumentException("--resume " + resume + ": no such run directory");
+        }
+        return resume;
     }
 
     /** runs/NAME-yyyyMMdd-HHmmss under the working directory. */

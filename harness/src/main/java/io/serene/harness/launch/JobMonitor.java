@@ -7,6 +7,7 @@ import io.serene.controlplane.TelemetrySample;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.SyncSchedule;
+import io.serene.protocol.table.SyncConfigEntry;
 import io.serene.protocol.table.TableWrite;
 
 import java.util.List;
@@ -16,7 +17,9 @@ import java.util.function.Supplier;
 
 /**
  * Watches the job on the switch's thread every 20 ms: installs the rest of a schedule once the
- * job exists, and feeds the policy's controller each advance of R.
+ * job exists, and feeds the policy's controller each advance of R. A job resumed from a checkpoint
+ * starts at the run's round {@code base} (its round 0 on the switch): the schedule and the
+ * controller see the run's rounds, translated here, at the one place the two meet.
  */
 final class JobMonitor extends Thread {
     private final int job;
@@ -26,10 +29,11 @@ final class JobMonitor extends Thread {
     private final SyncSchedule schedule;
     private final List<Controller.Decision> decisions;
     private final Progress progress;
+    private final int base;
     volatile Exception failure;
 
     JobMonitor(final SwitchPipeline pipeline, final int job, final int workers, final Policy policy, final SyncSchedule schedule,
-               final List<Controller.Decision> decisions, final Progress progress) {
+               final List<Controller.Decision> decisions, final Progress progress, final int base) {
         super("job-monitor");
         setDaemon(true);
         this.job = job;
@@ -39,6 +43,7 @@ final class JobMonitor extends Thread {
         this.schedule = schedule;
         this.decisions = decisions;
         this.progress = progress;
+        this.base = base;
     }
 
     @Override
@@ -48,7 +53,7 @@ final class JobMonitor extends Thread {
                 Thread.sleep(20);
             }
             if (schedule != null) {
-                for (final SyncSchedule.Entry e : schedule.entries()) {
+                for (final SyncSchedule.Entry e : schedule.from(base).entries()) {
                     if (e.firstRound > 0) {
                         final Status status = call(() -> pipeline.installConfig(job, e.firstRound, e.config));
                         if (status != Status.OK) {
@@ -64,12 +69,12 @@ final class JobMonitor extends Thread {
             final Controller controller = new Controller(policy, job, workers, new Controller.SwitchControl() {
                 @Override
                 public int earliestSwapRound() {
-                    return call(() -> pipeline.earliestSwapRound(job));
+                    return base + call(() -> pipeline.earliestSwapRound(job));
                 }
 
                 @Override
                 public Status write(final TableWrite write) {
-                    return call(() -> pipeline.write(write));
+                    return call(() -> pipeline.write(onSwitch(write)));
                 }
             });
             final ControlLoop loop = new ControlLoop(controller, () -> call(() -> telemetry(job)));
@@ -103,7 +108,24 @@ final class JobMonitor extends Thread {
             clocks[w] = pipeline.clock(job, w);
             iterationNs[w] = pipeline.iterationNs(job, w);
         }
-        return new TelemetrySample(released, pipeline.releasedAtNs(job, released), clocks, iterationNs);
+        for (int w = 0; w < n; w++) {
+            clocks[w] += base;
+        }
+        return new TelemetrySample(base + released, pipeline.releasedAtNs(job, released), clocks, iterationNs);
+    }
+
+    /** A write naming the run's rounds, as the switch's job (round 0 = the run's {@code base}) takes it. */
+    private TableWrite onSwitch(final TableWrite write) {
+        if (base == 0 || !(write.entry() instanceof SyncConfigEntry e)) {
+            return write;
+        }
+        final SyncConfigEntry moved = e.toBuilder().firstRound(e.firstRound() - base).build();
+        return switch (write.kind()) {
+            case INSERT -> TableWrite.insert(moved);
+            case MODIFY -> TableWrite.modify(moved);
+            case DELETE -> TableWrite.delete(moved);
+            case INSTALL -> TableWrite.install(moved);
+        };
     }
 
     private <T> T call(final Supplier<T> f) {

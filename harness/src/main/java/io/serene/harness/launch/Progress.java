@@ -1,6 +1,7 @@
 package io.serene.harness.launch;
 
 import java.io.PrintStream;
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -50,6 +51,14 @@ final class Progress {
                 out.flush();
             }
         }
+    }
+
+    /** The job was relaunched from its checkpoint after {@code roundsDone} rounds: every worker is there again. */
+    synchronized void relaunched(final int roundsDone) {
+        Arrays.fill(rounds, roundsDone);
+        Arrays.fill(failed, false);
+        stall = null;
+        printedTenth = (int) (10L * roundsDone / total);
     }
 
     /** A worker that died: the line follows the others from now on. */

@@ -27,11 +27,14 @@ import java.util.Map;
  * @param stallSeconds report a round waiting longer than this (0: never)
  * @param silenceRounds report a worker silent after this many typical round times (0: never)
  * @param faults      faults to inject
+ * @param checkpointEvery each worker checkpoints every this many rounds (0: never)
+ * @param maxRestarts relaunches from the newest checkpoint allowed when a worker dies unplanned and the job cannot go on without it
+ * @param resume      go on from the newest checkpoint every worker holds in {@code out}
  * @param quiet       print only failures (serene experiment prints one line per run)
  */
 public record RunSettings(int workers, TrainSettings training, String sync, Policy policy, String policyLabel, WorkerJit workerJit,
                           double targetAccuracy, Path out, int controlPort, int metricsPort, double stallSeconds, double silenceRounds,
-                          FaultPlan faults,
+                          FaultPlan faults, int checkpointEvery, int maxRestarts, boolean resume,
                           int job, boolean quiet) {
     /** Validates; called by {@link Builder#build()}. */
     public RunSettings {
@@ -50,6 +53,12 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         new SilenceWatch(silenceRounds);
         if (faults == null || faults.faults().stream().anyMatch(f -> f.worker() >= workers)) {
             throw new IllegalArgumentException("--faults must name workers of the job (0.." + (workers - 1) + "), was " + faults);
+        }
+        if (checkpointEvery < 0) {
+            throw new IllegalArgumentException("--checkpoint-every must be >= 0 (0: no checkpoints), was " + checkpointEvery);
+        }
+        if (maxRestarts < 0) {
+            throw new IllegalArgumentException("--max-restarts must be >= 0, was " + maxRestarts);
         }
         if (policy == null) {
             SyncSchedule.parse(sync).configFor(0).resolve(workers);
@@ -71,6 +80,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         final Map<String, Object> m = new LinkedHashMap<>(training.summary());
         m.put("workerJit", workerJit.text());
         m.put("faults", faults.toString());
+        m.put("checkpointEvery", checkpointEvery);
         return m;
     }
 
@@ -91,6 +101,9 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         private int job = 1;
         private boolean quiet;
         private String faults = "none";
+        private int checkpointEvery;
+        private int maxRestarts;
+        private boolean resume;
 
         private Builder() {
         }
@@ -161,6 +174,22 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
             return this;
         }
 
+        public Builder checkpointEvery(final int value) {
+            checkpointEvery = value;
+            return this;
+        }
+
+        public Builder maxRestarts(final int value) {
+            maxRestarts = value;
+            return this;
+        }
+
+        /** Go on from the newest checkpoint every worker holds in the output directory. */
+        public Builder resume(final boolean value) {
+            resume = value;
+            return this;
+        }
+
         public Builder quiet(final boolean value) {
             quiet = value;
             return this;
@@ -168,7 +197,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
 
         public RunSettings build() {
             return new RunSettings(workers, training, sync, policy, policyLabel, workerJit, targetAccuracy, out, controlPort, metricsPort,
-                stallSeconds, silenceRounds, FaultPlan.parse(faults, workers), job, quiet);
+                stallSeconds, silenceRounds, FaultPlan.parse(faults, workers), checkpointEvery, maxRestarts, resume, job, quiet);
         }
     }
 }

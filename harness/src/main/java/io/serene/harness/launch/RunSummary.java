@@ -12,7 +12,8 @@ import java.util.Map;
  * @param perRound               per round and worker, on average
  * @param accuracyCurve          per evaluated round every worker evaluated: the mean accuracy and when
  * @param switches               the controller's config changes
- * @param failures               the workers that died (the figures are the others')
+ * @param failures               the workers that died (the figures are the others', unless a relaunch brought them back)
+ * @param relaunches             each time the job was relaunched from its checkpoints, and why
  * @param run                    the job's shape and the workers' training settings
  * @param switchCounters         the switch's counters at the end
  */
@@ -21,9 +22,16 @@ public record RunSummary(int schemaVersion, double finalAccuracy, double jctSeco
                          List<Double> finalAccuracies, double finalLoss, PerRound perRound, Staleness staleness,
                          List<CurvePoint> accuracyCurve, List<Double> waitingSecondsPerWorker, List<Integer> skippedRoundsPerWorker,
                          List<Integer> droppedRoundsPerWorker, List<Long> samplesPerWorker, int modeSwitches, List<ModeSwitch> switches,
-                         List<Failure> failures, Map<String, Object> run, Map<String, Long> switchCounters, long seed) {
+                         List<Failure> failures, List<Relaunch> relaunches, Map<String, Object> run, Map<String, Long> switchCounters, long seed) {
     /** A worker that died: its exit code, why (killed by --faults, or its exit), and the rounds it had finished. */
     public record Failure(int worker, int exitCode, String cause, int roundsDone) {
+    }
+
+    /**
+     * The job relaunched from the checkpoints every worker held after {@code fromRound} rounds (0: from
+     * the start); {@code planned}: by --faults (else a death --max-restarts allowed to relaunch for).
+     */
+    public record Relaunch(String reason, int fromRound, boolean planned) {
     }
 
     /** Mean seconds per worker and round, and how many records they come from. */
@@ -44,11 +52,12 @@ public record RunSummary(int schemaVersion, double finalAccuracy, double jctSeco
     }
 
     /** This summary with the run's settings and what the launcher saw added to the measured figures. */
-    RunSummary with(final List<ModeSwitch> modeSwitchList, final List<Failure> died, final Map<String, Object> runSettings,
+    RunSummary with(final List<ModeSwitch> modeSwitchList, final List<Failure> died, final List<Relaunch> relaunchList,
+                    final Map<String, Object> runSettings,
                     final Map<String, Long> counters, final long runSeed) {
         return new RunSummary(schemaVersion, finalAccuracy, jctSeconds, targetAccuracy, ttaSeconds, cumulativeWaitingSeconds, computeShare,
             modelHashes, modelsEqual, finalAccuracies, finalLoss, perRound, staleness, accuracyCurve, waitingSecondsPerWorker,
-            skippedRoundsPerWorker, droppedRoundsPerWorker, samplesPerWorker, modeSwitchList.size(), modeSwitchList, died, runSettings,
+            skippedRoundsPerWorker, droppedRoundsPerWorker, samplesPerWorker, modeSwitchList.size(), modeSwitchList, died, relaunchList, runSettings,
             counters, runSeed);
     }
 }

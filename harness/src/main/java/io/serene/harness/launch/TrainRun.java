@@ -14,6 +14,7 @@ import io.serene.harness.node.SwitchMonitor;
 import io.serene.harness.output.RunTraces;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
+import io.serene.training.Checkpoint;
 import io.serene.training.Json;
 import io.serene.training.RoundRecord;
 import io.serene.training.TrainSettings;
@@ -39,6 +40,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -63,102 +66,240 @@ public final class TrainRun {
     /** Runs the job to its end and returns the summary (also written to out/summary.json). */
     public RunSummary run() throws Exception {
         final SyncSchedule schedule = s.policy() != null ? null : SyncSchedule.parse(s.sync());
-        final SyncConfig initial = s.policy() != null ? s.policy().start() : schedule.configFor(0);
-        initial.resolve(s.workers());
         if (s.policy() != null) {
             PolicyCompiler.requireSwitchTelemetry(s.policy(), "in serene train");
+            // fails naming what does not fit the job or a group
+            PolicyCompiler.compile(s.policy(), s.job(), s.workers());
         }
         final FashionMnist dataset = FashionMnist.load(t.data());
         final int rounds = t.roundsFor(dataset.train.size() / s.workers());
         Files.createDirectories(s.out().resolve("workers"));
-        final long epochMs = System.currentTimeMillis();
-
-        final SwitchContext context = new SwitchContext().budgetBytes(16 << 20).maxJobs(1).maxWorkers(Math.max(2, s.workers()))
-            .defaultSync(initial);
-        if (s.policy() != null) {
-            // the policy's worker groups and their start configs, in force from round 0
-            context.defaultGroups(s.policy().groupOf(s.workers()));
-            for (int g = 1; g <= s.policy().groups().size(); g++) {
-                context.groupSync(g, s.policy().start(g));
+        int base = 0;
+        long epochMs = System.currentTimeMillis();
+        if (s.resume()) {
+            base = Checkpoint.newestCommon(checkpoints(), s.workers());
+            if (base == 0) {
+                throw new IllegalArgumentException("--resume: no checkpoint every worker holds in " + checkpoints()
+                    + " (a run writes them with --checkpoint-every N)");
             }
-            // fails naming what does not fit the job or a group
-            PolicyCompiler.compile(s.policy(), s.job(), s.workers());
+            if (base >= rounds) {
+                throw new IllegalArgumentException("--resume: the checkpoints are after round " + base + " of " + rounds + "; nothing left");
+            }
+            // the resumed run's time axis goes on from the checkpoint: the time between is no part of the run
+            epochMs = System.currentTimeMillis() - Math.round(1e3 * checkpointEndSeconds(base));
         }
-        context.conclude();
-        final List<Throwable> switchErrors = Collections.synchronizedList(new ArrayList<>());
-        final SwitchPipeline pipeline = new SwitchPipeline(context, switchErrors::add);
         // quiet: only failures, which reach the caller as exceptions
         final PrintStream say = s.quiet() ? new PrintStream(OutputStream.nullOutputStream()) : out;
         final Progress progress = new Progress(say, s.workers(), rounds, t.deferredEval());
         final List<Controller.Decision> decisions = new ArrayList<>();
-        final StallWatch stalls = new StallWatch(s.stallSeconds());
-        final SilenceWatch silence = new SilenceWatch(s.silenceRounds());
-        try (UdpTransport transport = UdpTransport.create(1, true);
-             UdpHost host = transport.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
-             SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls, progress::println).silence(silence);
-             SwitchMonitor switchMonitor = new SwitchMonitor(pipeline, 100, stalls, silence, progress::println);
-             SwitchMetrics metrics = s.metricsPort() < 0 ? null : SwitchMetrics.serve(switchMonitor, "127.0.0.1", s.metricsPort())) {
-            switchMonitor.addViewListener(view -> progress.stall(view.jobs().stream()
-                .filter(j -> j.job() == s.job() && stalls.stalled(j, view.timeNs()))
-                .map(j -> StallWatch.describe(j, view.timeNs())).findFirst().orElse(null)));
-            final FaultPlan faults = s.faults();
-            // a fixed config that needs the dead worker cannot go on; a policy may change the config, so its job is let run
-            final WorkerProcesses workers = new WorkerProcesses(progress, w -> needed(pipeline, w));
-            switchMonitor.addViewListener(view -> view.jobs().stream().filter(j -> j.job() == s.job()).findFirst().ifPresent(j -> {
-                for (final FaultPlan.Fault f : faults.faults()) {
-                    if (j.releasedRound() >= f.round()) {
-                        workers.kill(f.worker(), f.toString(), j.releasedRound());
-                    }
-                }
-            }));
-            switchMonitor.start();
-            final ControlServer server = s.controlPort() < 0 ? null : ControlServer.start(control, "127.0.0.1", s.controlPort());
-            say.printf(Locale.ROOT, "train: %d workers, %s, policy %s, stragglers %s, %d rounds of batch %d, seed %d; switch on udp %s%s%n",
-                s.workers(), t.model(), s.policyName(), t.stragglers(), rounds, t.batch(), t.seed(), host.localAddress(),
-                (server == null ? "" : ", control on tcp " + server.address())
-                    + (metrics == null ? "" : ", metrics on http://127.0.0.1:" + metrics.port() + "/metrics"));
-            say.println("records in " + s.out());
-            say.flush();
-            final Thread hook = new Thread(workers::stop, "train-shutdown");
-            Runtime.getRuntime().addShutdownHook(hook);
-            try {
-                for (int w = 0; w < s.workers(); w++) {
-                    workers.start(w, workerCommand(w, rounds, host.localAddress().getPort(), epochMs), logFile(w));
-                }
-                final JobMonitor monitor = new JobMonitor(pipeline, s.job(), s.workers(), s.policy(), schedule, decisions, progress);
-                monitor.start();
-                try {
-                    workers.awaitAll();
-                } finally {
-                    monitor.interrupt();
-                    monitor.join(2_000);
-                }
-                if (monitor.failure != null) {
-                    throw monitor.failure;
-                }
-            } finally {
-                workers.stop();
-                progress.finish();
-                try {
-                    Runtime.getRuntime().removeShutdownHook(hook);
-                } catch (final IllegalStateException shuttingDown) {
-                    // the hook is running: it stops the workers
-                }
-                if (server != null) {
-                    server.close();
-                }
+        final Launch launch = new Launch(schedule, rounds, epochMs, progress, say, decisions);
+        int restarts = 0;
+        while (true) {
+            if (base > 0) {
+                progress.relaunched(base);
+                say.println("the job goes on from its checkpoint after round " + base);
             }
-            if (!switchErrors.isEmpty()) {
-                throw new IllegalStateException("the switch reported " + switchErrors.size() + " errors, first: " + switchErrors.get(0));
+            final WorkerProcesses workers = launch.attempt(base);
+            final String reason = workers.relaunchReason();
+            if (reason == null) {
+                final SyncConfig initial = s.policy() != null ? s.policy().start() : schedule.configFor(0);
+                return summarize(workers, launch.failures, launch.relaunches, rounds, decisions, launch.counters,
+                    syncChanges(initial, schedule, decisions), epochMs);
             }
-            final Map<String, Long> counters = new LinkedHashMap<>();
-            host.call(() -> pipeline.counters().snapshot()).get(10, TimeUnit.SECONDS)
-                .forEach((k, v) -> counters.put(k.name().toLowerCase(Locale.ROOT), v));
-            return summarize(workers, rounds, decisions, counters, syncChanges(initial, schedule, decisions), epochMs);
+            final boolean planned = launch.plannedRelaunch;
+            if (!planned && ++restarts > s.maxRestarts()) {
+                throw new IllegalStateException(reason + ", and the run was relaunched " + s.maxRestarts() + " times already (--max-restarts)");
+            }
+            base = Checkpoint.newestCommon(checkpoints(), s.workers());
+            launch.relaunches.add(new RunSummary.Relaunch(reason, base, planned));
         }
     }
 
-    private List<String> workerCommand(final int w, final int rounds, final int switchPort, final long epochMs) {
+    /** One launch of the job after another, from round 0 or a checkpoint; what spans them is kept here. */
+    private final class Launch {
+        private final SyncSchedule schedule;
+        private final int rounds;
+        private final long epochMs;
+        private final Progress progress;
+        private final PrintStream say;
+        private final List<Controller.Decision> decisions;
+        /** The workers that died in every launch, in order. */
+        final List<RunSummary.Failure> failures = new ArrayList<>();
+        /** The switch counters, summed over the launches. */
+        final Map<String, Long> counters = new LinkedHashMap<>();
+        final List<RunSummary.Relaunch> relaunches = new ArrayList<>();
+        /** The faults that fired (each fires once, whatever launch it falls in). */
+        private final Set<FaultPlan.Fault> fired = ConcurrentHashMap.newKeySet();
+        /** Whether the last launch ended for a planned restart (not counted against --max-restarts). */
+        volatile boolean plannedRelaunch;
+
+        Launch(final SyncSchedule schedule, final int rounds, final long epochMs, final Progress progress, final PrintStream say,
+               final List<Controller.Decision> decisions) {
+            this.schedule = schedule;
+            this.rounds = rounds;
+            this.epochMs = epochMs;
+            this.progress = progress;
+            this.say = say;
+            this.decisions = decisions;
+        }
+
+        /**
+         * Runs a switch (a new one: the job is new to it, its round 0 the run's round {@code base}) and every
+         * worker, from their checkpoints after round {@code base} if it is not 0, until the workers end or
+         * are ended for a relaunch ({@link WorkerProcesses#relaunchReason}).
+         */
+        WorkerProcesses attempt(final int base) throws Exception {
+            plannedRelaunch = false;
+            final SyncConfig initial = s.policy() != null ? s.policy().start() : schedule.configFor(base);
+            initial.resolve(s.workers());
+            final SwitchContext context = new SwitchContext().budgetBytes(16 << 20).maxJobs(1).maxWorkers(Math.max(2, s.workers()))
+                .defaultSync(initial);
+            if (s.policy() != null) {
+                // the policy's worker groups and their start configs, in force from the job's first round
+                context.defaultGroups(s.policy().groupOf(s.workers()));
+                for (int g = 1; g <= s.policy().groups().size(); g++) {
+                    context.groupSync(g, s.policy().start(g));
+                }
+            }
+            context.conclude();
+            final List<Throwable> switchErrors = Collections.synchronizedList(new ArrayList<>());
+            final SwitchPipeline pipeline = new SwitchPipeline(context, switchErrors::add);
+            final StallWatch stalls = new StallWatch(s.stallSeconds());
+            final SilenceWatch silence = new SilenceWatch(s.silenceRounds());
+            final FaultPlan faults = s.faults();
+            final WorkerProcesses workers;
+            try (UdpTransport transport = UdpTransport.create(1, true);
+                 UdpHost host = transport.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
+                 SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls, progress::println).silence(silence);
+                 SwitchMonitor switchMonitor = new SwitchMonitor(pipeline, 100, stalls, silence, progress::println);
+                 SwitchMetrics metrics = s.metricsPort() < 0 ? null : SwitchMetrics.serve(switchMonitor, "127.0.0.1", s.metricsPort())) {
+                // a fixed config that needs the dead worker cannot go on; a policy may change the config, so its job is let run
+                workers = new WorkerProcesses(progress, w -> needed(pipeline, w), w -> relaunchOnDeath(pipeline, w));
+                switchMonitor.addViewListener(view -> progress.stall(view.jobs().stream()
+                    .filter(j -> j.job() == s.job() && stalls.stalled(j, view.timeNs()))
+                    .map(j -> StallWatch.describe(j, view.timeNs())).findFirst().orElse(null)));
+                switchMonitor.addViewListener(view -> view.jobs().stream().filter(j -> j.job() == s.job()).findFirst()
+                    .ifPresent(j -> fire(faults, workers, base + j.releasedRound(), stalls.stalled(j, view.timeNs()))));
+                switchMonitor.start();
+                final ControlServer server = s.controlPort() < 0 ? null : ControlServer.start(control, "127.0.0.1", s.controlPort());
+                say.printf(Locale.ROOT, "train: %d workers, %s, policy %s, stragglers %s, %d rounds of batch %d, seed %d; switch on udp %s%s%n",
+                    s.workers(), t.model(), s.policyName(), t.stragglers(), rounds, t.batch(), t.seed(), host.localAddress(),
+                    (server == null ? "" : ", control on tcp " + server.address())
+                        + (metrics == null ? "" : ", metrics on http://127.0.0.1:" + metrics.port() + "/metrics"));
+                say.println("records in " + s.out());
+                say.flush();
+                final Thread hook = new Thread(workers::stop, "train-shutdown");
+                Runtime.getRuntime().addShutdownHook(hook);
+                try {
+                    for (int w = 0; w < s.workers(); w++) {
+                        workers.start(w, workerCommand(w, rounds, host.localAddress().getPort(), epochMs, base), logFile(w));
+                    }
+                    final JobMonitor monitor = new JobMonitor(pipeline, s.job(), s.workers(), s.policy(), schedule, decisions, progress, base);
+                    monitor.start();
+                    try {
+                        workers.awaitAll();
+                    } finally {
+                        monitor.interrupt();
+                        monitor.join(2_000);
+                    }
+                    if (monitor.failure != null && workers.relaunchReason() == null) {
+                        throw monitor.failure;
+                    }
+                } finally {
+                    workers.stop();
+                    failures.addAll(workers.failures());
+                    if (workers.relaunchReason() == null) {
+                        progress.finish();
+                    }
+                    try {
+                        Runtime.getRuntime().removeShutdownHook(hook);
+                    } catch (final IllegalStateException shuttingDown) {
+                        // the hook is running: it stops the workers
+                    }
+                    if (server != null) {
+                        server.close();
+                    }
+                }
+                if (!switchErrors.isEmpty()) {
+                    throw new IllegalStateException("the switch reported " + switchErrors.size() + " errors, first: " + switchErrors.get(0));
+                }
+                host.call(() -> pipeline.counters().snapshot()).get(10, TimeUnit.SECONDS)
+                    .forEach((k, v) -> counters.merge(k.name().toLowerCase(Locale.ROOT), v, Long::sum));
+            }
+            return workers;
+        }
+
+        /**
+         * Fires the faults due at R = {@code released} (the run's rounds): kills, then the restarts
+         * of killed workers that are due, or whose job waits for them ({@code stalled}), and switch restarts.
+         */
+        private void fire(final FaultPlan faults, final WorkerProcesses workers, final int released, final boolean stalled) {
+            for (final FaultPlan.Fault f : faults.faults()) {
+                if (fired.contains(f)) {
+                    continue;
+                }
+                switch (f.kind()) {
+                    case KILL -> {
+                        if (released >= f.round() && fired.add(f)) {
+                            workers.kill(f.worker(), f.toString(), released);
+                        }
+                    }
+                    case RESTART -> {
+                        final boolean killed = faults.faults().stream().anyMatch(k -> k.kind() == FaultPlan.Kind.KILL
+                            && k.worker() == f.worker() && fired.contains(k));
+                        if (killed && workers.dead(f.worker()) && (released >= f.round() || stalled) && fired.add(f)) {
+                            plannedRelaunch = true;
+                            workers.relaunch("--faults " + f + " (worker " + f.worker() + " back" + (released >= f.round() ? ""
+                                : ", early: the job waits for it") + ", round " + released + " released)");
+                        }
+                    }
+                    case SWITCH_RESTART -> {
+                        if (released >= f.round() && fired.add(f)) {
+                            plannedRelaunch = true;
+                            workers.relaunch("--faults " + f + " (the switch lost its state at round " + released + "; the workers rejoin "
+                                + "a new one from their checkpoints)");
+                        }
+                    }
+                    default -> throw new IllegalStateException("unknown fault " + f);
+                }
+            }
+        }
+
+        /**
+         * Whether worker w's death relaunches the job now: a planned restart of it whose job cannot go
+         * on without it, or an unplanned death the job cannot go on without while --max-restarts allows.
+         */
+        private boolean relaunchOnDeath(final SwitchPipeline pipeline, final int w) {
+            final FaultPlan.Fault restart = s.faults().restartOf(w);
+            if (restart != null && !fired.contains(restart)) {
+                if (needed(pipeline, w) && fired.add(restart)) {
+                    plannedRelaunch = true;
+                    return true;
+                }
+                return false;
+            }
+            final boolean killedOnPurpose = s.faults().faults().stream().anyMatch(f -> f.kind() == FaultPlan.Kind.KILL && f.worker() == w
+                && fired.contains(f));
+            return !killedOnPurpose && s.maxRestarts() > relaunches.stream().filter(r -> !r.planned()).count() && needed(pipeline, w);
+        }
+    }
+
+    /** Where the workers write their checkpoints. */
+    private Path checkpoints() {
+        return s.out().resolve("checkpoints");
+    }
+
+    /** The latest time on the run's axis in the workers' checkpoints after round {@code roundsDone}: when the last aggregate arrived. */
+    private double checkpointEndSeconds(final int roundsDone) throws IOException {
+        double end = 0;
+        for (int w = 0; w < s.workers(); w++) {
+            final double[] release = Checkpoint.read(Checkpoint.file(checkpoints(), w, roundsDone)).records().release();
+            end = Math.max(end, release[release.length - 1]);
+        }
+        return end;
+    }
+
+    private List<String> workerCommand(final int w, final int rounds, final int switchPort, final long epochMs, final int base) {
         final List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java"));
         for (final String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
@@ -177,6 +318,12 @@ public final class TrainRun {
         command.addAll(t.toBuilder().rounds(rounds).epochs(null).build().arguments());
         command.addAll(List.of("--records", recordsFile(w).toString(), "--epoch-ms", "" + epochMs,
             "--progress-lines", "--exit-with-parent", "--eval-when-told"));
+        if (s.checkpointEvery() > 0 || base > 0) {
+            command.addAll(List.of("--checkpoint-dir", checkpoints().toString(), "--checkpoint-every", "" + s.checkpointEvery()));
+        }
+        if (base > 0) {
+            command.addAll(List.of("--resume-after", "" + base));
+        }
         return command;
     }
 
@@ -202,7 +349,9 @@ public final class TrainRun {
         return changes;
     }
 
-    private RunSummary summarize(final WorkerProcesses workers, final int rounds, final List<Controller.Decision> decisions,
+    private RunSummary summarize(final WorkerProcesses workers, final List<RunSummary.Failure> failures,
+                                 final List<RunSummary.Relaunch> relaunches, final int rounds,
+                                 final List<Controller.Decision> decisions,
                                           final Map<String, Long> switchCounters, final List<RunTraces.SyncChange> changes,
                                           final long epochMs) throws IOException {
         final List<RoundRecord> all = new ArrayList<>();
@@ -241,7 +390,7 @@ public final class TrainRun {
         run.put("stragglers", t.stragglers());
         run.put("rounds", rounds);
         run.putAll(s.trainingSummary());
-        final RunSummary summary = TrainSummary.of(all, results, s.targetAccuracy()).with(switches, workers.failures(), run,
+        final RunSummary summary = TrainSummary.of(all, results, s.targetAccuracy()).with(switches, failures, relaunches, run,
             switchCounters, t.seed());
         Files.writeString(s.out().resolve("summary.json"), Json.write(summary) + "\n", StandardCharsets.UTF_8);
         return summary;
@@ -272,8 +421,13 @@ public final class TrainRun {
             per.communicationSeconds() * 1e3, per.waitingForPeersSeconds() * 1e3, per.evaluationSeconds() * 1e3,
             per.evaluationDeferred() ? " (after training, off the clock)" : "", per.otherSeconds() * 1e3);
         out.println("model hashes " + (summary.modelsEqual() ? "all equal: " : "differ: ") + summary.modelHashes());
+        final List<RunSummary.Relaunch> relaunches = summary.relaunches() == null ? List.of() : summary.relaunches();
         for (final RunSummary.Failure f : summary.failures() == null ? List.<RunSummary.Failure>of() : summary.failures()) {
-            out.println("worker " + f.worker() + " died after " + f.roundsDone() + " rounds (" + f.cause() + "); the figures are the others'");
+            out.println("worker " + f.worker() + " died after " + f.roundsDone() + " rounds (" + f.cause() + ")"
+                + (relaunches.isEmpty() ? "; the figures are the others'" : ""));
+        }
+        for (final RunSummary.Relaunch r : relaunches) {
+            out.println("relaunched from " + (r.fromRound() == 0 ? "the start" : "the checkpoint after round " + r.fromRound()) + ": " + r.reason());
         }
         if (summary.modeSwitches() > 0) {
             out.println("mode switches: " + summary.modeSwitches());

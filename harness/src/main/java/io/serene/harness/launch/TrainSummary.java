@@ -74,7 +74,7 @@ final class TrainSummary {
             byWorker.stream().mapToDouble(WorkerResult::finalLoss).average().orElse(0), perRound, staleness(rounds), curve,
             byWorker.stream().map(WorkerResult::waitingSeconds).toList(), byWorker.stream().map(WorkerResult::skippedRounds).toList(),
             byWorker.stream().map(WorkerResult::droppedRounds).toList(), byWorker.stream().map(WorkerResult::samples).toList(),
-            0, List.of(), List.of(), Map.of(), Map.of(), 0);
+            0, List.of(), List.of(), List.of(), Map.of(), Map.of(), 0);
     }
 
     /** Per evaluated round that every worker evaluated: mean accuracy, at the time the last one evaluated it. */

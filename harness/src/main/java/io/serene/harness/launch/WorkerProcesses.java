@@ -19,12 +19,16 @@ import java.util.function.IntPredicate;
  * for errors), told to evaluate, awaited, stopped. A worker that dies is recorded and the others go
  * on, unless the job cannot go on without it (the {@code needed} test: then the run ends at once);
  * if the others fail after a death, the run fails naming it; a worker killed on purpose
- * ({@link #kill}) says why.
+ * ({@link #kill}) says why. {@link #relaunch} ends them all so the run can start the job again
+ * from a checkpoint (the {@code relaunchOnDeath} test asks for it when a worker dies).
  */
 final class WorkerProcesses {
     private static final int KEEP_LINES = 20;
     private final Progress progress;
     private final IntPredicate needed;
+    private final IntPredicate relaunchOnDeath;
+    /** Why every worker is being ended for a relaunch, or null. */
+    private volatile String relaunch;
     private final List<Process> processes = new ArrayList<>();
     private final List<Thread> readers = new ArrayList<>();
     private final List<ArrayDeque<String>> tails = new ArrayList<>();
@@ -41,10 +45,37 @@ final class WorkerProcesses {
     /**
      * @param needed whether the job cannot go on without a worker (its sync config requires it, with
      *               no timeout): its death then ends the run at once, saying so
+     * @param relaunchOnDeath whether a worker's death should relaunch the job (a restart is planned,
+     *               or allowed by --max-restarts); asked before {@code needed}
      */
-    WorkerProcesses(final Progress progress, final IntPredicate needed) {
+    WorkerProcesses(final Progress progress, final IntPredicate needed, final IntPredicate relaunchOnDeath) {
         this.progress = progress;
         this.needed = needed;
+        this.relaunchOnDeath = relaunchOnDeath;
+    }
+
+    /**
+     * Ends every worker at once (SIGKILL) so the job can be relaunched from a checkpoint; their
+     * exits are no failures. The first reason given is kept ({@link #relaunchReason}).
+     */
+    void relaunch(final String reason) {
+        final List<Process> all;
+        synchronized (this) {
+            if (relaunch != null) {
+                return;
+            }
+            relaunch = reason;
+            all = new ArrayList<>(processes);
+        }
+        progress.println("relaunching the job: " + reason);
+        for (final Process p : all) {
+            p.destroyForcibly();
+        }
+    }
+
+    /** Why the workers were ended for a relaunch, or null if they were not. */
+    String relaunchReason() {
+        return relaunch;
     }
 
     /** Starts worker {@code w}; everything it prints but progress markers also goes to {@code log}. */
@@ -192,6 +223,9 @@ final class WorkerProcesses {
                 for (final Thread r : readers) {
                     r.join(5_000);
                 }
+                if (relaunch != null) {
+                    return;
+                }
                 if (failures.size() == processes.size()) {
                     final RunSummary.Failure first = failures.get(0);
                     throw new IllegalStateException("every worker failed; the first, worker " + first.worker() + ": " + first.cause()
@@ -208,11 +242,19 @@ final class WorkerProcesses {
         final String cause;
         final RunSummary.Failure earlier;
         synchronized (this) {
+            if (relaunch != null) {
+                // ended for the relaunch, or died while it was under way: no failure of its own
+                return;
+            }
             earlier = failures.isEmpty() ? null : failures.get(0);
             cause = killedFor.get(w) != null ? "killed by --faults " + killedFor.get(w) : "exit " + exit;
             failures.add(new RunSummary.Failure(w, exit, cause, progress.roundOf(w)));
         }
         progress.failed(w);
+        if (relaunchOnDeath.test(w)) {
+            relaunch("worker " + w + " died (" + cause + ")");
+            return;
+        }
         if (earlier == null && needed.test(w)) {
             stop();
             throw new IllegalStateException("worker " + w + " died (" + cause + ") and the job's sync config cannot go on without it "

@@ -48,7 +48,8 @@ class TrainSummaryTest {
     @Test
     void theSummaryRoundTripsAsItsType() {
         final RunSummary s = TrainSummary.of(ROUNDS, RESULTS, 0.75).with(List.of(new RunSummary.ModeSwitch(1, 0, "bsp", "ssp:2", "why")),
-            List.of(new RunSummary.Failure(2, 137, "killed by --faults kill:2@1 at round 1", 1)), Map.of("workers", 2, "policy", "p"),
+            List.of(new RunSummary.Failure(2, 137, "killed by --faults kill:2@1 at round 1", 1)),
+            List.of(new RunSummary.Relaunch("--faults restart:2@2", 0, true)), Map.of("workers", 2, "policy", "p"),
             Map.of("releases", 4L), 7);
         final String json = Json.write(s);
         assertThat(json).startsWith("{\"schemaVersion\":2,\"finalAccuracy\":0.8,");

@@ -67,6 +67,22 @@ public final class SyncSchedule {
         return config;
     }
 
+    /**
+     * The schedule as a job whose round 0 is this schedule's round {@code base} sees it (a job
+     * resumed from a checkpoint): the config in force at {@code base} from 0, later entries moved
+     * back by {@code base}.
+     */
+    public SyncSchedule from(final int base) {
+        final List<Entry> next = new ArrayList<>();
+        next.add(new Entry(0, configFor(base)));
+        for (final Entry entry : entries) {
+            if (entry.firstRound > base) {
+                next.add(new Entry(entry.firstRound - base, entry.config));
+            }
+        }
+        return new SyncSchedule(next);
+    }
+
     /** The same schedule with a change from {@code firstRound} on (later entries are dropped). */
     public SyncSchedule with(final int firstRound, final SyncConfig config) {
         final List<Entry> next = new ArrayList<>();

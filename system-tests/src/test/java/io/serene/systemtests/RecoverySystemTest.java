@@ -1,0 +1,164 @@
+package io.serene.systemtests;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.serene.training.Checkpoint;
+import io.serene.training.data.FashionMnist;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Recovery under BSP ends with the model of the run without faults (DESIGN.md invariant 7): a switch
+ * that loses its state, a worker killed and brought back, a worker dying unplanned under
+ * --max-restarts, and a run stopped and resumed with --resume; each time the job goes on from the
+ * newest checkpoint every worker holds. Multi-process: tagged slow.
+ */
+@Tag("slow")
+class RecoverySystemTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static Path data;
+    private static JsonNode clean;
+
+    @TempDir
+    static Path shared;
+
+    private static List<String> train(final Path out, final String... more) {
+        final List<String> args = new ArrayList<>(List.of("train", "--workers", "3", "--rounds", "90", "--batch", "32", "--eval-every", "20",
+            "--data", data.toString(), "--seed", "5", "--policy", "bsp", "--out", out.toString(), "--timeout-seconds", "20"));
+        args.addAll(List.of(more));
+        return args;
+    }
+
+    /** Runs serene train to its end; its summary with what it printed as "stdout". */
+    private static JsonNode run(final List<String> args) throws Exception {
+        final Process p = SereneProcess.start(args.toArray(String[]::new));
+        final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(180, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(out + err).isZero();
+        final ObjectNode s = (ObjectNode) JSON.readTree(Path.of(args.get(args.indexOf("--out") + 1)).resolve("summary.json").toFile());
+        return s.put("stdout", out);
+    }
+
+    @BeforeAll
+    static void aRunWithoutFaults() throws Exception {
+        data = shared.resolve("data");
+        FashionMnist.writeSynthetic(data, 3_000, 200, 5);
+        clean = run(train(shared.resolve("clean")));
+        assertThat(clean.path("modelsEqual").asBoolean()).isTrue();
+    }
+
+    private static void assertSameModelAsTheCleanRun(final JsonNode s) {
+        assertThat(s.path("modelHashes")).as("every worker, bitwise the run without faults").hasSize(3);
+        for (final JsonNode h : s.path("modelHashes")) {
+            assertThat(h.asText()).isEqualTo(clean.path("modelHashes").get(0).asText());
+        }
+        assertThat(s.path("samplesPerWorker")).isEqualTo(clean.path("samplesPerWorker"));
+    }
+
+    @Test
+    @Timeout(300)
+    void aSwitchThatLosesItsStateCostsTimeNotTheModel(@TempDir final Path dir) throws Exception {
+        final JsonNode s = run(train(dir.resolve("run"), "--checkpoint-every", "20", "--faults", "switch-restart@50"));
+        assertSameModelAsTheCleanRun(s);
+        assertThat(s.path("relaunches")).hasSize(1);
+        assertThat(s.path("relaunches").get(0).path("fromRound").asInt()).isEqualTo(40);
+        assertThat(s.path("relaunches").get(0).path("planned").asBoolean()).isTrue();
+        assertThat(s.path("stdout").asText()).contains("relaunching the job: --faults switch-restart@50 (the switch lost its state at round ",
+            "the job goes on from its checkpoint after round 40", "relaunched from the checkpoint after round 40");
+        assertThat(s.path("run").path("checkpointEvery").asInt()).isEqualTo(20);
+    }
+
+    @Test
+    @Timeout(300)
+    void aWorkerKilledUnderBspIsWaitedForThenBroughtBackAndTheJobEndsWithTheSameModel(@TempDir final Path dir) throws Exception {
+        final JsonNode s = run(train(dir.resolve("run"), "--checkpoint-every", "20", "--faults", "kill:1@30,restart:1@45"));
+        assertSameModelAsTheCleanRun(s);
+        assertThat(s.path("failures")).hasSize(1);
+        assertThat(s.path("failures").get(0).path("cause").asText()).startsWith("killed by --faults kill:1@30 at round ");
+        assertThat(s.path("relaunches")).hasSize(1);
+        // BSP cannot go on without worker 1: brought back at once, not at round 45
+        assertThat(s.path("relaunches").get(0).path("reason").asText()).startsWith("worker 1 died (killed by --faults kill:1@30");
+        assertThat(s.path("relaunches").get(0).path("fromRound").asInt()).isEqualTo(20);
+    }
+
+    @Test
+    @Timeout(300)
+    void aWorkerDyingUnplannedIsRelaunchedFromItsCheckpointUnderMaxRestarts(@TempDir final Path dir) throws Exception {
+        final Path out = dir.resolve("run");
+        final Process p = SereneProcess.start(train(out, "--checkpoint-every", "20", "--max-restarts", "1")
+            .toArray(String[]::new));
+        // once every worker holds its checkpoint after round 40, worker 2 dies (as an out-of-memory kill would)
+        awaitCheckpoints(out, 40, p);
+        final ProcessHandle victim = p.descendants().filter(h -> commandLine(h).contains(" --id 2 ")).findFirst().orElseThrow();
+        victim.destroyForcibly();
+        final String stdout = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(180, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(stdout + err).isZero();
+        final JsonNode s = JSON.readTree(out.resolve("summary.json").toFile());
+        assertThat(s.path("relaunches")).hasSize(1);
+        assertThat(s.path("relaunches").get(0).path("planned").asBoolean()).isFalse();
+        assertThat(s.path("relaunches").get(0).path("fromRound").asInt()).isGreaterThanOrEqualTo(40);
+        assertSameModelAsTheCleanRun(s);
+    }
+
+    @Test
+    @Timeout(300)
+    void aRunStoppedAndResumedEndsWithTheUninterruptedRunsModel(@TempDir final Path dir) throws Exception {
+        final Path out = dir.resolve("run");
+        final Process p = SereneProcess.start(train(out, "--checkpoint-every", "20").toArray(String[]::new));
+        awaitCheckpoints(out, 60, p);
+        p.destroy();
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.descendants().filter(ProcessHandle::isAlive)).as("its workers stop with it").isEmpty();
+        final JsonNode s = run(train(out, "--checkpoint-every", "20", "--resume", out.toString()));
+        assertSameModelAsTheCleanRun(s);
+        assertThat(s.path("stdout").asText()).contains("the job goes on from its checkpoint after round 60");
+        assertThat(Files.readAllLines(out.resolve("records.jsonl"))).as("every worker's every round, once").hasSize(3 * 90);
+        // other settings than the checkpoints were written with: refused, naming the difference
+        final List<String> other = new ArrayList<>(train(out, "--resume", out.toString(), "--lr", "0.3"));
+        final Process q = SereneProcess.start(other.toArray(String[]::new));
+        final String qOut = new String(q.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        final String qErr = new String(q.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(q.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        assertThat(q.exitValue()).isEqualTo(1);
+        assertThat(qOut + qErr).contains("the checkpoint was written with other training settings", "now --lr 0.3");
+        Files.createDirectories(dir.resolve("empty"));
+        SereneProcess.expectFailure(2, "--resume: no checkpoint every worker holds in", train(dir.resolve("empty"), "--resume",
+            dir.resolve("empty").toString()).toArray(String[]::new));
+    }
+
+    /** A process's command line, its arguments separated by spaces (from /proc: ProcessHandle.Info cuts long ones short). */
+    private static String commandLine(final ProcessHandle h) {
+        try {
+            return new String(Files.readAllBytes(Path.of("/proc", "" + h.pid(), "cmdline")), StandardCharsets.UTF_8).replace('\0', ' ');
+        } catch (final IOException gone) {
+            return "";
+        }
+    }
+
+    /** Waits until every worker wrote its checkpoint after {@code roundsDone} rounds. */
+    private static void awaitCheckpoints(final Path out, final int roundsDone, final Process p) throws IOException, InterruptedException {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (Checkpoint.newestCommon(out.resolve("checkpoints"), 3) < roundsDone) {
+            assertThat(p.isAlive()).as("the run is still going").isTrue();
+            assertThat(System.nanoTime()).as("checkpoints after round " + roundsDone).isLessThan(deadline);
+            Thread.sleep(50);
+        }
+    }
+}
