@@ -56,6 +56,7 @@ public final class ControlLoop {
             t.iterationNs = sample.iterationNs();
             t.waitingShare = sample.waitingShare();
             t.staleness = sample.staleness();
+            t.failed = sample.failed();
             t.roundTimeNs = roundTimeNs(lastRound, lastReleasedAtNs, sample.releasedRound(), sample.releasedAtNs());
             lastRound = sample.releasedRound();
             lastReleasedAtNs = sample.releasedAtNs();

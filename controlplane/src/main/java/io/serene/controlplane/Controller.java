@@ -52,6 +52,8 @@ public final class Controller {
         public long roundTimeNs;
         public double waitingShare;
         public double staleness;
+        /** The workers the failure detector reports failed (silent): failed(worker). */
+        public BitSet failed = new BitSet();
     }
 
     /** One change of config: the table write that made it, when it applies, what it replaced, and why. */
@@ -260,9 +262,12 @@ public final class Controller {
     private String perWorker(final int i, final Policy.Rule rule, final Controller.Telemetry t, final String reason) {
         String why = reason;
         final double typical = typical();
+        final boolean failedRule = rule.metric == Policy.Metric.FAILED;
         for (int w = 0; w < workers; w++) {
             final double slowdown = typical <= 0 ? 1.0 : smoothed[w] / typical;
-            workerStreak[i][w] = rule.comparator.test(slowdown, rule.threshold) ? workerStreak[i][w] + 1 : 0;
+            final double value = failedRule ? (t.failed.get(w) ? 1 : 0) : slowdown;
+            final String seen = failedRule ? (t.failed.get(w) ? " (silent)" : " (heard from)") : " (slowdown = " + round2(slowdown) + ")";
+            workerStreak[i][w] = rule.comparator.test(value, rule.threshold) ? workerStreak[i][w] + 1 : 0;
             if (workerStreak[i][w] < rule.rounds) {
                 continue;
             }
@@ -275,10 +280,10 @@ public final class Controller {
                     continue;
                 }
                 excludeLate = rule.action.lateMode;
-                why = why == null ? "worker " + w + ": " + rule.condition() + " (slowdown = " + round2(slowdown) + ")" : why;
+                why = why == null ? "worker " + w + ": " + rule.condition() + seen : why;
             } else if (rule.action.kind == Policy.Action.Kind.INCLUDE && excluded.get(w)) {
                 excluded.clear(w);
-                why = why == null ? "worker " + w + ": " + rule.condition() + " (slowdown = " + round2(slowdown) + ")" : why;
+                why = why == null ? "worker " + w + ": " + rule.condition() + seen : why;
             }
         }
         return why;

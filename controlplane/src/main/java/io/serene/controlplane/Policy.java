@@ -68,6 +68,12 @@ public final class Policy {
         LAG("lag", false),
         /** A worker's compute time (the median of its last samples) over a typical worker's (the median of the workers the barrier waits for). */
         SLOWDOWN("slowdown(worker)", true),
+        /**
+         * 1 while the failure detector reports the worker failed (silent for many round times while its
+         * job needs it or goes on without it; serene train's --silence-rounds), else 0. In a rule,
+         * {@code failed(worker)} alone means {@code failed(worker) == 1}.
+         */
+        FAILED("failed(worker)", true),
         /** Milliseconds between the last two advances of R. */
         ROUND_TIME("round_time", false),
         /** The round just released (R): {@code when round >= 20} acts once the job is past its first rounds. */

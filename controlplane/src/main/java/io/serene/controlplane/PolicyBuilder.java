@@ -72,6 +72,11 @@ public final class PolicyBuilder {
         return new RuleBuilder(metric, comparator, threshold);
     }
 
+    /** Begins a rule on the failure detector: {@code whenFailed().thenExclude(DROP)} ({@code when failed(worker) then ...}). */
+    public RuleBuilder whenFailed() {
+        return when(Policy.Metric.FAILED, Policy.Comparator.EQ, 1);
+    }
+
     public Policy build() {
         return new Policy(name, start, groups, groupStarts, rules, smoothing);
     }

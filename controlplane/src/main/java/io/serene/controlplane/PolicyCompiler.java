@@ -98,7 +98,7 @@ public final class PolicyCompiler {
         for (final Policy.Rule rule : policy.rules()) {
             if (rule.metric == Policy.Metric.WAITING_SHARE || rule.metric == Policy.Metric.STALENESS) {
                 throw new IllegalArgumentException("policy " + policy.name() + ": '" + rule.condition() + "' needs worker-side "
-                    + "telemetry; " + where + " a policy may use lag, round_time and slowdown(worker)");
+                    + "telemetry; " + where + " a policy may use lag, round_time, round, slowdown(worker) and failed(worker)");
             }
         }
     }

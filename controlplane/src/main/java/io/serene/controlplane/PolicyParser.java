@@ -20,8 +20,9 @@ import java.util.Set;
  *   start [GROUP:] CONFIG
  *   smooth N
  *   when METRIC CMP NUMBER [for N rounds] [in [GROUP:] CONFIG] then ACTION
+ *   when failed(worker) [for N rounds] then ACTION           (failed(worker) == 1)
  *
- *   METRIC := lag | round_time | round | waiting_share | staleness | slowdown(worker)
+ *   METRIC := lag | round_time | round | waiting_share | staleness | slowdown(worker) | failed(worker)
  *   CMP    := &gt;= | &lt;= | &gt; | &lt; | ==
  *   ACTION := [GROUP:] CONFIG | exclude(worker) [fold|drop] | include(worker)
  *   CONFIG := PART (+ PART)*,  PART := bsp | asp | ssp(S) | psp(B) | psp(B, S) | sample(B) | fastest(K) | quorum(K)
@@ -31,6 +32,8 @@ import java.util.Set;
  */
 public final class PolicyParser {
     private enum Kind { WORD, NUMBER, SYMBOL, END }
+
+    private static final Set<String> COMPARATORS = Set.of(">=", "<=", ">", "<", "==");
 
     private static final class Token {
         final Kind kind;
@@ -186,7 +189,8 @@ public final class PolicyParser {
     }
 
     private Policy.Rule rule() {
-        final Token metricToken = expectWord("a metric (lag, slowdown(worker), round_time, round, waiting_share, staleness)");
+        final Token metricToken = expectWord("a metric (lag, slowdown(worker), failed(worker), round_time, round, waiting_share, "
+            + "staleness)");
         final Policy.Metric metric;
         switch (metricToken.text) {
             case "lag":
@@ -210,13 +214,21 @@ public final class PolicyParser {
                 expectSymbol(")");
                 metric = Policy.Metric.SLOWDOWN;
                 break;
+            case "failed":
+                expectSymbol("(");
+                expectKeyword("worker");
+                expectSymbol(")");
+                metric = Policy.Metric.FAILED;
+                break;
             default:
                 throw error(metricToken, "unknown metric " + metricToken.describe()
-                    + " (expected lag, slowdown(worker), round_time, waiting_share or staleness)");
+                    + " (expected lag, slowdown(worker), failed(worker), round_time, waiting_share or staleness)");
         }
-        final Token cmp = next();
+        // failed(worker) alone: failed(worker) == 1
+        final boolean bare = metric == Policy.Metric.FAILED && !COMPARATORS.contains(peek().text);
+        final Token cmp = bare ? null : next();
         final Policy.Comparator comparator;
-        switch (cmp.text) {
+        switch (bare ? "==" : cmp.text) {
             case ">=":
                 comparator = Policy.Comparator.GE;
                 break;
@@ -236,11 +248,16 @@ public final class PolicyParser {
                 throw error(cmp, "expected a comparison (>=, <=, >, <, ==) after '" + metric.text + "', found "
                     + cmp.describe());
         }
-        final Token number = next();
-        if (number.kind != Kind.NUMBER) {
-            throw error(number, "expected a number after '" + cmp.text + "', found " + number.describe());
+        final double threshold;
+        if (bare) {
+            threshold = 1;
+        } else {
+            final Token number = next();
+            if (number.kind != Kind.NUMBER) {
+                throw error(number, "expected a number after '" + cmp.text + "', found " + number.describe());
+            }
+            threshold = Double.parseDouble(number.text);
         }
-        final double threshold = Double.parseDouble(number.text);
         int rounds = 1;
         if (peek().text.equals("for")) {
             next();

@@ -64,6 +64,27 @@ class ControllerTest {
     }
 
     @Test
+    void aWorkerTheFailureDetectorReportsIsExcludedAndTakenBackOnceHeardFrom() {
+        final Controller c = controller("start bsp\nwhen failed(worker) then exclude(worker) drop\n"
+            + "when failed(worker) == 0 for 2 rounds then include(worker)", 3);
+        c.onRound(round(0, new int[] {0, 0, 0}, 10, 10, 10));
+        assertThat(installs).isEmpty();
+        final Controller.Telemetry silent = round(1, new int[] {1, 1, 0}, 10, 10, 10);
+        silent.failed.set(2);
+        c.onRound(silent);
+        assertThat(installs).containsExactly("bsp+exclude:2+drop@5");
+        assertThat(c.decisions().get(0).reason).isEqualTo("worker 2: failed(worker) == 1 for 1 rounds (silent)");
+        final Controller.Telemetry still = round(2, new int[] {2, 2, 0}, 10, 10, 10);
+        still.failed.set(2);
+        c.onRound(still);
+        assertThat(installs).as("once is enough").hasSize(1);
+        earliest = 9;
+        c.onRound(round(3, new int[] {3, 3, 3}, 10, 10, 10));
+        c.onRound(round(4, new int[] {4, 4, 4}, 10, 10, 10));
+        assertThat(installs).containsExactly("bsp+exclude:2+drop@5", "bsp@9");
+    }
+
+    @Test
     void lagSeesATransientStragglerInOneSampleAndIgnoresExcludedWorkers() {
         // lag under BSP: the rounds a median worker finishes while the slowest finishes one
         final Controller c = controller("start bsp\nwhen lag >= 2 for 1 rounds then ssp(4)", 3);

@@ -88,6 +88,18 @@ class PolicyParserTest {
     }
 
     @Test
+    void failedWorkerIsAPerWorkerConditionAloneOrCompared() {
+        final Policy p = PolicyParser.parse("policy dead\nstart bsp\nwhen failed(worker) then exclude(worker) drop\n"
+            + "when failed(worker) == 0 for 3 rounds then include(worker)");
+        assertThat(p.rules().get(0).metric).isEqualTo(Policy.Metric.FAILED);
+        assertThat(p.rules().get(0).toString()).isEqualTo("when failed(worker) == 1 for 1 rounds then exclude(worker) drop");
+        assertThat(p).isEqualTo(PolicyBuilder.policy("dead").start(SyncConfig.bsp()).whenFailed().thenExclude(LateMode.DROP)
+            .when(Policy.Metric.FAILED, Policy.Comparator.EQ, 0).forRounds(3).thenInclude().build());
+        assertThat(PolicyParser.parse(p.toString())).as("its text reads back").isEqualTo(p);
+        expectError("when failed(node) then exclude(worker)", 1, 13, "expected 'worker'");
+    }
+
+    @Test
     void smoothSetsTheSamplesSlowdownTakesTheMedianOfAndMatchesTheJavaApi() {
         assertThat(PolicyParser.parse("policy p\nstart bsp").smoothing()).isEqualTo(Policy.DEFAULT_SMOOTHING);
         final Policy parsed = PolicyParser.parse("policy p\nsmooth 3\nwhen slowdown(worker) > 5 then exclude(worker)");

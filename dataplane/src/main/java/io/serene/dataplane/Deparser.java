@@ -60,6 +60,7 @@ final class Deparser {
             .flags((slots.flags[idx] & ~SlotPool.OUT_OF_SCALE) | extraFlags)
             .elementCount(n)
             .jobId(jobs.id[j])
+            .tag(jobs.tag[j])
             .exponent(slots.exponent[idx])
             .shadowSet(StepLayout.shadowSet(seq, poolSize))
             .seq(seq)
@@ -91,6 +92,7 @@ final class Deparser {
         out.wrap(txBuffer, 0, Packet.HEADER_LENGTH)
             .initHeader(PacketType.NACK)
             .jobId(in.jobId())
+            .tag(in.tag())
             .workerId(in.workerId())
             .seq(in.seq())
             .round(in.round())
@@ -107,6 +109,7 @@ final class Deparser {
         join.wrap(txBuffer, 0, JoinPacket.ACK_LENGTH)
             .initHeader(PacketType.JOIN_ACK)
             .jobId(in.jobId())
+            .tag(in.tag())
             .workerId(in.workerId())
             .status(status.code())
             .workerCount(workers)
@@ -119,13 +122,14 @@ final class Deparser {
     }
 
     /** Entry {@code index} of {@code entries} of a group's config list (list l, physical entry e). */
-    int config(final ConfigTable configs, final GroupTable groups, final int jobId, final int epoch, final int l,
+    int config(final ConfigTable configs, final GroupTable groups, final int jobId, final long tag, final int epoch, final int l,
                final int e, final int index, final int entries) {
         final int length = ConfigPacket.length(words);
         final int m = l * words;
         config.wrap(txBuffer, 0, length)
             .initHeader(PacketType.CONFIG)
             .jobId(jobId)
+            .tag(tag)
             .configEpoch(epoch)
             .chunk(index)
             .elementCount(entries)
@@ -146,6 +150,7 @@ final class Deparser {
         out.wrap(txBuffer, 0, Packet.HEADER_LENGTH)
             .initHeader(PacketType.LEAVE_ACK)
             .jobId(in.jobId())
+            .tag(in.tag())
             .workerId(in.workerId());
         return Packet.HEADER_LENGTH;
     }

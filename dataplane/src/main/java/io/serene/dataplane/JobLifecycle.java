@@ -7,6 +7,7 @@ import io.serene.dataplane.state.JobTable;
 import io.serene.dataplane.state.ReleaseRing;
 import io.serene.dataplane.state.SlotPool;
 import io.serene.protocol.Counters;
+import io.serene.protocol.JobTag;
 import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.Packet;
@@ -17,7 +18,9 @@ import io.serene.protocol.sync.StepLayout;
  * Job lifecycle and membership, on the switch thread: a JOIN creates the job (from the context's
  * start configs and worker groups) or joins a worker to it and answers with the switch's limits
  * and the worker's config list; LEAVE frees the job once no worker is joined; CONFIG_REQUEST and
- * table changes send config lists.
+ * table changes send config lists. Every packet of a job must carry its tag ({@link JobTag}: derived
+ * from the switch's secret if it has one, else the tag of the JOIN that created the job); a worker
+ * joined from one address may join again from another only with the tag (a new incarnation).
  */
 final class JobLifecycle {
     private final SwitchContext context;
@@ -36,6 +39,7 @@ final class JobLifecycle {
     private final int chunkElements;
     private final int words;
     private final int ring;
+    private final byte[] secret;
 
     JobLifecycle(final SwitchContext context, final SwitchMemory memory, final Counters<SwitchCounter> counters,
                  final JobTable jobTable, final JobRegisters jobs, final GroupTable groups, final ConfigTable configs,
@@ -56,6 +60,7 @@ final class JobLifecycle {
         this.chunkElements = memory.chunkElements();
         this.words = memory.bitmapWords();
         this.ring = memory.roundRing();
+        this.secret = context.secret();
     }
 
     private void send(final int port, final int length, final Outbox outbox) {
@@ -74,12 +79,18 @@ final class JobLifecycle {
             return;
         }
         int j = jobTable.get(job);
+        final long tag = j == JobTable.MISSING ? (secret == null ? in.tag() : JobTag.of(secret, job)) : jobs.tag[j];
+        if (in.tag() != tag) {
+            counters.increment(SwitchCounter.DROP_BAD_TAG);
+            refuseJoin(in, port, Status.BAD_TAG, outbox);
+            return;
+        }
         if (j == JobTable.MISSING) {
             if (!SwitchTables.setupFits(context, setupGroups, workers)) {
                 refuseJoin(in, port, Status.BAD_KEY, outbox);
                 return;
             }
-            j = allocateJob(job, workers, elements, nowNs);
+            j = allocateJob(job, tag, workers, elements, nowNs);
             if (j == JobTable.MISSING) {
                 refuseJoin(in, port, Status.TABLE_FULL, outbox);
                 return;
@@ -88,9 +99,13 @@ final class JobLifecycle {
             refuseJoin(in, port, Status.SHAPE_MISMATCH, outbox);
             return;
         } else if (jobs.joinedElsewhere(j, worker, port)) {
-            // a worker is bound to the address it joined from: another process cannot take its place
-            refuseJoin(in, port, Status.IN_USE, outbox);
-            return;
+            if (tag == JobTag.NONE) {
+                // a worker is bound to the address it joined from: without a secret, nobody can prove to be it
+                refuseJoin(in, port, Status.IN_USE, outbox);
+                return;
+            }
+            // the job's tag proves the secret: the worker's new incarnation (a restart, a new address) takes its place
+            counters.increment(SwitchCounter.REBINDS);
         }
         jobs.join(j, worker, port);
         jobs.lastHeardNs[j] = nowNs;
@@ -106,6 +121,10 @@ final class JobLifecycle {
         final int j = jobTable.get(in.jobId());
         if (j == JobTable.MISSING) {
             counters.increment(SwitchCounter.DROP_UNKNOWN_JOB);
+            return JobTable.MISSING;
+        }
+        if (in.tag() != jobs.tag[j]) {
+            counters.increment(SwitchCounter.DROP_BAD_TAG);
             return JobTable.MISSING;
         }
         if (in.workerId() >= jobs.workers[j]) {
@@ -137,7 +156,7 @@ final class JobLifecycle {
         final int l = ConfigTable.list(j, groups.of(j, worker));
         final int entries = configs.entries(l);
         for (int i = 0; i < entries; i++) {
-            send(port, deparser.config(configs, groups, jobs.id[j], jobs.epoch[j], l, configs.at(l, i), i, entries), outbox);
+            send(port, deparser.config(configs, groups, jobs.id[j], jobs.tag[j], jobs.epoch[j], l, configs.at(l, i), i, entries), outbox);
         }
     }
 
@@ -164,10 +183,10 @@ final class JobLifecycle {
         send(port, deparser.joinAck(in, status, in.workerCount(), in.elementsPerRound(), ring, maxWorkers), outbox);
     }
 
-    private int allocateJob(final int job, final int workers, final int elements, final long nowNs) {
+    private int allocateJob(final int job, final long tag, final int workers, final int elements, final long nowNs) {
         for (int j = 0; j < maxJobs; j++) {
             if (!jobs.active[j]) {
-                jobs.reset(j, job, workers, elements, StepLayout.chunks(elements, chunkElements));
+                jobs.reset(j, job, tag, workers, elements, StepLayout.chunks(elements, chunkElements));
                 releases.reset(j, nowNs);
                 // the context's worker groups (default: all in group 0); each group's list starts
                 // with its start config
@@ -189,6 +208,11 @@ final class JobLifecycle {
         counters.increment(SwitchCounter.LEAVES);
         final int j = jobTable.get(in.jobId());
         final int worker = in.workerId();
+        if (j != JobTable.MISSING && in.tag() != jobs.tag[j]) {
+            // only a holder of the job's secret may take a worker out of it
+            counters.increment(SwitchCounter.DROP_BAD_TAG);
+            return;
+        }
         if (j != JobTable.MISSING && worker < jobs.workers[j] && jobs.joinedElsewhere(j, worker, port)) {
             // only the worker itself may leave
             counters.increment(SwitchCounter.DROP_FOREIGN_PORT);

@@ -1,5 +1,6 @@
 package io.serene.dataplane;
 
+import io.serene.protocol.JobTag;
 import io.serene.dataplane.state.ConfigTable;
 import io.serene.protocol.sync.SyncConfig;
 
@@ -26,6 +27,7 @@ public final class SwitchContext {
     private int maxPoolSize = MAX_POOL_SIZE;
     private SyncConfig defaultSync = SyncConfig.asp();
     private long jobLeaseNs;
+    private byte[] secret;
     private int[] defaultGroups = new int[0];
     private final SyncConfig[] groupSync = new SyncConfig[ConfigTable.GROUPS];
     private SwitchMemory memory;
@@ -113,6 +115,19 @@ public final class SwitchContext {
         return this;
     }
 
+    /**
+     * The secret the jobs' tags derive from ({@link JobTag}); null (the default):
+     * a job takes the tag of the JOIN that creates it, and later JOINs must carry the same.
+     */
+    public SwitchContext secret(final byte[] value) {
+        this.secret = value == null ? null : value.clone();
+        return this;
+    }
+
+    public byte[] secret() {
+        return secret == null ? null : secret.clone();
+    }
+
     public long jobLeaseNs() {
         return jobLeaseNs;
     }
@@ -152,6 +167,8 @@ public final class SwitchContext {
         require(chunkElements >= 1 && chunkElements <= MAX_CHUNK_ELEMENTS,
             "chunkElements must be in 1.." + MAX_CHUNK_ELEMENTS + ", was " + chunkElements);
         require(roundRing >= 2 && roundRing <= 1 << 20, "roundRing must be in 2..1048576, was " + roundRing);
+        require(secret == null || secret.length >= JobTag.MIN_SECRET_BYTES, "secret must have at least " + JobTag.MIN_SECRET_BYTES
+            + " bytes, had " + (secret == null ? 0 : secret.length));
         require(jobLeaseNs >= 0, "jobLeaseNs must be >= 0 (0: never), was " + jobLeaseNs);
         require(maxPoolSize >= 1 && maxPoolSize <= MAX_POOL_SIZE,
             "maxPoolSize must be in 1.." + MAX_POOL_SIZE + ", was " + maxPoolSize);

@@ -32,6 +32,10 @@ public enum SwitchCounter {
     DROP_NOT_JOINED,
     /** A packet naming a joined worker, from an address other than the one it joined from. */
     DROP_FOREIGN_PORT,
+    /** A packet naming a job with a tag other than the job's (a sender without the job's secret, or a stray). */
+    DROP_BAD_TAG,
+    /** A joined worker that joined again from another address with the job's tag (a new incarnation). */
+    REBINDS,
     DROP_BAD_ELEMENT_COUNT,
     DROP_BAD_SLOT,
     DROP_INCONSISTENT,

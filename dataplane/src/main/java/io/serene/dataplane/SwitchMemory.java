@@ -2,6 +2,7 @@ package io.serene.dataplane;
 
 import io.serene.dataplane.state.ConfigTable;
 import io.serene.dataplane.state.JobTable;
+import io.serene.protocol.ResultPacket;
 
 /**
  * The switch's memory plan, fixed at start from a byte budget. With J jobs, N workers per job,
@@ -17,11 +18,12 @@ import io.serene.dataplane.state.JobTable;
  *                      + 56W (joined bitmap, late set, explicit worker_group entries, members of 4 groups)
  *                      + (16 + 8W)G (release counters 4, release times 8, timeout latch: round 4,
  *                                   contributor bitmap 8W)
- *                      + 59 (id, workers, elements, chunks, value limit, R, config epoch, groups
- *                            in use: 4 each; open seq 8, creation time 8, last heard 8; active,
+ *                      + 67 (id, workers, elements, chunks, value limit, R, config epoch, groups
+ *                            in use: 4 each; open seq 8, creation time 8, last heard 8, tag 8; active,
  *                            started, configs changed: 1 each))
  *                 + 9T (job hash table: T = smallest power of two >= 2J; key 4, value 4, used 1)
- *                 + 64 + 16W + 8K (the result being composed, and one contribution's values)
+ *                 + 72 + 16W + 8K (the result being composed, its header and fields to the bitmap 72 bytes,
+ *                                  and one contribution's values)
  *                 + 16W (the release rule's scratch: a group's required members, PSP's sample)
  *                 + J * 4 * (8 * (25 + 8W) + 8) (sync-config table: 4 groups x 8 entries per job)
  *   total       = fixed + J * 2 * P * slot bytes  &lt;= budget
@@ -32,7 +34,7 @@ import io.serene.dataplane.state.JobTable;
  */
 public final class SwitchMemory {
     static final int SLOT_SCALAR_BYTES = 35 + ConfigTable.GROUPS;
-    static final int JOB_SCALAR_BYTES = 59;
+    static final int JOB_SCALAR_BYTES = 67;
 
     private final long budgetBytes;
     private final int maxJobs;
@@ -63,7 +65,7 @@ public final class SwitchMemory {
         final int words = bitmapWords(maxWorkers);
         return (long) maxJobs * (29L * maxWorkers + (24L + 8L * ConfigTable.GROUPS) * words + (16L + 8L * words) * roundRing + JOB_SCALAR_BYTES)
             + 9L * JobTable.length(maxJobs)
-            + 64L + 32L * words + 8L * chunkElements
+            + ResultPacket.BITMAP_OFFSET + 32L * words + 8L * chunkElements
             + ConfigTable.bytes(maxJobs, words);
     }
 

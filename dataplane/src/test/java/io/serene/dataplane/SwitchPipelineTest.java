@@ -3,6 +3,7 @@ package io.serene.dataplane;
 import io.serene.protocol.ConfigPacket;
 import io.serene.protocol.DataPacket;
 import io.serene.protocol.Flags;
+import io.serene.protocol.JobTag;
 import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.Packet;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -53,6 +55,8 @@ class SwitchPipelineTest {
         sent.add(new Sent(port, copy));
     };
     private SwitchPipeline pipeline;
+    /** The job tag the test's packets carry. */
+    private long tag = JobTag.NONE;
 
     @BeforeEach
     void setUp() {
@@ -139,6 +143,52 @@ class SwitchPipelineTest {
         final ResultPacket result = sent.get(0).result;
         assertThat(new int[] {result.value(0), result.value(1), result.value(2), result.value(3)})
             .as("the sums hold the two workers alone").containsExactly(11, 22, 33, 44);
+    }
+
+    @Test
+    void onlyHoldersOfTheJobsSecretTakePartInItOrSeeItsAggregates() {
+        final byte[] secret = "a secret of more than sixteen bytes".getBytes(StandardCharsets.UTF_8);
+        pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(1 << 20).maxJobs(2).maxWorkers(8)
+            .chunkElements(4).maxPoolSize(2).roundRing(4).secret(secret).conclude(), errors::add);
+        final long jobTag = JobTag.of(secret, JOB);
+        // a JOIN without the job's tag is refused and creates nothing: nobody can squat the job id
+        tag = 12345;
+        join(0, 2, 4);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.BAD_TAG);
+        assertThat(last().packet.tag()).as("the refusal tells the sender nothing it did not send").isEqualTo(12345);
+        assertThat(pipeline.workers(JOB)).isNegative();
+        tag = jobTag;
+        join(0, 2, 4);
+        join(1, 2, 4);
+        assertThat(sent.stream().filter(s -> s.port == 101)).allSatisfy(s -> assertThat(s.packet.tag()).isEqualTo(jobTag));
+        sent.clear();
+        // worker 1's own address (a spoofed source) without the tag: dropped and counted, unanswered
+        tag = jobTag ^ 1;
+        data(1, 0, 0, 0, new int[] {1000, 1000, 1000, 1000});
+        leave(1);
+        join(1, 2, 4);
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_BAD_TAG)).isEqualTo(4);
+        assertThat(sent).as("only the refused JOIN is answered").hasSize(1);
+        sent.clear();
+        // worker 1 restarted on another address: its JOIN with the tag moves it there (a new incarnation)
+        tag = jobTag;
+        joinFrom(999, JOB, 1, 2, 4);
+        assertThat(Status.fromCode(sent.get(0).packet.status())).isEqualTo(Status.OK);
+        assertThat(pipeline.counters().get(SwitchCounter.REBINDS)).isEqualTo(1);
+        sent.clear();
+        data(0, 0, 0, 0, new int[] {1, 2, 3, 4});
+        dataFrom(999, JOB, 1, 0, 0, 0, new int[] {10, 20, 30, 40});
+        assertThat(sent).extracting(s -> s.port).containsExactlyInAnyOrder(100, 999);
+        final ResultPacket result = sent.get(0).result;
+        assertThat(new int[] {result.value(0), result.value(1), result.value(2), result.value(3)}).containsExactly(11, 22, 33, 44);
+        assertThat(result.tag()).isEqualTo(jobTag);
+        // without a secret on the switch, the JOIN that creates a job sets its tag and later JOINs must carry it
+        tag = 77;
+        joinJob(JOB + 1, 0, 2, 4);
+        tag = 78;
+        joinJob(JOB + 1, 1, 2, 4);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.BAD_TAG);
+        assertThat(errors).isEmpty();
     }
 
     @Test
@@ -380,7 +430,7 @@ class SwitchPipelineTest {
 
     private void joinFrom(final int port, final int job, final int worker, final int workers, final int elements) {
         final ByteBuffer b = Packet.allocate(JoinPacket.LENGTH);
-        new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(job)
+        new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(job).tag(tag)
             .workerId(worker).workerCount(workers).elementsPerRound(elements);
         pipeline.onPacket(port, b, 0, JoinPacket.LENGTH, 0, outbox);
     }
@@ -391,7 +441,7 @@ class SwitchPipelineTest {
 
     private void leaveFrom(final int port, final int worker) {
         final ByteBuffer b = Packet.allocate(Packet.HEADER_LENGTH);
-        new PacketHeader().wrap(b, 0, Packet.HEADER_LENGTH).initHeader(PacketType.LEAVE).jobId(JOB)
+        new PacketHeader().wrap(b, 0, Packet.HEADER_LENGTH).initHeader(PacketType.LEAVE).jobId(JOB).tag(tag)
             .workerId(worker);
         pipeline.onPacket(port, b, 0, Packet.HEADER_LENGTH, 0, outbox);
     }
@@ -409,7 +459,7 @@ class SwitchPipelineTest {
                           final int[] values) {
         final int length = DataPacket.length(values.length);
         final ByteBuffer b = Packet.allocate(length);
-        final DataPacket p = new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(job)
+        final DataPacket p = new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(job).tag(tag)
             .workerId(worker).seq(seq).round(0).chunk(chunk).shadowSet(set)
             .poolIndex((int) (seq % 2)).flags(Flags.VALUES).elementCount(values.length).exponent((byte) 0);
         for (int i = 0; i < values.length; i++) {

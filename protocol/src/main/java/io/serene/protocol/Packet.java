@@ -23,8 +23,14 @@ import java.nio.ByteOrder;
  *   |             round             |         chunk         |
  *   32                              36              38      40
  *   |          config epoch         |   pool index  | status|
- *   40 ... type-specific body
+ *   40                                                      48
+ *   |                     job tag                           |
+ *   48 ... type-specific body
  * </pre>
+ *
+ * The job tag is derived from the job's secret ({@link JobTag}) and rides in every packet of the
+ * job, both ways, as SCTP's verification tag does: a sender that does not hold the secret cannot
+ * make a packet the switch or a worker takes as the job's. 0: a job without a secret.
  *
  * The flyweight never allocates; it reads and writes at absolute positions so the wrapped
  * buffer's position and limit are left alone. Wrapping sets the buffer's byte order to
@@ -32,7 +38,7 @@ import java.nio.ByteOrder;
  */
 public abstract class Packet<T extends Packet<T>> {
     public static final int MAGIC = 0x5345; // "SE"
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 2;
@@ -49,7 +55,8 @@ public abstract class Packet<T extends Packet<T>> {
     public static final int CONFIG_EPOCH_OFFSET = 32;
     public static final int POOL_INDEX_OFFSET = 36;
     public static final int STATUS_OFFSET = 38;
-    public static final int HEADER_LENGTH = 40;
+    public static final int TAG_OFFSET = 40;
+    public static final int HEADER_LENGTH = 48;
 
     /** Most bitmap words a RESULT or CONFIG packet may declare (65,536 workers). */
     public static final int MAX_BITMAP_WORDS = 1024;
@@ -273,6 +280,16 @@ public abstract class Packet<T extends Packet<T>> {
 
     public final T poolIndex(final int index) {
         buffer.putShort(offset + POOL_INDEX_OFFSET, (short) index);
+        return self();
+    }
+
+    /** The job tag ({@link JobTag}; 0: a job without a secret). */
+    public final long tag() {
+        return buffer.getLong(offset + TAG_OFFSET);
+    }
+
+    public final T tag(final long tag) {
+        buffer.putLong(offset + TAG_OFFSET, tag);
         return self();
     }
 

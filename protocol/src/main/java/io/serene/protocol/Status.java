@@ -24,7 +24,9 @@ public enum Status {
     /** A table modify or delete whose key has no entry. */
     NOT_FOUND(10),
     /** The worker id is joined from another address: a JOIN may not take it over. */
-    IN_USE(11);
+    IN_USE(11),
+    /** The packet's job tag is not the job's: the sender does not hold the job's secret. */
+    BAD_TAG(12);
 
     private final int code;
 

@@ -92,6 +92,32 @@ class FaultSystemTest {
     }
 
     @Test
+    @Timeout(300)
+    void aPolicyOnFailedWorkerExcludesTheDeadWorkerOnceTheDetectorNamesIt(@TempDir final Path dir) throws Exception {
+        FashionMnist.writeSynthetic(dir, 3_000, 200, 5);
+        final Path policy = dir.resolve("survive.policy");
+        // the timeout lets the round the dead worker was in go (a change applies only to rounds nobody started);
+        // the exclusion then names it for good
+        Files.writeString(policy, "policy survive\nstart bsp + timeout(300)\nwhen failed(worker) then exclude(worker) drop\n");
+        final String[] args = train(dir, "survive", "bsp", "kill:1@15");
+        final String[] withPolicy = Arrays.copyOf(args, args.length + 2);
+        withPolicy[args.length] = "--policy-file";
+        withPolicy[args.length + 1] = policy.toString();
+        final Process p = SereneProcess.start(withPolicy);
+        final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(240, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(out + err).isZero();
+        assertThat(out).containsPattern("job 1: worker 1 silent for [0-9.]+ s")
+            .contains("worker 1: failed(worker) == 1 for 1 rounds (silent)");
+        final JsonNode s = JSON.readTree(dir.resolve("survive").resolve("summary.json").toFile());
+        assertThat(s.path("switches").get(0).path("to").asText()).contains("exclude:1");
+        assertThat(s.path("failures").get(0).path("worker").asInt()).isEqualTo(1);
+        assertThat(s.path("modelHashes")).as("the two survivors, equal").hasSize(2);
+        assertThat(s.path("modelHashes").get(0)).isEqualTo(s.path("modelHashes").get(1));
+    }
+
+    @Test
     @Timeout(120)
     void aBadFaultPlanIsRefusedBeforeAnythingRuns(@TempDir final Path dir) throws Exception {
         SereneProcess.expectFailure(2, "--faults: kill:9@1 names worker 9, the job has workers 0..2", train(dir, "x", "bsp", "kill:9@1"));

@@ -1,8 +1,11 @@
 package io.serene.worker;
 
+import io.serene.protocol.JobTag;
+
 /** Configuration of one worker engine: fluent setters, validated by {@link #conclude()}. */
 public final class WorkerContext {
     private int jobId = 1;
+    private long tag = JobTag.NONE;
     private int workerId = -1;
     private int workers = -1;
     private int elementsPerRound = -1;
@@ -17,6 +20,16 @@ public final class WorkerContext {
     public WorkerContext jobId(final int id) {
         this.jobId = id;
         return this;
+    }
+
+    /** The job's tag ({@link JobTag#of}, from the job's secret; default {@link JobTag#NONE}: no secret). */
+    public WorkerContext tag(final long value) {
+        this.tag = value;
+        return this;
+    }
+
+    public long tag() {
+        return tag;
     }
 
     public WorkerContext workerId(final int id) {

@@ -23,6 +23,8 @@ public enum WorkerCounter {
     DROP_MALFORMED,
     /** A packet from another source than the worker's switch. */
     DROP_FOREIGN,
+    /** A packet from the switch's address without the job's tag (a spoofed source, or a stray of another job). */
+    DROP_BAD_TAG,
     DROP_UNEXPECTED,
     RTT_SAMPLES,
     ERRORS

@@ -292,6 +292,11 @@ public final class WorkerEngine implements PacketEndpoint {
                 counters.increment(WorkerCounter.DROP_MALFORMED);
                 return;
             }
+            if (in.tag() != ctx.tag()) {
+                // from the switch's address but without the job's tag: spoofed, or not this job's
+                counters.increment(WorkerCounter.DROP_BAD_TAG);
+                return;
+            }
             switch (in.type()) {
                 case RESULT:
                     result.wrap(buffer, offset, length);

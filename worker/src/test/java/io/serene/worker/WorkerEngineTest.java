@@ -86,6 +86,27 @@ class WorkerEngineTest {
     }
 
     @Test
+    void aPacketWithoutTheJobsTagIsDroppedEvenFromTheSwitchsAddress() {
+        final WorkerEngine engine = new WorkerEngine(new WorkerContext().jobId(3).tag(0x5eed).workerId(1).workers(2).elementsPerRound(10)
+            .joinRetryNs(1_000).maxJoinAttempts(3), ex -> { });
+        final CompletableFuture<Aggregate> round = engine.allreduce(0, new float[10]);
+        final List<ByteBuffer> sentOut = new ArrayList<>();
+        engine.onTimer(0, (port, buffer, offset, length) -> sentOut.add(Packet.allocate(length).put(0, buffer, offset, length)));
+        assertThat(new PacketHeader().wrap(sentOut.get(0), 0, sentOut.get(0).capacity()).tag()).as("its JOIN carries the tag")
+            .isEqualTo(0x5eed);
+        // a refusal spoofed from the switch's address, with a guessed tag: dropped, counted, nothing changes
+        final ByteBuffer spoofed = refusal();
+        new JoinPacket().wrap(spoofed, 0, JoinPacket.ACK_LENGTH).tag(0x5eee);
+        engine.onPacket(0, spoofed, 0, JoinPacket.ACK_LENGTH, 0, outbox);
+        assertThat(engine.counters().get(WorkerCounter.DROP_BAD_TAG)).isEqualTo(1);
+        assertThat(round).isNotDone();
+        assertThat(engine.joined()).isNotDone();
+        new JoinPacket().wrap(spoofed, 0, JoinPacket.ACK_LENGTH).tag(0x5eed);
+        engine.onPacket(0, spoofed, 0, JoinPacket.ACK_LENGTH, 0, outbox);
+        assertThat(engine.joined()).as("with the tag it is the switch's answer").isCompletedExceptionally();
+    }
+
+    @Test
     void shouldIgnoreMalformedPackets() {
         final WorkerEngine engine = engine(3);
         final ByteBuffer junk = Packet.allocate(16);

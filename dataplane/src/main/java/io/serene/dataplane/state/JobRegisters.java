@@ -25,6 +25,8 @@ public final class JobRegisters {
     public final long[] openSeq;
     /** [job]: when a joined worker of the job was last heard (JOIN, DATA, CONFIG_REQUEST), for the job's lease. */
     public final long[] lastHeardNs;
+    /** [job]: the job's tag (JobTag): every packet of the job carries it, both ways. */
+    public final long[] tag;
     /** Bumped by every table write; stamped on every result. */
     public final int[] epoch;
     /** Whether a worker contributed (group membership is fixed from then on). */
@@ -55,6 +57,7 @@ public final class JobRegisters {
         valueLimit = new int[maxJobs];
         openSeq = new long[maxJobs];
         lastHeardNs = new long[maxJobs];
+        tag = new long[maxJobs];
         epoch = new int[maxJobs];
         started = new boolean[maxJobs];
         configDirty = new boolean[maxJobs];
@@ -70,15 +73,16 @@ public final class JobRegisters {
     public long bytes() {
         return active.length + started.length + configDirty.length
             + 4L * (id.length + workers.length + elementsPerRound.length + chunksPerRound.length + valueLimit.length + epoch.length)
-            + 8L * openSeq.length + 8L * lastHeardNs.length + 8L * (joined.length + late.length)
+            + 8L * openSeq.length + 8L * lastHeardNs.length + 8L * tag.length + 8L * (joined.length + late.length)
             + 4L * (workerPort.length + workerClock.length + arrivalRound.length)
             + 8L * (arrivalNs.length + iterationNs.length);
     }
 
     /** A new job's registers. */
-    public void reset(final int j, final int job, final int jobWorkers, final int elements, final int chunks) {
+    public void reset(final int j, final int job, final long jobTag, final int jobWorkers, final int elements, final int chunks) {
         active[j] = true;
         id[j] = job;
+        tag[j] = jobTag;
         workers[j] = jobWorkers;
         elementsPerRound[j] = elements;
         chunksPerRound[j] = chunks;

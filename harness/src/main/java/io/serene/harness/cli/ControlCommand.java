@@ -421,9 +421,11 @@ public final class ControlCommand implements Runnable {
                     }
                     final JobState s = states.next();
                     lastR[0] = Math.max(lastR[0], s.getReleasedRound());
+                    final BitSet failed = new BitSet();
+                    s.getSilentList().forEach(failed::set);
                     return new TelemetrySample(s.getReleasedRound(), s.getReleasedAtNs(),
                         s.getClocksList().stream().mapToInt(Integer::intValue).toArray(),
-                        s.getIterationNsList().stream().mapToLong(Long::longValue).toArray());
+                        s.getIterationNsList().stream().mapToLong(Long::longValue).toArray()).withFailed(failed);
                 });
                 // the first reading starts the round-time clock; only rounds released after it are evaluated
                 loop.start(new TelemetrySample(first.getReleasedRound(), first.getReleasedAtNs(), new int[0], new long[0]));

@@ -80,6 +80,9 @@ public final class SwitchCommand implements Callable<Integer> {
     @Mixin
     MonitorOptions monitorOptions = new MonitorOptions();
 
+    @Mixin
+    SecretOption secret = new SecretOption();
+
     @Option(names = "--metrics-bind", defaultValue = "127.0.0.1", description = "Address /metrics binds. Default: ${DEFAULT-VALUE}.")
     String metricsBind;
 
@@ -98,7 +101,7 @@ public final class SwitchCommand implements Callable<Integer> {
         }
         final SwitchContext context = new SwitchContext().budgetBytes(budget).maxJobs(maxJobs).maxWorkers(maxWorkers)
             .chunkElements(chunkElements).defaultSync(SyncConfigParser.parse(sync))
-            .jobLeaseNs((long) (jobLeaseSeconds * 1e9)).conclude();
+            .jobLeaseNs((long) (jobLeaseSeconds * 1e9)).secret(secret.secret()).conclude();
         Ports.require("--port", port);
         Ports.optional("--control-port", controlPort);
         final int metricsPort = monitorOptions.metricsPort();

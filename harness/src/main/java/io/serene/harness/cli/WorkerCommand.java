@@ -1,5 +1,6 @@
 package io.serene.harness.cli;
 
+import io.serene.protocol.JobTag;
 import io.serene.training.Checkpoint;
 import io.serene.training.DjlModel;
 import io.serene.training.ModelCopies;
@@ -44,6 +45,9 @@ public final class WorkerCommand implements Callable<Integer> {
 
     @Mixin
     CheckpointOptions checkpoints = new CheckpointOptions();
+
+    @Mixin
+    SecretOption secret = new SecretOption();
 
     @Option(names = "--checkpoint-dir", description = "Directory of this worker's checkpoints (worker-I-after-N.ckpt; needed by "
         + "--checkpoint-every and --resume-after).")
@@ -103,6 +107,7 @@ public final class WorkerCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--checkpoint-every and --resume-after need --checkpoint-dir");
         }
         final Checkpoint resume = resumeAfter == null ? null : readCheckpoint(checkpointDir, id, resumeAfter);
+        final long tag = JobTag.of(secret.secret(), job);
         if (exitWithParent || evalWhenTold) {
             watchStdin();
         }
@@ -122,7 +127,7 @@ public final class WorkerCommand implements Callable<Integer> {
              UdpTransport transport = UdpTransport.create(1, true);
              RoundRecords log = new RoundRecords(id, total, records, epochMs)) {
             t.lrSchedule().applyTo(net, total);
-            final UdpWorker worker = UdpWorker.start(new WorkerContext().jobId(job).workerId(id).workers(workers)
+            final UdpWorker worker = UdpWorker.start(new WorkerContext().jobId(job).tag(tag).workerId(id).workers(workers)
                 .elementsPerRound(net.elements()), target, new InetSocketAddress(0), transport, UdpOptions.defaults(),
                 ex -> System.err.println("worker " + id + " error: " + ex));
             try {

@@ -5,11 +5,13 @@ import io.serene.controlplane.Controller;
 import io.serene.controlplane.Policy;
 import io.serene.controlplane.TelemetrySample;
 import io.serene.dataplane.SwitchPipeline;
+import io.serene.harness.node.SilenceWatch;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.protocol.table.SyncConfigEntry;
 import io.serene.protocol.table.TableWrite;
 
+import java.util.BitSet;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -30,10 +32,11 @@ final class JobMonitor extends Thread {
     private final List<Controller.Decision> decisions;
     private final Progress progress;
     private final int base;
+    private final SilenceWatch silence;
     volatile Exception failure;
 
     JobMonitor(final SwitchPipeline pipeline, final int job, final int workers, final Policy policy, final SyncSchedule schedule,
-               final List<Controller.Decision> decisions, final Progress progress, final int base) {
+               final List<Controller.Decision> decisions, final Progress progress, final int base, final SilenceWatch silence) {
         super("job-monitor");
         setDaemon(true);
         this.job = job;
@@ -44,6 +47,7 @@ final class JobMonitor extends Thread {
         this.decisions = decisions;
         this.progress = progress;
         this.base = base;
+        this.silence = silence;
     }
 
     @Override
@@ -111,7 +115,11 @@ final class JobMonitor extends Thread {
         for (int w = 0; w < n; w++) {
             clocks[w] += base;
         }
-        return new TelemetrySample(base + released, pipeline.releasedAtNs(job, released), clocks, iterationNs);
+        final BitSet failed = new BitSet();
+        for (int w = 0; w < n; w++) {
+            failed.set(w, silence.silent(job, w));
+        }
+        return new TelemetrySample(base + released, pipeline.releasedAtNs(job, released), clocks, iterationNs).withFailed(failed);
     }
 
     /** A write naming the run's rounds, as the switch's job (round 0 = the run's {@code base}) takes it. */

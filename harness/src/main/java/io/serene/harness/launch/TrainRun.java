@@ -14,6 +14,7 @@ import io.serene.harness.node.SwitchMonitor;
 import io.serene.harness.output.RunTraces;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
+import io.serene.protocol.JobTag;
 import io.serene.training.Checkpoint;
 import io.serene.training.Json;
 import io.serene.training.RoundRecord;
@@ -56,6 +57,8 @@ public final class TrainRun {
     private final RunSettings s;
     private final TrainSettings t;
     private final PrintStream out;
+    /** The job's secret, made for this run: its switch and workers hold it, no other process does. */
+    private final String secret = JobTag.newSecret();
 
     public TrainRun(final RunSettings settings, final PrintStream out) {
         this.s = settings;
@@ -153,7 +156,7 @@ public final class TrainRun {
             final SyncConfig initial = s.policy() != null ? s.policy().start() : schedule.configFor(base);
             initial.resolve(s.workers());
             final SwitchContext context = new SwitchContext().budgetBytes(16 << 20).maxJobs(1).maxWorkers(Math.max(2, s.workers()))
-                .defaultSync(initial);
+                .defaultSync(initial).secret(JobTag.secret(secret, "the run's secret"));
             if (s.policy() != null) {
                 // the policy's worker groups and their start configs, in force from the job's first round
                 context.defaultGroups(s.policy().groupOf(s.workers()));
@@ -192,9 +195,11 @@ public final class TrainRun {
                 Runtime.getRuntime().addShutdownHook(hook);
                 try {
                     for (int w = 0; w < s.workers(); w++) {
-                        workers.start(w, workerCommand(w, rounds, host.localAddress().getPort(), epochMs, base), logFile(w));
+                        workers.start(w, workerCommand(w, rounds, host.localAddress().getPort(), epochMs, base),
+                            Map.of(JobTag.SECRET_ENV, secret), logFile(w));
                     }
-                    final JobMonitor monitor = new JobMonitor(pipeline, s.job(), s.workers(), s.policy(), schedule, decisions, progress, base);
+                    final JobMonitor monitor = new JobMonitor(pipeline, s.job(), s.workers(), s.policy(), schedule, decisions, progress, base,
+                        silence);
                     monitor.start();
                     try {
                         workers.awaitAll();

@@ -11,6 +11,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntPredicate;
 
@@ -78,9 +79,13 @@ final class WorkerProcesses {
         return relaunch;
     }
 
-    /** Starts worker {@code w}; everything it prints but progress markers also goes to {@code log}. */
-    void start(final int w, final List<String> command, final Path log) throws IOException {
+    /**
+     * Starts worker {@code w} with extra environment variables ({@code env}: the job secret, kept off the
+     * command line other users can read); everything it prints but progress markers also goes to {@code log}.
+     */
+    void start(final int w, final List<String> command, final Map<String, String> env, final Path log) throws IOException {
         final ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        pb.environment().putAll(env);
         pb.environment().put("MALLOC_MMAP_THRESHOLD_", "67108864");
         pb.environment().put("MALLOC_TRIM_THRESHOLD_", "268435456");
         final Process p = pb.start();
