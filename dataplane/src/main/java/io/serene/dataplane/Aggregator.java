@@ -67,6 +67,27 @@ final class Aggregator {
         slots.flags[idx] = (byte) flags;
     }
 
+    /**
+     * Whether a DATA's exponents lie in the block floating point range: its look-ahead exponent
+     * field (or none), and an exponent step's values; checked before the packet touches a slot.
+     */
+    boolean exponentsInRange(final DataPacket in, final int n, final int payload) {
+        final byte exponent = in.exponent();
+        if (exponent != DataPacket.NO_EXPONENT && exponent < DataPacket.MIN_EXPONENT) {
+            return false;
+        }
+        if (payload != Flags.EXPONENTS) {
+            return true;
+        }
+        final int[] values = readValues(in, n);
+        for (int i = 0; i < n; i++) {
+            if (values[i] < DataPacket.MIN_EXPONENT || values[i] > DataPacket.MAX_EXPONENT) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** The DATA packet's values, copied in bulk into a scratch array (the packet lives in the transport's buffer). */
     private int[] readValues(final DataPacket in, final int n) {
         final ByteBuffer buffer = in.buffer();

@@ -39,6 +39,8 @@ public enum SwitchCounter {
     DROP_BAD_ELEMENT_COUNT,
     DROP_BAD_SLOT,
     DROP_INCONSISTENT,
+    /** A DATA with an exponent outside the block floating point range (its look-ahead field or an exponent step's values). */
+    DROP_BAD_EXPONENT,
     DROP_AHEAD,
     DROP_BEYOND_BOUND,
     DROP_STALE,

@@ -427,6 +427,10 @@ public final class SwitchPipeline implements PacketEndpoint {
             counters.increment(SwitchCounter.DROP_BAD_SLOT);
             return;
         }
+        if (!aggregator.exponentsInRange(data, n, payload)) {
+            counters.increment(SwitchCounter.DROP_BAD_EXPONENT);
+            return;
+        }
         final int idx = slots.index(j, set, slot);
         final long current = slots.seq[idx];
         if (seq > current) {

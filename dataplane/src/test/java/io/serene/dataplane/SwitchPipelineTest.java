@@ -258,6 +258,22 @@ class SwitchPipelineTest {
     }
 
     @Test
+    void exponentsOutsideTheBlockFloatRangeAreDroppedBeforeTheyTouchASlot() {
+        join(0, 2, 8);
+        join(1, 2, 8);
+        sent.clear();
+        // an exponent step with a value beyond the range would make every worker quantize to nothing
+        exponents(1, 0, new int[] {-3, Packet.MAX_EXPONENT + 1});
+        exponents(1, 0, new int[] {Packet.MIN_EXPONENT - 1, 4});
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_BAD_EXPONENT)).isEqualTo(2);
+        exponents(0, 0, new int[] {-3, 4});
+        exponents(1, 0, new int[] {-7, Packet.MAX_EXPONENT});
+        assertThat(sent).as("released with the two in-range steps alone").hasSize(2);
+        assertThat(last().result.value(1)).isEqualTo(Packet.MAX_EXPONENT);
+        assertThat(last().result.contributorCount()).isEqualTo(2);
+    }
+
+    @Test
     void shouldRefuseReuseOfASlotBeforeItsPreviousUseWasReleased() {
         join(0, 2, 8);
         join(1, 2, 8);

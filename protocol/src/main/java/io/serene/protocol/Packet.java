@@ -63,6 +63,9 @@ public abstract class Packet<T extends Packet<T>> {
 
     /** Exponent value meaning "no exponent carried". */
     public static final byte NO_EXPONENT = Byte.MIN_VALUE;
+    /** The range of a chunk exponent (block floating point: |x| < 2^e), in DATA's exponent field and exponent steps. */
+    public static final int MIN_EXPONENT = -126;
+    public static final int MAX_EXPONENT = 127;
 
     /** Byte order of every multi-byte field on the wire. */
     public static final ByteOrder BYTE_ORDER = ByteOrder.LITTLE_ENDIAN;

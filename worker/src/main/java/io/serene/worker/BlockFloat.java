@@ -1,5 +1,7 @@
 package io.serene.worker;
 
+import io.serene.protocol.Packet;
+
 import io.serene.protocol.sync.StepLayout;
 
 /**
@@ -16,8 +18,8 @@ import io.serene.protocol.sync.StepLayout;
  * float rounding of the result (relative 2^-24).
  */
 public final class BlockFloat {
-    public static final int MIN_EXPONENT = -126;
-    public static final int MAX_EXPONENT = 127;
+    public static final int MIN_EXPONENT = Packet.MIN_EXPONENT;
+    public static final int MAX_EXPONENT = Packet.MAX_EXPONENT;
 
     private BlockFloat() {
     }
