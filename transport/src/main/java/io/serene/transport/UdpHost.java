@@ -38,6 +38,8 @@ import java.util.function.Supplier;
  * equal-sized packets to one peer go out as one GSO super-packet when enabled.
  */
 public final class UdpHost implements AutoCloseable {
+    /** Peers a host can hold at once: a port is (generation &lt;&lt; 16) | index, so a reused index gets new port numbers. */
+    public static final int MAX_PEERS = 1 << 16;
     private static final int MAX_GSO_SEGMENTS = 64;
     /** Raw memory copies need Netty's Unsafe access (refused by default on newer JDKs). */
     private static final boolean UNSAFE_COPY = PlatformDependent.hasUnsafe();
@@ -50,6 +52,10 @@ public final class UdpHost implements AutoCloseable {
     private final List<InetSocketAddress> addressByPort = new ArrayList<>();
     private final AtomicLong errors = new AtomicLong();
     private final AtomicLong droppedPeers = new AtomicLong();
+    private final AtomicLong expiredPeers = new AtomicLong();
+    /** Per peer index: when it was last heard from, and the generation of its port number. */
+    private long[] peerHeardNs = new long[16];
+    private int[] peerGeneration = new int[16];
     private final Outbox outbox = this::send;
     private final FaultInjector faults;
     private final ByteBuffer receiveBuffer = ByteBuffer.allocateDirect(65536).order(ByteOrder.LITTLE_ENDIAN);
@@ -142,6 +148,11 @@ public final class UdpHost implements AutoCloseable {
         return droppedPeers.get();
     }
 
+    /** Peers that gave their place to a new one after their lease ran out. */
+    public long expiredPeers() {
+        return expiredPeers.get();
+    }
+
     public Throwable lastError() {
         return lastError;
     }
@@ -179,18 +190,55 @@ public final class UdpHost implements AutoCloseable {
         }
     }
 
+    /**
+     * The port number of a peer (heard from now), assigning one to a new address: a free index, or,
+     * with the table full, the index of the least recently heard peer whose lease ran out (its port
+     * number is retired: the index comes back with the next generation, so nothing still holding the
+     * old number reaches the new peer); -1 if none is free.
+     */
     private int portOf(final InetSocketAddress address) {
+        final long now = System.nanoTime();
         final Integer port = portByAddress.get(address);
         if (port != null) {
+            peerHeardNs[port & 0xFFFF] = now;
             return port;
         }
-        if (addressByPort.size() >= options.maxPeers()) {
-            return -1;
+        int index = addressByPort.size();
+        if (index >= options.maxPeers()) {
+            index = idlest(now);
+            if (index < 0) {
+                return -1;
+            }
+            flushRun(index);
+            portByAddress.remove(addressByPort.get(index));
+            addressByPort.set(index, address);
+            peerGeneration[index] = (peerGeneration[index] + 1) & 0x7FFF;
+            expiredPeers.incrementAndGet();
+        } else {
+            addressByPort.add(address);
+            if (index >= peerHeardNs.length) {
+                peerHeardNs = Arrays.copyOf(peerHeardNs, 2 * peerHeardNs.length);
+                peerGeneration = Arrays.copyOf(peerGeneration, 2 * peerGeneration.length);
+            }
         }
-        final int assigned = addressByPort.size();
-        addressByPort.add(address);
+        peerHeardNs[index] = now;
+        final int assigned = (peerGeneration[index] << 16) | index;
         portByAddress.put(address, assigned);
         return assigned;
+    }
+
+    /** The least recently heard peer whose lease ran out, or -1 (leases off, or every peer heard from within its lease). */
+    private int idlest(final long now) {
+        if (options.peerLeaseNs() <= 0) {
+            return -1;
+        }
+        int idlest = -1;
+        for (int i = 0; i < addressByPort.size(); i++) {
+            if (now - peerHeardNs[i] >= options.peerLeaseNs() && (idlest < 0 || peerHeardNs[i] < peerHeardNs[idlest])) {
+                idlest = i;
+            }
+        }
+        return idlest;
     }
 
     private void onError(final Throwable ex) {
@@ -225,7 +273,9 @@ public final class UdpHost implements AutoCloseable {
     }
 
     private void send(final int port, final ByteBuffer buffer, final int offset, final int length) {
-        if (port < 0 || port >= addressByPort.size()) {
+        final int peer = port & 0xFFFF;
+        if (port < 0 || peer >= addressByPort.size() || port >>> 16 != peerGeneration[peer]) {
+            // never known, or a number retired with its peer's lease
             droppedPeers.incrementAndGet();
             return;
         }
@@ -233,14 +283,14 @@ public final class UdpHost implements AutoCloseable {
         for (int c = 0; c < copies; c++) {
             if (faults.isActive() && faults.reorder()) {
                 final ByteBuf late = copyOf(buffer, offset, length);
-                final InetSocketAddress to = addressByPort.get(port);
+                final InetSocketAddress to = addressByPort.get(peer);
                 loop.schedule(() -> {
                     channel.writeAndFlush(new DatagramPacket(late, to));
                 }, faults.nextLong(options.reorderDelayNs()), TimeUnit.NANOSECONDS);
             } else if (gso) {
-                appendToRun(port, buffer, offset, length);
+                appendToRun(peer, buffer, offset, length);
             } else {
-                channel.write(new DatagramPacket(copyOf(buffer, offset, length), addressByPort.get(port)), channel.voidPromise());
+                channel.write(new DatagramPacket(copyOf(buffer, offset, length), addressByPort.get(peer)), channel.voidPromise());
                 packetsSent++;
                 datagramsWritten++;
             }
@@ -281,8 +331,11 @@ public final class UdpHost implements AutoCloseable {
         dirtyPorts = Arrays.copyOf(dirtyPorts, size);
     }
 
-    /** Writes the port's pending run as one GSO packet (or a plain one if it holds one segment). */
+    /** Writes the peer's pending run as one GSO packet (or a plain one if it holds one segment); {@code port}: the peer's index. */
     private void flushRun(final int port) {
+        if (port >= runs.length) {
+            return;
+        }
         final ByteBuf run = runs[port];
         if (run == null) {
             return;

@@ -8,7 +8,9 @@ import org.junit.jupiter.api.Timeout;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.DatagramChannel;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -78,6 +80,67 @@ class UdpHostTest {
                     assertThat(client.errors()).isZero();
                 }
             }
+        }
+    }
+
+    /** Records the port of every packet; sends one packet to {@link #sendTo} (if set) at its next timer call. */
+    private static final class Ports implements PacketEndpoint {
+        final LinkedBlockingQueue<Integer> seen = new LinkedBlockingQueue<>();
+        volatile int sendTo = -1;
+
+        @Override
+        public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length,
+                             final long nowNs, final Outbox out) {
+            seen.add(port);
+        }
+
+        @Override
+        public long onTimer(final long nowNs, final Outbox out) {
+            if (sendTo >= 0) {
+                out.send(sendTo, ByteBuffer.allocateDirect(8), 0, 8);
+                sendTo = -1;
+            }
+            return NO_DEADLINE;
+        }
+    }
+
+    @Test
+    @Timeout(30)
+    void aFullPeerTableGivesTheIdlestPeerPastItsLeaseToANewOneAndRetiresItsPortNumber() throws Exception {
+        final Ports ports = new Ports();
+        try (UdpTransport transport = UdpTransport.create(1, false);
+             UdpHost host = transport.bind(ports, new InetSocketAddress("127.0.0.1", 0),
+                 UdpOptions.defaults().maxPeers(2).peerLeaseNs(TimeUnit.MILLISECONDS.toNanos(1_000)));
+             DatagramChannel a = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+             DatagramChannel b = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+             DatagramChannel c = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+            final ByteBuffer one = ByteBuffer.allocate(8);
+            a.send(one.clear(), host.localAddress());
+            final int portA = ports.seen.poll(5, TimeUnit.SECONDS);
+            b.send(one.clear(), host.localAddress());
+            final int portB = ports.seen.poll(5, TimeUnit.SECONDS);
+            // the table is full and nobody's lease ran out: a third peer is dropped, counted
+            c.send(one.clear(), host.localAddress());
+            Thread.sleep(100);
+            assertThat(ports.seen).isEmpty();
+            assertThat(host.droppedPeers()).isEqualTo(1);
+            // a stays quiet past its lease, b keeps talking: c takes a's place
+            Thread.sleep(1_000);
+            b.send(one.clear(), host.localAddress());
+            assertThat(ports.seen.poll(5, TimeUnit.SECONDS)).isEqualTo(portB);
+            Thread.sleep(100);
+            c.send(one.clear(), host.localAddress());
+            final int portC = ports.seen.poll(5, TimeUnit.SECONDS);
+            assertThat(portC).as("a's index, a new number").isNotEqualTo(portA).isNotEqualTo(portB);
+            assertThat(portC & 0xFFFF).isEqualTo(portA & 0xFFFF);
+            assertThat(host.expiredPeers()).isEqualTo(1);
+            // what still holds a's old number reaches nobody (least of all c)
+            ports.sendTo = portA;
+            host.call(() -> null).get(5, TimeUnit.SECONDS);
+            c.configureBlocking(false);
+            Thread.sleep(200);
+            assertThat(c.receive(ByteBuffer.allocate(64))).as("nothing for c").isNull();
+            assertThat(host.droppedPeers()).isEqualTo(2);
         }
     }
 }

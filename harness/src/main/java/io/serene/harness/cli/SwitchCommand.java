@@ -133,7 +133,8 @@ public final class SwitchCommand implements Callable<Integer> {
             while (!stop.await(statsSeconds > 0 ? statsSeconds : 3600, TimeUnit.SECONDS)) {
                 if (statsSeconds > 0) {
                     System.out.println("counters: " + host.call(() -> pipeline.counters().toString()).get()
-                        + ", jobs=" + host.call(pipeline::activeJobs).get());
+                        + ", jobs=" + host.call(pipeline::activeJobs).get() + ", peers refused (table full)=" + host.droppedPeers()
+                        + ", peers expired=" + host.expiredPeers());
                 }
             }
             if (server != null) {
