@@ -40,6 +40,7 @@ final class JobLifecycle {
     private final int words;
     private final int ring;
     private final byte[] secret;
+    private final JobTag.Tagger tagger;
 
     JobLifecycle(final SwitchContext context, final SwitchMemory memory, final Counters<SwitchCounter> counters,
                  final JobTable jobTable, final JobRegisters jobs, final GroupTable groups, final ConfigTable configs,
@@ -61,6 +62,7 @@ final class JobLifecycle {
         this.words = memory.bitmapWords();
         this.ring = memory.roundRing();
         this.secret = context.secret();
+        this.tagger = secret == null ? null : new JobTag.Tagger(secret);
     }
 
     private void send(final int port, final int length, final Outbox outbox) {
@@ -79,7 +81,7 @@ final class JobLifecycle {
             return;
         }
         int j = jobTable.get(job);
-        final long tag = j == JobTable.MISSING ? (secret == null ? in.tag() : JobTag.of(secret, job)) : jobs.tag[j];
+        final long tag = j == JobTable.MISSING ? (tagger == null ? in.tag() : tagger.tag(job)) : jobs.tag[j];
         if (in.tag() != tag) {
             counters.increment(SwitchCounter.DROP_BAD_TAG);
             refuseJoin(in, port, Status.BAD_TAG, outbox);
@@ -115,12 +117,18 @@ final class JobLifecycle {
 
     /**
      * The job index of a packet naming a known job and a worker it has, from the address that worker
-     * joined from (if it joined); else MISSING, the drop counted.
+     * joined from (if it joined); else MISSING, the drop counted. A packet of a job this switch does
+     * not have (it restarted, or the job's lease ran out) is answered UNKNOWN_JOB, so its worker stops
+     * at once instead of waiting out its timeout: when the packet carries the job's tag (with a secret;
+     * without one, always).
      */
-    int jobOf(final Packet<?> in, final int port, final long nowNs) {
+    int jobOf(final Packet<?> in, final int port, final long nowNs, final Outbox outbox) {
         final int j = jobTable.get(in.jobId());
         if (j == JobTable.MISSING) {
             counters.increment(SwitchCounter.DROP_UNKNOWN_JOB);
+            if (tagger == null || in.tag() == tagger.tag(in.jobId())) {
+                send(port, deparser.nack(in, Status.UNKNOWN_JOB), outbox);
+            }
             return JobTable.MISSING;
         }
         if (in.tag() != jobs.tag[j]) {
@@ -142,7 +150,7 @@ final class JobLifecycle {
     }
 
     void onConfigRequest(final Packet<?> in, final int port, final long nowNs, final Outbox outbox) {
-        final int j = jobOf(in, port, nowNs);
+        final int j = jobOf(in, port, nowNs, outbox);
         if (j == JobTable.MISSING) {
             return;
         }

@@ -399,7 +399,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     }
 
     private void onData(final int port, final long nowNs, final Outbox outbox) {
-        final int j = lifecycle.jobOf(data, port, nowNs);
+        final int j = lifecycle.jobOf(data, port, nowNs, outbox);
         if (j == JobTable.MISSING) {
             return;
         }

@@ -182,6 +182,16 @@ class SwitchPipelineTest {
         final ResultPacket result = sent.get(0).result;
         assertThat(new int[] {result.value(0), result.value(1), result.value(2), result.value(3)}).containsExactly(11, 22, 33, 44);
         assertThat(result.tag()).isEqualTo(jobTag);
+        // a job this switch does not have: answered UNKNOWN_JOB only to a holder of its tag
+        sent.clear();
+        tag = JobTag.of(secret, JOB + 5);
+        dataJob(JOB + 5, 0, 0, 0, 0, new int[] {1, 1, 1, 1});
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.UNKNOWN_JOB);
+        assertThat(last().packet.type()).isEqualTo(PacketType.NACK);
+        sent.clear();
+        tag = 99;
+        dataJob(JOB + 5, 0, 0, 0, 0, new int[] {1, 1, 1, 1});
+        assertThat(sent).as("a stranger learns nothing").isEmpty();
         // without a secret on the switch, the JOIN that creates a job sets its tag and later JOINs must carry it
         tag = 77;
         joinJob(JOB + 1, 0, 2, 4);

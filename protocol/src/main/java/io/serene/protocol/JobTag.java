@@ -31,18 +31,37 @@ public final class JobTag {
 
     /** The tag of job {@code jobId} under {@code secret} (null: {@link #NONE}). */
     public static long of(final byte[] secret, final int jobId) {
-        if (secret == null) {
-            return NONE;
+        return secret == null ? NONE : new Tagger(secret).tag(jobId);
+    }
+
+    /** Tags of any job under one secret, computed without allocating (the switch's, for packets naming no job it has). */
+    public static final class Tagger {
+        private final Mac mac;
+        private final byte[] id = new byte[4];
+        private final byte[] out = new byte[32];
+        private final ByteBuffer idView = ByteBuffer.wrap(id).order(ByteOrder.LITTLE_ENDIAN);
+        private final ByteBuffer outView = ByteBuffer.wrap(out);
+
+        public Tagger(final byte[] secret) {
+            try {
+                mac = Mac.getInstance("HmacSHA256");
+                mac.init(new SecretKeySpec(secret, "HmacSHA256"));
+            } catch (final GeneralSecurityException ex) {
+                throw new IllegalStateException("HmacSHA256 is missing from this JVM", ex);
+            }
         }
-        try {
-            final Mac mac = Mac.getInstance("HmacSHA256");
-            mac.init(new SecretKeySpec(secret, "HmacSHA256"));
+
+        public long tag(final int jobId) {
+            idView.putInt(0, jobId);
             mac.update(LABEL);
-            mac.update(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(jobId).array());
-            final long tag = ByteBuffer.wrap(mac.doFinal()).getLong();
+            mac.update(id);
+            try {
+                mac.doFinal(out, 0);
+            } catch (final GeneralSecurityException ex) {
+                throw new IllegalStateException(ex);
+            }
+            final long tag = outView.getLong(0);
             return tag == NONE ? 1 : tag;
-        } catch (final GeneralSecurityException ex) {
-            throw new IllegalStateException("HmacSHA256 is missing from this JVM", ex);
         }
     }
 

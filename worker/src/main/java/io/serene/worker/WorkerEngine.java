@@ -11,6 +11,7 @@ import io.serene.protocol.PacketHeader;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.ResultPacket;
 import io.serene.protocol.RttEstimator;
+import io.serene.protocol.Status;
 import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.StepLayout;
 
@@ -312,6 +313,11 @@ public final class WorkerEngine implements PacketEndpoint {
                     break;
                 case NACK:
                     counters.increment(WorkerCounter.NACKS);
+                    if (Status.fromCode(in.status()) == Status.UNKNOWN_JOB && membership.phase() == JoinHandshake.Phase.READY) {
+                        fail(new WorkerException("the switch has no job " + ctx.jobId() + " any more (it restarted, or the job's lease "
+                            + "ran out): the aggregates in flight are gone; go on from the workers' checkpoints (serene train "
+                            + "--resume DIR, serene worker --resume-after N)"));
+                    }
                     break;
                 case LEAVE_ACK:
                     if (membership.phase() == JoinHandshake.Phase.LEAVING && in.workerId() == ctx.workerId()) {
