@@ -209,15 +209,11 @@ public final class PolicyParser {
                 metric = Policy.Metric.STALENESS;
                 break;
             case "slowdown":
-                expectSymbol("(");
-                expectKeyword("worker");
-                expectSymbol(")");
+                expectWorkerArgument();
                 metric = Policy.Metric.SLOWDOWN;
                 break;
             case "failed":
-                expectSymbol("(");
-                expectKeyword("worker");
-                expectSymbol(")");
+                expectWorkerArgument();
                 metric = Policy.Metric.FAILED;
                 break;
             default:
@@ -289,9 +285,7 @@ public final class PolicyParser {
         final Policy.Action action;
         if (actionStart.text.equals("exclude") || actionStart.text.equals("include")) {
             next();
-            expectSymbol("(");
-            expectKeyword("worker");
-            expectSymbol(")");
+            expectWorkerArgument();
             if (!metric.perWorker()) {
                 throw error(actionStart, actionStart.text + "(worker) needs a per-worker condition such as slowdown(worker)");
             }
@@ -431,6 +425,13 @@ public final class PolicyParser {
             throw error(t, "expected " + what + ", found " + t.describe());
         }
         return t;
+    }
+
+    /** {@code (worker)}, after a per-worker metric or action. */
+    private void expectWorkerArgument() {
+        expectSymbol("(");
+        expectKeyword("worker");
+        expectSymbol(")");
     }
 
     private void expectKeyword(final String word) {

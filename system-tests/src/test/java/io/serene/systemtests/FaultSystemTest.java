@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,7 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A dead worker is a straggler too: {@code serene train --faults kill:W@R} kills a worker's process
  * once round R is released. Under a config that does not need it (fastest-2 of 3) the others finish
  * and the summary names the failure; under BSP the stall report names the worker the job waits for
- * and the run fails with a message naming the death. Multi-process: tagged slow.
+ * and the run fails with a message naming the death; a policy on failed(worker) excludes it once the
+ * failure detector names it. Multi-process: tagged slow.
  */
 @Tag("slow")
 class FaultSystemTest {
@@ -31,6 +33,17 @@ class FaultSystemTest {
         return new String[] {"train", "--workers", "3", "--rounds", "200", "--batch", "32", "--eval-every", "20", "--data", dir.toString(),
             "--seed", "5", "--out", dir.resolve(out).toString(), "--policy", policy, "--faults", faults, "--timeout-seconds", "6",
             "--stall-seconds", "1", "--silence-rounds", "10"};
+    }
+
+    /** {@link #train} under the policy {@code text} (written to DIR/OUT.policy). */
+    private static String[] trainWithPolicy(final Path dir, final String out, final String text, final String faults) throws IOException {
+        final Path policy = dir.resolve(out + ".policy");
+        Files.writeString(policy, text);
+        final String[] args = train(dir, out, "bsp", faults);
+        final String[] withPolicy = Arrays.copyOf(args, args.length + 2);
+        withPolicy[args.length] = "--policy-file";
+        withPolicy[args.length + 1] = policy.toString();
+        return withPolicy;
     }
 
     @Test
@@ -75,13 +88,8 @@ class FaultSystemTest {
     @Timeout(300)
     void underAPolicyTheStallNamesTheDeadWorkerAndTheOthersGiveUpNamingTheDeath(@TempDir final Path dir) throws Exception {
         FashionMnist.writeSynthetic(dir, 3_000, 200, 5);
-        final Path policy = dir.resolve("stays-bsp.policy");
-        Files.writeString(policy, "policy stays-bsp\nstart bsp\nwhen round >= 100000 then bsp\n");
-        final String[] args = train(dir, "policy", "bsp", "kill:1@15");
-        final String[] withPolicy = Arrays.copyOf(args, args.length + 2);
-        withPolicy[args.length] = "--policy-file";
-        withPolicy[args.length + 1] = policy.toString();
-        final Process p = SereneProcess.start(withPolicy);
+        final Process p = SereneProcess.start(trainWithPolicy(dir, "policy", "policy stays-bsp\nstart bsp\nwhen round >= 100000 then bsp\n",
+            "kill:1@15"));
         final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(240, TimeUnit.SECONDS)).isTrue();
@@ -95,15 +103,10 @@ class FaultSystemTest {
     @Timeout(300)
     void aPolicyOnFailedWorkerExcludesTheDeadWorkerOnceTheDetectorNamesIt(@TempDir final Path dir) throws Exception {
         FashionMnist.writeSynthetic(dir, 3_000, 200, 5);
-        final Path policy = dir.resolve("survive.policy");
         // the timeout lets the round the dead worker was in go (a change applies only to rounds nobody started);
         // the exclusion then names it for good
-        Files.writeString(policy, "policy survive\nstart bsp + timeout(300)\nwhen failed(worker) then exclude(worker) drop\n");
-        final String[] args = train(dir, "survive", "bsp", "kill:1@15");
-        final String[] withPolicy = Arrays.copyOf(args, args.length + 2);
-        withPolicy[args.length] = "--policy-file";
-        withPolicy[args.length + 1] = policy.toString();
-        final Process p = SereneProcess.start(withPolicy);
+        final Process p = SereneProcess.start(trainWithPolicy(dir, "survive",
+            "policy survive\nstart bsp + timeout(300)\nwhen failed(worker) then exclude(worker) drop\n", "kill:1@15"));
         final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(240, TimeUnit.SECONDS)).isTrue();

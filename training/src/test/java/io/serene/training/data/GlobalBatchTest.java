@@ -58,18 +58,7 @@ class GlobalBatchTest {
     @Test
     void batchesOfEverySizeCoverTheShardOncePerPass() {
         final int images = 40;
-        final byte[] pixels = new byte[images * DjlModel.PIXELS];
-        final byte[] labels = new byte[images];
-        for (int i = 0; i < images; i++) {
-            pixels[i * DjlModel.PIXELS] = (byte) i;
-            labels[i] = (byte) (i % 10);
-        }
-        final FashionMnist.Split split = new FashionMnist.Split(pixels, labels, 28, 28);
-        final int[] shard = new int[images];
-        for (int i = 0; i < images; i++) {
-            shard[i] = i;
-        }
-        final Batches batches = new Batches(split, shard, 4, 8, 5);
+        final Batches batches = new Batches(split(images), shard(images), 4, 8, 5);
         final Set<Integer> seen = new HashSet<>();
         int taken = 0;
         for (final int size : new int[] {4, 8, 5, 7, 6, 4, 6}) {
@@ -106,18 +95,8 @@ class GlobalBatchTest {
 
     @Test
     void batchesSkippedToADataPositionDrawWhatTheOriginalDrawsNext() {
-        final int images = 30;
-        final byte[] pixels = new byte[images * DjlModel.PIXELS];
-        final byte[] labels = new byte[images];
-        for (int i = 0; i < images; i++) {
-            pixels[i * DjlModel.PIXELS] = (byte) i;
-            labels[i] = (byte) (i % 10);
-        }
-        final FashionMnist.Split split = new FashionMnist.Split(pixels, labels, 28, 28);
-        final int[] shard = new int[images];
-        for (int i = 0; i < images; i++) {
-            shard[i] = i;
-        }
+        final FashionMnist.Split split = split(30);
+        final int[] shard = shard(30);
         final Batches original = new Batches(split, shard, 4, 8, 9);
         // past the end of the first pass, so the skip reshuffles as the original did
         for (final int size : new int[] {8, 8, 7, 8, 5}) {
@@ -131,5 +110,25 @@ class GlobalBatchTest {
             assertThat(resumed.labels()).isEqualTo(original.labels());
         }
         assertThatThrownBy(() -> resumed.skipTo(3)).as("only a fresh instance").isInstanceOf(IllegalStateException.class);
+    }
+
+    /** A split of {@code images} images, image i's first pixel i and its label i mod 10. */
+    private static FashionMnist.Split split(final int images) {
+        final byte[] pixels = new byte[images * DjlModel.PIXELS];
+        final byte[] labels = new byte[images];
+        for (int i = 0; i < images; i++) {
+            pixels[i * DjlModel.PIXELS] = (byte) i;
+            labels[i] = (byte) (i % 10);
+        }
+        return new FashionMnist.Split(pixels, labels, 28, 28);
+    }
+
+    /** Every image of such a split. */
+    private static int[] shard(final int images) {
+        final int[] shard = new int[images];
+        for (int i = 0; i < images; i++) {
+            shard[i] = i;
+        }
+        return shard;
     }
 }
