@@ -103,14 +103,15 @@ final class Deparser {
         return Packet.HEADER_LENGTH;
     }
 
-    /** The JOIN_ACK to the JOIN {@code in}, with the switch's limits. */
+    /** The JOIN_ACK to the JOIN {@code in}, with the switch's limits and the job's first round. */
     int joinAck(final Packet<?> in, final Status status, final int workers, final int elements, final int ring,
-                final int maxWorkers) {
+                final int maxWorkers, final int firstRound) {
         join.wrap(txBuffer, 0, JoinPacket.ACK_LENGTH)
             .initHeader(PacketType.JOIN_ACK)
             .jobId(in.jobId())
             .tag(in.tag())
             .workerId(in.workerId())
+            .round(firstRound)
             .status(status.code())
             .workerCount(workers)
             .elementsPerRound(elements)

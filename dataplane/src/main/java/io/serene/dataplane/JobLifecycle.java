@@ -7,6 +7,7 @@ import io.serene.dataplane.state.JobTable;
 import io.serene.dataplane.state.ReleaseRing;
 import io.serene.dataplane.state.SlotPool;
 import io.serene.protocol.Counters;
+import io.serene.protocol.Flags;
 import io.serene.protocol.JobTag;
 import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
@@ -87,6 +88,18 @@ final class JobLifecycle {
             refuseJoin(in, port, Status.BAD_TAG, outbox);
             return;
         }
+        final boolean rebuild = in.hasFlag(Flags.REBUILD);
+        if (j != JobTable.MISSING && rebuild && !jobs.forming[j] && !jobs.joinedFrom(j, worker, port)) {
+            // a worker back from a checkpoint (restarted, on a new address) rebuilds the job: its rounds in flight are
+            // dropped, the others learn it from UNKNOWN_JOB and join again; without a secret, only from the worker's address
+            if (tag == JobTag.NONE && jobs.joinedElsewhere(j, worker, port)) {
+                refuseJoin(in, port, Status.IN_USE, outbox);
+                return;
+            }
+            free(j);
+            counters.increment(SwitchCounter.JOBS_REBUILT);
+            j = JobTable.MISSING;
+        }
         if (j == JobTable.MISSING) {
             if (!SwitchTables.setupFits(context, setupGroups, workers)) {
                 refuseJoin(in, port, Status.BAD_KEY, outbox);
@@ -97,6 +110,7 @@ final class JobLifecycle {
                 refuseJoin(in, port, Status.TABLE_FULL, outbox);
                 return;
             }
+            jobs.forming[j] = rebuild;
         } else if (jobs.workers[j] != workers || jobs.elementsPerRound[j] != elements) {
             refuseJoin(in, port, Status.SHAPE_MISMATCH, outbox);
             return;
@@ -111,7 +125,19 @@ final class JobLifecycle {
         }
         jobs.join(j, worker, port);
         jobs.lastHeardNs[j] = nowNs;
-        send(port, deparser.joinAck(in, Status.OK, workers, elements, ring, maxWorkers), outbox);
+        if (jobs.forming[j]) {
+            for (int i = 0; i < JoinPacket.MAX_OFFERS; i++) {
+                jobs.offer(j, worker, i, rebuild ? in.offer(i) : -1);
+            }
+            if (!jobs.allJoined(j)) {
+                send(port, deparser.joinAck(in, Status.PENDING, workers, elements, ring, maxWorkers, 0), outbox);
+                return;
+            }
+            // every worker is in: the job goes on after the most rounds all of them can go on after
+            jobs.firstRound[j] = jobs.commonOffer(j);
+            jobs.forming[j] = false;
+        }
+        send(port, deparser.joinAck(in, Status.OK, workers, elements, ring, maxWorkers, jobs.firstRound[j]), outbox);
         sendConfigs(j, worker, port, outbox);
     }
 
@@ -133,6 +159,12 @@ final class JobLifecycle {
         }
         if (in.tag() != jobs.tag[j]) {
             counters.increment(SwitchCounter.DROP_BAD_TAG);
+            return JobTable.MISSING;
+        }
+        if (jobs.forming[j]) {
+            // the job is being rebuilt: the round this packet belongs to is gone; its worker joins again
+            counters.increment(SwitchCounter.DROP_UNKNOWN_JOB);
+            send(port, deparser.nack(in, Status.UNKNOWN_JOB), outbox);
             return JobTable.MISSING;
         }
         if (in.workerId() >= jobs.workers[j]) {
@@ -188,7 +220,7 @@ final class JobLifecycle {
 
     private void refuseJoin(final JoinPacket in, final int port, final Status status, final Outbox outbox) {
         counters.increment(SwitchCounter.JOIN_REFUSED);
-        send(port, deparser.joinAck(in, status, in.workerCount(), in.elementsPerRound(), ring, maxWorkers), outbox);
+        send(port, deparser.joinAck(in, status, in.workerCount(), in.elementsPerRound(), ring, maxWorkers, 0), outbox);
     }
 
     private int allocateJob(final int job, final long tag, final int workers, final int elements, final long nowNs) {

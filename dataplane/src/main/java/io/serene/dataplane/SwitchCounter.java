@@ -21,6 +21,8 @@ public enum SwitchCounter {
     JOBS_FREED,
     /** A job freed because none of its joined workers was heard from for the job lease. */
     JOBS_EXPIRED,
+    /** A live job formed anew from its workers' checkpoints, after a REBUILD JOIN of a worker back from a checkpoint. */
+    JOBS_REBUILT,
     DROP_TRUNCATED,
     DROP_BAD_MAGIC,
     DROP_BAD_VERSION,

@@ -2,6 +2,7 @@ package io.serene.dataplane;
 
 import io.serene.dataplane.state.ConfigTable;
 import io.serene.dataplane.state.JobTable;
+import io.serene.protocol.JoinPacket;
 import io.serene.protocol.ResultPacket;
 
 /**
@@ -13,14 +14,14 @@ import io.serene.protocol.ResultPacket;
  *   slot bytes  = 4K (int32 sums) + 8W (contributor bitmap) + 39 (seq 8, first contribution
  *                 time 8, count 4, round 4, chunk 4, length 4, exponent 1, released 1, flags 1,
  *                 config entry per worker group 1 x 4)
- *   fixed bytes = J * (29N (port 4, clock 4, arrival round 4, its time 8, iteration estimate 8,
- *                           worker group 1)
+ *   fixed bytes = J * (45N (port 4, clock 4, arrival round 4, its time 8, iteration estimate 8,
+ *                           worker group 1, the rounds its REBUILD JOIN offered 4 x 4)
  *                      + 56W (joined bitmap, late set, explicit worker_group entries, members of 4 groups)
  *                      + (16 + 8W)G (release counters 4, release times 8, timeout latch: round 4,
  *                                   contributor bitmap 8W)
- *                      + 67 (id, workers, elements, chunks, value limit, R, config epoch, groups
- *                            in use: 4 each; open seq 8, creation time 8, last heard 8, tag 8; active,
- *                            started, configs changed: 1 each))
+ *                      + 72 (id, workers, elements, chunks, value limit, R, config epoch, groups
+ *                            in use, first round: 4 each; open seq 8, creation time 8, last heard 8,
+ *                            tag 8; active, started, configs changed, forming: 1 each))
  *                 + 9T (job hash table: T = smallest power of two >= 2J; key 4, value 4, used 1)
  *                 + 72 + 16W + 8K (the result being composed, its header and fields to the bitmap 72 bytes,
  *                                  and one contribution's values)
@@ -34,7 +35,7 @@ import io.serene.protocol.ResultPacket;
  */
 public final class SwitchMemory {
     static final int SLOT_SCALAR_BYTES = 35 + ConfigTable.GROUPS;
-    static final int JOB_SCALAR_BYTES = 67;
+    static final int JOB_SCALAR_BYTES = 72;
 
     private final long budgetBytes;
     private final int maxJobs;
@@ -63,7 +64,9 @@ public final class SwitchMemory {
 
     public static long fixedBytes(final int maxJobs, final int maxWorkers, final int roundRing, final int chunkElements) {
         final int words = bitmapWords(maxWorkers);
-        return (long) maxJobs * (29L * maxWorkers + (24L + 8L * ConfigTable.GROUPS) * words + (16L + 8L * words) * roundRing + JOB_SCALAR_BYTES)
+        final long perWorker = 29L + 4L * JoinPacket.MAX_OFFERS;
+        return (long) maxJobs * (perWorker * maxWorkers + (24L + 8L * ConfigTable.GROUPS) * words + (16L + 8L * words) * roundRing
+            + JOB_SCALAR_BYTES)
             + 9L * JobTable.length(maxJobs)
             + ResultPacket.BITMAP_OFFSET + 32L * words + 8L * chunkElements
             + ConfigTable.bytes(maxJobs, words);

@@ -202,6 +202,58 @@ class SwitchPipelineTest {
     }
 
     @Test
+    void aJobRebuiltFromCheckpointsGoesOnAfterTheMostRoundsEveryWorkerOffers() {
+        final byte[] secret = "a secret of more than sixteen bytes".getBytes(StandardCharsets.UTF_8);
+        pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(1 << 20).maxJobs(2).maxWorkers(8)
+            .chunkElements(4).maxPoolSize(2).roundRing(4).secret(secret).conclude(), errors::add);
+        tag = JobTag.of(secret, JOB);
+        // the switch restarted: the first worker back waits for the others
+        rebuild(100, 0, 40, 30, 20);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.PENDING);
+        dataFrom(100, JOB, 0, 0, 0, 0, new int[] {1, 1, 1, 1});
+        assertThat(Status.fromCode(last().packet.status())).as("no round while the job forms").isEqualTo(Status.UNKNOWN_JOB);
+        rebuild(101, 1, 30, 20);
+        assertThat(Status.fromCode(sent.get(sent.size() - 2).packet.status())).isEqualTo(Status.OK);
+        assertThat(sent.get(sent.size() - 2).packet.round()).as("the most rounds both can go on after").isEqualTo(30);
+        rebuild(100, 0, 40, 30, 20);
+        assertThat(sent.get(sent.size() - 2).packet.round()).as("a JOIN retried is answered alike").isEqualTo(30);
+        assertThat(pipeline.counters().get(SwitchCounter.JOBS_REBUILT)).isZero();
+        // worker 1 restarts from its disk checkpoints on a new address: the live job is formed anew
+        rebuild(999, 1, 20, 10);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.PENDING);
+        assertThat(pipeline.counters().get(SwitchCounter.JOBS_REBUILT)).isEqualTo(1);
+        dataFrom(100, JOB, 0, 0, 0, 0, new int[] {1, 1, 1, 1});
+        assertThat(Status.fromCode(last().packet.status())).as("worker 0 learns its job is gone").isEqualTo(Status.UNKNOWN_JOB);
+        rebuild(102, 0, 40, 30, 20);
+        assertThat(sent.get(sent.size() - 2).packet.round()).isEqualTo(20);
+        // without a round in common the job starts over
+        tag = JobTag.of(secret, JOB + 1);
+        rebuildJob(JOB + 1, 100, 0, 40);
+        rebuildJob(JOB + 1, 101, 1, 30);
+        assertThat(sent.get(sent.size() - 2).packet.round()).isZero();
+        // a stranger without the tag cannot rebuild a job
+        tag = 5;
+        rebuild(555, 0, 40);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.BAD_TAG);
+        assertThat(pipeline.counters().get(SwitchCounter.JOBS_REBUILT)).isEqualTo(1);
+        assertThat(errors).isEmpty();
+    }
+
+    private void rebuild(final int port, final int worker, final int... offers) {
+        rebuildJob(JOB, port, worker, offers);
+    }
+
+    private void rebuildJob(final int job, final int port, final int worker, final int... offers) {
+        final ByteBuffer b = Packet.allocate(JoinPacket.LENGTH);
+        final JoinPacket p = new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).flags(Flags.REBUILD).jobId(job)
+            .tag(tag).workerId(worker).workerCount(2).elementsPerRound(4);
+        for (int i = 0; i < JoinPacket.MAX_OFFERS; i++) {
+            p.offer(i, i < offers.length ? offers[i] : -1);
+        }
+        pipeline.onPacket(port, b, 0, JoinPacket.LENGTH, 0, outbox);
+    }
+
+    @Test
     void shouldCountDuplicateOnceAndResendReleasedResultToTheRetransmitter() {
         join(0, 2, 4);
         join(1, 2, 4);

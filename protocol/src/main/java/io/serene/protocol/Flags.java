@@ -10,6 +10,11 @@ public final class Flags {
     public static final int RETRANSMIT = 4;
     /** DATA / RESULT: the payload is per-chunk exponents, aggregated by maximum. */
     public static final int EXPONENTS = 8;
+    /**
+     * JOIN: rebuild the job from checkpoints (a worker whose job the switch lost, or a restarted one):
+     * the body offers the rounds it can go on after; the job is formed anew once every worker joined.
+     */
+    public static final int REBUILD = 16;
     /** Either payload kind. */
     public static final int PAYLOAD = VALUES | EXPONENTS;
 

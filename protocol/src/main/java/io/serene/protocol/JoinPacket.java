@@ -2,13 +2,19 @@ package io.serene.protocol;
 
 /**
  * JOIN, worker to switch, and JOIN_ACK, switch to worker. JOIN's body is the job's shape (worker
- * count, elements per round); JOIN_ACK repeats it and adds the switch's pool parameters (pool size,
- * chunk elements, round ring, most workers per job). A refused JOIN_ACK names why in its status.
+ * count, elements per round) and, with flag REBUILD, the rounds (rounds done, -1: none) the worker
+ * can go on after, from its checkpoints; JOIN_ACK repeats the shape and adds the switch's pool
+ * parameters (pool size, chunk elements, round ring, most workers per job), with the job's first
+ * round (the run's round its round 0 is) in the header's round field. A refused JOIN_ACK names why
+ * in its status; PENDING: a rebuilt job waits for its other workers' JOINs.
  */
 public final class JoinPacket extends Packet<JoinPacket> {
     public static final int WORKER_COUNT_OFFSET = HEADER_LENGTH;
     public static final int ELEMENTS_PER_ROUND_OFFSET = HEADER_LENGTH + 4;
-    public static final int LENGTH = HEADER_LENGTH + 8;
+    public static final int OFFERS_OFFSET = HEADER_LENGTH + 8;
+    /** Rounds a REBUILD JOIN offers at most. */
+    public static final int MAX_OFFERS = 4;
+    public static final int LENGTH = HEADER_LENGTH + 8 + 4 * MAX_OFFERS;
     public static final int POOL_SIZE_OFFSET = HEADER_LENGTH + 8;
     public static final int CHUNK_ELEMENTS_OFFSET = HEADER_LENGTH + 12;
     public static final int ROUND_RING_OFFSET = HEADER_LENGTH + 16;
@@ -35,6 +41,16 @@ public final class JoinPacket extends Packet<JoinPacket> {
 
     public JoinPacket elementsPerRound(final int elements) {
         buffer.putInt(offset + ELEMENTS_PER_ROUND_OFFSET, elements);
+        return this;
+    }
+
+    /** Offer i of a REBUILD JOIN: rounds done after which the worker holds its state, or -1. */
+    public int offer(final int i) {
+        return buffer.getInt(offset + OFFERS_OFFSET + 4 * i);
+    }
+
+    public JoinPacket offer(final int i, final int roundsDone) {
+        buffer.putInt(offset + OFFERS_OFFSET + 4 * i, roundsDone);
         return this;
     }
 

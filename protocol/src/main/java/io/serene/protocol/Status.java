@@ -26,7 +26,9 @@ public enum Status {
     /** The worker id is joined from another address: a JOIN may not take it over. */
     IN_USE(11),
     /** The packet's job tag is not the job's: the sender does not hold the job's secret. */
-    BAD_TAG(12);
+    BAD_TAG(12),
+    /** JOIN_ACK to a REBUILD JOIN: the job is formed anew once every worker joined; join again. */
+    PENDING(13);
 
     private final int code;
 

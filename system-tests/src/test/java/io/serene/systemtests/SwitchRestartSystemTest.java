@@ -1,6 +1,7 @@
 package io.serene.systemtests;
 
 import io.serene.dataplane.SwitchContext;
+import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.protocol.JobTag;
 import io.serene.protocol.sync.SyncConfig;
@@ -9,11 +10,14 @@ import io.serene.training.data.FashionMnist;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -22,101 +26,167 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A switch that restarts under {@code serene worker} processes it does not launch: the workers learn
- * at once that their job is gone (UNKNOWN_JOB, answered only to holders of the job's tag) and stop
- * saying so, instead of waiting out their timeout; resumed from their checkpoints against the new
- * switch they end with the model of a run without the restart. Multi-process: tagged slow.
+ * {@code serene worker} processes under a switch that restarts, or with one of them restarted: a
+ * worker without checkpoints learns at once that its job is gone (UNKNOWN_JOB, answered only to
+ * holders of the job's tag) and stops saying so; workers with checkpoints join again by rebuilding
+ * the job (the switch names the most rounds all of them can go on after) and end with the model of a
+ * run without the fault, bit for bit; a restarted worker does the same with {@code --rejoin}.
+ * Multi-process: tagged slow.
  */
 @Tag("slow")
 class SwitchRestartSystemTest {
     private static final Pattern HASH = Pattern.compile("\"modelHash\":\"([0-9a-f]{64})\"");
     private static final String SECRET = "the job's secret, long enough";
+    private static final List<Throwable> ERRORS = Collections.synchronizedList(new ArrayList<>());
 
-    private static SwitchPipeline newSwitch(final List<Throwable> errors) {
+    @TempDir
+    static Path shared;
+    private static Path data;
+    private static String clean;
+    private static UdpTransport loop;
+
+    private static SwitchPipeline newSwitch() {
         return new SwitchPipeline(new SwitchContext().budgetBytes(8 << 20).defaultSync(SyncConfig.bsp())
-            .secret(JobTag.secret(SECRET, "test")).conclude(), errors::add);
+            .secret(JobTag.secret(SECRET, "test")).conclude(), ERRORS::add);
     }
 
-    private static List<Process> workers(final Path data, final int port, final Path checkpoints, final Integer resumeAfter)
-        throws Exception {
-        final List<Process> workers = new ArrayList<>();
-        for (int w = 0; w < 2; w++) {
-            final List<String> args = new ArrayList<>(List.of("worker", "--switch", "127.0.0.1:" + port, "--id", "" + w, "--workers", "2",
-                "--rounds", "80", "--batch", "32", "--eval-every", "20", "--data", data.toString(), "--seed", "9",
-                "--timeout-seconds", "60"));
-            if (checkpoints != null) {
-                args.addAll(List.of("--checkpoint-dir", checkpoints.toString(), "--checkpoint-every", "10"));
-            }
-            if (resumeAfter != null) {
-                args.addAll(List.of("--resume-after", "" + resumeAfter));
-            }
-            workers.add(SereneProcess.start(Map.of(JobTag.SECRET_ENV, SECRET), args.toArray(new String[0])));
+    private static Process worker(final int id, final int port, final Path checkpoints, final String... more) throws Exception {
+        final List<String> args = new ArrayList<>(List.of("worker", "--switch", "127.0.0.1:" + port, "--id", "" + id, "--workers", "2",
+            "--rounds", "80", "--batch", "32", "--eval-every", "20", "--data", data.toString(), "--seed", "9", "--timeout-seconds", "60"));
+        if (checkpoints != null) {
+            args.addAll(List.of("--checkpoint-dir", checkpoints.toString(), "--checkpoint-every", "10"));
         }
-        return workers;
+        args.addAll(List.of(more));
+        return SereneProcess.start(Map.of(JobTag.SECRET_ENV, SECRET), args.toArray(new String[0]));
     }
 
-    /** Waits for the workers; returns each one's model hash (exit 0), or its output (otherwise) when {@code mayFail}. */
-    private static List<String> finish(final List<Process> workers, final boolean mayFail) throws Exception {
-        final List<String> results = new ArrayList<>();
-        for (final Process p : workers) {
-            final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
-            if (p.exitValue() != 0 && mayFail) {
-                results.add(out + err);
-                continue;
-            }
+    /** A finished worker's output (exit 0 required unless {@code mayFail}). */
+    private static String finish(final Process p, final boolean mayFail) throws Exception {
+        final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        if (!mayFail) {
             assertThat(p.exitValue()).as(out + err).isZero();
-            final Matcher m = HASH.matcher(out);
-            assertThat(m.find()).as(out).isTrue();
-            results.add(m.group(1));
         }
-        return results;
+        return out + err;
+    }
+
+    private static String hash(final String out) {
+        final Matcher m = HASH.matcher(out);
+        assertThat(m.find()).as(out).isTrue();
+        return m.group(1);
+    }
+
+    private static void await(final BooleanSupplier condition, final String what) throws InterruptedException {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as(what).isLessThan(deadline);
+            Thread.sleep(20);
+        }
+    }
+
+    private static int released(final UdpHost host, final SwitchPipeline pipeline) {
+        return host.call(() -> pipeline.releasedRound(1)).join();
+    }
+
+    @BeforeAll
+    static void aRunWithoutFaults() throws Exception {
+        data = shared.resolve("data");
+        FashionMnist.writeSynthetic(data, 2_000, 200, 5);
+        loop = UdpTransport.create(1, true);
+        try (UdpHost host = loop.bind(newSwitch(), new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults())) {
+            final Process a = worker(0, host.localAddress().getPort(), null);
+            final Process b = worker(1, host.localAddress().getPort(), null);
+            clean = hash(finish(a, false));
+            assertThat(hash(finish(b, false))).isEqualTo(clean);
+        }
+    }
+
+    @AfterAll
+    static void close() {
+        loop.close();
+        assertThat(ERRORS).isEmpty();
     }
 
     @Test
     @Timeout(300)
-    void workersOfARestartedSwitchStopAtOnceAndResumeFromTheirCheckpointsToTheSameModel(@TempDir final Path dir) throws Exception {
-        final Path data = dir.resolve("data");
-        FashionMnist.writeSynthetic(data, 2_000, 200, 5);
-        final List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
-        final List<String> clean;
-        try (UdpTransport loop = UdpTransport.create(1, true);
-             UdpHost host = loop.bind(newSwitch(errors), new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults())) {
-            clean = finish(workers(data, host.localAddress().getPort(), null, null), false);
+    void workersWithoutCheckpointsStopAtOnceWhenTheSwitchRestarts() throws Exception {
+        SwitchPipeline pipeline = newSwitch();
+        UdpHost host = loop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
+        final int port = host.localAddress().getPort();
+        final Process a = worker(0, port, null);
+        final Process b = worker(1, port, null);
+        final UdpHost first = host;
+        final SwitchPipeline firstPipeline = pipeline;
+        await(() -> released(first, firstPipeline) >= 20, "round 20 released");
+        host.close();
+        pipeline = newSwitch();
+        host = loop.bind(pipeline, new InetSocketAddress("127.0.0.1", port), UdpOptions.defaults());
+        final long restarted = System.nanoTime();
+        for (final Process p : List.of(a, b)) {
+            assertThat(finish(p, true)).contains("the switch has no job 1 any more").doesNotContain("Exception");
+            assertThat(p.exitValue()).isEqualTo(1);
         }
+        assertThat(System.nanoTime() - restarted).as("at once, not after their 60 s timeout").isLessThan(TimeUnit.SECONDS.toNanos(20));
+        host.close();
+    }
+
+    @Test
+    @Timeout(300)
+    void workersWithCheckpointsRejoinARestartedSwitchByThemselvesAndEndWithTheSameModel(@TempDir final Path dir) throws Exception {
+        SwitchPipeline pipeline = newSwitch();
+        UdpHost host = loop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
+        final int port = host.localAddress().getPort();
         final Path checkpoints = dir.resolve("checkpoints");
-        try (UdpTransport loop = UdpTransport.create(1, true)) {
-            UdpHost host = loop.bind(newSwitch(errors), new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
+        final Process a = worker(0, port, checkpoints);
+        final Process b = worker(1, port, checkpoints);
+        final UdpHost first = host;
+        final SwitchPipeline firstPipeline = pipeline;
+        await(() -> released(first, firstPipeline) >= 35, "round 35 released");
+        // the switch loses every register: a new one on the same port
+        host.close();
+        pipeline = newSwitch();
+        host = loop.bind(pipeline, new InetSocketAddress("127.0.0.1", port), UdpOptions.defaults());
+        final String outA = finish(a, false);
+        final String outB = finish(b, false);
+        assertThat(outA).contains("the switch has no job 1 any more", "joining again from its checkpoints").containsPattern(
+            "worker 0: the job goes on after round (3[4-9]|4\\d)");
+        assertThat(List.of(hash(outA), hash(outB))).as("bitwise the run without the restart").containsExactly(clean, clean);
+        host.close();
+    }
+
+    @Test
+    @Timeout(300)
+    void aWorkerRestartedWithRejoinRebuildsTheJobAndEveryWorkerEndsWithTheSameModel(@TempDir final Path dir) throws Exception {
+        final SwitchPipeline pipeline = newSwitch();
+        try (UdpHost host = loop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults())) {
             final int port = host.localAddress().getPort();
-            final List<Process> running = workers(data, port, checkpoints, null);
-            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-            while (Checkpoint.newestCommon(checkpoints, 2) < 30) {
-                assertThat(System.nanoTime()).as("checkpoints after round 30").isLessThan(deadline);
-                Thread.sleep(20);
-            }
-            // the switch loses every register: a new one on the same port
-            host.close();
-            host = loop.bind(newSwitch(errors), new InetSocketAddress("127.0.0.1", port), UdpOptions.defaults());
-            final long restarted = System.nanoTime();
-            final List<String> stopped = finish(running, true);
-            assertThat(System.nanoTime() - restarted).as("at once, not after their 60 s timeout").isLessThan(TimeUnit.SECONDS.toNanos(20));
-            for (final String out : stopped) {
-                assertThat(out).contains("the switch has no job 1 any more").doesNotContain("Exception");
-            }
-            final int after = Checkpoint.newestCommon(checkpoints, 2);
-            assertThat(after).isGreaterThanOrEqualTo(30);
-            final List<String> resumed = finish(workers(data, port, checkpoints, after), false);
-            assertThat(resumed).as("both, bitwise the run without the restart").containsExactly(clean.get(0), clean.get(0));
-            assertThat(clean.get(1)).isEqualTo(clean.get(0));
-            host.close();
+            final Path checkpoints = dir.resolve("checkpoints");
+            final Process a = worker(0, port, checkpoints);
+            final Process b = worker(1, port, checkpoints);
+            await(() -> {
+                try {
+                    return Checkpoint.newestCommon(checkpoints, 2) >= 30;
+                } catch (final IOException ex) {
+                    throw new IllegalStateException(ex);
+                }
+            }, "checkpoints after round 30");
+            b.destroyForcibly().waitFor();
+            // worker 1 back, a new process on a new address, from its own checkpoints
+            final Process back = worker(1, port, checkpoints, "--rejoin");
+            final String outA = finish(a, false);
+            final String outBack = finish(back, false);
+            assertThat(outA).contains("joining again from its checkpoints");
+            assertThat(outBack).containsPattern("resumed from its checkpoint after round (3|4)0");
+            assertThat(List.of(hash(outA), hash(outBack))).as("bitwise the run without the restart").containsExactly(clean, clean);
+            assertThat(host.call(() -> pipeline.counters().get(SwitchCounter.JOBS_REBUILT)).join()).isEqualTo(1);
         }
-        assertThat(errors).isEmpty();
     }
 }

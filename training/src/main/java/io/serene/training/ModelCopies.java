@@ -67,6 +67,13 @@ public final class ModelCopies {
         size++;
     }
 
+    /** Forgets the copies of rounds from {@code roundsDone} on (taken in round order): the job goes on after that many rounds again. */
+    public void truncate(final int roundsDone) {
+        while (size > 0 && rounds[size - 1] >= roundsDone) {
+            size--;
+        }
+    }
+
     /** Copies there is room for. */
     int capacity() {
         return parameters.length;

@@ -20,7 +20,8 @@ import java.util.function.IntPredicate;
  */
 public final class RoundRecords implements AutoCloseable {
     private final int worker;
-    private final BufferedWriter out;
+    private final Path file;
+    private BufferedWriter out;
     private final long originMicros;
     private final long baseMicros;
     private final long baseNs;
@@ -50,6 +51,7 @@ public final class RoundRecords implements AutoCloseable {
         this.baseNs = System.nanoTime();
         this.baseMicros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
         this.originMicros = originMs != null ? originMs * 1_000L : baseMicros;
+        this.file = file;
         this.out = file == null ? null : Files.newBufferedWriter(file, StandardCharsets.UTF_8);
         startNs = new long[rounds];
         waitingNs = new long[rounds];
@@ -115,7 +117,36 @@ public final class RoundRecords implements AutoCloseable {
         System.arraycopy(saved.accuracy(), 0, accuracy, 0, n);
         evaluationNs = saved.evaluationNs();
         trainingStartNs = nanos(saved.trainingStartSeconds());
-        for (int r = 0; r < n; r++) {
+        rewind(n, writeNow);
+    }
+
+    /**
+     * Forgets every round from {@code roundsDone} on (the job goes on after that many rounds again)
+     * and writes the file anew with the lines of the rounds before it ({@code writeNow}: those whose
+     * evaluation is not deferred).
+     */
+    public void rewind(final int roundsDone, final IntPredicate writeNow) throws IOException {
+        for (int r = roundsDone; r < startNs.length; r++) {
+            startNs[r] = 0;
+            waitingNs[r] = 0;
+            computeNs[r] = 0;
+            injectedNs[r] = 0;
+            sendNs[r] = 0;
+            releaseNs[r] = 0;
+            staleness[r] = 0;
+            batch[r] = 0;
+            loss[r] = 0;
+            skipped[r] = false;
+            dropped[r] = false;
+            accuracy[r] = Double.NaN;
+            evaluatedNs[r] = 0;
+        }
+        if (out == null) {
+            return;
+        }
+        out.close();
+        out = Files.newBufferedWriter(file, StandardCharsets.UTF_8);
+        for (int r = 0; r < roundsDone; r++) {
             if (writeNow.test(r)) {
                 write(r);
             }

@@ -1,5 +1,6 @@
 package io.serene.training;
 
+import io.serene.protocol.JoinPacket;
 import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.SyncRules;
 import io.serene.training.data.Batches;
@@ -7,18 +8,23 @@ import io.serene.training.data.GlobalBatch;
 import io.serene.worker.Aggregate;
 import io.serene.worker.UdpWorker;
 import io.serene.worker.WorkerEngine;
+import io.serene.worker.WorkerException;
 
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 
 /**
  * One worker's training loop over a joined {@link UdpWorker}. Each round: a batch of its seeded
@@ -37,14 +43,79 @@ public final class TrainingLoop {
      * What the loop needs besides its parts: this worker's id, the run's settings, its straggler
      * profile (for the job's size); {@code toldToEvaluate} (may be null) gates deferred evaluation;
      * checkpoints go to {@code checkpointDir} after every {@code checkpointEvery}-th round (0: none),
-     * and {@code resumeFrom} (may be null) is the checkpoint to go on from.
+     * {@code resumeFrom} (may be null) is the checkpoint to go on from, and {@code rejoin} (may be
+     * null) makes a new connection to the switch that joins by rebuilding a lost job.
      */
     public record Options(int id, TrainSettings settings, StragglerProfile profile, boolean progressLines, String switchAddress,
-                          CompletableFuture<Void> toldToEvaluate, Path checkpointDir, int checkpointEvery, Checkpoint resumeFrom) {
+                          CompletableFuture<Void> toldToEvaluate, Path checkpointDir, int checkpointEvery, Checkpoint resumeFrom,
+                          Rejoin rejoin) {
         public Options {
             if (checkpointEvery < 0 || (checkpointEvery > 0 && checkpointDir == null)) {
                 throw new IllegalArgumentException("checkpoints every " + checkpointEvery + " rounds need a directory and a count >= 0");
             }
+        }
+    }
+
+    /** A new connection to the switch, joined by a REBUILD JOIN offering these rounds (rounds done), its first round agreed. */
+    @FunctionalInterface
+    public interface Rejoin {
+        UdpWorker join(int[] offers) throws Exception;
+    }
+
+    /** The switch lost the job (it restarted, or a worker back from a checkpoint rebuilds it). */
+    private static final class JobLost extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        JobLost(final String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * What a rebuilt job can go on from, kept in memory after a round that left nothing pending:
+     * the model, the data position, the batch window, read-my-writes, what the engine folds, the held
+     * gradient (arrays reused from one round to the next).
+     */
+    private final class Snapshot {
+        int roundsDone;
+        final float[] parameters;
+        final float[] velocity;
+        final float[] unreleasedCopy;
+        final float[] averagedCopy;
+        final float[] folded;
+        int steps;
+        float lastLoss;
+        long drawn;
+        int[] globalBatch;
+        HeldGradient heldGradient;
+        long computeNs;
+
+        Snapshot(final int elements) {
+            parameters = new float[elements];
+            velocity = new float[elements];
+            unreleasedCopy = new float[elements];
+            averagedCopy = new float[elements];
+            folded = new float[elements];
+        }
+
+        void take(final int rounds) throws InterruptedException {
+            roundsDone = rounds;
+            net.copyParameters(parameters);
+            net.copyVelocity(velocity);
+            System.arraycopy(unreleased, 0, unreleasedCopy, 0, unreleased.length);
+            System.arraycopy(averaged, 0, averagedCopy, 0, averaged.length);
+            if (rounds > 0) {
+                await(worker.call(e -> {
+                    e.foldedInto(folded);
+                    return null;
+                }), "the values to fold");
+            }
+            steps = net.steps();
+            lastLoss = net.lastLoss();
+            drawn = batches.drawn();
+            globalBatch = sizes.state();
+            heldGradient = held;
+            computeNs = lastComputeNs;
         }
     }
 
@@ -79,9 +150,10 @@ public final class TrainingLoop {
         }
     }
 
-    private final UdpWorker worker;
+    private UdpWorker worker;
     private final DjlModel net;
-    private final Batches batches;
+    private final Supplier<Batches> freshBatches;
+    private Batches batches;
     private final GlobalBatch sizes;
     private final RoundRecords log;
     private final ModelCopies copies;
@@ -106,14 +178,25 @@ public final class TrainingLoop {
      * a resumed worker went on from (its job is a new one, as a restarted collective's is).
      */
     private int base;
+    /** The rounds sent and not yet applied, in order; the next round to apply. */
+    private final ArrayDeque<CompletableFuture<Aggregate>> pending = new ArrayDeque<>();
+    private int nextToApply;
+    /** A gradient computed but not sent yet: its round was released while it was computed. */
+    private HeldGradient held;
+    private long lastComputeNs;
+    /** With checkpoints: the state at the start, and after the two newest rounds that left nothing pending. */
+    private Snapshot start;
+    private Snapshot current;
+    private Snapshot previous;
 
     /** {@code copies} null: evaluation during training, inside the measured times. */
-    public TrainingLoop(final UdpWorker worker, final DjlModel net, final Batches batches, final GlobalBatch sizes,
+    public TrainingLoop(final UdpWorker worker, final DjlModel net, final Supplier<Batches> batches, final GlobalBatch sizes,
                         final RoundRecords log, final ModelCopies copies, final float[] testPixels, final int[] testLabels,
                         final int total, final Options options) {
         this.worker = worker;
         this.net = net;
-        this.batches = batches;
+        this.freshBatches = batches;
+        this.batches = batches.get();
         this.sizes = sizes;
         this.log = log;
         this.copies = copies;
@@ -128,14 +211,19 @@ public final class TrainingLoop {
         this.others = new float[net.elements()];
     }
 
-    /** Trains every round, then evaluates (deferred: the copies) and prints the worker's result line and JSON. */
+    /**
+     * Trains every round, then evaluates (deferred: the copies) and prints the worker's result line
+     * and JSON. With checkpoints, a job the switch lost (it restarted, or a worker back from a
+     * checkpoint rebuilds it) is joined again from the checkpoints: see {@link #recover}.
+     */
     public void run() throws Exception {
         averaged = new float[net.elements()];
-        final ArrayDeque<CompletableFuture<Aggregate>> pending = new ArrayDeque<>();
         bounds = new int[total];
-        // a gradient computed but not sent yet: its round was released while it was computed
-        HeldGradient held = null;
-        long lastComputeNs = 0;
+        if (recovers()) {
+            // the start, which a rebuilt job sharing no checkpoint goes on from
+            start = new Snapshot(net.elements());
+            start.take(0);
+        }
         final Checkpoint resume = options.resumeFrom();
         if (resume != null) {
             held = restore(resume);
@@ -144,7 +232,28 @@ public final class TrainingLoop {
         } else {
             log.start();
         }
-        int nextToApply = base;
+        nextToApply = base;
+        while (true) {
+            try {
+                train();
+                break;
+            } catch (final JobLost lost) {
+                if (!recovers()) {
+                    throw new IllegalStateException(lost.getMessage());
+                }
+                recover(lost);
+            }
+        }
+        finish();
+    }
+
+    /** Whether the worker joins a lost job again from its checkpoints (it writes them, and can make a new switch connection). */
+    private boolean recovers() {
+        return options.checkpointEvery() > 0 && options.rejoin() != null;
+    }
+
+    /** Trains from round {@link #base} to the last, every aggregate applied at the end. */
+    private void train() throws InterruptedException, IOException {
         for (int round = base; round < total; round++) {
             log.beginRound(round);
             final int r = round;
@@ -157,6 +266,13 @@ public final class TrainingLoop {
             while (!pending.isEmpty() && (nextToApply <= SyncRules.gateRound(round, bound) || pending.peek().isDone())) {
                 final int next = nextToApply++;
                 applyNext(pending, next, options.settings().momentumRule().momentum(net.momentum(), bounds[next]), averaged);
+            }
+            if (recovers() && pending.isEmpty() && nextToApply == round && round > base) {
+                // every round before this one applied, nothing pending: what a rebuilt job can go on from
+                final Snapshot older = previous;
+                previous = current;
+                current = older == null ? new Snapshot(net.elements()) : older;
+                current.take(round);
             }
             if (held == null && released(worker) < round) {
                 held = compute(round, nextToApply);
@@ -208,6 +324,10 @@ public final class TrainingLoop {
             final int next = nextToApply++;
             applyNext(pending, next, options.settings().momentumRule().momentum(net.momentum(), bounds[next]), averaged);
         }
+    }
+
+    /** Evaluates (deferred: the copies), prints the result line and JSON. */
+    private void finish() throws IOException, InterruptedException {
         final long endNs = System.nanoTime();
         final double endSeconds = log.seconds(endNs);
         final double seconds = endSeconds - log.startSeconds();
@@ -327,6 +447,67 @@ public final class TrainingLoop {
         return await(worker.call(e -> e.lateModeFor(round - base)), "the late mode of round " + round);
     }
 
+    /**
+     * Joins the lost job again, rebuilding it: a new connection offers the rounds this worker can go
+     * on after (its two newest snapshots in memory, its two newest checkpoints on disk); once every
+     * worker joined, the switch names the most rounds all of them offered (0: the start), and this
+     * worker goes back there and trains on as the job's new round 0.
+     */
+    private void recover(final JobLost lost) throws Exception {
+        System.out.println(lost.getMessage() + "; joining again from its checkpoints");
+        System.out.flush();
+        worker.close();
+        final TreeSet<Integer> offers = new TreeSet<>(Comparator.reverseOrder());
+        for (final Snapshot s : new Snapshot[] {current, previous}) {
+            if (s != null) {
+                offers.add(s.roundsDone);
+            }
+        }
+        offers.addAll(Checkpoint.rounds(options.checkpointDir(), options.id()));
+        final int[] offered = offers.stream().filter(r -> r > 0).limit(JoinPacket.MAX_OFFERS).mapToInt(Integer::intValue).toArray();
+        worker = options.rejoin().join(offered);
+        final int first = await(worker.call(WorkerEngine::firstRound), "the round the rebuilt job goes on after");
+        pending.clear();
+        final Snapshot memory = first == 0 ? start : current != null && current.roundsDone == first ? current
+            : previous != null && previous.roundsDone == first ? previous : null;
+        if (memory != null) {
+            restore(memory);
+        } else {
+            final Checkpoint disk = Checkpoint.read(Checkpoint.file(options.checkpointDir(), options.id(), first));
+            held = restore(disk);
+            lastComputeNs = disk.lastComputeNs();
+        }
+        base = first;
+        nextToApply = first;
+        current = null;
+        previous = null;
+        System.out.printf(Locale.ROOT, "worker %d: the job goes on after round %d (offered %s)%n", options.id(), first,
+            Arrays.toString(offered));
+        System.out.flush();
+    }
+
+    /** Takes this worker back to a snapshot in memory (the records and copies of later rounds forgotten). */
+    private void restore(final Snapshot s) throws IOException, InterruptedException {
+        net.restore(s.parameters, s.velocity, s.steps, s.lastLoss);
+        batches = freshBatches.get();
+        batches.skipTo(s.drawn);
+        sizes.restore(s.globalBatch);
+        System.arraycopy(s.unreleasedCopy, 0, unreleased, 0, unreleased.length);
+        System.arraycopy(s.averagedCopy, 0, averaged, 0, averaged.length);
+        if (s.roundsDone > 0) {
+            await(worker.call(e -> {
+                e.fold(s.folded);
+                return null;
+            }), "the values to fold");
+        }
+        held = s.heldGradient;
+        lastComputeNs = s.computeNs;
+        if (copies != null) {
+            copies.truncate(s.roundsDone);
+        }
+        log.rewind(s.roundsDone, r -> copies == null || !evaluatedAt(r));
+    }
+
     /** Writes the checkpoint after {@code round} (every round up to it applied), reporting the file. */
     private void checkpoint(final int round, final HeldGradient held, final long lastComputeNs) throws IOException, InterruptedException {
         final long t0 = System.nanoTime();
@@ -369,6 +550,7 @@ public final class TrainingLoop {
                 + "; resume with the settings of the run that wrote it");
         }
         net.restore(c.parameters(), c.velocity(), c.steps(), c.lastLoss());
+        batches = freshBatches.get();
         batches.skipTo(c.drawn());
         sizes.restore(c.globalBatch());
         System.arraycopy(c.unreleased(), 0, unreleased, 0, unreleased.length);
@@ -377,6 +559,9 @@ public final class TrainingLoop {
             e.fold(c.folded());
             return null;
         }), "the values to fold");
+        if (copies != null) {
+            copies.truncate(0);
+        }
         for (final Checkpoint.Copy copy : c.copies()) {
             if (copies != null) {
                 copies.add(copy.parameters(), copy.round(), log.nanos(copy.takenSeconds()), copy.loss());
@@ -471,6 +656,9 @@ public final class TrainingLoop {
             throw new IllegalStateException("worker " + options.id() + ": no " + what + " within " + options.settings().timeoutSeconds()
                 + " s (is the switch at " + options.switchAddress() + " running?)");
         } catch (final ExecutionException ex) {
+            if (ex.getCause() instanceof WorkerException w && w.jobLost()) {
+                throw new JobLost("worker " + options.id() + ": " + w.getMessage());
+            }
             throw new IllegalStateException("worker " + options.id() + ": " + what + " failed: " + ex.getCause().getMessage());
         }
     }

@@ -110,6 +110,11 @@ final class JoinHandshake {
         return rounds;
     }
 
+    /** A rebuilt job waits for the other workers: keep joining, the retry budget counted from now. */
+    void pending() {
+        attempts = 0;
+    }
+
     void ready() {
         phase = Phase.READY;
         joined.complete(null);

@@ -97,6 +97,13 @@ final class StepEncoder {
         if (type == PacketType.JOIN) {
             join.wrap(txBuffer, 0, JoinPacket.LENGTH).initHeader(type).jobId(ctx.jobId()).tag(ctx.tag()).workerId(ctx.workerId())
                 .workerCount(ctx.workers()).elementsPerRound(ctx.elementsPerRound());
+            final int[] offers = ctx.rebuildOffers();
+            if (offers != null) {
+                join.flags(Flags.REBUILD);
+            }
+            for (int i = 0; i < JoinPacket.MAX_OFFERS; i++) {
+                join.offer(i, offers != null && i < offers.length ? offers[i] : -1);
+            }
             return JoinPacket.LENGTH;
         }
         header.wrap(txBuffer, 0, Packet.HEADER_LENGTH).initHeader(type).jobId(ctx.jobId()).tag(ctx.tag()).workerId(ctx.workerId());

@@ -1,11 +1,13 @@
 package io.serene.worker;
 
 import io.serene.protocol.JobTag;
+import io.serene.protocol.JoinPacket;
 
 /** Configuration of one worker engine: fluent setters, validated by {@link #conclude()}. */
 public final class WorkerContext {
     private int jobId = 1;
     private long tag = JobTag.NONE;
+    private int[] rebuildOffers;
     private int workerId = -1;
     private int workers = -1;
     private int elementsPerRound = -1;
@@ -30,6 +32,25 @@ public final class WorkerContext {
 
     public long tag() {
         return tag;
+    }
+
+    /**
+     * Join by rebuilding the job from checkpoints: the rounds (rounds done) this worker can go on
+     * after, at most {@link JoinPacket#MAX_OFFERS}; the switch forms the job once every worker joined
+     * and names the round it goes on after ({@link WorkerEngine#firstRound}). Null (the default): a
+     * plain JOIN.
+     */
+    public WorkerContext rebuild(final int... offers) {
+        if (offers != null && offers.length > JoinPacket.MAX_OFFERS) {
+            throw new IllegalArgumentException("at most " + JoinPacket.MAX_OFFERS + " rounds to offer, got " + offers.length);
+        }
+        this.rebuildOffers = offers == null ? null : offers.clone();
+        return this;
+    }
+
+    /** The rounds a REBUILD JOIN offers, or null for a plain JOIN. */
+    public int[] rebuildOffers() {
+        return rebuildOffers == null ? null : rebuildOffers.clone();
     }
 
     public WorkerContext workerId(final int id) {

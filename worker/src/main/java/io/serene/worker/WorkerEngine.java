@@ -66,6 +66,7 @@ public final class WorkerEngine implements PacketEndpoint {
     private StepLayout layout;
 
     private int submittedRounds;
+    private int firstRound;
 
     public WorkerEngine(final WorkerContext context, final Consumer<Throwable> errorHandler) {
         this.ctx = context.conclude();
@@ -105,6 +106,11 @@ public final class WorkerEngine implements PacketEndpoint {
     /** Rounds delivered to the caller (all before this one are complete). */
     public int completedRounds() {
         return assembler.baseRound();
+    }
+
+    /** The run's round the job's round 0 is, as the JOIN_ACK named it (0 for a job not rebuilt from checkpoints). */
+    public int firstRound() {
+        return firstRound;
     }
 
     /** The highest round R such that every round up to it is released, as this worker last heard. */
@@ -314,9 +320,9 @@ public final class WorkerEngine implements PacketEndpoint {
                 case NACK:
                     counters.increment(WorkerCounter.NACKS);
                     if (Status.fromCode(in.status()) == Status.UNKNOWN_JOB && membership.phase() == JoinHandshake.Phase.READY) {
-                        fail(new WorkerException("the switch has no job " + ctx.jobId() + " any more (it restarted, or the job's lease "
-                            + "ran out): the aggregates in flight are gone; go on from the workers' checkpoints (serene train "
-                            + "--resume DIR, serene worker --resume-after N)"));
+                        fail(new WorkerException("the switch has no job " + ctx.jobId() + " any more (it restarted, the job's lease "
+                            + "ran out, or a worker back from a checkpoint rebuilds it): the aggregates in flight are gone; go on from "
+                            + "the workers' checkpoints (serene worker --checkpoint-every rejoins by itself; else --resume-after N)", true));
                     }
                     break;
                 case LEAVE_ACK:
@@ -407,12 +413,17 @@ public final class WorkerEngine implements PacketEndpoint {
             counters.increment(WorkerCounter.DROP_UNEXPECTED);
             return;
         }
+        if (Status.fromCode(join.status()) == Status.PENDING) {
+            membership.pending();
+            return;
+        }
         final WorkerException refused = membership.refusal(join);
         if (refused != null) {
             fail(refused);
             return;
         }
         final int p = join.poolSize();
+        firstRound = join.round();
         layout = new StepLayout(ctx.elementsPerRound(), join.chunkElements(), p);
         clearance.ring(join.roundRing());
         assembler.layout(layout);

@@ -1,5 +1,7 @@
 package io.serene.dataplane.state;
 
+import io.serene.protocol.JoinPacket;
+
 import java.util.Arrays;
 
 /**
@@ -27,6 +29,12 @@ public final class JobRegisters {
     public final long[] lastHeardNs;
     /** [job]: the job's tag (JobTag): every packet of the job carries it, both ways. */
     public final long[] tag;
+    /** [job]: whether the job is being rebuilt: formed once every worker's REBUILD JOIN is in. */
+    public final boolean[] forming;
+    /** [job]: the run's round the job's round 0 is (0, or the checkpoint a rebuilt job goes on after). */
+    public final int[] firstRound;
+    /** [job * N + w][MAX_OFFERS]: the rounds worker w's REBUILD JOIN offered (-1: none). */
+    public final int[] offers;
     /** Bumped by every table write; stamped on every result. */
     public final int[] epoch;
     /** Whether a worker contributed (group membership is fixed from then on). */
@@ -58,6 +66,9 @@ public final class JobRegisters {
         openSeq = new long[maxJobs];
         lastHeardNs = new long[maxJobs];
         tag = new long[maxJobs];
+        forming = new boolean[maxJobs];
+        firstRound = new int[maxJobs];
+        offers = new int[maxJobs * maxWorkers * JoinPacket.MAX_OFFERS];
         epoch = new int[maxJobs];
         started = new boolean[maxJobs];
         configDirty = new boolean[maxJobs];
@@ -71,8 +82,9 @@ public final class JobRegisters {
     }
 
     public long bytes() {
-        return active.length + started.length + configDirty.length
-            + 4L * (id.length + workers.length + elementsPerRound.length + chunksPerRound.length + valueLimit.length + epoch.length)
+        return active.length + started.length + configDirty.length + forming.length
+            + 4L * (id.length + workers.length + elementsPerRound.length + chunksPerRound.length + valueLimit.length + epoch.length
+                + firstRound.length + offers.length)
             + 8L * openSeq.length + 8L * lastHeardNs.length + 8L * tag.length + 8L * (joined.length + late.length)
             + 4L * (workerPort.length + workerClock.length + arrivalRound.length)
             + 8L * (arrivalNs.length + iterationNs.length);
@@ -83,6 +95,9 @@ public final class JobRegisters {
         active[j] = true;
         id[j] = job;
         tag[j] = jobTag;
+        forming[j] = false;
+        firstRound[j] = 0;
+        Arrays.fill(offers, j * maxWorkers * JoinPacket.MAX_OFFERS, (j + 1) * maxWorkers * JoinPacket.MAX_OFFERS, -1);
         workers[j] = jobWorkers;
         elementsPerRound[j] = elements;
         chunksPerRound[j] = chunks;
@@ -104,6 +119,46 @@ public final class JobRegisters {
         return j * maxWorkers + w;
     }
 
+    /** Whether every worker of job j is joined. */
+    public boolean allJoined(final int j) {
+        int n = 0;
+        for (int i = 0; i < words; i++) {
+            n += Long.bitCount(joined[j * words + i]);
+        }
+        return n == workers[j];
+    }
+
+    /** Records the rounds worker w's REBUILD JOIN offered (-1 for none). */
+    public void offer(final int j, final int w, final int i, final int roundsDone) {
+        offers[worker(j, w) * JoinPacket.MAX_OFFERS + i] = roundsDone;
+    }
+
+    /**
+     * The most rounds done that every worker of job j offered to go on after; 0 (from the start, which
+     * every worker can make again from its seed) if they share no other.
+     */
+    public int commonOffer(final int j) {
+        int best = 0;
+        for (int i = 0; i < JoinPacket.MAX_OFFERS; i++) {
+            final int candidate = offers[worker(j, 0) * JoinPacket.MAX_OFFERS + i];
+            if (candidate <= best) {
+                continue;
+            }
+            boolean everyone = true;
+            for (int w = 1; w < workers[j] && everyone; w++) {
+                boolean has = false;
+                for (int k = 0; k < JoinPacket.MAX_OFFERS; k++) {
+                    has |= offers[worker(j, w) * JoinPacket.MAX_OFFERS + k] == candidate;
+                }
+                everyone = has;
+            }
+            if (everyone) {
+                best = candidate;
+            }
+        }
+        return best;
+    }
+
     public boolean isJoined(final int j, final int w) {
         return (joined[j * words + (w >>> 6)] & (1L << (w & 63))) != 0;
     }
@@ -111,6 +166,11 @@ public final class JobRegisters {
     /** Whether worker w of job j joined from an address other than {@code port} (a joined worker is bound to its address). */
     public boolean joinedElsewhere(final int j, final int w, final int port) {
         return isJoined(j, w) && workerPort[worker(j, w)] != port;
+    }
+
+    /** Whether worker w of job j is joined from {@code port}. */
+    public boolean joinedFrom(final int j, final int w, final int port) {
+        return isJoined(j, w) && workerPort[worker(j, w)] == port;
     }
 
     public void join(final int j, final int w, final int port) {

@@ -1,6 +1,7 @@
 package io.serene.harness.cli;
 
 import io.serene.protocol.JobTag;
+import io.serene.protocol.JoinPacket;
 import io.serene.training.Checkpoint;
 import io.serene.training.DjlModel;
 import io.serene.training.ModelCopies;
@@ -26,11 +27,14 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Collections;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 
 /**
  * {@code serene worker}: one training worker (one JVM: PyTorch allows one gradient collector per
@@ -56,6 +60,12 @@ public final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--resume-after", description = "Go on from this worker's checkpoint after round N in --checkpoint-dir, as a "
         + "new job on the switch whose round 0 is the run's round N (every worker of the job resumes after the same round).")
     Integer resumeAfter;
+
+    @Option(names = "--rejoin", description = "Join by rebuilding the job from the workers' checkpoints (a worker restarted "
+        + "while its job runs, or after the switch restarted): this worker offers the rounds it has checkpoints after in "
+        + "--checkpoint-dir; once every worker joined, the job goes on after the most rounds all of them can go on after, the "
+        + "others going back there by themselves (they need --checkpoint-every).")
+    boolean rejoin;
 
     @Option(names = "--switch", defaultValue = "127.0.0.1:7000", description = "The switch's UDP address HOST:PORT; "
         + "unset, from SERENE_SWITCH or MASTER_ADDR:MASTER_PORT. Default: ${DEFAULT-VALUE}.")
@@ -103,10 +113,14 @@ public final class WorkerCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--id must be in 0.." + (workers - 1) + " and --workers positive, were " + id + " and " + workers);
         }
         final int every = checkpoints.every();
-        if ((every > 0 || resumeAfter != null) && checkpointDir == null) {
-            throw new IllegalArgumentException("--checkpoint-every and --resume-after need --checkpoint-dir");
+        if ((every > 0 || resumeAfter != null || rejoin) && checkpointDir == null) {
+            throw new IllegalArgumentException("--checkpoint-every, --resume-after and --rejoin need --checkpoint-dir");
         }
-        final Checkpoint resume = resumeAfter == null ? null : readCheckpoint(checkpointDir, id, resumeAfter);
+        if (rejoin && resumeAfter != null) {
+            throw new IllegalArgumentException("--rejoin agrees with the other workers on the round to go on after; --resume-after "
+                + "names one: give one of them");
+        }
+        Checkpoint resume = resumeAfter == null ? null : readCheckpoint(checkpointDir, id, resumeAfter);
         final long tag = JobTag.of(secret.secret(), job);
         if (exitWithParent || evalWhenTold) {
             watchStdin();
@@ -127,22 +141,32 @@ public final class WorkerCommand implements Callable<Integer> {
              UdpTransport transport = UdpTransport.create(1, true);
              RoundRecords log = new RoundRecords(id, total, records, epochMs)) {
             t.lrSchedule().applyTo(net, total);
-            final UdpWorker worker = UdpWorker.start(new WorkerContext().jobId(job).tag(tag).workerId(id).workers(workers)
-                .elementsPerRound(net.elements()), target, new InetSocketAddress(0), transport, UdpOptions.defaults(),
-                ex -> System.err.println("worker " + id + " error: " + ex));
+            final Function<int[], UdpWorker> connect = offers -> UdpWorker.start(new WorkerContext().jobId(job).tag(tag).workerId(id)
+                .workers(workers).elementsPerRound(net.elements()).rebuild(offers).maxJoinAttempts(rejoinAttempts(t.timeoutSeconds(), offers)),
+                target, new InetSocketAddress(0), transport, UdpOptions.defaults(), ex -> System.err.println("worker " + id + " error: " + ex));
+            // the connection in use: a job the switch lost is joined again on a new one (TrainingLoop.recover)
+            final UdpWorker[] live = {connect.apply(rejoin ? offers(checkpointDir, id) : null)};
             try {
-                awaitJoin(worker, t.timeoutSeconds());
+                awaitJoin(live[0], t.timeoutSeconds());
+                if (rejoin) {
+                    final int first = live[0].call(e -> e.firstRound()).get(t.timeoutSeconds(), TimeUnit.SECONDS);
+                    resume = first == 0 ? null : readCheckpoint(checkpointDir, id, first);
+                }
                 System.out.println("worker " + id + "/" + workers + ": " + t.model() + " with " + net.elements() + " parameters, shard of "
                     + shard.length + " images, " + total + " rounds, seed " + t.seed());
                 System.out.flush();
                 final GlobalBatch sizes = new GlobalBatch(t.batch(), workers, t.rebalance());
                 final ModelCopies copies = t.deferredEval() ? ModelCopies.forRun(total, t.evalEvery(), net.elements()) : null;
                 final TrainingLoop.Options options = new TrainingLoop.Options(id, t, profile, progressLines, switchAddress,
-                    evalWhenTold ? toldToEvaluate : null, checkpointDir, every, resume);
-                new TrainingLoop(worker, net, new Batches(dataset.train, shard, t.batch(), sizes.max(), t.seed() * 31 + id), sizes, log,
-                    copies, testPixels, testLabels, total, options).run();
+                    evalWhenTold ? toldToEvaluate : null, checkpointDir, every, resume, offered -> {
+                        live[0] = connect.apply(offered);
+                        awaitJoin(live[0], t.timeoutSeconds());
+                        return live[0];
+                    });
+                new TrainingLoop(live[0], net, () -> new Batches(dataset.train, shard, t.batch(), sizes.max(), t.seed() * 31 + id), sizes,
+                    log, copies, testPixels, testLabels, total, options).run();
             } finally {
-                worker.close();
+                live[0].close();
             }
         }
         return 0;
@@ -174,6 +198,21 @@ public final class WorkerCommand implements Callable<Integer> {
         }, "stdin-watch");
         watcher.setDaemon(true);
         watcher.start();
+    }
+
+    /**
+     * JOIN attempts (100 ms apart): a plain JOIN the default budget; a REBUILD JOIN, whose job forms only
+     * once every worker is back, for as long as the worker waits for anything (--timeout-seconds).
+     */
+    private static int rejoinAttempts(final int timeoutSeconds, final int[] offers) {
+        return offers == null ? new WorkerContext().maxJoinAttempts() : Math.max(50, timeoutSeconds * 10);
+    }
+
+    /** The rounds worker w has checkpoints after, newest first, as many as a REBUILD JOIN carries. */
+    private static int[] offers(final Path dir, final int w) throws IOException {
+        final List<Integer> rounds = Checkpoint.rounds(dir, w);
+        Collections.reverse(rounds);
+        return rounds.stream().limit(JoinPacket.MAX_OFFERS).mapToInt(Integer::intValue).toArray();
     }
 
     /** Worker w's checkpoint after round n, or an error naming what is missing and what is there. */
