@@ -71,9 +71,9 @@ public final class TrainCommand implements Callable<Integer> {
     @Mixin
     CheckpointOptions checkpoints = new CheckpointOptions();
 
-    @Option(names = "--max-restarts", defaultValue = "0", description = "When a worker dies (not by --faults) and the job cannot go "
-        + "on without it, relaunch the job from the newest checkpoint every worker holds, at most this many times. "
-        + "Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--max-restarts", defaultValue = "0", description = "When a worker dies (not by --faults), relaunch the job from "
+        + "the newest checkpoint every worker holds, the dead worker with the others, at most this many times; 0: the others go on "
+        + "if the sync config lets them, else the run stops. Default: ${DEFAULT-VALUE}.")
     int maxRestarts;
 
     @Option(names = "--resume", description = "Go on with the run in DIR (its --out) from the newest checkpoint every worker holds "

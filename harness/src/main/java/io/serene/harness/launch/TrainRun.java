@@ -272,7 +272,8 @@ public final class TrainRun {
 
         /**
          * Whether worker w's death relaunches the job now: a planned restart of it whose job cannot go
-         * on without it, or an unplanned death the job cannot go on without while --max-restarts allows.
+         * on without it, or an unplanned death while --max-restarts allows (under a config that goes on
+         * without the worker too: it is brought back, the others going back to the checkpoint with it).
          */
         private boolean relaunchOnDeath(final SwitchPipeline pipeline, final int w) {
             final FaultPlan.Fault restart = s.faults().restartOf(w);
@@ -285,7 +286,7 @@ public final class TrainRun {
             }
             final boolean killedOnPurpose = s.faults().faults().stream().anyMatch(f -> f.kind() == FaultPlan.Kind.KILL && f.worker() == w
                 && fired.contains(f));
-            return !killedOnPurpose && s.maxRestarts() > relaunches.stream().filter(r -> !r.planned()).count() && needed(pipeline, w);
+            return !killedOnPurpose && s.maxRestarts() > relaunches.stream().filter(r -> !r.planned()).count();
         }
     }
 
