@@ -91,8 +91,8 @@ final class JobLifecycle {
         final boolean rebuild = in.hasFlag(Flags.REBUILD);
         if (j != JobTable.MISSING && rebuild && !jobs.forming[j] && !jobs.joinedFrom(j, worker, port)) {
             // a worker back from a checkpoint (restarted, on a new address) rebuilds the job: its rounds in flight are
-            // dropped, the others learn it from UNKNOWN_JOB and join again; without a secret, only from the worker's address
-            if (tag == JobTag.NONE && jobs.joinedElsewhere(j, worker, port)) {
+            // dropped, the others learn it from UNKNOWN_JOB and join again; only a holder of the job's secret may
+            if (tag == JobTag.NONE) {
                 refuseJoin(in, port, Status.IN_USE, outbox);
                 return;
             }

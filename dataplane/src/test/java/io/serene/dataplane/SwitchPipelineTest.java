@@ -236,6 +236,15 @@ class SwitchPipelineTest {
         rebuild(555, 0, 40);
         assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.BAD_TAG);
         assertThat(pipeline.counters().get(SwitchCounter.JOBS_REBUILT)).isEqualTo(1);
+        // nor anyone a job without a secret: nobody can prove to be its worker
+        pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(1 << 20).maxJobs(2).maxWorkers(8)
+            .chunkElements(4).maxPoolSize(2).roundRing(4).conclude(), errors::add);
+        tag = JobTag.NONE;
+        join(0, 2, 4);
+        join(1, 2, 4);
+        rebuild(555, 1, 40);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.IN_USE);
+        assertThat(pipeline.counters().get(SwitchCounter.JOBS_REBUILT)).isZero();
         assertThat(errors).isEmpty();
     }
 
