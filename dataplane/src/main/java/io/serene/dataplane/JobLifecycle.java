@@ -265,6 +265,15 @@ final class JobLifecycle {
         send(port, deparser.leaveAck(in), outbox);
     }
 
+    /** Frees every job (a restart's loss of state). */
+    void loseAll() {
+        for (int j = 0; j < jobs.active.length; j++) {
+            if (jobs.active[j]) {
+                free(j);
+            }
+        }
+    }
+
     private void free(final int j) {
         jobs.active[j] = false;
         jobTable.remove(jobs.id[j]);

@@ -187,6 +187,23 @@ public final class SwitchPipeline implements PacketEndpoint {
         return j != JobTable.MISSING && worker >= 0 && worker < jobs.workers[j] && nextRound.cannotGoOnWithout(j, worker, round);
     }
 
+    /**
+     * The run's round the job's round 0 is (0 unless it was rebuilt from checkpoints); -1 while it is
+     * being rebuilt or if the job is unknown.
+     */
+    public int firstRound(final int job) {
+        final int j = jobTable.get(job);
+        return j == JobTable.MISSING || jobs.forming[j] ? -1 : jobs.firstRound[j];
+    }
+
+    /**
+     * Loses every job, as a restarted switch has (fault injection: {@code serene train --faults
+     * switch-restart@R}); their workers learn it from UNKNOWN_JOB. Counters and tables' schema stay.
+     */
+    public void loseAllJobs() {
+        lifecycle.loseAll();
+    }
+
     /** The job's worker count; -1 if unknown. */
     public int workers(final int job) {
         final int j = jobTable.get(job);

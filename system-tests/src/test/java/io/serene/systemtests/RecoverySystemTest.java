@@ -76,10 +76,11 @@ class RecoverySystemTest {
         final JsonNode s = run(train(dir.resolve("run"), "--checkpoint-every", "20", "--faults", "switch-restart@50"));
         assertSameModelAsTheCleanRun(s);
         assertThat(s.path("relaunches")).hasSize(1);
-        assertThat(s.path("relaunches").get(0).path("fromRound").asInt()).isEqualTo(40);
+        // the workers rejoin by themselves, from the last round every one of them applied (kept in memory)
+        assertThat(s.path("relaunches").get(0).path("fromRound").asInt()).isBetween(50, 70);
         assertThat(s.path("relaunches").get(0).path("planned").asBoolean()).isTrue();
-        assertThat(s.path("stdout").asText()).contains("relaunching the job: --faults switch-restart@50 (the switch lost its state at round ",
-            "the job goes on from its checkpoint after round 40", "relaunched from the checkpoint after round 40");
+        assertThat(s.path("stdout").asText()).contains("fault: the switch loses every job (switch-restart@50, round ",
+            "the job was rebuilt from its workers' checkpoints: it goes on after round ", "the job went back to round ");
         assertThat(s.path("run").path("checkpointEvery").asInt()).isEqualTo(20);
     }
 

@@ -4,6 +4,7 @@ import io.serene.controlplane.ControlLoop;
 import io.serene.controlplane.Controller;
 import io.serene.controlplane.Policy;
 import io.serene.controlplane.TelemetrySample;
+import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.node.SilenceWatch;
 import io.serene.protocol.Status;
@@ -14,14 +15,17 @@ import io.serene.protocol.table.TableWrite;
 import java.util.BitSet;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
+import java.util.function.IntConsumer;
 import java.util.function.Supplier;
 
 /**
  * Watches the job on the switch's thread every 20 ms: installs the rest of a schedule once the
- * job exists, and feeds the policy's controller each advance of R. A job resumed from a checkpoint
- * starts at the run's round {@code base} (its round 0 on the switch): the schedule and the
- * controller see the run's rounds, translated here, at the one place the two meet.
+ * job exists, and feeds the policy's controller each advance of R; again for each new incarnation
+ * of the job (rebuilt from its workers' checkpoints, reported to {@code onRebuilt}). A job resumed
+ * or rebuilt from a checkpoint starts at the run's round {@code base} (its round 0 on the switch):
+ * the schedule and the controller see the run's rounds, translated here, at the one place the two meet.
  */
 final class JobMonitor extends Thread {
     private final int job;
@@ -31,12 +35,15 @@ final class JobMonitor extends Thread {
     private final SyncSchedule schedule;
     private final List<Controller.Decision> decisions;
     private final Progress progress;
-    private final int base;
+    /** The run's round the job's round 0 is: the launch's, then the round a rebuild agreed on. */
+    private volatile int base;
     private final SilenceWatch silence;
+    private final IntConsumer onRebuilt;
     volatile Exception failure;
 
     JobMonitor(final SwitchPipeline pipeline, final int job, final int workers, final Policy policy, final SyncSchedule schedule,
-               final List<Controller.Decision> decisions, final Progress progress, final int base, final SilenceWatch silence) {
+               final List<Controller.Decision> decisions, final Progress progress, final int base, final SilenceWatch silence,
+               final IntConsumer onRebuilt) {
         super("job-monitor");
         setDaemon(true);
         this.job = job;
@@ -48,55 +55,78 @@ final class JobMonitor extends Thread {
         this.progress = progress;
         this.base = base;
         this.silence = silence;
+        this.onRebuilt = onRebuilt;
     }
 
     @Override
     public void run() {
         try {
-            while (call(() -> pipeline.workers(job)) < 0) {
-                Thread.sleep(20);
-            }
-            if (schedule != null) {
-                for (final SyncSchedule.Entry e : schedule.from(base).entries()) {
-                    if (e.firstRound > 0) {
-                        final Status status = call(() -> pipeline.installConfig(job, e.firstRound, e.config));
-                        if (status != Status.OK) {
-                            throw new IllegalStateException("could not install " + e + " on the switch: " + status);
-                        }
-                    }
-                }
-                return;
-            }
-            if (policy == null) {
-                return;
-            }
-            final Controller controller = new Controller(policy, job, workers, new Controller.SwitchControl() {
-                @Override
-                public int earliestSwapRound() {
-                    return base + call(() -> pipeline.earliestSwapRound(job));
-                }
-
-                @Override
-                public Status write(final TableWrite write) {
-                    return call(() -> pipeline.write(onSwitch(write)));
-                }
-            });
-            final ControlLoop loop = new ControlLoop(controller, () -> call(() -> telemetry(job)));
+            long incarnation = -1;
             while (!isInterrupted()) {
-                final List<Controller.Decision> fresh = loop.poll();
-                if (fresh == null) {
-                    return;
+                int first;
+                while ((first = call(() -> pipeline.firstRound(job))) < 0) {
+                    Thread.sleep(20);
                 }
-                for (final Controller.Decision d : fresh) {
-                    decisions.add(d);
-                    progress.println("policy " + policy.name() + ": " + d);
+                final long created = call(() -> pipeline.counters().get(SwitchCounter.JOBS_CREATED));
+                if (incarnation >= 0) {
+                    // rebuilt from checkpoints: the job's round 0 is the round its workers agreed on (the run's rounds)
+                    base = first;
+                    onRebuilt.accept(first);
                 }
-                Thread.sleep(20);
+                incarnation = created;
+                final long current = created;
+                watch(() -> call(() -> pipeline.firstRound(job) < 0 || pipeline.counters().get(SwitchCounter.JOBS_CREATED) != current));
             }
         } catch (final InterruptedException ex) {
             // the run ended
         } catch (final Exception ex) {
             failure = ex;
+        }
+    }
+
+    /**
+     * Serves one incarnation of the job until {@code gone}: installs the rest of the schedule, or runs
+     * the policy's controller (a new one: a rebuilt job starts with the policy's start configs again).
+     */
+    private void watch(final BooleanSupplier gone) throws Exception {
+        if (schedule != null) {
+            for (final SyncSchedule.Entry e : schedule.from(base).entries()) {
+                if (e.firstRound > 0) {
+                    final Status status = call(() -> pipeline.installConfig(job, e.firstRound, e.config));
+                    if (status != Status.OK) {
+                        throw new IllegalStateException("could not install " + e + " on the switch: " + status);
+                    }
+                }
+            }
+        }
+        if (policy == null) {
+            while (!gone.getAsBoolean()) {
+                Thread.sleep(20);
+            }
+            return;
+        }
+        final Controller controller = new Controller(policy, job, workers, new Controller.SwitchControl() {
+            @Override
+            public int earliestSwapRound() {
+                return base + call(() -> pipeline.earliestSwapRound(job));
+            }
+
+            @Override
+            public Status write(final TableWrite write) {
+                return call(() -> pipeline.write(onSwitch(write)));
+            }
+        });
+        final ControlLoop loop = new ControlLoop(controller, () -> call(() -> telemetry(job)));
+        while (!isInterrupted() && !gone.getAsBoolean()) {
+            final List<Controller.Decision> fresh = loop.poll();
+            if (fresh == null) {
+                return;
+            }
+            for (final Controller.Decision d : fresh) {
+                decisions.add(d);
+                progress.println("policy " + policy.name() + ": " + d);
+            }
+            Thread.sleep(20);
         }
     }
 

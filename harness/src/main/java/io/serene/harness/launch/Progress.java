@@ -61,6 +61,11 @@ final class Progress {
         printedTenth = (int) (10L * roundsDone / total);
     }
 
+    /** A worker restarted: the line follows it again. */
+    synchronized void revived(final int w) {
+        failed[w] = false;
+    }
+
     /** A worker that died: the line follows the others from now on. */
     synchronized void failed(final int w) {
         failed[w] = true;

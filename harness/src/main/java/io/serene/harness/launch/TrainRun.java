@@ -130,11 +130,15 @@ public final class TrainRun {
         final List<RunSummary.Failure> failures = new ArrayList<>();
         /** The switch counters, summed over the launches. */
         final Map<String, Long> counters = new LinkedHashMap<>();
-        final List<RunSummary.Relaunch> relaunches = new ArrayList<>();
+        final List<RunSummary.Relaunch> relaunches = Collections.synchronizedList(new ArrayList<>());
         /** The faults that fired (each fires once, whatever launch it falls in). */
         private final Set<FaultPlan.Fault> fired = ConcurrentHashMap.newKeySet();
         /** Whether the last launch ended for a planned restart (not counted against --max-restarts). */
         volatile boolean plannedRelaunch;
+        /** Why the job is being rebuilt in place, and whether planned; deaths --max-restarts brought back. */
+        private volatile String rebuildReason;
+        private volatile boolean rebuildPlanned;
+        private int restartsUsed;
 
         Launch(final SyncSchedule schedule, final int rounds, final long epochMs, final Progress progress, final PrintStream say,
                final List<Controller.Decision> decisions) {
@@ -177,12 +181,15 @@ public final class TrainRun {
                  SwitchMonitor switchMonitor = new SwitchMonitor(pipeline, 100, stalls, silence, progress::println);
                  SwitchMetrics metrics = s.metricsPort() < 0 ? null : SwitchMetrics.serve(switchMonitor, "127.0.0.1", s.metricsPort())) {
                 // a fixed config that needs the dead worker cannot go on; a policy may change the config, so its job is let run
-                workers = new WorkerProcesses(progress, w -> needed(pipeline, w), w -> relaunchOnDeath(pipeline, w));
+                final Attempt on = new Attempt(pipeline, host.localAddress().getPort(), base);
+                final WorkerProcesses[] these = new WorkerProcesses[1];
+                workers = new WorkerProcesses(progress, w -> needed(pipeline, w), w -> handleDeath(these[0], on, w));
+                these[0] = workers;
                 switchMonitor.addViewListener(view -> progress.stall(view.jobs().stream()
                     .filter(j -> j.job() == s.job() && stalls.stalled(j, view.timeNs()))
                     .map(j -> StallWatch.describe(j, view.timeNs())).findFirst().orElse(null)));
                 switchMonitor.addViewListener(view -> view.jobs().stream().filter(j -> j.job() == s.job()).findFirst()
-                    .ifPresent(j -> fire(faults, workers, base + j.releasedRound(), stalls.stalled(j, view.timeNs()))));
+                    .ifPresent(j -> fire(faults, workers, on, base + j.releasedRound(), stalls.stalled(j, view.timeNs()))));
                 switchMonitor.start();
                 final ControlServer server = s.controlPort() < 0 ? null : ControlServer.start(control, "127.0.0.1", s.controlPort());
                 say.printf(Locale.ROOT, "train: %d workers, %s, policy %s, stragglers %s, %d rounds of batch %d, seed %d; switch on udp %s%s%n",
@@ -195,11 +202,11 @@ public final class TrainRun {
                 Runtime.getRuntime().addShutdownHook(hook);
                 try {
                     for (int w = 0; w < s.workers(); w++) {
-                        workers.start(w, workerCommand(w, rounds, host.localAddress().getPort(), epochMs, base),
+                        workers.start(w, workerCommand(w, rounds, host.localAddress().getPort(), epochMs, base, false),
                             Map.of(JobTag.SECRET_ENV, secret), logFile(w));
                     }
                     final JobMonitor monitor = new JobMonitor(pipeline, s.job(), s.workers(), s.policy(), schedule, decisions, progress, base,
-                        silence);
+                        silence, this::rebuilt);
                     monitor.start();
                     try {
                         workers.awaitAll();
@@ -238,7 +245,8 @@ public final class TrainRun {
          * Fires the faults due at R = {@code released} (the run's rounds): kills, then the restarts
          * of killed workers that are due, or whose job waits for them ({@code stalled}), and switch restarts.
          */
-        private void fire(final FaultPlan faults, final WorkerProcesses workers, final int released, final boolean stalled) {
+        private void fire(final FaultPlan faults, final WorkerProcesses workers, final Attempt on, final int released,
+                          final boolean stalled) {
             for (final FaultPlan.Fault f : faults.faults()) {
                 if (fired.contains(f)) {
                     continue;
@@ -253,16 +261,26 @@ public final class TrainRun {
                         final boolean killed = faults.faults().stream().anyMatch(k -> k.kind() == FaultPlan.Kind.KILL
                             && k.worker() == f.worker() && fired.contains(k));
                         if (killed && workers.dead(f.worker()) && (released >= f.round() || stalled) && fired.add(f)) {
-                            plannedRelaunch = true;
-                            workers.relaunch("--faults " + f + " (worker " + f.worker() + " back" + (released >= f.round() ? ""
-                                : ", early: the job waits for it") + ", round " + released + " released)");
+                            bringBack(workers, on, f.worker(), "--faults " + f + " (worker " + f.worker() + " back"
+                                + (released >= f.round() ? "" : ", early: the job waits for it") + ", round " + released + " released)", true);
                         }
                     }
                     case SWITCH_RESTART -> {
                         if (released >= f.round() && fired.add(f)) {
-                            plannedRelaunch = true;
-                            workers.relaunch("--faults " + f + " (the switch lost its state at round " + released + "; the workers rejoin "
-                                + "a new one from their checkpoints)");
+                            final String why = "--faults " + f + " (the switch lost its state at round " + released + ")";
+                            if (s.checkpointEvery() > 0) {
+                                // the workers rebuild the job from their checkpoints by themselves
+                                rebuildReason = why;
+                                rebuildPlanned = true;
+                                progress.println("fault: the switch loses every job (" + f + ", round " + released + " released)");
+                                JobMonitor.onSwitch(on.pipeline(), p -> {
+                                    p.loseAllJobs();
+                                    return null;
+                                });
+                            } else {
+                                plannedRelaunch = true;
+                                workers.relaunch(why + "; no checkpoints: from the start");
+                            }
                         }
                     }
                     default -> throw new IllegalStateException("unknown fault " + f);
@@ -271,23 +289,64 @@ public final class TrainRun {
         }
 
         /**
-         * Whether worker w's death relaunches the job now: a planned restart of it whose job cannot go
-         * on without it, or an unplanned death while --max-restarts allows (under a config that goes on
-         * without the worker too: it is brought back, the others going back to the checkpoint with it).
+         * Brings dead worker w back: with checkpoints it is started again and rejoins, the job rebuilt
+         * from the checkpoints every worker holds (the others go back there by themselves); without,
+         * the job is relaunched from the start.
          */
-        private boolean relaunchOnDeath(final SwitchPipeline pipeline, final int w) {
+        private void bringBack(final WorkerProcesses workers, final Attempt on, final int w, final String why, final boolean planned) {
+            if (s.checkpointEvery() <= 0) {
+                plannedRelaunch = planned;
+                workers.relaunch(why + "; no checkpoints: from the start");
+                return;
+            }
+            rebuildReason = why;
+            rebuildPlanned = planned;
+            try {
+                workers.restart(w, workerCommand(w, rounds, on.port(), epochMs, on.base(), true), Map.of(JobTag.SECRET_ENV, secret),
+                    logFile(w));
+            } catch (final IOException ex) {
+                plannedRelaunch = planned;
+                workers.relaunch(why + "; the worker could not be started again (" + ex.getMessage() + "): the job is relaunched");
+            }
+        }
+
+        /**
+         * Whether the run takes care of worker w's death (bringing it back): a planned restart of it
+         * whose job cannot go on without it, or an unplanned death while --max-restarts allows (under a
+         * config that goes on without the worker too: it is brought back, every worker going back to
+         * the checkpoint with it).
+         */
+        private boolean handleDeath(final WorkerProcesses workers, final Attempt on, final int w) {
             final FaultPlan.Fault restart = s.faults().restartOf(w);
             if (restart != null && !fired.contains(restart)) {
-                if (needed(pipeline, w) && fired.add(restart)) {
-                    plannedRelaunch = true;
+                if (needed(on.pipeline(), w) && fired.add(restart)) {
+                    bringBack(workers, on, w, "worker " + w + " died (" + workers.causeOfDeath(w) + ")", true);
                     return true;
                 }
                 return false;
             }
             final boolean killedOnPurpose = s.faults().faults().stream().anyMatch(f -> f.kind() == FaultPlan.Kind.KILL && f.worker() == w
                 && fired.contains(f));
-            return !killedOnPurpose && s.maxRestarts() > relaunches.stream().filter(r -> !r.planned()).count();
+            if (killedOnPurpose || s.maxRestarts() <= restartsUsed) {
+                return false;
+            }
+            restartsUsed++;
+            bringBack(workers, on, w, "worker " + w + " died (" + workers.causeOfDeath(w) + ")", false);
+            return true;
         }
+
+        /** The job was rebuilt in place from the workers' checkpoints, going on after round {@code first}. */
+        private void rebuilt(final int first) {
+            final String why = rebuildReason != null ? rebuildReason : "the job was rebuilt from its workers' checkpoints";
+            relaunches.add(new RunSummary.Relaunch(why, first, rebuildPlanned));
+            progress.relaunched(first);
+            progress.println("the job was rebuilt from its workers' checkpoints: it goes on after round " + first + " (" + why + ")");
+            rebuildReason = null;
+        }
+    }
+
+    /** One attempt's switch, as the launcher's fault handling needs it. */
+    private record Attempt(SwitchPipeline pipeline, int port, int base) {
     }
 
     /** Where the workers write their checkpoints. */
@@ -305,7 +364,8 @@ public final class TrainRun {
         return end;
     }
 
-    private List<String> workerCommand(final int w, final int rounds, final int switchPort, final long epochMs, final int base) {
+    private List<String> workerCommand(final int w, final int rounds, final int switchPort, final long epochMs, final int base,
+                                       final boolean rejoin) {
         final List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java"));
         for (final String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
@@ -327,7 +387,9 @@ public final class TrainRun {
         if (s.checkpointEvery() > 0 || base > 0) {
             command.addAll(List.of("--checkpoint-dir", checkpoints().toString(), "--checkpoint-every", "" + s.checkpointEvery()));
         }
-        if (base > 0) {
+        if (rejoin) {
+            command.add("--rejoin");
+        } else if (base > 0) {
             command.addAll(List.of("--resume-after", "" + base));
         }
         return command;
@@ -433,7 +495,7 @@ public final class TrainRun {
                 + (relaunches.isEmpty() ? "; the figures are the others'" : ""));
         }
         for (final RunSummary.Relaunch r : relaunches) {
-            out.println("relaunched from " + (r.fromRound() == 0 ? "the start" : "the checkpoint after round " + r.fromRound()) + ": " + r.reason());
+            out.println("the job went back to " + (r.fromRound() == 0 ? "the start" : "round " + r.fromRound()) + ": " + r.reason());
         }
         if (summary.modeSwitches() > 0) {
             out.println("mode switches: " + summary.modeSwitches());

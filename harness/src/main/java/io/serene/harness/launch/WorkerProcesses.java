@@ -7,11 +7,14 @@ import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.HashSet;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntPredicate;
 
@@ -27,7 +30,9 @@ final class WorkerProcesses {
     private static final int KEEP_LINES = 20;
     private final Progress progress;
     private final IntPredicate needed;
-    private final IntPredicate relaunchOnDeath;
+    private final IntPredicate handledDeath;
+    /** The workers dead now (a restarted one is alive again; {@link #failures} keeps every death). */
+    private final Set<Integer> deadNow = new HashSet<>();
     /** Why every worker is being ended for a relaunch, or null. */
     private volatile String relaunch;
     private final List<Process> processes = new ArrayList<>();
@@ -46,13 +51,39 @@ final class WorkerProcesses {
     /**
      * @param needed whether the job cannot go on without a worker (its sync config requires it, with
      *               no timeout): its death then ends the run at once, saying so
-     * @param relaunchOnDeath whether a worker's death should relaunch the job (a restart is planned,
-     *               or allowed by --max-restarts); asked before {@code needed}
+     * @param handledDeath whether the run takes care of a worker's death (it relaunches the job or
+     *               restarts the worker: a restart is planned, or allowed by --max-restarts); asked
+     *               before {@code needed}
      */
-    WorkerProcesses(final Progress progress, final IntPredicate needed, final IntPredicate relaunchOnDeath) {
+    WorkerProcesses(final Progress progress, final IntPredicate needed, final IntPredicate handledDeath) {
         this.progress = progress;
         this.needed = needed;
-        this.relaunchOnDeath = relaunchOnDeath;
+        this.handledDeath = handledDeath;
+    }
+
+    /**
+     * Starts dead worker w again ({@code command}: it rejoins its job from its checkpoints); its log
+     * goes on in the same file. Its death stays in {@link #failures}.
+     */
+    void restart(final int w, final List<String> command, final Map<String, String> env, final Path log) throws IOException {
+        final ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        pb.environment().put("MALLOC_MMAP_THRESHOLD_", "67108864");
+        pb.environment().put("MALLOC_TRIM_THRESHOLD_", "268435456");
+        pb.environment().putAll(env);
+        final Process p = pb.start();
+        synchronized (this) {
+            processes.set(w, p);
+            tails.set(w, new ArrayDeque<>());
+            results.set(w, null);
+            killedFor.set(w, null);
+            deadNow.remove(w);
+        }
+        progress.revived(w);
+        progress.println("worker " + w + " restarted (pid " + p.pid() + "): it rejoins its job from its checkpoints");
+        final Thread reader = new Thread(() -> read(w, p, log, true), "worker-" + w + "-output");
+        reader.setDaemon(true);
+        reader.start();
+        readers.set(w, reader);
     }
 
     /**
@@ -96,15 +127,16 @@ final class WorkerProcesses {
             logs.add(log);
             killedFor.add(null);
         }
-        final Thread reader = new Thread(() -> read(w, p, log), "worker-" + w + "-output");
+        final Thread reader = new Thread(() -> read(w, p, log, false), "worker-" + w + "-output");
         reader.setDaemon(true);
         reader.start();
         readers.add(reader);
     }
 
-    private void read(final int w, final Process p, final Path log) {
+    private void read(final int w, final Process p, final Path log, final boolean append) {
         try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-             Writer file = Files.newBufferedWriter(log, StandardCharsets.UTF_8)) {
+             Writer file = append ? Files.newBufferedWriter(log, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND)
+                 : Files.newBufferedWriter(log, StandardCharsets.UTF_8)) {
             String line;
             while ((line = in.readLine()) != null) {
                 if (!line.startsWith("@")) {
@@ -166,7 +198,7 @@ final class WorkerProcesses {
     private void evaluateIfAllTrained() {
         final List<Process> all = new ArrayList<>();
         synchronized (this) {
-            final int alive = processes.size() - failures.size();
+            final int alive = processes.size() - deadNow.size();
             if (trained < alive || alive == 0 || told) {
                 return;
             }
@@ -231,7 +263,7 @@ final class WorkerProcesses {
                 if (relaunch != null) {
                     return;
                 }
-                if (failures.size() == processes.size()) {
+                if (deadNow.size() == processes.size()) {
                     final RunSummary.Failure first = failures.get(0);
                     throw new IllegalStateException("every worker failed; the first, worker " + first.worker() + ": " + first.cause()
                         + "; its last output " + lastOutput(first.worker()));
@@ -254,10 +286,10 @@ final class WorkerProcesses {
             earlier = failures.isEmpty() ? null : failures.get(0);
             cause = killedFor.get(w) != null ? "killed by --faults " + killedFor.get(w) : "exit " + exit;
             failures.add(new RunSummary.Failure(w, exit, cause, progress.roundOf(w)));
+            deadNow.add(w);
         }
         progress.failed(w);
-        if (relaunchOnDeath.test(w)) {
-            relaunch("worker " + w + " died (" + cause + ")");
+        if (handledDeath.test(w)) {
             return;
         }
         if (earlier == null && needed.test(w)) {
@@ -289,7 +321,17 @@ final class WorkerProcesses {
 
     /** Whether worker w died. */
     synchronized boolean dead(final int w) {
-        return failures.stream().anyMatch(f -> f.worker() == w);
+        return deadNow.contains(w);
+    }
+
+    /** Why worker w died last (for a relaunch's reason), or null. */
+    synchronized String causeOfDeath(final int w) {
+        for (int i = failures.size() - 1; i >= 0; i--) {
+            if (failures.get(i).worker() == w) {
+                return failures.get(i).cause();
+            }
+        }
+        return null;
     }
 
     /** "(all of it in LOG):" and the last lines worker w printed, for error messages. */

@@ -83,7 +83,8 @@ public final class SilenceWatch {
                 // a straggler's own pace counts: it is slow, not silent, until it misses that many of its own rounds
                 final long limit = Math.max(MIN_SILENCE_NS, (long) (rounds * Math.max(typical, job.iterationNs()[w])));
                 if (job.clocks()[w] != s[0]) {
-                    if (s[2] != 0) {
+                    // a clock that went back is a new incarnation of the job (rebuilt from checkpoints): nothing to report
+                    if (s[2] != 0 && job.clocks()[w] > s[0]) {
                         lines.add(String.format(Locale.ROOT, "job %d: worker %d is heard from again (round %d)", job.job(), w,
                             job.clocks()[w]));
                     }
