@@ -41,6 +41,8 @@ public enum SwitchCounter {
     DROP_BAD_ELEMENT_COUNT,
     DROP_BAD_SLOT,
     DROP_INCONSISTENT,
+    /** A DATA whose round is not its seq's (StepLayout): it may claim no slot. */
+    DROP_BAD_STEP,
     /** A DATA with an exponent outside the block floating point range (its look-ahead field or an exponent step's values). */
     DROP_BAD_EXPONENT,
     DROP_AHEAD,

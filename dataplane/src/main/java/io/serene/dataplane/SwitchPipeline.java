@@ -444,6 +444,11 @@ public final class SwitchPipeline implements PacketEndpoint {
             counters.increment(SwitchCounter.DROP_BAD_SLOT);
             return;
         }
+        if (seq / StepLayout.stepsPerRound(jobs.elementsPerRound[j], chunkElements, poolSize) != round) {
+            // a step claims a slot for its own round only (a bound check on another round's number proves nothing)
+            counters.increment(SwitchCounter.DROP_BAD_STEP);
+            return;
+        }
         if (!aggregator.exponentsInRange(data, n, payload)) {
             counters.increment(SwitchCounter.DROP_BAD_EXPONENT);
             return;

@@ -345,6 +345,20 @@ class SwitchPipelineTest {
     }
 
     @Test
+    void aStepClaimsASlotForItsOwnRoundOnly() {
+        join(0, 2, 4);
+        join(1, 2, 4);
+        sent.clear();
+        // seq 2 is round 1's first step (2 steps a round here): naming round 0 it claims nothing
+        dataFrom(100, JOB, 0, 2, 1, 0, new int[] {1, 1, 1, 1});
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_BAD_STEP)).isEqualTo(1);
+        assertThat(sent).isEmpty();
+        data(0, 1, 0, 0, new int[] {1, 2, 3, 4});
+        data(1, 1, 0, 0, new int[] {10, 20, 30, 40});
+        assertThat(last().result.value(0)).as("round 0's own step is summed as ever").isEqualTo(11);
+    }
+
+    @Test
     void shouldRefuseReuseOfASlotBeforeItsPreviousUseWasReleased() {
         join(0, 2, 8);
         join(1, 2, 8);

@@ -7,6 +7,7 @@ import io.serene.protocol.Outbox;
 import io.serene.protocol.Packet;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.ResultPacket;
+import io.serene.protocol.sync.StepLayout;
 import io.serene.protocol.sync.SyncConfig;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -30,6 +31,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class SwitchSyncProperties {
     private static final int POOL = 64;
     private static final int CHUNKS = 2;
+    /** The job's steps: 2 elements in chunks of 1, two exponent steps (never sent here), then the value steps. */
+    private static final StepLayout LAYOUT = new StepLayout(CHUNKS, 1, POOL);
 
     /** What the test saw of one released chunk. */
     private static final class Release {
@@ -76,7 +79,7 @@ class SwitchSyncProperties {
             final ResultPacket p = new ResultPacket().wrap(buffer, offset, length);
             if (p.type() == PacketType.RESULT && !p.hasFlag(Flags.RETRANSMIT)) {
                 final long bitmap = p.bitmapWord(0);
-                final int round = (int) (p.seq() / CHUNKS);
+                final int round = p.round();
                 // PSP: the round's seeded sample of the required set (job 1), drawn as the switch draws it
                 final BitSet missing = rule.requiredFor(1, round);
                 missing.andNot(BitSet.valueOf(new long[] {bitmap}));
@@ -85,8 +88,8 @@ class SwitchSyncProperties {
                 final boolean byLatch = held != null && (bitmap & held) == held;
                 final long onTime = all & ~late[0];
                 final boolean withoutTheLate = timeouts && late[0] != 0 && (bitmap & onTime) == onTime;
-                final boolean timedOut = timeouts && now[0] - firstNs.getOrDefault(p.seq(), now[0]) >= rule.timeoutNs;
-                final Release previous = releases.putIfAbsent(p.seq(), new Release(bitmap, p.contributorCount(),
+                final boolean timedOut = timeouts && now[0] - firstNs.getOrDefault(logical(p), now[0]) >= rule.timeoutNs;
+                final Release previous = releases.putIfAbsent(logical(p), new Release(bitmap, p.contributorCount(),
                     p.value(0), now[0], byRule || byLatch || withoutTheLate || timedOut));
                 if (previous == null && !byRule && !byLatch && !withoutTheLate) {
                     late[0] |= all & ~bitmap;
@@ -179,7 +182,7 @@ class SwitchSyncProperties {
         final Outbox outbox = (port, buffer, offset, length) -> {
             final ResultPacket p = new ResultPacket().wrap(buffer, offset, length);
             if (p.type() == PacketType.RESULT && !p.hasFlag(Flags.RETRANSMIT)) {
-                released.put(p.seq(), p.bitmapWord(0));
+                released.put(logical(p), p.bitmapWord(0));
             }
         };
         for (int w = 0; w < workers; w++) {
@@ -271,12 +274,19 @@ class SwitchSyncProperties {
         }
     }
 
+    /** A result's chunk as the test numbers them: round x CHUNKS + chunk. */
+    private static long logical(final ResultPacket p) {
+        return (long) p.round() * CHUNKS + p.chunk();
+    }
+
+    /** Worker w's value for the chunk the test numbers {@code logical} (round x CHUNKS + chunk): its value step. */
     private static void contribute(final SwitchPipeline pipeline, final Outbox outbox, final int worker,
-                                   final long seq, final int round, final long nowNs) {
+                                   final long logical, final int round, final long nowNs) {
         final int length = DataPacket.length(1);
         final ByteBuffer b = Packet.allocate(length);
+        final long seq = LAYOUT.seq(round, LAYOUT.exponentSteps() + (int) (logical % CHUNKS));
         new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(1).workerId(worker).seq(seq)
-            .round(round).chunk((int) (seq % CHUNKS)).poolIndex((int) (seq % POOL)).shadowSet((int) ((seq / POOL) & 1))
+            .round(round).chunk((int) (logical % CHUNKS)).poolIndex((int) (seq % POOL)).shadowSet((int) ((seq / POOL) & 1))
             .flags(Flags.VALUES).elementCount(1).exponent((byte) 0).value(0, 1 << worker);
         pipeline.onPacket(worker, b, 0, length, nowNs, outbox);
     }

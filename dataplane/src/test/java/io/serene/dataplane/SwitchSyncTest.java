@@ -12,6 +12,7 @@ import io.serene.protocol.PacketType;
 import io.serene.protocol.ResultPacket;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.sync.StepLayout;
 import io.serene.protocol.sync.SyncConfigParser;
 import io.serene.protocol.table.SyncConfigEntry;
 import io.serene.protocol.table.TableWrite;
@@ -28,7 +29,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** The release condition, timeouts, the bound and hot-swaps in the data plane (DESIGN.md section 2). */
 class SwitchSyncTest {
     private static final int JOB = 3;
-    private static final int POOL = 16;
+    /** Room for the rounds these tests send (their exponent steps, never sent, would hold their slots' next use back). */
+    private static final int POOL = 32;
+    private static final StepLayout LAYOUT = new StepLayout(8, 4, POOL);
 
     private final List<PacketHeader> sent = new ArrayList<>();
     private final List<Integer> ports = new ArrayList<>();
@@ -471,14 +474,14 @@ class SwitchSyncTest {
         return results;
     }
 
-    /** Worker w's values for chunk c of round r (seq = 2r + c; 2 chunks per round). */
+    /** Worker w's values for chunk c of round r (its value step: 8 elements in chunks of 4, one exponent step, never sent here). */
     private void contribute(final int worker, final int round, final int chunk, final int value, final long nowNs) {
         contribute(worker, round, chunk, value, nowNs, 0);
     }
 
     private void contribute(final int worker, final int round, final int chunk, final int value, final long nowNs,
                             final long reportedNs) {
-        final long seq = 2L * round + chunk;
+        final long seq = LAYOUT.seq(round, LAYOUT.exponentSteps() + chunk);
         final int length = DataPacket.length(4);
         final ByteBuffer b = Packet.allocate(length);
         final DataPacket p = new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(JOB)

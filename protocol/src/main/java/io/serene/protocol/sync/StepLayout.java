@@ -34,7 +34,13 @@ public final class StepLayout {
         this.chunks = chunks(elements, chunkElements);
         this.lookAhead = Math.min(poolSize, chunks);
         this.exponentSteps = (lookAhead + chunkElements - 1) / chunkElements;
-        this.stepsPerRound = exponentSteps + chunks;
+        this.stepsPerRound = stepsPerRound(elements, chunkElements, poolSize);
+    }
+
+    /** X + C for a job of {@code elements} (the switch's check that a step claims a slot for its own round; no allocation). */
+    public static int stepsPerRound(final int elements, final int chunkElements, final int poolSize) {
+        final int chunks = chunks(elements, chunkElements);
+        return (Math.min(poolSize, chunks) + chunkElements - 1) / chunkElements + chunks;
     }
 
     /** Chunks of a round of {@code elements} in chunks of {@code chunkElements}: ceil(E / K). */
