@@ -62,11 +62,16 @@ public final class ReportWriter {
                         failures.add(e.getKey().policy.name + " seed " + e.getKey().seed + ": worker " + f.worker() + " died after "
                             + f.roundsDone() + " rounds (" + f.cause() + ")");
                     }
+                    for (final RunSummary.Relaunch r : e.getValue().relaunches() == null ? List.<RunSummary.Relaunch>of()
+                        : e.getValue().relaunches()) {
+                        failures.add(e.getKey().policy.name + " seed " + e.getKey().seed + ": the job went back to round " + r.fromRound()
+                            + " (" + r.reason() + ")");
+                    }
                 }
             }
             if (!failures.isEmpty()) {
-                sb.append("<p class=\"note\">Workers that died (the figures are the survivors'): ").append(esc(String.join("; ", failures)))
-                    .append(".</p>\n");
+                sb.append("<p class=\"note\">Workers that died, and the job going back to its checkpoints (the figures are the "
+                    + "survivors', unless a worker was brought back): ").append(esc(String.join("; ", failures))).append(".</p>\n");
             }
             final Map<String, RunSummary> first = new LinkedHashMap<>();
             final Map<String, Path> dirs = new LinkedHashMap<>();

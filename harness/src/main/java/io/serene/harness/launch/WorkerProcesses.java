@@ -66,11 +66,7 @@ final class WorkerProcesses {
      * goes on in the same file. Its death stays in {@link #failures}.
      */
     void restart(final int w, final List<String> command, final Map<String, String> env, final Path log) throws IOException {
-        final ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
-        pb.environment().put("MALLOC_MMAP_THRESHOLD_", "67108864");
-        pb.environment().put("MALLOC_TRIM_THRESHOLD_", "268435456");
-        pb.environment().putAll(env);
-        final Process p = pb.start();
+        final Process p = launch(command, env);
         synchronized (this) {
             processes.set(w, p);
             tails.set(w, new ArrayDeque<>());
@@ -115,11 +111,7 @@ final class WorkerProcesses {
      * command line other users can read); everything it prints but progress markers also goes to {@code log}.
      */
     void start(final int w, final List<String> command, final Map<String, String> env, final Path log) throws IOException {
-        final ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
-        pb.environment().putAll(env);
-        pb.environment().put("MALLOC_MMAP_THRESHOLD_", "67108864");
-        pb.environment().put("MALLOC_TRIM_THRESHOLD_", "268435456");
-        final Process p = pb.start();
+        final Process p = launch(command, env);
         synchronized (this) {
             processes.add(p);
             tails.add(new ArrayDeque<>());
@@ -131,6 +123,15 @@ final class WorkerProcesses {
         reader.setDaemon(true);
         reader.start();
         readers.add(reader);
+    }
+
+    /** A worker process: its output and errors on one stream, glibc told to keep the heap PyTorch frees. */
+    private static Process launch(final List<String> command, final Map<String, String> env) throws IOException {
+        final ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        pb.environment().putAll(env);
+        pb.environment().put("MALLOC_MMAP_THRESHOLD_", "67108864");
+        pb.environment().put("MALLOC_TRIM_THRESHOLD_", "268435456");
+        return pb.start();
     }
 
     private void read(final int w, final Process p, final Path log, final boolean append) {

@@ -32,6 +32,8 @@ public final class SilenceWatch {
     private final Map<Integer, ArrayDeque<Double>> roundSeconds = new HashMap<>();
     /** Per job and worker: its last clock, since when, and whether it is reported silent. */
     private final Map<Integer, long[][]> workers = new HashMap<>();
+    /** Workers reported silent so far (each report once). */
+    private long reported;
 
     /** {@code rounds <= 0}: never reports. */
     public SilenceWatch(final double rounds) {
@@ -59,6 +61,11 @@ public final class SilenceWatch {
         final double[] s = q.stream().mapToDouble(Double::doubleValue).toArray();
         Arrays.sort(s);
         return (long) (s[s.length / 2] * 1e9);
+    }
+
+    /** How many times a worker was reported silent, since the start. */
+    public synchronized long reported() {
+        return reported;
     }
 
     /** Whether worker w of the job is reported silent now. */
@@ -102,6 +109,7 @@ public final class SilenceWatch {
                 final long quiet = view.timeNs() - s[1];
                 if (s[2] == 0 && typical > 0 && needed && quiet >= limit) {
                     s[2] = 1;
+                    reported++;
                     lines.add(String.format(Locale.ROOT, "job %d: worker %d silent for %.1f s, %.0f round times (typical %.1f ms), "
                             + "last heard at round %d while the job is at %d: failed or stopped?", job.job(), w, quiet / 1e9,
                         quiet / (double) typical, typical / 1e6, job.clocks()[w], job.releasedRound()));

@@ -72,6 +72,9 @@ public final class SwitchMetrics implements MultiCollector, AutoCloseable {
             }
         }
         out.add(drops.build());
+        out.add(CounterSnapshot.builder().name("serene_worker_silences").help("Times the failure detector reported a worker silent "
+            + "(failed or stopped?)").dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder().value(monitor.silence().reported())
+            .build()).build());
         final Map<String, GaugeSnapshot.Builder> gauges = new LinkedHashMap<>();
         gauge(gauges, "serene_switch_jobs", "Jobs the switch holds", Labels.EMPTY, view.jobs().size());
         for (final SwitchView.Job job : view.jobs()) {

@@ -48,8 +48,11 @@ class SilenceWatchTest {
         assertThat(w.silent(1, 2)).isTrue();
         assertThat(w.silent(1, 0)).isFalse();
         assertThat(w.check(view(3_000 * MS, 80, new int[] {80, 80, 10}))).as("once").isEmpty();
+        assertThat(w.reported()).isEqualTo(1);
         assertThat(w.check(view(3_100 * MS, 81, new int[] {81, 81, 81}))).containsExactly("job 1: worker 2 is heard from again (round 81)");
         assertThat(w.silent(1, 2)).isFalse();
+        assertThat(w.check(view(3_200 * MS, -1, new int[] {-1, -1, -1}))).as("a rebuilt job's clocks start again: nothing to say")
+            .isEmpty();
     }
 
     @Test
