@@ -42,9 +42,50 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
     public static final int KEEP = 2;
     private static final Pattern NAME = Pattern.compile("worker-(\\d+)-after-(\\d+)\\.ckpt");
 
-    /** A gradient computed for a round released without it, kept for the next open round (fold). */
+    /**
+     * A gradient computed but not sent yet (its round was released while it was computed), kept for
+     * the next open round (fold), with how it was made: {@code measuredNs} the compute time on the
+     * reported clock without injected straggling, {@code appliedBefore} the rounds applied to the
+     * model it was computed on.
+     */
     public record Held(float[] gradient, int round, int batch, long elapsedNs, long measuredNs, long injectedNs, int appliedBefore,
                        float loss) {
+        /** What the worker reports to the switch as its compute time. */
+        public long reportedNs() {
+            return measuredNs + injectedNs;
+        }
+    }
+
+    /** The settings a checkpoint must be resumed with: everything that shapes the model's steps and the records. */
+    public static String settingsOf(final TrainSettings settings) {
+        final List<String> a = new ArrayList<>(settings.arguments());
+        // how long a worker waits before giving up shapes nothing it computes
+        final int t = a.indexOf("--timeout-seconds");
+        if (t >= 0) {
+            a.subList(t, t + 2).clear();
+        }
+        return String.join(" ", a);
+    }
+
+    /**
+     * Checks that worker {@code id} of {@code workers}, in a run of {@code total} rounds with these
+     * settings, may go on from this checkpoint; else an error naming what differs.
+     */
+    public void requireFits(final int id, final int jobWorkers, final int total, final TrainSettings now) {
+        if (worker != id || workers != jobWorkers || roundsDone < 1 || roundsDone >= total) {
+            throw new IllegalArgumentException("checkpoint of worker " + worker + " of " + workers + " after round " + roundsDone
+                + " does not fit worker " + id + " of " + jobWorkers + " in a run of " + total + " rounds");
+        }
+        final String mine = settingsOf(now);
+        if (!settings.equals(mine)) {
+            final List<String> a = List.of(settings.split(" --"));
+            final List<String> b = List.of(mine.split(" --"));
+            final List<String> diff = new ArrayList<>();
+            a.stream().filter(x -> !b.contains(x)).forEach(x -> diff.add("checkpoint --" + x.replaceFirst("^--", "")));
+            b.stream().filter(x -> !a.contains(x)).forEach(x -> diff.add("now --" + x.replaceFirst("^--", "")));
+            throw new IllegalArgumentException("the checkpoint was written with other training settings: " + String.join(", ", diff)
+                + "; resume with the settings of the run that wrote it");
+        }
     }
 
     /** A copy of the model for deferred evaluation. */

@@ -37,6 +37,9 @@ import java.util.function.Supplier;
  * worker that finds round r released without it (excluded, or beyond a quorum), before or while it
  * computed, skips it and takes its aggregate; the gradient it computed goes to the first round
  * still open under {@code fold}, or is dropped under {@code drop} and the next computed afresh.
+ * With checkpoints it writes its state to disk every N rounds ({@link Checkpoint}) and keeps it in
+ * memory after its two newest rounds that left nothing pending; a job the switch lost is joined
+ * again from them ({@link #recover}), and a worker resumed from a checkpoint goes on after it.
  */
 public final class TrainingLoop {
     /**
@@ -87,7 +90,7 @@ public final class TrainingLoop {
         float lastLoss;
         long drawn;
         int[] globalBatch;
-        HeldGradient heldGradient;
+        Checkpoint.Held heldGradient;
         long computeNs;
 
         Snapshot(final int elements) {
@@ -116,37 +119,6 @@ public final class TrainingLoop {
             globalBatch = sizes.state();
             heldGradient = held;
             computeNs = lastComputeNs;
-        }
-    }
-
-    /** A gradient computed but not sent yet (its round may be released while it was computed), with how it was made. */
-    private static final class HeldGradient {
-        final float[] gradient;
-        final int round;
-        final int batch;
-        final long elapsedNs;
-        /** The compute time on the reported clock, injected straggling excluded. */
-        final long measuredNs;
-        final long injectedNs;
-        /** Rounds applied to the model it was computed on. */
-        final int appliedBefore;
-        final float loss;
-
-        HeldGradient(final float[] gradient, final int round, final int batch, final long elapsedNs, final long measuredNs,
-                     final long injectedNs, final int appliedBefore, final float loss) {
-            this.gradient = gradient;
-            this.round = round;
-            this.batch = batch;
-            this.elapsedNs = elapsedNs;
-            this.measuredNs = measuredNs;
-            this.injectedNs = injectedNs;
-            this.appliedBefore = appliedBefore;
-            this.loss = loss;
-        }
-
-        /** What the worker reports to the switch as its compute time. */
-        long reportedNs() {
-            return measuredNs + injectedNs;
         }
     }
 
@@ -182,7 +154,8 @@ public final class TrainingLoop {
     private final ArrayDeque<CompletableFuture<Aggregate>> pending = new ArrayDeque<>();
     private int nextToApply;
     /** A gradient computed but not sent yet: its round was released while it was computed. */
-    private HeldGradient held;
+    /** A gradient computed but not sent yet: its round was released while it was computed. */
+    private Checkpoint.Held held;
     private long lastComputeNs;
     /** With checkpoints: the state at the start, and after the two newest rounds that left nothing pending. */
     private Snapshot start;
@@ -282,8 +255,8 @@ public final class TrainingLoop {
                 // computed: a contribution would only be late; take the aggregate, and keep the gradient
                 // for the first round still open (fold) or drop it (drop: the next open round gets a
                 // gradient computed fresh, on the model as it is then)
-                if (held != null && held.round == round && lateMode(worker, round) == LateMode.DROP) {
-                    log.dropped(round, held.batch, held.elapsedNs, held.injectedNs, round - held.appliedBefore);
+                if (held != null && held.round() == round && lateMode(worker, round) == LateMode.DROP) {
+                    log.dropped(round, held.batch(), held.elapsedNs(), held.injectedNs(), round - held.appliedBefore());
                     lastComputeNs = held.reportedNs();
                     held = null;
                 } else {
@@ -292,11 +265,11 @@ public final class TrainingLoop {
                 // reports its last compute time: it is still that slow
                 pending.add(worker.skip(wire, lastComputeNs).whenComplete((a, e) -> log.released(r)));
             } else {
-                log.computed(round, held.batch, held.elapsedNs, held.injectedNs, round - held.appliedBefore, held.loss);
+                log.computed(round, held.batch(), held.elapsedNs(), held.injectedNs(), round - held.appliedBefore(), held.loss());
                 lastComputeNs = held.reportedNs();
-                pending.add(worker.allreduce(wire, held.gradient, lastComputeNs).whenComplete((a, e) -> log.released(r)));
+                pending.add(worker.allreduce(wire, held.gradient(), lastComputeNs).whenComplete((a, e) -> log.released(r)));
                 for (int i = 0; i < unreleased.length; i++) {
-                    unreleased[i] += held.gradient[i];
+                    unreleased[i] += held.gradient()[i];
                 }
                 held = null;
             }
@@ -349,7 +322,7 @@ public final class TrainingLoop {
     }
 
     /** Computes round {@code round}'s gradient on the model as it is (after {@code applied} rounds), with injected straggling. */
-    private HeldGradient compute(final int round, final int applied) {
+    private Checkpoint.Held compute(final int round, final int applied) {
         final long c0 = options.settings().computeClock().nanos();
         final long t0 = System.nanoTime();
         final int batch = sizes.next();
@@ -369,7 +342,7 @@ public final class TrainingLoop {
         if (injectedNs > 0) {
             LockSupport.parkNanos(injectedNs);
         }
-        return new HeldGradient(gradient, round, batch, elapsedNs, measuredNs, injectedNs, applied, net.lastLoss());
+        return new Checkpoint.Held(gradient, round, batch, elapsedNs, measuredNs, injectedNs, applied, net.lastLoss());
     }
 
     /**
@@ -509,7 +482,7 @@ public final class TrainingLoop {
     }
 
     /** Writes the checkpoint after {@code round} (every round up to it applied), reporting the file. */
-    private void checkpoint(final int round, final HeldGradient held, final long lastComputeNs) throws IOException, InterruptedException {
+    private void checkpoint(final int round, final Checkpoint.Held held, final long lastComputeNs) throws IOException, InterruptedException {
         final long t0 = System.nanoTime();
         final float[] parameters = new float[net.elements()];
         final float[] velocity = new float[net.elements()];
@@ -524,11 +497,9 @@ public final class TrainingLoop {
         for (int i = 0; copies != null && i < copies.size(); i++) {
             saved.add(new Checkpoint.Copy(copies.round(i), log.seconds(copies.takenNs(i)), copies.loss(i), copies.parameters(i).clone()));
         }
-        final Checkpoint.Held h = held == null ? null : new Checkpoint.Held(held.gradient, held.round, held.batch, held.elapsedNs,
-            held.measuredNs, held.injectedNs, held.appliedBefore, held.loss);
-        final Path file = new Checkpoint(options.id(), worker.workers(), round + 1, fingerprint(options.settings()), parameters, velocity,
-            net.steps(), net.lastLoss(), batches.drawn(), sizes.state(), unreleased.clone(), averaged.clone(), folded, h, lastComputeNs,
-            saved, log.save(round)).write(options.checkpointDir());
+        final Path file = new Checkpoint(options.id(), worker.workers(), round + 1, Checkpoint.settingsOf(options.settings()), parameters,
+            velocity, net.steps(), net.lastLoss(), batches.drawn(), sizes.state(), unreleased.clone(), averaged.clone(), folded, held,
+            lastComputeNs, saved, log.save(round)).write(options.checkpointDir());
         System.out.printf(Locale.ROOT, "worker %d: checkpoint after round %d in %s (%.1f ms)%n", options.id(), round + 1, file,
             (System.nanoTime() - t0) / 1e6);
         System.out.flush();
@@ -539,16 +510,8 @@ public final class TrainingLoop {
      * model, data position, batch window, read-my-writes, what its engine folds, the copies and the
      * records; returns the gradient it held, if any.
      */
-    private HeldGradient restore(final Checkpoint c) throws IOException, InterruptedException {
-        if (c.worker() != options.id() || c.workers() != worker.workers() || c.roundsDone() < 1 || c.roundsDone() >= total) {
-            throw new IllegalArgumentException("checkpoint of worker " + c.worker() + " of " + c.workers() + " after round " + c.roundsDone()
-                + " does not fit worker " + options.id() + " of " + worker.workers() + " in a run of " + total + " rounds");
-        }
-        final String mine = fingerprint(options.settings());
-        if (!c.settings().equals(mine)) {
-            throw new IllegalArgumentException("the checkpoint was written with other training settings: " + differences(c.settings(), mine)
-                + "; resume with the settings of the run that wrote it");
-        }
+    private Checkpoint.Held restore(final Checkpoint c) throws IOException, InterruptedException {
+        c.requireFits(options.id(), worker.workers(), total, options.settings());
         net.restore(c.parameters(), c.velocity(), c.steps(), c.lastLoss());
         batches = freshBatches.get();
         batches.skipTo(c.drawn());
@@ -570,30 +533,7 @@ public final class TrainingLoop {
         log.restore(c.records(), r -> copies == null || !evaluatedAt(r));
         System.out.printf(Locale.ROOT, "worker %d: resumed from its checkpoint after round %d%n", options.id(), c.roundsDone());
         System.out.flush();
-        final Checkpoint.Held h = c.held();
-        return h == null ? null : new HeldGradient(h.gradient(), h.round(), h.batch(), h.elapsedNs(), h.measuredNs(), h.injectedNs(),
-            h.appliedBefore(), h.loss());
-    }
-
-    /** The settings a checkpoint must be resumed with: everything that shapes the model's steps and the records. */
-    static String fingerprint(final TrainSettings settings) {
-        final List<String> a = new ArrayList<>(settings.arguments());
-        // how long a worker waits before giving up shapes nothing it computes
-        final int t = a.indexOf("--timeout-seconds");
-        if (t >= 0) {
-            a.subList(t, t + 2).clear();
-        }
-        return String.join(" ", a);
-    }
-
-    /** The options that differ between two fingerprints, for an error message. */
-    private static String differences(final String saved, final String mine) {
-        final List<String> a = List.of(saved.split(" --"));
-        final List<String> b = List.of(mine.split(" --"));
-        final List<String> diff = new ArrayList<>();
-        a.stream().filter(x -> !b.contains(x)).forEach(x -> diff.add("checkpoint --" + x.replaceFirst("^--", "")));
-        b.stream().filter(x -> !a.contains(x)).forEach(x -> diff.add("now --" + x.replaceFirst("^--", "")));
-        return String.join(", ", diff);
+        return c.held();
     }
 
     /**

@@ -99,6 +99,14 @@ public final class WorkerCommand implements Callable<Integer> {
         + "takes no processor from a worker still training).")
     boolean evalWhenTold;
 
+    @Option(names = "--start-when-told", hidden = true, description = "Print '@joined' once joined and start training once a line "
+        + "'start' arrives on standard input (serene train: once every worker joined, so no worker trains alone while another JVM "
+        + "still starts).")
+    boolean startWhenTold;
+
+    /** Completed by the line 'start' on standard input (or its end), under --start-when-told. */
+    private final CompletableFuture<Void> toldToStart = new CompletableFuture<>();
+
     /** Completed by the line 'evaluate' on standard input (or its end), under --eval-when-told. */
     private final CompletableFuture<Void> toldToEvaluate = new CompletableFuture<>();
 
@@ -122,7 +130,7 @@ public final class WorkerCommand implements Callable<Integer> {
         }
         Checkpoint resume = resumeAfter == null ? null : readCheckpoint(checkpointDir, id, resumeAfter);
         final long tag = JobTag.of(secret.secret(), job);
-        if (exitWithParent || evalWhenTold) {
+        if (exitWithParent || evalWhenTold || startWhenTold) {
             watchStdin();
         }
         final StragglerProfile profile = t.profile(workers);
@@ -152,6 +160,11 @@ public final class WorkerCommand implements Callable<Integer> {
                     final int first = live[0].call(e -> e.firstRound()).get(t.timeoutSeconds(), TimeUnit.SECONDS);
                     resume = first == 0 ? null : readCheckpoint(checkpointDir, id, first);
                 }
+                if (startWhenTold) {
+                    System.out.println("@joined");
+                    System.out.flush();
+                    toldToStart.get();
+                }
                 System.out.println("worker " + id + "/" + workers + ": " + t.model() + " with " + net.elements() + " parameters, shard of "
                     + shard.length + " images, " + total + " rounds, seed " + t.seed());
                 System.out.flush();
@@ -173,7 +186,8 @@ public final class WorkerCommand implements Callable<Integer> {
     }
 
     /**
-     * Reads standard input: the line 'evaluate' lets deferred evaluation start (--eval-when-told);
+     * Reads standard input: the line 'start' lets training start (--start-when-told), the line
+     * 'evaluate' lets deferred evaluation start (--eval-when-told);
      * its end means the launcher is gone (--exit-with-parent: the JVM halts; otherwise evaluation
      * is let go, so nothing waits for a line that cannot come).
      */
@@ -185,6 +199,8 @@ public final class WorkerCommand implements Callable<Integer> {
                 while ((line = in.readLine()) != null) {
                     if (line.trim().equals("evaluate")) {
                         toldToEvaluate.complete(null);
+                    } else if (line.trim().equals("start")) {
+                        toldToStart.complete(null);
                     }
                 }
             } catch (final IOException ignored) {
@@ -195,6 +211,7 @@ public final class WorkerCommand implements Callable<Integer> {
                 Runtime.getRuntime().halt(3);
             }
             toldToEvaluate.complete(null);
+            toldToStart.complete(null);
         }, "stdin-watch");
         watcher.setDaemon(true);
         watcher.start();

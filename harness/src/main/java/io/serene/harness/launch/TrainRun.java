@@ -384,6 +384,10 @@ public final class TrainRun {
         command.addAll(t.toBuilder().rounds(rounds).epochs(null).build().arguments());
         command.addAll(List.of("--records", recordsFile(w).toString(), "--epoch-ms", "" + epochMs,
             "--progress-lines", "--exit-with-parent", "--eval-when-told"));
+        if (!rejoin) {
+            // the job starts once every worker joined; a worker brought back joins a job under way
+            command.add("--start-when-told");
+        }
         if (s.checkpointEvery() > 0 || base > 0) {
             command.addAll(List.of("--checkpoint-dir", checkpoints().toString(), "--checkpoint-every", "" + s.checkpointEvery()));
         }

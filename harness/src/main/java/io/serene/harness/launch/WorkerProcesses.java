@@ -46,6 +46,9 @@ final class WorkerProcesses {
     private final List<RunSummary.Failure> failures = new ArrayList<>();
     private final long startNs = System.nanoTime();
     private int trained;
+    /** Workers that joined (printed '@joined'), and whether they were told to start. */
+    private int joinedCount;
+    private boolean started;
     private boolean told;
 
     /**
@@ -157,6 +160,10 @@ final class WorkerProcesses {
                     }
                     continue;
                 }
+                if (line.equals("@joined")) {
+                    joined();
+                    continue;
+                }
                 if (line.equals("@trained")) {
                     trained();
                     continue;
@@ -180,6 +187,42 @@ final class WorkerProcesses {
             }
         } catch (final IOException | RuntimeException ex) {
             progress.println("worker " + w + ": output unreadable: " + ex);
+        }
+    }
+
+    /**
+     * A worker joined its job and waits to start: once every worker did, all are told to go (a worker
+     * training alone while another JVM still starts would skew every config that does not wait for all).
+     */
+    private void joined() {
+        synchronized (this) {
+            joinedCount++;
+        }
+        startIfAllJoined();
+    }
+
+    /** Tells every worker to start once each joined or died (a worker that died first holds nobody back). */
+    private void startIfAllJoined() {
+        final List<Process> all;
+        synchronized (this) {
+            if (joinedCount + deadNow.size() < processes.size() || started) {
+                return;
+            }
+            started = true;
+            all = new ArrayList<>(processes);
+        }
+        tell(all, "start");
+    }
+
+    /** Writes a line to each worker's standard input. */
+    private void tell(final List<Process> all, final String line) {
+        for (final Process p : all) {
+            try {
+                p.getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));
+                p.getOutputStream().flush();
+            } catch (final IOException ex) {
+                progress.println("a worker's input is closed (" + ex.getMessage() + "); its exit says why");
+            }
         }
     }
 
@@ -212,14 +255,7 @@ final class WorkerProcesses {
         }
         progress.println(String.format(Locale.ROOT, "all %d workers finished training (%.1f s after they were launched); "
             + "evaluating their copies of the model on the test set (off the clock)", all.size(), (System.nanoTime() - startNs) / 1e9));
-        for (final Process p : all) {
-            try {
-                p.getOutputStream().write("evaluate\n".getBytes(StandardCharsets.UTF_8));
-                p.getOutputStream().flush();
-            } catch (final IOException ex) {
-                progress.println("a worker's input is closed (" + ex.getMessage() + "); its exit says why");
-            }
-        }
+        tell(all, "evaluate");
     }
 
     /**
@@ -290,6 +326,7 @@ final class WorkerProcesses {
             deadNow.add(w);
         }
         progress.failed(w);
+        startIfAllJoined();
         if (handledDeath.test(w)) {
             return;
         }
