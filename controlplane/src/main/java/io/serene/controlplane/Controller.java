@@ -149,6 +149,20 @@ public final class Controller {
         return List.copyOf(decisions);
     }
 
+    /**
+     * The job was formed anew from its workers' checkpoints: the switch holds the policy's start
+     * configs again, so the next evaluation installs the configs this controller had decided on
+     * (exclusions included) from the earliest round the new job allows.
+     */
+    public void jobRebuilt() {
+        for (int g = 0; g < installed.length; g++) {
+            // what the new job holds: the start config as the switch took it, no exclusion applied
+            installed[g] = policy.start(g);
+        }
+        unsynced = true;
+        unsyncedReason = "the job was rebuilt from checkpoints: its configs installed again";
+    }
+
     /** Evaluates every rule on this round's telemetry and installs a change if one fired. */
     public void onRound(final Telemetry t) {
         smooth(t);

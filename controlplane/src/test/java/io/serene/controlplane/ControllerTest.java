@@ -85,6 +85,21 @@ class ControllerTest {
     }
 
     @Test
+    void afterTheJobIsRebuiltTheControllerInstallsWhatItHadDecidedAgain() {
+        final Controller c = controller("start bsp\nwhen failed(worker) then exclude(worker) drop", 3);
+        final Controller.Telemetry silent = round(1, new int[] {1, 1, 0}, 10, 10, 10);
+        silent.failed.set(2);
+        c.onRound(silent);
+        assertThat(installs).containsExactly("bsp+exclude:2+drop@5");
+        // the switch formed the job anew with the start config: the exclusion goes in again at the new job's earliest round
+        c.jobRebuilt();
+        earliest = 41;
+        c.onRound(round(40, new int[] {40, 40, 39}, 10, 10, 10));
+        assertThat(installs).containsExactly("bsp+exclude:2+drop@5", "bsp+exclude:2+drop@41");
+        assertThat(c.decisions().get(1).reason).isEqualTo("the job was rebuilt from checkpoints: its configs installed again");
+    }
+
+    @Test
     void lagSeesATransientStragglerInOneSampleAndIgnoresExcludedWorkers() {
         // lag under BSP: the rounds a median worker finishes while the slowest finishes one
         final Controller c = controller("start bsp\nwhen lag >= 2 for 1 rounds then ssp(4)", 3);

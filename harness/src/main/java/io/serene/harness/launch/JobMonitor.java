@@ -39,6 +39,8 @@ final class JobMonitor extends Thread {
     private volatile int base;
     private final SilenceWatch silence;
     private final IntConsumer onRebuilt;
+    /** The policy's controller, kept across the job's incarnations. */
+    private Controller controller;
     volatile Exception failure;
 
     JobMonitor(final SwitchPipeline pipeline, final int job, final int workers, final Policy policy, final SyncSchedule schedule,
@@ -86,7 +88,7 @@ final class JobMonitor extends Thread {
 
     /**
      * Serves one incarnation of the job until {@code gone}: installs the rest of the schedule, or runs
-     * the policy's controller (a new one: a rebuilt job starts with the policy's start configs again).
+     * the policy's controller (after a rebuild it installs again what it had decided).
      */
     private void watch(final BooleanSupplier gone) throws Exception {
         if (schedule != null) {
@@ -105,17 +107,21 @@ final class JobMonitor extends Thread {
             }
             return;
         }
-        final Controller controller = new Controller(policy, job, workers, new Controller.SwitchControl() {
-            @Override
-            public int earliestSwapRound() {
-                return base + call(() -> pipeline.earliestSwapRound(job));
-            }
+        if (controller == null) {
+            controller = new Controller(policy, job, workers, new Controller.SwitchControl() {
+                @Override
+                public int earliestSwapRound() {
+                    return base + call(() -> pipeline.earliestSwapRound(job));
+                }
 
-            @Override
-            public Status write(final TableWrite write) {
-                return call(() -> pipeline.write(onSwitch(write)));
-            }
-        });
+                @Override
+                public Status write(final TableWrite write) {
+                    return call(() -> pipeline.write(onSwitch(write)));
+                }
+            });
+        } else {
+            controller.jobRebuilt();
+        }
         final ControlLoop loop = new ControlLoop(controller, () -> call(() -> telemetry(job)));
         while (!isInterrupted() && !gone.getAsBoolean()) {
             final List<Controller.Decision> fresh = loop.poll();
