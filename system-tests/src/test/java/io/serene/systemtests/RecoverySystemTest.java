@@ -120,6 +120,23 @@ class RecoverySystemTest {
 
     @Test
     @Timeout(300)
+    void underAConfigThatGoesOnAWorkerBroughtBackTakesAPeersModelAndEveryWorkerEndsWithTheSameOne(@TempDir final Path dir)
+        throws Exception {
+        final List<String> args = train(dir.resolve("run"), "--checkpoint-every", "10", "--faults", "kill:1@20,restart:1@30");
+        args.set(args.indexOf("bsp"), "fastest:2");
+        // long enough for worker 1's JVM to be back before the others finish
+        args.set(args.indexOf("90"), "1000");
+        final JsonNode s = run(args);
+        assertThat(s.path("modelHashes")).as("all three, worker 1 back").hasSize(3);
+        assertThat(s.path("modelsEqual").asBoolean()).isTrue();
+        assertThat(s.path("relaunches")).hasSize(1);
+        // the others went on while worker 1 was down: the job goes back to a checkpoint they hold, worker 1 taking a peer's model
+        assertThat(s.path("relaunches").get(0).path("fromRound").asInt()).isGreaterThan(20);
+        assertThat(s.path("stdout").asText()).contains("worker 1 restarted");
+    }
+
+    @Test
+    @Timeout(300)
     void aRunStoppedAndResumedEndsWithTheUninterruptedRunsModel(@TempDir final Path dir) throws Exception {
         final Path out = dir.resolve("run");
         final Process p = SereneProcess.start(train(out, "--checkpoint-every", "20").toArray(String[]::new));

@@ -13,7 +13,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -38,8 +40,8 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
                          Held held, long lastComputeNs, List<Copy> copies, RoundRecords.Saved records) {
     private static final int MAGIC = 0x53434b50; // "SCKP"
     private static final int VERSION = 1;
-    /** Checkpoints kept per worker: the newest common round is one of the two newest of each worker. */
-    public static final int KEEP = 2;
+    /** Checkpoints kept per worker: the newest common round is among them (a worker back late reads a peer's). */
+    public static final int KEEP = 3;
     private static final Pattern NAME = Pattern.compile("worker-(\\d+)-after-(\\d+)\\.ckpt");
 
     /**
@@ -240,6 +242,53 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
         }
         rounds.sort(null);
         return rounds;
+    }
+
+    /**
+     * The rounds worker w can go on after when it rejoins (newest first, at most {@code max}): those
+     * any worker of the job has a checkpoint after in {@code dir} (see {@link #forRejoin}).
+     */
+    public static int[] rejoinOffers(final Path dir, final int w, final int workers, final int max) throws IOException {
+        final TreeSet<Integer> rounds = new TreeSet<>(Comparator.reverseOrder());
+        for (int p = 0; p < workers; p++) {
+            rounds.addAll(rounds(dir, p));
+        }
+        return rounds.stream().limit(max).mapToInt(Integer::intValue).toArray();
+    }
+
+    /**
+     * What worker w goes on from after round {@code n} when it rejoins: its own checkpoint after n, or,
+     * if it has none (it was down while the others went on), a peer's model after n (parameters,
+     * velocity, steps, batch window, last average: every worker applies the same aggregates, so these
+     * are the job's) with its own data position, round records and model copies from its newest own
+     * checkpoint before n (or the start), and nothing of its own pending.
+     */
+    public static Checkpoint forRejoin(final Path dir, final int w, final int workers, final int n) throws IOException {
+        if (Files.exists(file(dir, w, n))) {
+            return read(file(dir, w, n));
+        }
+        Checkpoint peer = null;
+        for (int p = 0; p < workers && peer == null; p++) {
+            if (p != w && Files.exists(file(dir, p, n))) {
+                peer = read(file(dir, p, n));
+            }
+        }
+        if (peer == null) {
+            throw new IOException("no worker has a checkpoint after round " + n + " in " + dir);
+        }
+        Checkpoint own = null;
+        for (final int r : rounds(dir, w)) {
+            if (r < n) {
+                own = read(file(dir, w, r));
+            }
+        }
+        final int elements = peer.parameters().length;
+        final RoundRecords.Saved records = own != null ? own.records() : new RoundRecords.Saved(new double[0], new long[0], new long[0],
+            new long[0], new double[0], new double[0], new int[0], new int[0], new float[0], new boolean[0], new boolean[0], new double[0],
+            new double[0], 0, peer.records().trainingStartSeconds());
+        return new Checkpoint(w, workers, n, peer.settings(), peer.parameters(), peer.velocity(), peer.steps(), peer.lastLoss(),
+            own != null ? own.drawn() : 0, peer.globalBatch(), new float[elements], peer.averaged(), new float[elements], null,
+            own != null ? own.lastComputeNs() : 0, own != null ? own.copies() : List.of(), records);
     }
 
     /** The most rounds done that every worker 0..workers-1 has a checkpoint after in {@code dir}, or 0 if there is none. */

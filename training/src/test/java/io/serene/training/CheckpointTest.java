@@ -63,20 +63,42 @@ class CheckpointTest {
     }
 
     @Test
-    void eachWorkerKeepsItsTwoNewestAndARunResumesFromTheNewestEveryWorkerHas(@TempDir final Path dir) throws IOException {
+    void eachWorkerKeepsItsNewestAndARunResumesFromTheNewestEveryWorkerHas(@TempDir final Path dir) throws IOException {
         assertThat(Checkpoint.newestCommon(dir.resolve("missing"), 3)).as("none: from the start").isZero();
         for (int w = 0; w < 3; w++) {
-            for (int n = 25; n <= 75; n += 25) {
+            for (int n = 25; n <= 100; n += 25) {
                 checkpoint(w, n, null).write(dir);
             }
         }
-        assertThat(Checkpoint.rounds(dir, 0)).containsExactly(50, 75);
-        assertThat(Checkpoint.newestCommon(dir, 3)).isEqualTo(75);
-        // worker 2 killed before its checkpoint after round 100; the others wrote theirs
-        checkpoint(0, 100, null).write(dir);
-        checkpoint(1, 100, null).write(dir);
-        assertThat(Checkpoint.rounds(dir, 0)).containsExactly(75, 100);
-        assertThat(Checkpoint.newestCommon(dir, 3)).isEqualTo(75);
+        assertThat(Checkpoint.rounds(dir, 0)).as("the newest " + Checkpoint.KEEP).containsExactly(50, 75, 100);
+        assertThat(Checkpoint.newestCommon(dir, 3)).isEqualTo(100);
+        // worker 2 killed before its checkpoint after round 125; the others wrote theirs
+        checkpoint(0, 125, null).write(dir);
+        checkpoint(1, 125, null).write(dir);
+        assertThat(Checkpoint.rounds(dir, 0)).containsExactly(75, 100, 125);
+        assertThat(Checkpoint.newestCommon(dir, 3)).isEqualTo(100);
         assertThat(Checkpoint.newestCommon(dir, 4)).as("worker 3 has none").isZero();
+    }
+
+    @Test
+    void aWorkerBackAfterTheOthersWentOnTakesAPeersModelWithItsOwnDataPosition(@TempDir final Path dir) throws IOException {
+        checkpoint(1, 20, null).write(dir);
+        checkpoint(0, 20, null).write(dir);
+        checkpoint(0, 40, null).write(dir);
+        checkpoint(2, 40, null).write(dir);
+        assertThat(Checkpoint.rejoinOffers(dir, 1, 3, 4)).as("the rounds any worker has").containsExactly(40, 20);
+        assertThat(Checkpoint.forRejoin(dir, 1, 3, 20)).as("its own where it has one").usingRecursiveComparison()
+            .isEqualTo(Checkpoint.read(Checkpoint.file(dir, 1, 20)));
+        final Checkpoint peer = Checkpoint.read(Checkpoint.file(dir, 0, 40));
+        final Checkpoint back = Checkpoint.forRejoin(dir, 1, 3, 40);
+        assertThat(back.worker()).isEqualTo(1);
+        assertThat(back.roundsDone()).isEqualTo(40);
+        assertThat(back.parameters()).isEqualTo(peer.parameters());
+        assertThat(back.velocity()).isEqualTo(peer.velocity());
+        assertThat(back.steps()).isEqualTo(peer.steps());
+        assertThat(back.records().start()).as("its own records, up to its own checkpoint").hasSize(20);
+        assertThat(back.unreleased()).containsOnly(0f);
+        assertThat(back.held()).isNull();
+        assertThatThrownBy(() -> Checkpoint.forRejoin(dir, 1, 3, 60)).isInstanceOf(IOException.class).hasMessageContaining("after round 60");
     }
 }

@@ -3,11 +3,13 @@ package io.serene.worker;
 import io.serene.protocol.JobTag;
 import io.serene.protocol.JoinPacket;
 
+import java.util.function.Supplier;
+
 /** Configuration of one worker engine: fluent setters, validated by {@link #conclude()}. */
 public final class WorkerContext {
     private int jobId = 1;
     private long tag = JobTag.NONE;
-    private int[] rebuildOffers;
+    private Supplier<int[]> rebuildOffers;
     private int workerId = -1;
     private int workers = -1;
     private int elementsPerRound = -1;
@@ -41,16 +43,29 @@ public final class WorkerContext {
      * plain JOIN.
      */
     public WorkerContext rebuild(final int... offers) {
-        if (offers != null && offers.length > JoinPacket.MAX_OFFERS) {
-            throw new IllegalArgumentException("at most " + JoinPacket.MAX_OFFERS + " rounds to offer, got " + offers.length);
-        }
-        this.rebuildOffers = offers == null ? null : offers.clone();
+        final int[] fixed = offers == null ? null : offers.clone();
+        return rebuild(fixed == null ? null : () -> fixed);
+    }
+
+    /**
+     * {@link #rebuild(int...)} with the offers read anew for every JOIN (checkpoints on disk come and
+     * go while a rebuilt job waits for its workers).
+     */
+    public WorkerContext rebuild(final Supplier<int[]> offers) {
+        this.rebuildOffers = offers;
         return this;
     }
 
-    /** The rounds a REBUILD JOIN offers, or null for a plain JOIN. */
+    /** The rounds a REBUILD JOIN offers now, or null for a plain JOIN. */
     public int[] rebuildOffers() {
-        return rebuildOffers == null ? null : rebuildOffers.clone();
+        if (rebuildOffers == null) {
+            return null;
+        }
+        final int[] offers = rebuildOffers.get();
+        if (offers.length > JoinPacket.MAX_OFFERS) {
+            throw new IllegalArgumentException("at most " + JoinPacket.MAX_OFFERS + " rounds to offer, got " + offers.length);
+        }
+        return offers.clone();
     }
 
     public WorkerContext workerId(final int id) {

@@ -23,18 +23,20 @@ import picocli.CommandLine.Option;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Collections;
-import java.util.List;
+import java.util.Arrays;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * {@code serene worker}: one training worker (one JVM: PyTorch allows one gradient collector per
@@ -62,9 +64,10 @@ public final class WorkerCommand implements Callable<Integer> {
     Integer resumeAfter;
 
     @Option(names = "--rejoin", description = "Join by rebuilding the job from the workers' checkpoints (a worker restarted "
-        + "while its job runs, or after the switch restarted): this worker offers the rounds it has checkpoints after in "
-        + "--checkpoint-dir; once every worker joined, the job goes on after the most rounds all of them can go on after, the "
-        + "others going back there by themselves (they need --checkpoint-every).")
+        + "while its job runs, or after the switch restarted): this worker offers the rounds any worker has checkpoints after in "
+        + "--checkpoint-dir (where it has none of its own, it takes a peer's model: every worker applies the same aggregates); "
+        + "once every worker joined, the job goes on after the most rounds all of them can go on after, the others going back "
+        + "there by themselves (they need --checkpoint-every).")
     boolean rejoin;
 
     @Option(names = "--switch", defaultValue = "127.0.0.1:7000", description = "The switch's UDP address HOST:PORT; "
@@ -149,16 +152,20 @@ public final class WorkerCommand implements Callable<Integer> {
              UdpTransport transport = UdpTransport.create(1, true);
              RoundRecords log = new RoundRecords(id, total, records, epochMs)) {
             t.lrSchedule().applyTo(net, total);
-            final Function<int[], UdpWorker> connect = offers -> UdpWorker.start(new WorkerContext().jobId(job).tag(tag).workerId(id)
+            final Function<Supplier<int[]>, UdpWorker> connect = offers -> UdpWorker.start(new WorkerContext().jobId(job).tag(tag).workerId(id)
                 .workers(workers).elementsPerRound(net.elements()).rebuild(offers).maxJoinAttempts(rejoinAttempts(t.timeoutSeconds(), offers)),
                 target, new InetSocketAddress(0), transport, UdpOptions.defaults(), ex -> System.err.println("worker " + id + " error: " + ex));
             // the connection in use: a job the switch lost is joined again on a new one (TrainingLoop.recover)
-            final UdpWorker[] live = {connect.apply(rejoin ? offers(checkpointDir, id) : null)};
+            // read anew for every JOIN: the others' checkpoints move on while the rebuilt job waits for them
+            final Supplier<int[]> offered = rejoin ? () -> rejoinOffers(checkpointDir, id, workers) : null;
+            final UdpWorker[] live = {connect.apply(offered)};
             try {
                 awaitJoin(live[0], t.timeoutSeconds());
                 if (rejoin) {
                     final int first = live[0].call(e -> e.firstRound()).get(t.timeoutSeconds(), TimeUnit.SECONDS);
-                    resume = first == 0 ? null : readCheckpoint(checkpointDir, id, first);
+                    resume = first == 0 ? null : Checkpoint.forRejoin(checkpointDir, id, workers, first);
+                    System.out.printf(Locale.ROOT, "worker %d: rejoined, the job goes on after round %d (offered %s)%n", id, first,
+                        Arrays.toString(offered.get()));
                 }
                 if (startWhenTold) {
                     System.out.println("@joined");
@@ -171,8 +178,8 @@ public final class WorkerCommand implements Callable<Integer> {
                 final GlobalBatch sizes = new GlobalBatch(t.batch(), workers, t.rebalance());
                 final ModelCopies copies = t.deferredEval() ? ModelCopies.forRun(total, t.evalEvery(), net.elements()) : null;
                 final TrainingLoop.Options options = new TrainingLoop.Options(id, t, profile, progressLines, switchAddress,
-                    evalWhenTold ? toldToEvaluate : null, checkpointDir, every, resume, offered -> {
-                        live[0] = connect.apply(offered);
+                    evalWhenTold ? toldToEvaluate : null, checkpointDir, every, resume, rounds -> {
+                        live[0] = connect.apply(() -> rounds);
                         awaitJoin(live[0], t.timeoutSeconds());
                         return live[0];
                     });
@@ -221,15 +228,17 @@ public final class WorkerCommand implements Callable<Integer> {
      * JOIN attempts (100 ms apart): a plain JOIN the default budget; a REBUILD JOIN, whose job forms only
      * once every worker is back, for as long as the worker waits for anything (--timeout-seconds).
      */
-    private static int rejoinAttempts(final int timeoutSeconds, final int[] offers) {
+    private static int rejoinAttempts(final int timeoutSeconds, final Supplier<int[]> offers) {
         return offers == null ? new WorkerContext().maxJoinAttempts() : Math.max(50, timeoutSeconds * 10);
     }
 
-    /** The rounds worker w has checkpoints after, newest first, as many as a REBUILD JOIN carries. */
-    private static int[] offers(final Path dir, final int w) throws IOException {
-        final List<Integer> rounds = Checkpoint.rounds(dir, w);
-        Collections.reverse(rounds);
-        return rounds.stream().limit(JoinPacket.MAX_OFFERS).mapToInt(Integer::intValue).toArray();
+    /** {@link Checkpoint#rejoinOffers}, unchecked (read on the engine's thread for each JOIN). */
+    private static int[] rejoinOffers(final Path dir, final int w, final int workers) {
+        try {
+            return Checkpoint.rejoinOffers(dir, w, workers, JoinPacket.MAX_OFFERS);
+        } catch (final IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
     }
 
     /** Worker w's checkpoint after round n, or an error naming what is missing and what is there. */

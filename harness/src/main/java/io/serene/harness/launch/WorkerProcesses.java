@@ -33,6 +33,9 @@ final class WorkerProcesses {
     private final IntPredicate handledDeath;
     /** The workers dead now (a restarted one is alive again; {@link #failures} keeps every death). */
     private final Set<Integer> deadNow = new HashSet<>();
+    /** Workers restarted and not joined yet; those ended because the others had finished training by then. */
+    private final Set<Integer> rejoining = new HashSet<>();
+    private final Set<Integer> cameTooLate = new HashSet<>();
     /** Why every worker is being ended for a relaunch, or null. */
     private volatile String relaunch;
     private final List<Process> processes = new ArrayList<>();
@@ -76,6 +79,7 @@ final class WorkerProcesses {
             results.set(w, null);
             killedFor.set(w, null);
             deadNow.remove(w);
+            rejoining.add(w);
         }
         progress.revived(w);
         progress.println("worker " + w + " restarted (pid " + p.pid() + "): it rejoins its job from its checkpoints");
@@ -179,6 +183,12 @@ final class WorkerProcesses {
                         continue;
                     }
                 }
+                if (line.startsWith("worker " + w + "/")) {
+                    synchronized (this) {
+                        // its banner: it joined
+                        rejoining.remove(w);
+                    }
+                }
                 if (line.startsWith("worker " + w + " round ")) {
                     progress.evaluated(w, line);
                 } else if (w == 0 || !line.startsWith("worker " + w + "/")) {
@@ -232,9 +242,20 @@ final class WorkerProcesses {
      * worker still training).
      */
     private void trained() {
+        final List<Process> late = new ArrayList<>();
         synchronized (this) {
             trained++;
+            // a worker brought back that has not joined by the time every other finished training has no job to rejoin
+            if (!rejoining.isEmpty() && trained + rejoining.size() >= processes.size() - deadNow.size()) {
+                for (final int w : rejoining) {
+                    killedFor.set(w, "back after the others finished training");
+                    cameTooLate.add(w);
+                    late.add(processes.get(w));
+                }
+                rejoining.clear();
+            }
         }
+        late.forEach(Process::destroyForcibly);
         evaluateIfAllTrained();
     }
 
@@ -321,13 +342,14 @@ final class WorkerProcesses {
                 return;
             }
             earlier = failures.isEmpty() ? null : failures.get(0);
-            cause = killedFor.get(w) != null ? "killed by --faults " + killedFor.get(w) : "exit " + exit;
+            cause = cameTooLate.contains(w) ? "ended: it came " + killedFor.get(w)
+                : killedFor.get(w) != null ? "killed by --faults " + killedFor.get(w) : "exit " + exit;
             failures.add(new RunSummary.Failure(w, exit, cause, progress.roundOf(w)));
             deadNow.add(w);
         }
         progress.failed(w);
         startIfAllJoined();
-        if (handledDeath.test(w)) {
+        if (!cameTooLate.contains(w) && handledDeath.test(w)) {
             return;
         }
         if (earlier == null && needed.test(w)) {
