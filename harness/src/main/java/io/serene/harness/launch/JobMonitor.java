@@ -82,7 +82,10 @@ final class JobMonitor extends Thread {
         } catch (final InterruptedException ex) {
             // the run ended
         } catch (final Exception ex) {
-            failure = ex;
+            // a call to the switch cut short by the end of the run (onSwitch keeps the interrupt) is no failure
+            if (!isInterrupted()) {
+                failure = ex;
+            }
         }
     }
 
