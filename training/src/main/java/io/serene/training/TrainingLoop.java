@@ -237,8 +237,7 @@ public final class TrainingLoop {
             bounds[round] = bound;
             // required: every round up to r - 1 - s; then whatever else already arrived
             while (!pending.isEmpty() && (nextToApply <= SyncRules.gateRound(round, bound) || pending.peek().isDone())) {
-                final int next = nextToApply++;
-                applyNext(pending, next, options.settings().momentumRule().momentum(net.momentum(), bounds[next]), averaged);
+                applyNext();
             }
             if (recovers() && pending.isEmpty() && nextToApply == round && round > base) {
                 // every round before this one applied, nothing pending: what a rebuilt job can go on from
@@ -247,15 +246,15 @@ public final class TrainingLoop {
                 current = older == null ? new Snapshot(net.elements()) : older;
                 current.take(round);
             }
-            if (held == null && released(worker) < round) {
+            if (held == null && released() < round) {
                 held = compute(round, nextToApply);
             }
-            if (released(worker) >= round) {
+            if (released() >= round) {
                 // released without this worker (it is excluded, or beyond a quorum), before or while it
                 // computed: a contribution would only be late; take the aggregate, and keep the gradient
                 // for the first round still open (fold) or drop it (drop: the next open round gets a
                 // gradient computed fresh, on the model as it is then)
-                if (held != null && held.round() == round && lateMode(worker, round) == LateMode.DROP) {
+                if (held != null && held.round() == round && lateMode(round) == LateMode.DROP) {
                     log.dropped(round, held.batch(), held.elapsedNs(), held.injectedNs(), round - held.appliedBefore());
                     lastComputeNs = held.reportedNs();
                     held = null;
@@ -287,15 +286,13 @@ public final class TrainingLoop {
             if (options.checkpointEvery() > 0 && (round + 1) % options.checkpointEvery() == 0 && round + 1 < total) {
                 // a checkpoint holds a model with nothing pending: every round up to this one applied
                 while (!pending.isEmpty()) {
-                    final int next = nextToApply++;
-                    applyNext(pending, next, options.settings().momentumRule().momentum(net.momentum(), bounds[next]), averaged);
+                    applyNext();
                 }
-                checkpoint(round, held, lastComputeNs);
+                checkpoint(round);
             }
         }
         while (!pending.isEmpty()) {
-            final int next = nextToApply++;
-            applyNext(pending, next, options.settings().momentumRule().momentum(net.momentum(), bounds[next]), averaged);
+            applyNext();
         }
     }
 
@@ -412,11 +409,11 @@ public final class TrainingLoop {
     }
 
     /** R, as this worker last heard, in the run's rounds. */
-    private int released(final UdpWorker worker) throws InterruptedException {
+    private int released() throws InterruptedException {
         return base + await(worker.call(WorkerEngine::releasedRound), "the released round");
     }
 
-    private LateMode lateMode(final UdpWorker worker, final int round) throws InterruptedException {
+    private LateMode lateMode(final int round) throws InterruptedException {
         return await(worker.call(e -> e.lateModeFor(round - base)), "the late mode of round " + round);
     }
 
@@ -461,18 +458,7 @@ public final class TrainingLoop {
 
     /** Takes this worker back to a snapshot in memory (the records and copies of later rounds forgotten). */
     private void restore(final Snapshot s) throws IOException, InterruptedException {
-        net.restore(s.parameters, s.velocity, s.steps, s.lastLoss);
-        batches = freshBatches.get();
-        batches.skipTo(s.drawn);
-        sizes.restore(s.globalBatch);
-        System.arraycopy(s.unreleasedCopy, 0, unreleased, 0, unreleased.length);
-        System.arraycopy(s.averagedCopy, 0, averaged, 0, averaged.length);
-        if (s.roundsDone > 0) {
-            await(worker.call(e -> {
-                e.fold(s.folded);
-                return null;
-            }), "the values to fold");
-        }
+        restoreTraining(s.parameters, s.velocity, s.steps, s.lastLoss, s.drawn, s.globalBatch, s.unreleasedCopy, s.averagedCopy, s.folded);
         held = s.heldGradient;
         lastComputeNs = s.computeNs;
         if (copies != null) {
@@ -481,8 +467,27 @@ public final class TrainingLoop {
         log.rewind(s.roundsDone, r -> copies == null || !evaluatedAt(r));
     }
 
+    /**
+     * The training state a snapshot or a checkpoint holds, put back: the model, the data position (a
+     * fresh pass over the shard, moved on), the batch window, read-my-writes and what the engine folds.
+     */
+    private void restoreTraining(final float[] parameters, final float[] velocity, final int steps, final float loss, final long drawn,
+                                 final int[] globalBatch, final float[] ownUnreleased, final float[] lastAverage, final float[] folded)
+        throws InterruptedException {
+        net.restore(parameters, velocity, steps, loss);
+        batches = freshBatches.get();
+        batches.skipTo(drawn);
+        sizes.restore(globalBatch);
+        System.arraycopy(ownUnreleased, 0, unreleased, 0, unreleased.length);
+        System.arraycopy(lastAverage, 0, averaged, 0, averaged.length);
+        await(worker.call(e -> {
+            e.fold(folded);
+            return null;
+        }), "the values to fold");
+    }
+
     /** Writes the checkpoint after {@code round} (every round up to it applied), reporting the file. */
-    private void checkpoint(final int round, final Checkpoint.Held held, final long lastComputeNs) throws IOException, InterruptedException {
+    private void checkpoint(final int round) throws IOException, InterruptedException {
         final long t0 = System.nanoTime();
         final float[] parameters = new float[net.elements()];
         final float[] velocity = new float[net.elements()];
@@ -512,21 +517,11 @@ public final class TrainingLoop {
      */
     private Checkpoint.Held restore(final Checkpoint c) throws IOException, InterruptedException {
         c.requireFits(options.id(), worker.workers(), total, options.settings());
-        net.restore(c.parameters(), c.velocity(), c.steps(), c.lastLoss());
-        batches = freshBatches.get();
-        batches.skipTo(c.drawn());
-        sizes.restore(c.globalBatch());
-        System.arraycopy(c.unreleased(), 0, unreleased, 0, unreleased.length);
-        System.arraycopy(c.averaged(), 0, averaged, 0, averaged.length);
-        await(worker.call(e -> {
-            e.fold(c.folded());
-            return null;
-        }), "the values to fold");
+        restoreTraining(c.parameters(), c.velocity(), c.steps(), c.lastLoss(), c.drawn(), c.globalBatch(), c.unreleased(), c.averaged(),
+            c.folded());
         if (copies != null) {
             copies.truncate(0);
-        }
-        for (final Checkpoint.Copy copy : c.copies()) {
-            if (copies != null) {
+            for (final Checkpoint.Copy copy : c.copies()) {
                 copies.add(copy.parameters(), copy.round(), log.nanos(copy.takenSeconds()), copy.loss());
             }
         }
@@ -537,12 +532,13 @@ public final class TrainingLoop {
     }
 
     /**
-     * Waits for the oldest pending aggregate (round {@code round}), steps the model with its
+     * Waits for the oldest pending aggregate (round {@link #nextToApply}), steps the model with its
      * average and writes the round's record, unless the round is evaluated after training; the
      * last round is evaluated here when evaluation is not deferred.
      */
-    private void applyNext(final ArrayDeque<CompletableFuture<Aggregate>> pending, final int round, final float momentum,
-                           final float[] averaged) throws InterruptedException, IOException {
+    private void applyNext() throws InterruptedException, IOException {
+        final int round = nextToApply++;
+        final float momentum = options.settings().momentumRule().momentum(net.momentum(), bounds[round]);
         final long t0 = System.nanoTime();
         final Aggregate aggregate = await(pending.poll(), "the aggregate of round " + round);
         log.waited(round, System.nanoTime() - t0);
