@@ -16,6 +16,8 @@ public final class TrainDefaults {
     public static final String LR_SCHEDULE = "constant";
     public static final String STALE_MOMENTUM = "auto";
     public static final String COMPUTE_ON = "predicted";
+    public static final String FRESH_WAIT = "compute";
+    public static final String STALE_SCALE = "none";
     public static final String COMPUTE_CLOCK = "cpu";
     public static final String WORKER_JIT = "c1";
     /** Test-set evaluation every this many rounds (0: only at the end). */

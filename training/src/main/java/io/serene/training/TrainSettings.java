@@ -19,16 +19,19 @@ import java.util.Map;
  * @param epochs    passes over each worker's shard, or null when {@code rounds} is given
  * @param stragglers the straggler profile ({@link StragglerProfile#SYNTAX}), seeded by {@code seed}
  * @param computeOn  the model a worker computing ahead of its pending rounds computes on (docs/sync.md)
+ * @param freshWait  how long a worker that may compute ahead waits for its pending aggregates first
+ * @param staleScale how a worker weighs a gradient it computed ahead before contributing it
  * @param data      the Fashion-MNIST directory
  */
 public record TrainSettings(ModelKind model, String stragglers, Integer rounds, Double epochs, int batch, boolean rebalance,
                             float learningRate, float momentum, LrSchedule lrSchedule, StaleMomentum staleMomentum,
-                            ComputeClock computeClock, ComputeOn computeOn, int evalEvery, boolean deferredEval, long seed,
+                            ComputeClock computeClock, ComputeOn computeOn, FreshWait freshWait, StaleScale staleScale, int evalEvery,
+                            boolean deferredEval, long seed,
                             Path data, int timeoutSeconds) {
     /** Validates; called by {@link Builder#build()}. */
     public TrainSettings {
         if (model == null || stragglers == null || lrSchedule == null || staleMomentum == null || computeClock == null
-            || computeOn == null || data == null) {
+            || computeOn == null || freshWait == null || staleScale == null || data == null) {
             throw new IllegalArgumentException("model, stragglers, schedules, clock and data directory must be set");
         }
         RunLength.check(batch, evalEvery, rounds, epochs);
@@ -56,7 +59,8 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
     public Builder toBuilder() {
         return new Builder().model(model).stragglers(stragglers).rounds(rounds).epochs(epochs).batch(batch).rebalance(rebalance)
             .learningRate(learningRate).momentum(momentum).lrSchedule(lrSchedule).staleMomentum(staleMomentum)
-            .computeClock(computeClock).computeOn(computeOn).evalEvery(evalEvery).deferredEval(deferredEval).seed(seed).data(data)
+            .computeClock(computeClock).computeOn(computeOn).freshWait(freshWait).staleScale(staleScale).evalEvery(evalEvery)
+            .deferredEval(deferredEval).seed(seed).data(data)
             .timeoutSeconds(timeoutSeconds);
     }
 
@@ -85,7 +89,8 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         }
         a.addAll(List.of("--batch", "" + batch, rebalance ? "--rebalance" : "--no-rebalance", "--lr", "" + learningRate,
             "--momentum", "" + momentum, "--lr-schedule", lrSchedule.text(), "--stale-momentum", staleMomentum.text(),
-            "--compute-clock", computeClock.text(), "--compute-on", computeOn.text(),
+            "--compute-clock", computeClock.text(), "--compute-on", computeOn.text(), "--fresh-wait", freshWait.text(),
+            "--stale-scale", staleScale.text(),
             "--eval-every", "" + evalEvery,
             deferredEval ? "--deferred-eval" : "--no-deferred-eval", "--seed", "" + seed, "--stragglers", stragglers,
             "--data", data.toString(), "--timeout-seconds", "" + timeoutSeconds));
@@ -103,6 +108,8 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         m.put("staleMomentum", staleMomentum.text());
         m.put("computeClock", computeClock.text());
         m.put("computeOn", computeOn.text());
+        m.put("freshWait", freshWait.text());
+        m.put("staleScale", staleScale.text());
         m.put("evalEvery", evalEvery);
         m.put("evaluation", deferredEval ? "deferred" : "inline");
         return m;
@@ -122,6 +129,8 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         private StaleMomentum staleMomentum = StaleMomentum.parse("--stale-momentum", TrainDefaults.STALE_MOMENTUM);
         private ComputeClock computeClock = ComputeClock.parse("--compute-clock", TrainDefaults.COMPUTE_CLOCK);
         private ComputeOn computeOn = ComputeOn.parse("--compute-on", TrainDefaults.COMPUTE_ON);
+        private FreshWait freshWait = FreshWait.parse("--fresh-wait", TrainDefaults.FRESH_WAIT);
+        private StaleScale staleScale = StaleScale.parse("--stale-scale", TrainDefaults.STALE_SCALE);
         private int evalEvery = TrainDefaults.evalEvery();
         private boolean deferredEval = true;
         private long seed = TrainDefaults.seed();
@@ -192,6 +201,16 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
             return this;
         }
 
+        public Builder freshWait(final FreshWait value) {
+            freshWait = value;
+            return this;
+        }
+
+        public Builder staleScale(final StaleScale value) {
+            staleScale = value;
+            return this;
+        }
+
         public Builder evalEvery(final int value) {
             evalEvery = value;
             return this;
@@ -222,7 +241,7 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         public TrainSettings build() {
             final Double passes = rounds == null && epochs == null ? Double.valueOf(1) : epochs;
             return new TrainSettings(model, stragglers, rounds, passes, batch, rebalance, learningRate, momentum, lrSchedule,
-                staleMomentum, computeClock, computeOn, evalEvery, deferredEval, seed, data != null ? data : FashionMnist.DEBIAN_DIR,
+                staleMomentum, computeClock, computeOn, freshWait, staleScale, evalEvery, deferredEval, seed, data != null ? data : FashionMnist.DEBIAN_DIR,
                 timeoutSeconds);
         }
     }

@@ -154,9 +154,10 @@ public final class TrainingLoop {
     private final ArrayDeque<CompletableFuture<Aggregate>> pending = new ArrayDeque<>();
     private int nextToApply;
     /** A gradient computed but not sent yet: its round was released while it was computed. */
-    /** A gradient computed but not sent yet: its round was released while it was computed. */
     private Checkpoint.Held held;
     private long lastComputeNs;
+    /** This worker's last compute times (injected straggling included): how long a fresh wait may take. */
+    private final RecentTimes recentCompute = new RecentTimes(5);
     /** With checkpoints: the state at the start, and after the two newest rounds that left nothing pending. */
     private Snapshot start;
     private Snapshot current;
@@ -238,6 +239,19 @@ public final class TrainingLoop {
             // required: every round up to r - 1 - s; then whatever else already arrived
             while (!pending.isEmpty() && (nextToApply <= SyncRules.gateRound(round, bound) || pending.peek().isDone())) {
                 applyNext();
+            }
+            if (!pending.isEmpty() && held == null && options.settings().freshWait() == FreshWait.COMPUTE) {
+                // fresher is allowed and costs no accuracy: wait for the pending aggregates up to a compute time
+                final long deadline = System.nanoTime() + recentCompute.typicalNs();
+                while (!pending.isEmpty()) {
+                    final long w0 = System.nanoTime();
+                    final boolean arrived = arrivesBy(pending.peek(), deadline);
+                    log.waited(round, System.nanoTime() - w0);
+                    if (!arrived) {
+                        break;
+                    }
+                    applyNext();
+                }
             }
             if (recovers() && pending.isEmpty() && nextToApply == round && round > base) {
                 // every round before this one applied, nothing pending: what a rebuilt job can go on from
@@ -329,6 +343,12 @@ public final class TrainingLoop {
         final long predictNs = System.nanoTime() - v0;
         final float[] gradient = (computingAhead ? net.computeGradientAt(ahead, pixels, batches.labels())
             : net.computeGradient(pixels, batches.labels())).clone();
+        final float weight = options.settings().staleScale().weight(round - applied);
+        if (weight != 1f) {
+            for (int i = 0; i < gradient.length; i++) {
+                gradient[i] *= weight;
+            }
+        }
         final long elapsedNs = System.nanoTime() - t0;
         final long measuredNs = options.settings().computeClock().nanos() - c0;
         // the injected straggling stays a multiple of the elapsed time, whichever clock is reported; a
@@ -339,6 +359,7 @@ public final class TrainingLoop {
         if (injectedNs > 0) {
             LockSupport.parkNanos(injectedNs);
         }
+        recentCompute.add(elapsedNs + injectedNs);
         return new Checkpoint.Held(gradient, round, batch, elapsedNs, measuredNs, injectedNs, applied, net.lastLoss());
     }
 
@@ -583,6 +604,28 @@ public final class TrainingLoop {
         final double accuracy = net.accuracy(testPixels, testLabels);
         log.evaluating(System.nanoTime() - t0);
         return accuracy;
+    }
+
+    /**
+     * Whether {@code future} is done by {@code deadlineNs} (System.nanoTime()); a failure counts as
+     * done (the caller's await reports it).
+     */
+    private static boolean arrivesBy(final CompletableFuture<?> future, final long deadlineNs) throws InterruptedException {
+        final long left = deadlineNs - System.nanoTime();
+        if (future.isDone()) {
+            return true;
+        }
+        if (left <= 0) {
+            return false;
+        }
+        try {
+            future.get(left, TimeUnit.NANOSECONDS);
+            return true;
+        } catch (final TimeoutException ex) {
+            return false;
+        } catch (final ExecutionException ex) {
+            return true;
+        }
     }
 
     private <T> T await(final CompletableFuture<T> future, final String what) throws InterruptedException {

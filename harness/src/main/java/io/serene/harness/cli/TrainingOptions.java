@@ -2,9 +2,11 @@ package io.serene.harness.cli;
 
 import io.serene.training.ComputeClock;
 import io.serene.training.ComputeOn;
+import io.serene.training.FreshWait;
 import io.serene.training.LrSchedule;
 import io.serene.training.ModelKind;
 import io.serene.training.StaleMomentum;
+import io.serene.training.StaleScale;
 import io.serene.training.StragglerProfile;
 import io.serene.training.TrainDefaults;
 import io.serene.training.TrainSettings;
@@ -73,6 +75,17 @@ public final class TrainingOptions {
         + "round predicted as the last applied aggregate. Default: ${DEFAULT-VALUE}.")
     String computeOn;
 
+    @Option(names = "--fresh-wait", defaultValue = TrainDefaults.FRESH_WAIT, description = "How long a worker that may compute ahead "
+        + "under a bound s > 0 waits for its pending rounds' aggregates first: compute: up to its own typical compute time (the "
+        + "median of its last rounds'; an aggregate later than that waits for a straggler), so it computes ahead only when the "
+        + "wait would be long; none: it computes ahead as soon as the bound lets it. Default: ${DEFAULT-VALUE}.")
+    String freshWait;
+
+    @Option(names = "--stale-scale", defaultValue = TrainDefaults.STALE_SCALE, description = "How a worker weighs a gradient it "
+        + "computed with t rounds pending before it contributes it: none: full weight; inverse: 1/(1+t) (a staleness-aware step; "
+        + "every worker still applies the same aggregate). Default: ${DEFAULT-VALUE}.")
+    String staleScale;
+
     @Option(names = "--eval-every", defaultValue = TrainDefaults.EVAL_EVERY,
         description = "Test-set evaluation every E rounds (0: only at the end). Default: ${DEFAULT-VALUE}.")
     int evalEvery;
@@ -109,6 +122,8 @@ public final class TrainingOptions {
             .staleMomentum(StaleMomentum.parse("--stale-momentum", staleMomentum))
             .computeClock(ComputeClock.parse("--compute-clock", computeClock))
             .computeOn(ComputeOn.parse("--compute-on", computeOn))
+            .freshWait(FreshWait.parse("--fresh-wait", freshWait))
+            .staleScale(StaleScale.parse("--stale-scale", staleScale))
             .evalEvery(evalEvery)
             .deferredEval(deferredEval)
             .seed(seed)

@@ -12,9 +12,11 @@ import io.serene.harness.launch.FaultPlan;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.ComputeClock;
 import io.serene.training.ComputeOn;
+import io.serene.training.FreshWait;
 import io.serene.training.LrSchedule;
 import io.serene.training.ModelKind;
 import io.serene.training.StaleMomentum;
+import io.serene.training.StaleScale;
 import io.serene.training.StragglerProfile;
 import io.serene.training.TrainDefaults;
 import io.serene.training.TrainSettings;
@@ -50,6 +52,8 @@ import java.util.regex.Pattern;
  * deferredEval: true           # train: evaluate copies of the model after training, off the clock (default)
  * lrSchedule: cosine           # train: constant (default), cosine decay to 0 over the run, or cooldown (the last 20%)
  * staleMomentum: fixed         # train: how rounds under an SSP bound are stepped (serene worker --stale-momentum)
+ * freshWait: none              # train: compute ahead at once (default compute: wait up to a compute time; --fresh-wait)
+ * staleScale: inverse          # train: weigh a gradient computed t rounds ahead by 1/(1+t) (default none; --stale-scale)
  * computeClock: wall           # train: the compute time workers report, cpu (default) or wall (serene worker --compute-clock)
  * workerJit: tiered            # train: the worker JVMs' JIT, c1 (default) or tiered (serene train --worker-jit)
  * policies:                    # presets, schedules (N: the worker count), or policy files
@@ -105,7 +109,8 @@ public final class ExperimentSpec {
     private static final Pattern WORKER_COUNT = Pattern.compile("\\bN(?:-([0-9]{1,6}))?\\b");
 
     private static final Set<String> KEYS = Set.of("name", "mode", "model", "workers", "epochs", "rounds", "targetAccuracy",
-        "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "computeClock", "computeOn", "workerJit",
+        "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "computeClock", "computeOn", "freshWait", "staleScale",
+        "workerJit",
         "momentum", "computeMs", "policies", "stragglers", "seeds", "quick", "faults");
 
     public final String name;
@@ -193,6 +198,12 @@ public final class ExperimentSpec {
         }
         if (n.has("computeOn")) {
             t.computeOn(ComputeOn.parse("'computeOn'", string(n, "computeOn", null)));
+        }
+        if (n.has("freshWait")) {
+            t.freshWait(FreshWait.parse("'freshWait'", string(n, "freshWait", null)));
+        }
+        if (n.has("staleScale")) {
+            t.staleScale(StaleScale.parse("'staleScale'", string(n, "staleScale", null)));
         }
         if (n.has("computeClock")) {
             t.computeClock(ComputeClock.parse("'computeClock'", string(n, "computeClock", null)));
