@@ -236,6 +236,21 @@ public final class RoundRecords implements AutoCloseable {
         return n;
     }
 
+    /** When the worker sent its gradient for the round (or skipped it), System.nanoTime(); 0 before. */
+    public long sendNs(final int round) {
+        return sendNs[round];
+    }
+
+    /** When the round's aggregate arrived, System.nanoTime(); 0 before. */
+    public long releaseNs(final int round) {
+        return releaseNs[round];
+    }
+
+    /** Whether the worker contributed a gradient to the round (neither skipped nor dropped it). */
+    public boolean contributed(final int round) {
+        return sendNs[round] != 0 && !skipped[round] && !dropped[round];
+    }
+
     /** The round's aggregate arrived (called on the transport's thread, before the waiting thread resumes). */
     public void released(final int round) {
         releaseNs[round] = System.nanoTime();

@@ -156,8 +156,12 @@ public final class TrainingLoop {
     /** A gradient computed but not sent yet: its round was released while it was computed. */
     private Checkpoint.Held held;
     private long lastComputeNs;
-    /** This worker's last compute times (injected straggling included): how long a fresh wait may take. */
+    /**
+     * This worker's last compute times (injected straggling included) and the last times from
+     * sending a gradient to its aggregate's arrival: when a pending aggregate is late.
+     */
     private final RecentTimes recentCompute = new RecentTimes(5);
+    private final RecentTimes recentLatency = new RecentTimes(9);
     /** With checkpoints: the state at the start, and after the two newest rounds that left nothing pending. */
     private Snapshot start;
     private Snapshot current;
@@ -241,11 +245,11 @@ public final class TrainingLoop {
                 applyNext();
             }
             if (!pending.isEmpty() && held == null && options.settings().freshWait() == FreshWait.COMPUTE) {
-                // fresher is allowed and costs no accuracy: wait for the pending aggregates up to a compute time
-                final long deadline = System.nanoTime() + recentCompute.typicalNs();
+                // a fresher model is allowed and costs no accuracy: wait for each pending aggregate until it
+                // is late (a compute time past its typical arrival), then compute ahead
                 while (!pending.isEmpty()) {
                     final long w0 = System.nanoTime();
-                    final boolean arrived = arrivesBy(pending.peek(), deadline);
+                    final boolean arrived = arrivesBy(pending.peek(), expectedNs(nextToApply) + recentCompute.typicalNs());
                     log.waited(round, System.nanoTime() - w0);
                     if (!arrived) {
                         break;
@@ -563,6 +567,9 @@ public final class TrainingLoop {
         final long t0 = System.nanoTime();
         final Aggregate aggregate = await(pending.poll(), "the aggregate of round " + round);
         log.waited(round, System.nanoTime() - t0);
+        if (log.contributed(round)) {
+            recentLatency.add(log.releaseNs(round) - log.sendNs(round));
+        }
         aggregate.averageInto(averaged);
         sizes.applied(aggregate.contributorCount());
         aggregate.ownRetiredInto(retired);
@@ -604,6 +611,11 @@ public final class TrainingLoop {
         final double accuracy = net.accuracy(testPixels, testLabels);
         log.evaluating(System.nanoTime() - t0);
         return accuracy;
+    }
+
+    /** When round {@code round}'s aggregate typically arrives: its send time plus the typical latency, System.nanoTime(). */
+    private long expectedNs(final int round) {
+        return log.sendNs(round) + recentLatency.typicalNs();
     }
 
     /**
