@@ -25,8 +25,8 @@ import java.util.Set;
  *   METRIC := lag | round_time | round | waiting_share | staleness | slowdown(worker) | failed(worker)
  *   CMP    := &gt;= | &lt;= | &gt; | &lt; | ==
  *   ACTION := [GROUP:] CONFIG | exclude(worker) [fold|drop] | include(worker)
- *   CONFIG := PART (+ PART)*,  PART := bsp | asp | ssp(S) | psp(B) | psp(B, S) | sample(B) | fastest(K) | quorum(K)
- *                                     | timeout(MS) | timeout(P%) | fold | drop
+ *   CONFIG := PART (+ PART)*,  PART := bsp | asp | ssp(S) | psp(B) | psp(B, S) | wbsp | sample(B) | fastest(K)
+ *                                     | quorum(K) | timeout(MS) | timeout(P%) | busy | fold | drop
  * </pre>
  * Errors are {@link PolicyException}s naming line and column.
  */
@@ -52,7 +52,8 @@ public final class PolicyParser {
     }
 
     private static final Set<String> RESERVED = Set.of("policy", "group", "start", "when", "then", "in",
-        "for", "smooth", "bsp", "asp", "ssp", "psp", "sample", "fastest", "quorum", "timeout", "fold", "drop", "exclude", "include", Policy.DEFAULT_GROUP);
+        "for", "smooth", "bsp", "asp", "ssp", "psp", "wbsp", "busy", "sample", "fastest", "quorum", "timeout", "fold", "drop", "exclude",
+        "include", Policy.DEFAULT_GROUP);
 
     private final String source;
     private final Map<String, Policy.Group> groups = new LinkedHashMap<>();
@@ -325,8 +326,8 @@ public final class PolicyParser {
         SyncConfig config = null;
         int bases = 0;
         do {
-            final Token part = expectWord("a config (bsp, asp, ssp(S), psp(B), psp(B, S), fastest(K), quorum(K), sample(B), timeout(MS), "
-                + "timeout(P%), fold, drop)");
+            final Token part = expectWord("a config (bsp, asp, ssp(S), psp(B), psp(B, S), wbsp, fastest(K), quorum(K), sample(B), "
+                + "timeout(MS), timeout(P%), busy, fold, drop)");
             switch (part.text) {
                 case "bsp":
                 case "asp":
@@ -352,6 +353,14 @@ public final class PolicyParser {
                     config = (config == null ? SyncConfig.bsp() : config).withBound(bound).withSample(sample);
                     break;
                 }
+                case "wbsp":
+                    // WBSP: BSP's release rule, workers busy while they wait
+                    bases++;
+                    config = (config == null ? SyncConfig.bsp() : config).withBound(0).withBusy(true);
+                    break;
+                case "busy":
+                    config = (config == null ? SyncConfig.bsp() : config).withBusy(true);
+                    break;
                 case "sample":
                     config = (config == null ? SyncConfig.bsp() : config).withSample(intArgument(part, 1));
                     break;
@@ -371,11 +380,11 @@ public final class PolicyParser {
                     break;
                 default:
                     throw error(part, "unknown config " + part.describe()
-                        + " (expected bsp, asp, ssp(S), psp(B), psp(B, S), fastest(K), quorum(K), sample(B), timeout(MS), timeout(P%), "
-                        + "fold or drop)");
+                        + " (expected bsp, asp, ssp(S), psp(B), psp(B, S), wbsp, fastest(K), quorum(K), sample(B), timeout(MS), "
+                        + "timeout(P%), busy, fold or drop)");
             }
             if (bases > 1) {
-                throw error(part, "a config names at most one of bsp, asp, ssp, psp");
+                throw error(part, "a config names at most one of bsp, asp, ssp, psp, wbsp");
             }
         } while (peek().text.equals("+") && next() != null);
         return config;

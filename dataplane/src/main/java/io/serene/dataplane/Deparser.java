@@ -6,6 +6,7 @@ import io.serene.dataplane.state.JobRegisters;
 import io.serene.dataplane.state.ReleaseRing;
 import io.serene.dataplane.state.SlotPool;
 import io.serene.protocol.ConfigPacket;
+import io.serene.protocol.Flags;
 import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Packet;
 import io.serene.protocol.PacketHeader;
@@ -140,6 +141,9 @@ final class Deparser {
             .lateMode(configs.lateMode(l, e).wireCode())
             .timeoutNs(configs.timeoutNs(l, e))
             .bitmapWords(words);
+        if (configs.busy(l, e)) {
+            config.flags(Flags.BUSY);
+        }
         for (int w = 0; w < words; w++) {
             config.requiredWord(w, configs.requiredWord(l, e, w, groups.members, m));
         }

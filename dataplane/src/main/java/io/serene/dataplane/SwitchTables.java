@@ -267,7 +267,7 @@ final class SwitchTables {
         if (configs.timeoutNs(l, e) != SyncConfig.NO_TIMEOUT) {
             c = c.withTimeoutNs(configs.timeoutNs(l, e));
         }
-        return c.withLateMode(configs.lateMode(l, e));
+        return c.withLateMode(configs.lateMode(l, e)).withBusy(configs.busy(l, e));
     }
 
     /** The largest {@link #swapRound} over the job's groups with members; -1 for an unknown job. */

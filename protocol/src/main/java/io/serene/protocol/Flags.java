@@ -15,6 +15,11 @@ public final class Flags {
      * the body offers the rounds it can go on after; the job is formed anew once every worker joined.
      */
     public static final int REBUILD = 16;
+    /**
+     * CONFIG: the entry is WBSP's (a worker waiting for clearance keeps computing gradients and
+     * sends their mean with its next contribution, {@code SyncConfig.busy()}).
+     */
+    public static final int BUSY = 32;
     /** Either payload kind. */
     public static final int PAYLOAD = VALUES | EXPONENTS;
 

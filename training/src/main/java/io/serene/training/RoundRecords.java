@@ -203,6 +203,13 @@ public final class RoundRecords implements AutoCloseable {
         sendNs[round] = System.nanoTime();
     }
 
+    /** More gradients of the round (WBSP: computed while waiting for clearance): their images and times join its own. */
+    public void alsoComputed(final int round, final int images, final long measuredNs, final long extraNs) {
+        batch[round] += images;
+        computeNs[round] += measuredNs;
+        injectedNs[round] += extraNs;
+    }
+
     /** The round was released without this worker before it started it: not computed, only applied. */
     public void skipped(final int round, final int stale) {
         skipped[round] = true;

@@ -6,6 +6,7 @@ import io.serene.protocol.sync.SyncRules;
 import io.serene.training.data.Batches;
 import io.serene.training.data.GlobalBatch;
 import io.serene.worker.Aggregate;
+import io.serene.worker.Arrivals;
 import io.serene.worker.UdpWorker;
 import io.serene.worker.WorkerEngine;
 import io.serene.worker.WorkerException;
@@ -156,12 +157,14 @@ public final class TrainingLoop {
     /** A gradient computed but not sent yet: its round was released while it was computed. */
     private Checkpoint.Held held;
     private long lastComputeNs;
-    /**
-     * This worker's last compute times (injected straggling included) and the last times from
-     * sending a gradient to its aggregate's arrival: when a pending aggregate is late.
-     */
-    private final RecentTimes recentCompute = new RecentTimes(5);
-    private final RecentTimes recentLatency = new RecentTimes(9);
+    /** When this worker expects its pending aggregates (fresh waits, WBSP). */
+    private final Arrivals arrivals = new Arrivals();
+    /** WBSP: the sum of the gradients computed while waiting for this round's clearance, how many, their images and times. */
+    private float[] busySum;
+    private int busyCount;
+    private int busyImages;
+    private long busyNs;
+    private long busyInjectedNs;
     /** With checkpoints: the state at the start, and after the two newest rounds that left nothing pending. */
     private Snapshot start;
     private Snapshot current;
@@ -236,7 +239,11 @@ public final class TrainingLoop {
             log.beginRound(round);
             final int r = round;
             final int wire = round - base;
-            await(worker.awaitClearance(wire), "clearance for round " + round);
+            final CompletableFuture<Void> clearance = worker.awaitClearance(wire);
+            if (held == null && !clearance.isDone() && await(worker.call(e -> e.busyFor(wire)), "the config of round " + round)) {
+                computeWhileWaiting(round, clearance);
+            }
+            await(clearance, "clearance for round " + round);
             log.waited(round, System.nanoTime() - log.roundStartNs(round));
             final int bound = await(worker.call(e -> e.boundFor(wire)), "the bound of round " + round);
             bounds[round] = bound;
@@ -249,7 +256,7 @@ public final class TrainingLoop {
                 // is late (a compute time past its typical arrival), then compute ahead
                 while (!pending.isEmpty()) {
                     final long w0 = System.nanoTime();
-                    final boolean arrived = arrivesBy(pending.peek(), expectedNs(nextToApply) + recentCompute.typicalNs());
+                    final boolean arrived = arrivesBy(pending.peek(), arrivals.lateNs(log.sendNs(nextToApply)));
                     log.waited(round, System.nanoTime() - w0);
                     if (!arrived) {
                         break;
@@ -265,7 +272,7 @@ public final class TrainingLoop {
                 current.take(round);
             }
             if (held == null && released() < round) {
-                held = compute(round, nextToApply);
+                held = compute(round, nextToApply, round);
             }
             if (released() >= round) {
                 // released without this worker (it is excluded, or beyond a quorum), before or while it
@@ -279,11 +286,14 @@ public final class TrainingLoop {
                 } else {
                     log.skipped(round, round - nextToApply);
                 }
+                // gradients computed while waiting go with this worker's contribution to the round, which it has none of
+                busyCount = 0;
                 // reports its last compute time: it is still that slow
                 pending.add(worker.skip(wire, lastComputeNs).whenComplete((a, e) -> log.released(r)));
             } else {
                 log.computed(round, held.batch(), held.elapsedNs(), held.injectedNs(), round - held.appliedBefore(), held.loss());
                 lastComputeNs = held.reportedNs();
+                takeBusyGradients(round, held.gradient());
                 pending.add(worker.allreduce(wire, held.gradient(), lastComputeNs).whenComplete((a, e) -> log.released(r)));
                 for (int i = 0; i < unreleased.length; i++) {
                     unreleased[i] += held.gradient()[i];
@@ -336,8 +346,11 @@ public final class TrainingLoop {
         System.out.flush();
     }
 
-    /** Computes round {@code round}'s gradient on the model as it is (after {@code applied} rounds), with injected straggling. */
-    private Checkpoint.Held compute(final int round, final int applied) {
+    /**
+     * Computes round {@code round}'s gradient on the model as it is (after {@code applied} rounds),
+     * with the injected straggling of round {@code slowAs}.
+     */
+    private Checkpoint.Held compute(final int round, final int applied, final int slowAs) {
         final long c0 = options.settings().computeClock().nanos();
         final long t0 = System.nanoTime();
         final int batch = sizes.next();
@@ -359,12 +372,54 @@ public final class TrainingLoop {
         // straggler computes its gradients slower, so the time spent preparing the model it computes
         // ahead on is not multiplied
         final long viewNs = computingAhead ? predictNs + net.lastViewNs() : 0;
-        final long injectedNs = Math.max(0, (long) ((options.profile().factor(options.id(), round) - 1) * (elapsedNs - viewNs)));
+        final long injectedNs = Math.max(0, (long) ((options.profile().factor(options.id(), slowAs) - 1) * (elapsedNs - viewNs)));
         if (injectedNs > 0) {
             LockSupport.parkNanos(injectedNs);
         }
-        recentCompute.add(elapsedNs + injectedNs);
+        arrivals.computed(elapsedNs + injectedNs);
         return new Checkpoint.Held(gradient, round, batch, elapsedNs, measuredNs, injectedNs, applied, net.lastLoss());
+    }
+
+    /**
+     * WBSP (worker-busy synchronous parallel): while round {@code round} waits for clearance, computes
+     * more gradients (on the model it computes this round on, {@link #compute}) as long as another
+     * one is expected to be done before the pending aggregate typically arrives, so a worker never
+     * holds up a release it could have had; their sum waits in {@link #busySum} for the round's own
+     * gradient ({@link #takeBusyGradients}).
+     */
+    private void computeWhileWaiting(final int round, final CompletableFuture<Void> clearance) {
+        while (!clearance.isDone() && !pending.isEmpty()
+            && arrivals.fitsAnother(System.nanoTime(), log.sendNs(nextToApply + pending.size() - 1))) {
+            // as slow as the worker was when it computed the round it waits on (a straggler's slowness is that of a time)
+            final Checkpoint.Held extra = compute(round, nextToApply, round - 1);
+            if (busySum == null) {
+                busySum = new float[extra.gradient().length];
+            }
+            final float[] g = extra.gradient();
+            for (int i = 0; i < g.length; i++) {
+                busySum[i] = busyCount == 0 ? g[i] : busySum[i] + g[i];
+            }
+            busyCount++;
+            busyImages += extra.batch();
+            busyNs += extra.elapsedNs();
+            busyInjectedNs += extra.injectedNs();
+        }
+    }
+
+    /** The round's gradient becomes the mean of it and the gradients computed while waiting (in place); the records count them. */
+    private void takeBusyGradients(final int round, final float[] gradient) {
+        if (busyCount == 0) {
+            return;
+        }
+        final float share = 1f / (busyCount + 1);
+        for (int i = 0; i < gradient.length; i++) {
+            gradient[i] = (gradient[i] + busySum[i]) * share;
+        }
+        log.alsoComputed(round, busyImages, busyNs, busyInjectedNs);
+        busyCount = 0;
+        busyImages = 0;
+        busyNs = 0;
+        busyInjectedNs = 0;
     }
 
     /**
@@ -505,6 +560,7 @@ public final class TrainingLoop {
         sizes.restore(globalBatch);
         System.arraycopy(ownUnreleased, 0, unreleased, 0, unreleased.length);
         System.arraycopy(lastAverage, 0, averaged, 0, averaged.length);
+        busyCount = 0;
         await(worker.call(e -> {
             e.fold(folded);
             return null;
@@ -568,7 +624,7 @@ public final class TrainingLoop {
         final Aggregate aggregate = await(pending.poll(), "the aggregate of round " + round);
         log.waited(round, System.nanoTime() - t0);
         if (log.contributed(round)) {
-            recentLatency.add(log.releaseNs(round) - log.sendNs(round));
+            arrivals.arrived(log.sendNs(round), log.releaseNs(round));
         }
         aggregate.averageInto(averaged);
         sizes.applied(aggregate.contributorCount());
@@ -611,11 +667,6 @@ public final class TrainingLoop {
         final double accuracy = net.accuracy(testPixels, testLabels);
         log.evaluating(System.nanoTime() - t0);
         return accuracy;
-    }
-
-    /** When round {@code round}'s aggregate typically arrives: its send time plus the typical latency, System.nanoTime(). */
-    private long expectedNs(final int round) {
-        return log.sendNs(round) + recentLatency.typicalNs();
     }
 
     /**

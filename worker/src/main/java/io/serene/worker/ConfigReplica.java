@@ -1,6 +1,7 @@
 package io.serene.worker;
 
 import io.serene.protocol.ConfigPacket;
+import io.serene.protocol.Flags;
 import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncRules;
@@ -17,12 +18,14 @@ final class ConfigReplica {
     private final int[] first = new int[MAX_ENTRIES];
     private final int[] bound = new int[MAX_ENTRIES];
     private final LateMode[] late = new LateMode[MAX_ENTRIES];
+    private final boolean[] busy = new boolean[MAX_ENTRIES];
     private int count;
     private int knownEpoch = -1;
     private int seenEpoch;
     private final int[] pendingFirst = new int[MAX_ENTRIES];
     private final int[] pendingBound = new int[MAX_ENTRIES];
     private final LateMode[] pendingLate = new LateMode[MAX_ENTRIES];
+    private final boolean[] pendingBusy = new boolean[MAX_ENTRIES];
     private int pendingEpoch = -1;
     private long pendingMask;
     private long requestAtNs;
@@ -82,11 +85,13 @@ final class ConfigReplica {
         pendingFirst[index] = in.firstRound();
         pendingBound[index] = in.bound();
         pendingLate[index] = LateMode.fromWireCode(in.lateMode());
+        pendingBusy[index] = in.hasFlag(Flags.BUSY);
         pendingMask |= 1L << index;
         if (pendingMask == (entries == 64 ? -1L : (1L << entries) - 1)) {
             System.arraycopy(pendingFirst, 0, first, 0, entries);
             System.arraycopy(pendingBound, 0, bound, 0, entries);
             System.arraycopy(pendingLate, 0, late, 0, entries);
+            System.arraycopy(pendingBusy, 0, busy, 0, entries);
             count = entries;
             knownEpoch = epoch;
             return true;
@@ -111,6 +116,11 @@ final class ConfigReplica {
     /** The late mode in force for a round (fold before a table is known). */
     LateMode lateModeFor(final int round) {
         return count == 0 ? LateMode.FOLD : late[entryFor(round)];
+    }
+
+    /** Whether the round is WBSP's: the worker keeps computing while it waits for clearance (false before a table is known). */
+    boolean busyFor(final int round) {
+        return count != 0 && busy[entryFor(round)];
     }
 
     /** Whether a worker may start a round: a current table, and the bound rule with R as last heard. */

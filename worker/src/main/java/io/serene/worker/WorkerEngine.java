@@ -274,6 +274,11 @@ public final class WorkerEngine implements PacketEndpoint {
         return config.boundFor(round);
     }
 
+    /** Whether round {@code round} is WBSP's (see {@code SyncConfig.busy()}); engine thread. */
+    public boolean busyFor(final int round) {
+        return config.busyFor(round);
+    }
+
     /** The late mode in force for a round, as this worker knows the config table (fold before it knows). */
     public LateMode lateModeFor(final int round) {
         return config.lateModeFor(round);

@@ -35,6 +35,8 @@ public final class ConfigTable {
     private final byte[] late;
     /** PSP's sample size per entry (0: every required worker). */
     private final int[] sample;
+    /** WBSP: the entry's workers keep computing while they wait ({@link SyncConfig#busy()}). */
+    private final boolean[] busy;
     private final long[] required;
     private final int[] count;
     private final int[] head;
@@ -48,19 +50,20 @@ public final class ConfigTable {
         timeoutNs = new long[lists * ENTRIES];
         late = new byte[lists * ENTRIES];
         sample = new int[lists * ENTRIES];
+        busy = new boolean[lists * ENTRIES];
         required = new long[lists * ENTRIES * words];
         count = new int[lists];
         head = new int[lists];
         Arrays.fill(first, UNUSED);
     }
 
-    /** Bytes of the table's arrays: per job, group and entry 25 + 8W, per job and group 8 more. */
+    /** Bytes of the table's arrays: per job, group and entry 26 + 8W, per job and group 8 more. */
     public static long bytes(final int maxJobs, final int words) {
-        return (long) maxJobs * GROUPS * (ENTRIES * (25L + 8L * words) + 8L);
+        return (long) maxJobs * GROUPS * (ENTRIES * (26L + 8L * words) + 8L);
     }
 
     public long bytes() {
-        return 4L * (first.length + bound.length + quorum.length + sample.length) + 8L * timeoutNs.length + late.length
+        return 4L * (first.length + bound.length + quorum.length + sample.length) + 8L * timeoutNs.length + late.length + busy.length
             + 8L * required.length + 4L * (count.length + head.length);
     }
 
@@ -238,6 +241,11 @@ public final class ConfigTable {
         return sample[j * ENTRIES + e];
     }
 
+    /** Whether the entry is WBSP's: its workers keep computing while they wait. */
+    public boolean busy(final int j, final int e) {
+        return busy[j * ENTRIES + e];
+    }
+
     public long timeoutNs(final int j, final int e) {
         return timeoutNs[j * ENTRIES + e];
     }
@@ -296,6 +304,7 @@ public final class ConfigTable {
         timeoutNs[i] = c.timeoutNs();
         late[i] = (byte) c.lateMode().wireCode();
         sample[i] = c.sample();
+        busy[i] = c.busy();
         final long[] bits = c.resolve(workers).required.toLongArray();
         for (int w = 0; w < words; w++) {
             required[i * words + w] = w < bits.length ? bits[w] : 0L;
@@ -315,7 +324,7 @@ public final class ConfigTable {
             + " required=" + required(j, e, members, offset) + " quorum=" + quorum(j, e, members, offset)
             + (sample(j, e) > 0 ? " sample=" + sample(j, e) : "")
             + " timeout=" + (t == SyncConfig.NO_TIMEOUT ? "none" : (t / 1_000_000.0) + "ms")
-            + " late=" + lateMode(j, e).name().toLowerCase(Locale.ROOT);
+            + " late=" + lateMode(j, e).name().toLowerCase(Locale.ROOT) + (busy(j, e) ? " busy" : "");
     }
 
     /** The required members of a group under an entry, for tests and telemetry. */

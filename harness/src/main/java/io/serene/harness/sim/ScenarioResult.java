@@ -22,6 +22,8 @@ public final class ScenarioResult {
     public double meanStaleness;
     /** Rounds workers skipped because they were released without them before they started. */
     public long skippedRounds;
+    /** WBSP: gradients workers computed while they waited for clearance (sent with their next contribution). */
+    public long busyGradients;
     public long included;
     public long folded;
     public long dropped;
@@ -52,6 +54,7 @@ public final class ScenarioResult {
         m.put("maxStaleness", maxStaleness);
         m.put("meanStaleness", meanStaleness);
         m.put("skippedRounds", skippedRounds);
+        m.put("busyGradients", busyGradients);
         m.put("exactlyOnce", exactlyOnce);
         m.put("agreement", agreement);
         m.put("boundRespected", boundRespected);

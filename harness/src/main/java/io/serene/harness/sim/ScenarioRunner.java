@@ -18,6 +18,7 @@ import io.serene.training.StragglerProfile;
 import io.serene.transport.FaultInjector;
 import io.serene.transport.InProcessNetwork;
 import io.serene.worker.Aggregate;
+import io.serene.worker.Arrivals;
 import io.serene.worker.WorkerContext;
 import io.serene.worker.WorkerCounter;
 import io.serene.worker.WorkerEngine;
@@ -87,6 +88,12 @@ public final class ScenarioRunner {
     private final Controller controller;
     private final ControlLoop loop;
     private final long[] lastComputeNs;
+    /** Per worker: when it expects its aggregates (WBSP), when it sent each round and its newest contribution. */
+    private final Arrivals[] arrivals;
+    private final long[][] sentNs;
+    private final long[] lastSentNs;
+    /** WBSP: gradients workers computed while they waited for clearance. */
+    private long busyGradients;
     private int lastEvaluatedRound = -1;
     private long waitingAtEvaluation;
     private long computeAtEvaluation;
@@ -125,6 +132,12 @@ public final class ScenarioRunner {
             addresses[w] = network.attach(engines[w]);
         }
         lastComputeNs = new long[s.workers];
+        arrivals = new Arrivals[s.workers];
+        for (int w = 0; w < s.workers; w++) {
+            arrivals[w] = new Arrivals();
+        }
+        sentNs = new long[s.workers][s.rounds];
+        lastSentNs = new long[s.workers];
         controller = s.policy == null ? null : new Controller(s.policy, JOB, s.workers, new Controller.SwitchControl() {
             @Override
             public int earliestSwapRound() {
@@ -200,8 +213,39 @@ public final class ScenarioRunner {
 
     private void startRound(final int w, final int round) {
         final WorkerEngine engine = engines[w];
-        engine.awaitClearance(round).thenRun(() -> network.schedule(network.nowNs(), () -> compute(w, round)));
+        final CompletableFuture<Void> cleared = engine.awaitClearance(round);
+        if (!cleared.isDone() && engine.busyFor(round)) {
+            busy(w, round, cleared);
+        } else {
+            cleared.thenRun(() -> network.schedule(network.nowNs(), () -> compute(w, round)));
+        }
         network.wake(addresses[w]);
+    }
+
+    /**
+     * WBSP: while round {@code round} waits for clearance, the worker computes another gradient
+     * whenever it expects to be done before its pending aggregate arrives (the rule serene worker
+     * follows, {@link Arrivals#fitsAnother}); the time is compute, not waiting.
+     */
+    private void busy(final int w, final int round, final CompletableFuture<Void> cleared) {
+        final long now = network.nowNs();
+        if (cleared.isDone() || !arrivals[w].fitsAnother(now, lastSentNs[w])) {
+            cleared.thenRun(() -> network.schedule(network.nowNs(), () -> compute(w, round)));
+            return;
+        }
+        // as slow as the worker was when it computed the round it waits on (a straggler's slowness is that of a time)
+        final long duration = duration(w, Math.max(0, round - 1));
+        computeNs[w] += duration;
+        readySince[w] += duration;
+        arrivals[w].computed(duration);
+        busyGradients++;
+        network.schedule(now + duration, () -> busy(w, round, cleared));
+    }
+
+    /** A worker's compute time for a round: the base time, jittered, times its straggler factor. */
+    private long duration(final int w, final int round) {
+        final double jitter = 1 + s.computeJitter * (2 * StragglerProfile.uniform(s.seed, 99, w, round) - 1);
+        return (long) (s.computeNs * jitter * profile.factor(w, round));
     }
 
     private void compute(final int w, final int round) {
@@ -225,15 +269,17 @@ public final class ScenarioRunner {
         maxStaleness = Math.max(maxStaleness, staleness);
         stalenessSum += staleness;
         stalenessCount++;
-        final double jitter = 1 + s.computeJitter * (2 * StragglerProfile.uniform(s.seed, 99, w, round) - 1);
-        final long duration = (long) (s.computeNs * jitter * profile.factor(w, round));
+        final long duration = duration(w, round);
         computeNs[w] += duration;
         lastComputeNs[w] = duration;
+        arrivals[w].computed(duration);
         network.schedule(now + duration, () -> contribute(w, round, duration));
     }
 
     private void contribute(final int w, final int round, final long computeNs) {
         // reports its compute time, as serene worker does
+        sentNs[w][round] = network.nowNs();
+        lastSentNs[w] = sentNs[w][round];
         handIn(w, round, engines[w].allreduce(round, gradient(w, round), null, computeNs));
     }
 
@@ -255,6 +301,9 @@ public final class ScenarioRunner {
 
     private void delivered(final int w, final Aggregate aggregate) {
         final int round = aggregate.round();
+        if (sentNs[w][round] != 0) {
+            arrivals[w].arrived(sentNs[w][round], network.nowNs());
+        }
         sumsHash[w][round] = Arrays.hashCode(aggregate.integerSums()) * 31L
             + aggregate.contributors().hashCode();
 
@@ -390,6 +439,7 @@ public final class ScenarioRunner {
         r.configInstalls = pipeline.counters().get(SwitchCounter.CONFIG_INSTALLS);
         r.maxStaleness = maxStaleness;
         r.skippedRounds = skippedRounds;
+        r.busyGradients = busyGradients;
         r.meanStaleness = stalenessCount == 0 ? 0 : (double) stalenessSum / stalenessCount;
         r.exactlyOnce = done && resolvedOnce && included == pipeline.counters().get(SwitchCounter.VALUE_CONTRIBUTIONS);
         r.agreement = done && agreement();

@@ -14,7 +14,8 @@ import java.util.Objects;
  * <p>Textual form ({@link SyncConfigParser}): {@code bsp}, {@code ssp:S}, {@code asp},
  * {@code fastest:K}, {@code timeout:MS}, {@code timeout:P%}, {@code exclude:W1,W2}, {@code drop},
  * {@code fold}, {@code sample:B} (PSP; {@code psp:B} and {@code psp:B,S} are short for
- * {@code bsp+sample:B} and {@code ssp:S+sample:B}), combined with {@code +}, for example
+ * {@code bsp+sample:B} and {@code ssp:S+sample:B}), {@code busy} (WBSP; {@code wbsp} is short for
+ * {@code bsp+busy}), combined with {@code +}, for example
  * {@code ssp:2+timeout:50}.
  *
  * <p>A relative timeout ({@code timeout:30%}: 30% of the job's typical round time) is a policy's:
@@ -33,7 +34,7 @@ public final class SyncConfig {
     /** The largest relative timeout, in percent of the typical round time. */
     public static final int MAX_TIMEOUT_PERCENT = 1000;
 
-    public static final SyncConfig BSP = new SyncConfig(0, null, false, QUORUM_OF_REQUIRED, NO_TIMEOUT, 0, LateMode.FOLD, 0);
+    public static final SyncConfig BSP = new SyncConfig(0, null, false, QUORUM_OF_REQUIRED, NO_TIMEOUT, 0, LateMode.FOLD, 0, false);
 
     private final int bound;
     private final BitSet excluded;
@@ -45,9 +46,15 @@ public final class SyncConfig {
     private final LateMode lateMode;
     /** PSP: a release waits for a seeded sample of this many of the required workers per round (0: for all of them). */
     private final int sample;
+    /**
+     * WBSP (worker-busy synchronous parallel, Yang et al. 2024): a worker waiting for clearance keeps
+     * computing gradients on the model it has and sends their mean with its next contribution. The
+     * switch's release rule is unchanged; the flag reaches the workers with the config table.
+     */
+    private final boolean busy;
 
     private SyncConfig(final int bound, final BitSet excluded, final boolean noneRequired, final int quorum,
-                       final long timeoutNs, final int timeoutPercent, final LateMode lateMode, final int sample) {
+                       final long timeoutNs, final int timeoutPercent, final LateMode lateMode, final int sample, final boolean busy) {
         this.bound = bound;
         this.excluded = excluded == null ? new BitSet() : (BitSet) excluded.clone();
         this.noneRequired = noneRequired;
@@ -56,6 +63,7 @@ public final class SyncConfig {
         this.timeoutPercent = timeoutPercent;
         this.lateMode = lateMode;
         this.sample = sample;
+        this.busy = busy;
     }
 
     public static SyncConfig bsp() {
@@ -80,11 +88,11 @@ public final class SyncConfig {
 
     /** No worker is required: the quorum (or the timeout) alone releases a chunk. */
     public SyncConfig requiringNone() {
-        return new SyncConfig(bound, excluded, true, quorum, timeoutNs, timeoutPercent, lateMode, sample);
+        return new SyncConfig(bound, excluded, true, quorum, timeoutNs, timeoutPercent, lateMode, sample, busy);
     }
 
     public SyncConfig withBound(final int s) {
-        return new SyncConfig(s, excluded, noneRequired, quorum, timeoutNs, timeoutPercent, lateMode, sample);
+        return new SyncConfig(s, excluded, noneRequired, quorum, timeoutNs, timeoutPercent, lateMode, sample, busy);
     }
 
     /** A chunk is released this long after its first contribution, whoever contributed. */
@@ -92,12 +100,12 @@ public final class SyncConfig {
         if (ns <= 0) {
             throw new IllegalArgumentException("timeout must be > 0, was " + ns + " ns");
         }
-        return new SyncConfig(bound, excluded, noneRequired, quorum, ns, 0, lateMode, sample);
+        return new SyncConfig(bound, excluded, noneRequired, quorum, ns, 0, lateMode, sample, busy);
     }
 
     /** The same config without a timeout (absolute or relative). */
     public SyncConfig withoutTimeout() {
-        return new SyncConfig(bound, excluded, noneRequired, quorum, NO_TIMEOUT, 0, lateMode, sample);
+        return new SyncConfig(bound, excluded, noneRequired, quorum, NO_TIMEOUT, 0, lateMode, sample, busy);
     }
 
     /**
@@ -110,21 +118,21 @@ public final class SyncConfig {
             throw new IllegalArgumentException("a relative timeout must be 1% to " + MAX_TIMEOUT_PERCENT + "% of the round time, was "
                 + percent + "%");
         }
-        return new SyncConfig(bound, excluded, noneRequired, quorum, NO_TIMEOUT, percent, lateMode, sample);
+        return new SyncConfig(bound, excluded, noneRequired, quorum, NO_TIMEOUT, percent, lateMode, sample, busy);
     }
 
     /** Releases no longer wait for these workers (their contributions still count when in time). */
     public SyncConfig excluding(final BitSet workers) {
         final BitSet union = (BitSet) excluded.clone();
         union.or(workers);
-        return new SyncConfig(bound, union, noneRequired, quorum, timeoutNs, timeoutPercent, lateMode, sample);
+        return new SyncConfig(bound, union, noneRequired, quorum, timeoutNs, timeoutPercent, lateMode, sample, busy);
     }
 
     public SyncConfig withQuorum(final int k) {
         if (k < 1 && k != QUORUM_OF_REQUIRED) {
             throw new IllegalArgumentException("quorum must be >= 1, was " + k);
         }
-        return new SyncConfig(bound, excluded, noneRequired, k, timeoutNs, timeoutPercent, lateMode, sample);
+        return new SyncConfig(bound, excluded, noneRequired, k, timeoutNs, timeoutPercent, lateMode, sample, busy);
     }
 
     /**
@@ -137,7 +145,20 @@ public final class SyncConfig {
         if (b < 1) {
             throw new IllegalArgumentException("a PSP sample must be >= 1 worker, was " + b);
         }
-        return new SyncConfig(bound, excluded, noneRequired, quorum, timeoutNs, timeoutPercent, lateMode, b);
+        return new SyncConfig(bound, excluded, noneRequired, quorum, timeoutNs, timeoutPercent, lateMode, b, busy);
+    }
+
+    /** WBSP on ({@code true}) or off: see {@link #busy()}. */
+    public SyncConfig withBusy(final boolean on) {
+        return new SyncConfig(bound, excluded, noneRequired, quorum, timeoutNs, timeoutPercent, lateMode, sample, on);
+    }
+
+    /**
+     * WBSP: workers waiting for clearance keep computing on their model and send the mean of those
+     * gradients with their next contribution (the release rule is unchanged).
+     */
+    public boolean busy() {
+        return busy;
     }
 
     /** The PSP sample size; 0 when releases wait for every required worker. */
@@ -146,7 +167,7 @@ public final class SyncConfig {
     }
 
     public SyncConfig withLateMode(final LateMode mode) {
-        return new SyncConfig(bound, excluded, noneRequired, quorum, timeoutNs, timeoutPercent, Objects.requireNonNull(mode), sample);
+        return new SyncConfig(bound, excluded, noneRequired, quorum, timeoutNs, timeoutPercent, Objects.requireNonNull(mode), sample, busy);
     }
 
     public int bound() {
@@ -272,12 +293,13 @@ public final class SyncConfig {
         }
         final SyncConfig c = (SyncConfig) o;
         return bound == c.bound && noneRequired == c.noneRequired && quorum == c.quorum && timeoutNs == c.timeoutNs
-            && timeoutPercent == c.timeoutPercent && lateMode == c.lateMode && sample == c.sample && excluded.equals(c.excluded);
+            && timeoutPercent == c.timeoutPercent && lateMode == c.lateMode && sample == c.sample && busy == c.busy
+            && excluded.equals(c.excluded);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(bound, excluded, noneRequired, quorum, timeoutNs, timeoutPercent, lateMode, sample);
+        return Objects.hash(bound, excluded, noneRequired, quorum, timeoutNs, timeoutPercent, lateMode, sample, busy);
     }
 
     /** The canonical text, which {@link SyncConfigParser} parses back to an equal config. */
@@ -308,6 +330,9 @@ public final class SyncConfig {
         }
         if (lateMode == LateMode.DROP) {
             sb.append("+drop");
+        }
+        if (busy) {
+            sb.append("+busy");
         }
         return sb.toString();
     }

@@ -10,8 +10,8 @@ import java.util.List;
  * ({@code bsp@0,ssp:3@100,fastest:14@200}). Errors name the bad part and what was expected.
  */
 public final class SyncConfigParser {
-    static final String EXPECTED = "expected bsp, ssp:S, asp, psp:B, psp:B,S, fastest:K, quorum:K, sample:B, timeout:MS, timeout:P%, "
-        + "exclude:W1,W2, drop or fold";
+    static final String EXPECTED = "expected bsp, ssp:S, asp, psp:B, psp:B,S, wbsp, fastest:K, quorum:K, sample:B, timeout:MS, "
+        + "timeout:P%, exclude:W1,W2, busy, drop or fold";
 
     private SyncConfigParser() {
     }
@@ -53,6 +53,16 @@ public final class SyncConfigParser {
                     config = bound(config, numbers.length == 2 ? integer(part, numbers[1], text, 0) : 0).withSample(sample);
                     break;
                 }
+                case "wbsp":
+                    // WBSP: BSP's release rule, workers busy while they wait
+                    noArgument(part, arg, text);
+                    base++;
+                    config = bound(config, 0).withBusy(true);
+                    break;
+                case "busy":
+                    noArgument(part, arg, text);
+                    config = orBsp(config).withBusy(true);
+                    break;
                 case "sample":
                     config = orBsp(config).withSample(integer(part, arg, text, 1));
                     break;
@@ -80,7 +90,7 @@ public final class SyncConfigParser {
                         + EXPECTED + ")");
             }
             if (base > 1) {
-                throw new IllegalArgumentException("sync config '" + text + "' names more than one of bsp, ssp, asp, psp");
+                throw new IllegalArgumentException("sync config '" + text + "' names more than one of bsp, ssp, asp, psp, wbsp");
             }
         }
         return config;
