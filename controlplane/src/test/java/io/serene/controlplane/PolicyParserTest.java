@@ -190,6 +190,14 @@ class PolicyParserTest {
     }
 
     @Test
+    void wbspAndBusyAreConfigs() {
+        final Policy p = PolicyParser.parse("start wbsp\nwhen lag >= 2 then ssp(2) + busy");
+        assertThat(p.start()).isEqualTo(SyncConfig.bsp().withBusy(true));
+        assertThat(p.rules().get(0).action.config).isEqualTo(SyncConfig.ssp(2).withBusy(true));
+        assertThatThrownBy(() -> PolicyParser.parse("start wbsp + ssp(1)")).hasMessageContaining("at most one of bsp, asp, ssp, psp, wbsp");
+    }
+
+    @Test
     void pspTakesASampleAndAnOptionalBound() {
         final Policy p = PolicyParser.parse("start psp(2)\nwhen lag >= 2 then psp(2, 3)\nwhen lag >= 5 then ssp(1) + sample(3)");
         assertThat(p.start()).isEqualTo(SyncConfig.bsp().withSample(2));

@@ -13,12 +13,10 @@ import java.util.Arrays;
 public final class Arrivals {
     private final Recent compute = new Recent(5);
     private final Recent latency = new Recent(9);
-    private long lastComputeNs;
 
     /** A gradient took {@code ns} to compute (injected straggling included). */
     public void computed(final long ns) {
         compute.add(ns);
-        lastComputeNs = ns;
     }
 
     /** A contribution sent at {@code sentNs} had its aggregate arrive at {@code arrivedNs} (System.nanoTime()). */
@@ -44,13 +42,13 @@ public final class Arrivals {
     /**
      * Whether one more gradient, started at {@code nowNs}, is expected to be done before the
      * aggregate of a contribution sent at {@code sentNs}: not when this worker's last gradient took
-     * longer than its typical one (it straggled, so the others are likely waiting for it and the
-     * aggregate comes as soon as its contribution is in), and not when another compute time would
+     * longer than each of its other recent ones (it straggled, so the others are likely waiting for
+     * it and the aggregate comes as soon as its contribution is in), and not when another compute time would
      * run past the shortest recent latency (the soonest the aggregate is likely to come: a gradient
      * still computing then would hold up the next round).
      */
     public boolean fitsAnother(final long nowNs, final long sentNs) {
-        return lastComputeNs <= typicalComputeNs() && nowNs + typicalComputeNs() <= sentNs + latency.min();
+        return !compute.newestAboveTheRest() && nowNs + typicalComputeNs() <= sentNs + latency.min();
     }
 
     /** The last few durations and their median (the lower one of an even count; 0 before the first). */
@@ -66,6 +64,21 @@ public final class Arrivals {
 
         void add(final long ns) {
             ring[count++ % ring.length] = ns;
+        }
+
+        /** Whether the newest time is above every other kept one (false with fewer than two). */
+        boolean newestAboveTheRest() {
+            final int n = Math.min(count, ring.length);
+            if (n < 2) {
+                return false;
+            }
+            final int newest = (count - 1) % ring.length;
+            for (int i = 0; i < n; i++) {
+                if (i != newest && ring[i] >= ring[newest]) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         long min() {

@@ -1,5 +1,6 @@
 package io.serene.worker;
 
+import io.serene.protocol.Flags;
 import io.serene.protocol.Packet;
 import io.serene.protocol.ConfigPacket;
 import io.serene.protocol.PacketType;
@@ -42,6 +43,17 @@ class ConfigReplicaTest {
         replica.seen(2);
         assertThat(replica.fresh()).isFalse();
         assertThat(replica.cleared(0, -1, RING)).as("not cleared on a stale table").isFalse();
+    }
+
+    @Test
+    void shouldTakeWbspFromTheBusyFlag() {
+        assertThat(replica.busyFor(0)).as("no table yet").isFalse();
+        replica.onConfig(config(1, 0, 2, 0, 0, LateMode.FOLD.wireCode()));
+        replica.onConfig(config(1, 1, 2, 10, 0, LateMode.FOLD.wireCode()).flags(Flags.BUSY));
+        assertThat(replica.busyFor(9)).isFalse();
+        assertThat(replica.busyFor(10)).isTrue();
+        assertThat(replica.cleared(11, 9, RING)).as("WBSP clears as BSP does").isFalse();
+        assertThat(replica.cleared(11, 10, RING)).isTrue();
     }
 
     @Test

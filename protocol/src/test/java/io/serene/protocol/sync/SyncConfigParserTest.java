@@ -120,6 +120,19 @@ class SyncConfigParserTest {
     }
 
     @Test
+    void wbspIsBspWithBusyWorkers() {
+        assertThat(SyncConfigParser.parse("wbsp")).isEqualTo(SyncConfig.bsp().withBusy(true));
+        assertThat(SyncConfigParser.parse("wbsp").bound()).isZero();
+        assertThat(SyncConfigParser.parse("wbsp").toString()).isEqualTo("bsp+busy");
+        assertThat(SyncConfigParser.parse("ssp:2+busy+exclude:1").busy()).isTrue();
+        assertThat(SyncConfigParser.parse(SyncConfigParser.parse("ssp:2+busy+drop").toString())).isEqualTo(SyncConfigParser.parse("ssp:2+busy+drop"));
+        assertThat(SyncConfigParser.parse("bsp").busy()).isFalse();
+        assertThat(SyncConfigParser.parse("wbsp")).isNotEqualTo(SyncConfig.bsp());
+        assertThatThrownBy(() -> SyncConfigParser.parse("wbsp+ssp:1")).hasMessageContaining("more than one of");
+        assertThatThrownBy(() -> SyncConfigParser.parse("wbsp:2")).hasMessageContaining("takes no argument");
+    }
+
+    @Test
     void pspIsABoundWithASampleOfTheRequiredWorkers() {
         assertThat(SyncConfigParser.parse("psp:2")).isEqualTo(SyncConfig.bsp().withSample(2));
         assertThat(SyncConfigParser.parse("psp:2,3")).isEqualTo(SyncConfig.ssp(3).withSample(2));
