@@ -166,6 +166,31 @@ class TrainSystemTest {
 
     @Test
     @Timeout(240)
+    void underWbspTheFastWorkerComputesWhileItWaitsAndModelsStayEqual(@TempDir final Path dir) throws Exception {
+        FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
+        final JsonNode wbsp = oneOfTwo(dir, "wbsp", "wbsp");
+        assertThat(wbsp.get("modelHashes").get(0).asText()).as("every worker applies the same aggregates")
+            .isEqualTo(wbsp.get("modelHashes").get(1).asText());
+        final long fast = wbsp.get("samplesPerWorker").get(0).asLong();
+        final long straggler = wbsp.get("samplesPerWorker").get(1).asLong();
+        // the 8x straggler is waited for: its aggregate comes soon after it sends (a few extra gradients while
+        // its expectations form, or when the host preempted the fast worker)
+        assertThat(straggler).as("the straggler hardly ever computes more").isBetween(30L * 32, 35L * 32);
+        assertThat(fast).as("worker 0 fills its waits for the straggler with more gradients").isGreaterThan(2 * straggler);
+        long records = 0;
+        for (final String line : Files.readAllLines(dir.resolve("wbsp").resolve("records.jsonl"))) {
+            final JsonNode r = JSON.readTree(line);
+            if (r.get("worker").asInt() == 0) {
+                assertThat(r.get("batch").asInt() % 32).as("whole batches").isZero();
+                assertThat(r.get("staleness").asInt()).as("BSP's rounds: nothing pending when a round is computed").isZero();
+                records += r.get("batch").asInt();
+            }
+        }
+        assertThat(records).as("the records count every image").isEqualTo(fast);
+    }
+
+    @Test
+    @Timeout(240)
     void deferredEvaluationScoresTheSameModelsAsEvaluatingDuringTraining(@TempDir final Path dir) throws Exception {
         FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
         final JsonNode deferred = bsp(dir, "deferred");

@@ -53,7 +53,7 @@ import java.util.regex.Pattern;
  * lrSchedule: cosine           # train: constant (default), cosine decay to 0 over the run, or cooldown (the last 20%)
  * staleMomentum: fixed         # train: how rounds under an SSP bound are stepped (serene worker --stale-momentum)
  * freshWait: none              # train: compute ahead at once (default compute: wait up to a compute time; --fresh-wait)
- * staleScale: inverse          # train: weigh a gradient computed t rounds ahead by 1/(1+t) (default none; --stale-scale)
+ * staleScale: none             # train: every gradient at full weight (default inverse: 1/(1+t) t rounds ahead; --stale-scale)
  * computeClock: wall           # train: the compute time workers report, cpu (default) or wall (serene worker --compute-clock)
  * workerJit: tiered            # train: the worker JVMs' JIT, c1 (default) or tiered (serene train --worker-jit)
  * policies:                    # presets, schedules (N: the worker count), or policy files
