@@ -18,6 +18,7 @@ public final class TrainDefaults {
     public static final String COMPUTE_ON = "predicted";
     public static final String FRESH_WAIT = "compute";
     public static final String STALE_SCALE = "inverse";
+    public static final String DELAY_COMPENSATION = "0";
     public static final String COMPUTE_CLOCK = "cpu";
     public static final String WORKER_JIT = "c1";
     /** Test-set evaluation every this many rounds (0: only at the end). */

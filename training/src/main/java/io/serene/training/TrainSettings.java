@@ -21,11 +21,13 @@ import java.util.Map;
  * @param computeOn  the model a worker computing ahead of its pending rounds computes on (docs/sync.md)
  * @param freshWait  how long a worker that may compute ahead waits for its pending aggregates first
  * @param staleScale how a worker weighs a gradient it computed ahead before contributing it
+ * @param delayCompensation DC-ASGD's lambda for a gradient computed ahead (0: none)
  * @param data      the Fashion-MNIST directory
  */
 public record TrainSettings(ModelKind model, String stragglers, Integer rounds, Double epochs, int batch, boolean rebalance,
                             float learningRate, float momentum, LrSchedule lrSchedule, StaleMomentum staleMomentum,
-                            ComputeClock computeClock, ComputeOn computeOn, FreshWait freshWait, StaleScale staleScale, int evalEvery,
+                            ComputeClock computeClock, ComputeOn computeOn, FreshWait freshWait, StaleScale staleScale,
+                            float delayCompensation, int evalEvery,
                             boolean deferredEval, long seed,
                             Path data, int timeoutSeconds) {
     /** Validates; called by {@link Builder#build()}. */
@@ -44,6 +46,9 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         if (!(momentum >= 0 && momentum < 1)) {
             throw new IllegalArgumentException("--momentum must be in [0, 1), was " + momentum);
         }
+        if (!(delayCompensation >= 0) || Float.isInfinite(delayCompensation)) {
+            throw new IllegalArgumentException("--delay-compensation must be >= 0, was " + delayCompensation);
+        }
         if (timeoutSeconds <= 0) {
             throw new IllegalArgumentException("--timeout-seconds must be positive, was " + timeoutSeconds);
         }
@@ -60,7 +65,7 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         return new Builder().model(model).stragglers(stragglers).rounds(rounds).epochs(epochs).batch(batch).rebalance(rebalance)
             .learningRate(learningRate).momentum(momentum).lrSchedule(lrSchedule).staleMomentum(staleMomentum)
             .computeClock(computeClock).computeOn(computeOn).freshWait(freshWait).staleScale(staleScale).evalEvery(evalEvery)
-            .deferredEval(deferredEval).seed(seed).data(data)
+            .delayCompensation(delayCompensation).deferredEval(deferredEval).seed(seed).data(data)
             .timeoutSeconds(timeoutSeconds);
     }
 
@@ -90,7 +95,7 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         a.addAll(List.of("--batch", "" + batch, rebalance ? "--rebalance" : "--no-rebalance", "--lr", "" + learningRate,
             "--momentum", "" + momentum, "--lr-schedule", lrSchedule.text(), "--stale-momentum", staleMomentum.text(),
             "--compute-clock", computeClock.text(), "--compute-on", computeOn.text(), "--fresh-wait", freshWait.text(),
-            "--stale-scale", staleScale.text(),
+            "--stale-scale", staleScale.text(), "--delay-compensation", "" + delayCompensation,
             "--eval-every", "" + evalEvery,
             deferredEval ? "--deferred-eval" : "--no-deferred-eval", "--seed", "" + seed, "--stragglers", stragglers,
             "--data", data.toString(), "--timeout-seconds", "" + timeoutSeconds));
@@ -110,6 +115,7 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         m.put("computeOn", computeOn.text());
         m.put("freshWait", freshWait.text());
         m.put("staleScale", staleScale.text());
+        m.put("delayCompensation", Double.parseDouble(Float.toString(delayCompensation)));
         m.put("evalEvery", evalEvery);
         m.put("evaluation", deferredEval ? "deferred" : "inline");
         return m;
@@ -131,6 +137,7 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         private ComputeOn computeOn = ComputeOn.parse("--compute-on", TrainDefaults.COMPUTE_ON);
         private FreshWait freshWait = FreshWait.parse("--fresh-wait", TrainDefaults.FRESH_WAIT);
         private StaleScale staleScale = StaleScale.parse("--stale-scale", TrainDefaults.STALE_SCALE);
+        private float delayCompensation = Float.parseFloat(TrainDefaults.DELAY_COMPENSATION);
         private int evalEvery = TrainDefaults.evalEvery();
         private boolean deferredEval = true;
         private long seed = TrainDefaults.seed();
@@ -211,6 +218,11 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
             return this;
         }
 
+        public Builder delayCompensation(final float value) {
+            delayCompensation = value;
+            return this;
+        }
+
         public Builder evalEvery(final int value) {
             evalEvery = value;
             return this;
@@ -241,7 +253,8 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         public TrainSettings build() {
             final Double passes = rounds == null && epochs == null ? Double.valueOf(1) : epochs;
             return new TrainSettings(model, stragglers, rounds, passes, batch, rebalance, learningRate, momentum, lrSchedule,
-                staleMomentum, computeClock, computeOn, freshWait, staleScale, evalEvery, deferredEval, seed, data != null ? data : FashionMnist.DEBIAN_DIR,
+                staleMomentum, computeClock, computeOn, freshWait, staleScale, delayCompensation, evalEvery, deferredEval, seed,
+                data != null ? data : FashionMnist.DEBIAN_DIR,
                 timeoutSeconds);
         }
     }

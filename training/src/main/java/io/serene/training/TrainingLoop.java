@@ -160,6 +160,8 @@ public final class TrainingLoop {
     /** When this worker expects its pending aggregates (fresh waits, WBSP). */
     private final Arrivals arrivals = new Arrivals();
     /** WBSP: the sum of the gradients computed while waiting for this round's clearance, how many, their images and times. */
+    /** Delay compensation: the model a gradient was computed on (scratch). */
+    private float[] computedOn;
     private float[] busySum;
     private int busyCount;
     private int busyImages;
@@ -350,7 +352,7 @@ public final class TrainingLoop {
      * Computes round {@code round}'s gradient on the model as it is (after {@code applied} rounds),
      * with the injected straggling of round {@code slowAs}.
      */
-    private Checkpoint.Held compute(final int round, final int applied, final int slowAs) {
+    private Checkpoint.Held compute(final int round, final int applied, final int slowAs) throws InterruptedException, IOException {
         final long c0 = options.settings().computeClock().nanos();
         final long t0 = System.nanoTime();
         final int batch = sizes.next();
@@ -360,12 +362,6 @@ public final class TrainingLoop {
         final long predictNs = System.nanoTime() - v0;
         final float[] gradient = (computingAhead ? net.computeGradientAt(ahead, pixels, batches.labels())
             : net.computeGradient(pixels, batches.labels())).clone();
-        final float weight = options.settings().staleScale().weight(round - applied);
-        if (weight != 1f) {
-            for (int i = 0; i < gradient.length; i++) {
-                gradient[i] *= weight;
-            }
-        }
         final long elapsedNs = System.nanoTime() - t0;
         final long measuredNs = options.settings().computeClock().nanos() - c0;
         // the injected straggling stays a multiple of the elapsed time, whichever clock is reported; a
@@ -377,7 +373,44 @@ public final class TrainingLoop {
             LockSupport.parkNanos(injectedNs);
         }
         arrivals.computed(elapsedNs + injectedNs);
+        if (computingAhead && options.settings().delayCompensation() > 0) {
+            compensateDelay(round, gradient);
+        }
+        final float weight = options.settings().staleScale().weight(round - applied);
+        if (weight != 1f) {
+            for (int i = 0; i < gradient.length; i++) {
+                gradient[i] *= weight;
+            }
+        }
         return new Checkpoint.Held(gradient, round, batch, elapsedNs, measuredNs, injectedNs, applied, net.lastLoss());
+    }
+
+    /**
+     * Delay compensation (DC-ASGD, Zheng et al. 2017): applies the aggregates that arrived while
+     * {@code gradient} was computed on {@link #ahead}, and corrects it towards the model the worker
+     * would compute on now by the first-order term lambda g * g * (now - then) (the Hessian
+     * approximated by the gradient's outer product's diagonal). Nothing arrived: nothing changes.
+     */
+    private void compensateDelay(final int round, final float[] gradient) throws InterruptedException, IOException {
+        if (pending.isEmpty() || !pending.peek().isDone()) {
+            return;
+        }
+        if (computedOn == null) {
+            computedOn = new float[ahead.length];
+        }
+        System.arraycopy(ahead, 0, computedOn, 0, ahead.length);
+        while (!pending.isEmpty() && pending.peek().isDone()) {
+            applyNext();
+        }
+        if (!aheadOf(round, nextToApply, averaged)) {
+            // every pending round applied: the model as it is
+            net.copyParameters(ahead);
+        }
+        final float lambda = options.settings().delayCompensation();
+        for (int i = 0; i < gradient.length; i++) {
+            final float g = gradient[i];
+            gradient[i] = g + lambda * g * g * (ahead[i] - computedOn[i]);
+        }
     }
 
     /**
@@ -387,7 +420,7 @@ public final class TrainingLoop {
      * holds up a release it could have had; their sum waits in {@link #busySum} for the round's own
      * gradient ({@link #takeBusyGradients}).
      */
-    private void computeWhileWaiting(final int round, final CompletableFuture<Void> clearance) {
+    private void computeWhileWaiting(final int round, final CompletableFuture<Void> clearance) throws InterruptedException, IOException {
         while (!clearance.isDone() && !pending.isEmpty()
             && arrivals.fitsAnother(System.nanoTime(), log.sendNs(nextToApply + pending.size() - 1))) {
             // as slow as the worker was when it computed the round it waits on (a straggler's slowness is that of a time)

@@ -86,6 +86,12 @@ public final class TrainingOptions {
         + "every worker still applies the same aggregate). Default: ${DEFAULT-VALUE}.")
     String staleScale;
 
+    @Option(names = "--delay-compensation", defaultValue = TrainDefaults.DELAY_COMPENSATION, description = "DC-ASGD's lambda (Zheng et "
+        + "al. 2017): a gradient g computed ahead is corrected before it is sent by lambda x g x g x (v' - v), element by element, "
+        + "v the model it was computed on and v' the one the worker would compute on after the aggregates that arrived meanwhile "
+        + "(0.04 in the paper); 0: none. Default: ${DEFAULT-VALUE}.")
+    float delayCompensation;
+
     @Option(names = "--eval-every", defaultValue = TrainDefaults.EVAL_EVERY,
         description = "Test-set evaluation every E rounds (0: only at the end). Default: ${DEFAULT-VALUE}.")
     int evalEvery;
@@ -124,6 +130,7 @@ public final class TrainingOptions {
             .computeOn(ComputeOn.parse("--compute-on", computeOn))
             .freshWait(FreshWait.parse("--fresh-wait", freshWait))
             .staleScale(StaleScale.parse("--stale-scale", staleScale))
+            .delayCompensation(delayCompensation)
             .evalEvery(evalEvery)
             .deferredEval(deferredEval)
             .seed(seed)

@@ -53,6 +53,7 @@ import java.util.regex.Pattern;
  * lrSchedule: cosine           # train: constant (default), cosine decay to 0 over the run, or cooldown (the last 20%)
  * staleMomentum: fixed         # train: how rounds under an SSP bound are stepped (serene worker --stale-momentum)
  * freshWait: none              # train: compute ahead at once (default compute: wait up to a compute time; --fresh-wait)
+ * delayCompensation: 0.04      # train: DC-ASGD's lambda for gradients computed ahead (default 0; --delay-compensation)
  * staleScale: none             # train: every gradient at full weight (default inverse: 1/(1+t) t rounds ahead; --stale-scale)
  * computeClock: wall           # train: the compute time workers report, cpu (default) or wall (serene worker --compute-clock)
  * workerJit: tiered            # train: the worker JVMs' JIT, c1 (default) or tiered (serene train --worker-jit)
@@ -110,7 +111,7 @@ public final class ExperimentSpec {
 
     private static final Set<String> KEYS = Set.of("name", "mode", "model", "workers", "epochs", "rounds", "targetAccuracy",
         "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "computeClock", "computeOn", "freshWait", "staleScale",
-        "workerJit",
+        "delayCompensation", "workerJit",
         "momentum", "computeMs", "policies", "stragglers", "seeds", "quick", "faults");
 
     public final String name;
@@ -201,6 +202,9 @@ public final class ExperimentSpec {
         }
         if (n.has("freshWait")) {
             t.freshWait(FreshWait.parse("'freshWait'", string(n, "freshWait", null)));
+        }
+        if (n.has("delayCompensation")) {
+            t.delayCompensation((float) number(n, "delayCompensation"));
         }
         if (n.has("staleScale")) {
             t.staleScale(StaleScale.parse("'staleScale'", string(n, "staleScale", null)));
