@@ -164,6 +164,7 @@ public final class TrainingLoop {
     private float[] computedOn;
     private float[] busySum;
     private int busyCount;
+    private float busyWeight;
     private int busyImages;
     private long busyNs;
     private long busyInjectedNs;
@@ -290,12 +291,13 @@ public final class TrainingLoop {
                 }
                 // gradients computed while waiting go with this worker's contribution to the round, which it has none of
                 busyCount = 0;
+                busyWeight = 0;
                 // reports its last compute time: it is still that slow
                 pending.add(worker.skip(wire, lastComputeNs).whenComplete((a, e) -> log.released(r)));
             } else {
                 log.computed(round, held.batch(), held.elapsedNs(), held.injectedNs(), round - held.appliedBefore(), held.loss());
                 lastComputeNs = held.reportedNs();
-                takeBusyGradients(round, held.gradient());
+                takeBusyGradients(round, held.appliedBefore(), held.gradient());
                 pending.add(worker.allreduce(wire, held.gradient(), lastComputeNs).whenComplete((a, e) -> log.released(r)));
                 for (int i = 0; i < unreleased.length; i++) {
                     unreleased[i] += held.gradient()[i];
@@ -433,23 +435,29 @@ public final class TrainingLoop {
                 busySum[i] = busyCount == 0 ? g[i] : busySum[i] + g[i];
             }
             busyCount++;
+            busyWeight += options.settings().staleScale().weight(round - extra.appliedBefore());
             busyImages += extra.batch();
             busyNs += extra.elapsedNs();
             busyInjectedNs += extra.injectedNs();
         }
     }
 
-    /** The round's gradient becomes the mean of it and the gradients computed while waiting (in place); the records count them. */
-    private void takeBusyGradients(final int round, final float[] gradient) {
+    /**
+     * The round's gradient (computed after {@code applied} rounds) becomes the mean of it and the
+     * gradients computed while waiting (in place), each weighed as {@code --stale-scale} weighs it;
+     * the records count them.
+     */
+    private void takeBusyGradients(final int round, final int applied, final float[] gradient) {
         if (busyCount == 0) {
             return;
         }
-        final float share = 1f / (busyCount + 1);
+        final float share = 1f / (options.settings().staleScale().weight(round - applied) + busyWeight);
         for (int i = 0; i < gradient.length; i++) {
             gradient[i] = (gradient[i] + busySum[i]) * share;
         }
         log.alsoComputed(round, busyImages, busyNs, busyInjectedNs);
         busyCount = 0;
+        busyWeight = 0;
         busyImages = 0;
         busyNs = 0;
         busyInjectedNs = 0;
@@ -594,6 +602,7 @@ public final class TrainingLoop {
         System.arraycopy(ownUnreleased, 0, unreleased, 0, unreleased.length);
         System.arraycopy(lastAverage, 0, averaged, 0, averaged.length);
         busyCount = 0;
+        busyWeight = 0;
         await(worker.call(e -> {
             e.fold(folded);
             return null;
