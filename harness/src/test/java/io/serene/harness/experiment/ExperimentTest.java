@@ -87,14 +87,15 @@ class ExperimentTest {
         final Path paper = examples.resolveSibling("experiments").resolve("paper.yaml");
         final ExperimentSpec full = ExperimentSpec.read(paper, false);
         assertThat(full.policies).extracting(p -> p.name)
-            .containsExactly("bsp", "ssp:2", "ssp:4", "fastest:N-1", "psp:2", "psp:2,2", "timeout:50", "dynamic", "adaptive");
+            .containsExactly("bsp", "ssp:2", "ssp:4", "fastest:N-1", "psp:2", "psp:2,2", "wbsp", "timeout:50", "dynamic",
+                "adaptive");
         assertThat(full.stragglers).containsExactly("persistent:3:x8", "moving:x8,rounds=30", "transient:p=0.1,x4");
-        assertThat(new ExperimentRunner(full, Path.of("unused"), null).matrix()).hasSize(324);
+        assertThat(new ExperimentRunner(full, Path.of("unused"), null).matrix()).hasSize(360);
         final ExperimentSpec quick = ExperimentSpec.read(paper, true);
-        assertThat(new ExperimentRunner(quick, Path.of("unused"), null).matrix()).hasSize(27);
-        assertThat(quick.policies.get(7).policy).as("--json's dynamic member")
+        assertThat(new ExperimentRunner(quick, Path.of("unused"), null).matrix()).hasSize(30);
+        assertThat(quick.policies.get(8).policy).as("--json's dynamic member")
             .isEqualTo(PolicyCommand.load(examples.resolve("dynamic.policy")));
-        assertThat(quick.policies.get(8).policy).as("the demo's adaptive policy").isEqualTo(PolicyParser.parse(DemoCommand.ADAPTIVE));
+        assertThat(quick.policies.get(9).policy).as("the demo's adaptive policy").isEqualTo(PolicyParser.parse(DemoCommand.ADAPTIVE));
     }
 
     @Test
