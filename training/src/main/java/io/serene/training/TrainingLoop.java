@@ -159,15 +159,10 @@ public final class TrainingLoop {
     private long lastComputeNs;
     /** When this worker expects its pending aggregates (fresh waits, WBSP). */
     private final Arrivals arrivals = new Arrivals();
-    /** WBSP: the sum of the gradients computed while waiting for this round's clearance, how many, their images and times. */
     /** Delay compensation: the model a gradient was computed on (scratch). */
     private float[] computedOn;
-    private float[] busySum;
-    private int busyCount;
-    private float busyWeight;
-    private int busyImages;
-    private long busyNs;
-    private long busyInjectedNs;
+    /** WBSP: the gradients computed while waiting for this round's clearance. */
+    private final BusyGradients busy;
     /** With checkpoints: the state at the start, and after the two newest rounds that left nothing pending. */
     private Snapshot start;
     private Snapshot current;
@@ -193,6 +188,7 @@ public final class TrainingLoop {
         this.ahead = new float[net.elements()];
         this.own = new float[net.elements()];
         this.others = new float[net.elements()];
+        this.busy = new BusyGradients(net.elements());
     }
 
     /**
@@ -290,14 +286,13 @@ public final class TrainingLoop {
                     log.skipped(round, round - nextToApply);
                 }
                 // gradients computed while waiting go with this worker's contribution to the round, which it has none of
-                busyCount = 0;
-                busyWeight = 0;
+                busy.clear();
                 // reports its last compute time: it is still that slow
                 pending.add(worker.skip(wire, lastComputeNs).whenComplete((a, e) -> log.released(r)));
             } else {
                 log.computed(round, held.batch(), held.elapsedNs(), held.injectedNs(), round - held.appliedBefore(), held.loss());
                 lastComputeNs = held.reportedNs();
-                takeBusyGradients(round, held.appliedBefore(), held.gradient());
+                busy.mergeInto(held.gradient(), options.settings().staleScale().weight(round - held.appliedBefore()), log, round);
                 pending.add(worker.allreduce(wire, held.gradient(), lastComputeNs).whenComplete((a, e) -> log.released(r)));
                 for (int i = 0; i < unreleased.length; i++) {
                     unreleased[i] += held.gradient()[i];
@@ -419,48 +414,16 @@ public final class TrainingLoop {
      * WBSP (worker-busy synchronous parallel): while round {@code round} waits for clearance, computes
      * more gradients (on the model it computes this round on, {@link #compute}) as long as another
      * one is expected to be done before the pending aggregate typically arrives, so a worker never
-     * holds up a release it could have had; their sum waits in {@link #busySum} for the round's own
-     * gradient ({@link #takeBusyGradients}).
+     * holds up a release it could have had; they wait in {@link #busy} for the round's own gradient.
      */
     private void computeWhileWaiting(final int round, final CompletableFuture<Void> clearance) throws InterruptedException, IOException {
         while (!clearance.isDone() && !pending.isEmpty()
             && arrivals.fitsAnother(System.nanoTime(), log.sendNs(nextToApply + pending.size() - 1))) {
             // as slow as the worker was when it computed the round it waits on (a straggler's slowness is that of a time)
             final Checkpoint.Held extra = compute(round, nextToApply, round - 1);
-            if (busySum == null) {
-                busySum = new float[extra.gradient().length];
-            }
-            final float[] g = extra.gradient();
-            for (int i = 0; i < g.length; i++) {
-                busySum[i] = busyCount == 0 ? g[i] : busySum[i] + g[i];
-            }
-            busyCount++;
-            busyWeight += options.settings().staleScale().weight(round - extra.appliedBefore());
-            busyImages += extra.batch();
-            busyNs += extra.elapsedNs();
-            busyInjectedNs += extra.injectedNs();
+            busy.add(extra.gradient(), options.settings().staleScale().weight(round - extra.appliedBefore()), extra.batch(),
+                extra.elapsedNs(), extra.injectedNs());
         }
-    }
-
-    /**
-     * The round's gradient (computed after {@code applied} rounds) becomes the mean of it and the
-     * gradients computed while waiting (in place), each weighed as {@code --stale-scale} weighs it;
-     * the records count them.
-     */
-    private void takeBusyGradients(final int round, final int applied, final float[] gradient) {
-        if (busyCount == 0) {
-            return;
-        }
-        final float share = 1f / (options.settings().staleScale().weight(round - applied) + busyWeight);
-        for (int i = 0; i < gradient.length; i++) {
-            gradient[i] = (gradient[i] + busySum[i]) * share;
-        }
-        log.alsoComputed(round, busyImages, busyNs, busyInjectedNs);
-        busyCount = 0;
-        busyWeight = 0;
-        busyImages = 0;
-        busyNs = 0;
-        busyInjectedNs = 0;
     }
 
     /**
@@ -601,8 +564,7 @@ public final class TrainingLoop {
         sizes.restore(globalBatch);
         System.arraycopy(ownUnreleased, 0, unreleased, 0, unreleased.length);
         System.arraycopy(lastAverage, 0, averaged, 0, averaged.length);
-        busyCount = 0;
-        busyWeight = 0;
+        busy.clear();
         await(worker.call(e -> {
             e.fold(folded);
             return null;
