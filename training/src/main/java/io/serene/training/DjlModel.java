@@ -31,7 +31,6 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.function.BiConsumer;
-import java.util.function.UnaryOperator;
 
 /**
  * One worker's model: computes the gradient of a batch as one flat {@code float[]} (every
@@ -134,8 +133,9 @@ public final class DjlModel implements AutoCloseable {
                 collector.backward(trainer.getLoss().evaluate(new NDList(scope.zeros(new Shape(1))), out));
             }
             for (final NDArray w : weights) {
-                final NDArray g = w.getGradient();
-                g.subi(g).addi(scope.ones(g.getShape()));
+                try (NDArray g = w.getGradient()) {
+                    g.subi(g).addi(scope.ones(g.getShape()));
+                }
             }
         }
         trainer.step();
@@ -195,13 +195,13 @@ public final class DjlModel implements AutoCloseable {
             try (GradientCollector collector = trainer.newGradientCollector()) {
                 // PyTorch adds each backward pass to the gradients; only the optimizer's step clears
                 // them, and under a bound s > 0 several batches are computed between two steps
-                collector.zeroGradients();
+                zeroGradients();
                 final NDList out = trainer.forward(new NDList(x));
                 final NDArray loss = trainer.getLoss().evaluate(new NDList(y), out);
                 collector.backward(loss);
                 lastLoss = loss.getFloat();
             }
-            gather(NDArray::getGradient, gradient);
+            gather(true, gradient);
         }
         return gradient;
     }
@@ -295,7 +295,7 @@ public final class DjlModel implements AutoCloseable {
             velocity[i] = beta * velocity[i] + averaged[i];
         }
         // in place: never set(Buffer) on a gradient
-        scatter(velocity, NDArray::getGradient, (g, value) -> g.subi(g).addi(value));
+        scatter(velocity, true, (g, value) -> g.subi(g).addi(value));
         trainer.step();
         steps++;
     }
@@ -347,7 +347,7 @@ public final class DjlModel implements AutoCloseable {
         if (into.length != elements) {
             throw new IllegalArgumentException("parameter copy has " + into.length + " elements, the model " + elements);
         }
-        gather(w -> w, into);
+        gather(false, into);
     }
 
     /** The SGD velocity (momentum buffer), into {@code into} (of {@link #elements()} floats). */
@@ -393,32 +393,62 @@ public final class DjlModel implements AutoCloseable {
 
     private void load(final float[] from) {
         // an indexed assignment copies over the old values (never set(Buffer))
-        scatter(from, w -> w, (w, value) -> w.set(new NDIndex("..."), value));
+        scatter(from, false, (w, value) -> w.set(new NDIndex("..."), value));
     }
 
-    /** Reads what {@code pick} selects of each parameter (itself, or its gradient) into {@code flat}, in block order. */
-    private void gather(final UnaryOperator<NDArray> pick, final float[] flat) {
+    /**
+     * Zeroes the parameters' gradients (PyTorch adds each backward pass to them). Not the gradient
+     * collector's zeroGradients: that walks every array the engine manages, which grows with every
+     * gradient handle ever taken, so a round cost more the longer a worker trained.
+     */
+    private void zeroGradients() {
+        for (final NDArray w : weights) {
+            try (NDArray g = w.getGradient()) {
+                g.subi(g);
+            }
+        }
+    }
+
+    /**
+     * Reads each parameter (or its gradient) into {@code flat}, in block order. A gradient is a new
+     * handle each time it is taken, closed once read, so the engine does not keep it.
+     */
+    private void gather(final boolean gradients, final float[] flat) {
         int at = 0;
         for (final NDArray w : weights) {
-            final float[] v = pick.apply(w).toFloatArray();
+            final float[] v;
+            if (gradients) {
+                try (NDArray g = w.getGradient()) {
+                    v = g.toFloatArray();
+                }
+            } else {
+                v = w.toFloatArray();
+            }
             System.arraycopy(v, 0, flat, at, v.length);
             at += v.length;
         }
     }
 
     /**
-     * Writes {@code flat}, in block order, into what {@code pick} selects of each parameter: each
-     * slice goes through the reused part buffers into a scoped array that {@code write} puts in place.
+     * Writes {@code flat}, in block order, into each parameter (or its gradient): each slice goes
+     * through the reused part buffers into a scoped array that {@code write} puts in place (a
+     * gradient handle closed after).
      */
-    private void scatter(final float[] flat, final UnaryOperator<NDArray> pick, final BiConsumer<NDArray, NDArray> write) {
+    private void scatter(final float[] flat, final boolean gradients, final BiConsumer<NDArray, NDArray> write) {
         try (NDManager scope = trainer.getManager().newSubManager()) {
             int at = 0;
             for (int i = 0; i < weights.size(); i++) {
                 final float[] part = parts[i];
                 System.arraycopy(flat, at, part, 0, part.length);
                 at += part.length;
-                final NDArray target = pick.apply(weights.get(i));
-                write.accept(target, scope.create(part, target.getShape()));
+                final NDArray w = weights.get(i);
+                if (gradients) {
+                    try (NDArray g = w.getGradient()) {
+                        write.accept(g, scope.create(part, g.getShape()));
+                    }
+                } else {
+                    write.accept(w, scope.create(part, w.getShape()));
+                }
             }
         }
     }
