@@ -37,23 +37,13 @@ class ReadMyWritesProperties {
         @ForAll @DoubleRange(min = 0, max = 0.3) final double reordering,
         @ForAll final long seed) {
         final int k = Math.min(fastest, workers);
-        final SwitchContext context = new SwitchContext().budgetBytes(1 << 20).maxJobs(2).maxWorkers(8)
-            .chunkElements(chunkElements).maxPoolSize(4).roundRing(8)
-            .defaultSync(SyncConfigParser.parse("fastest:" + k + (drop ? "+drop" : "+fold")));
-        final InProcessCluster cluster = new InProcessCluster(context, workers, elements,
-            new FaultInjector(seed, 0, duplication, reordering), 10_000, 5_000);
+        final InProcessCluster cluster = joinedCluster("fastest:" + k + (drop ? "+drop" : "+fold"), workers, elements, chunkElements,
+            new FaultInjector(seed, 0, duplication, reordering), seed);
         final SplittableRandom random = new SplittableRandom(seed);
         final int q = BlockFloat.scaleBits(workers);
         final double[][] written = new double[workers][elements];
         final double[][] retired = new double[workers][elements];
         final float[] own = new float[elements];
-        final List<CompletableFuture<Void>> joins = new ArrayList<>();
-        for (int w = 0; w < workers; w++) {
-            joins.add(cluster.worker(w).joined());
-        }
-        // every worker joined first: a result multicast before a worker's JOIN_ACK reached it, or lost,
-        // is gone once a faster worker reused its slot (a known gap, see docs/sync.md)
-        assertThat(cluster.runUntilDone(joins, 1_000_000_000L)).as("all joined (seed %d)", seed).isTrue();
         for (int round = 0; round < rounds; round++) {
             final float[][] g = new float[workers][elements];
             for (int w = 0; w < workers; w++) {
@@ -111,19 +101,12 @@ class ReadMyWritesProperties {
         @ForAll @DoubleRange(min = 0, max = 0.1) final double duplication,
         @ForAll @DoubleRange(min = 0, max = 0.3) final double reordering,
         @ForAll final long seed) {
-        final SwitchContext context = new SwitchContext().budgetBytes(1 << 20).maxJobs(2).maxWorkers(8)
-            .chunkElements(chunkElements).maxPoolSize(4).roundRing(8).defaultSync(SyncConfigParser.parse("ssp:" + bound));
-        final InProcessCluster cluster = new InProcessCluster(context, workers, elements,
-            new FaultInjector(seed, loss, duplication, reordering), 10_000, 5_000);
+        final InProcessCluster cluster = joinedCluster("ssp:" + bound, workers, elements, chunkElements,
+            new FaultInjector(seed, loss, duplication, reordering), seed);
         final SplittableRandom random = new SplittableRandom(seed);
         final int q = BlockFloat.scaleBits(workers);
         final double[][] outstanding = new double[workers][elements];
         final float[] own = new float[elements];
-        final List<CompletableFuture<Void>> joins = new ArrayList<>();
-        for (int w = 0; w < workers; w++) {
-            joins.add(cluster.worker(w).joined());
-        }
-        assertThat(cluster.runUntilDone(joins, 1_000_000_000L)).as("all joined (seed %d)", seed).isTrue();
         for (int start = 0; start < rounds; start += bound + 1) {
             final List<List<CompletableFuture<Aggregate>>> window = new ArrayList<>();
             final List<CompletableFuture<Aggregate>> all = new ArrayList<>();
@@ -164,5 +147,23 @@ class ReadMyWritesProperties {
             }
         }
         assertThat(cluster.errors()).isEmpty();
+    }
+
+    /**
+     * A switch under {@code sync} and its workers, every one of them joined: a result multicast
+     * before a worker's JOIN_ACK reached it, or lost, is gone once a faster worker reused its slot (a
+     * known gap, see docs/sync.md).
+     */
+    private static InProcessCluster joinedCluster(final String sync, final int workers, final int elements, final int chunkElements,
+                                                  final FaultInjector faults, final long seed) {
+        final SwitchContext context = new SwitchContext().budgetBytes(1 << 20).maxJobs(2).maxWorkers(8)
+            .chunkElements(chunkElements).maxPoolSize(4).roundRing(8).defaultSync(SyncConfigParser.parse(sync));
+        final InProcessCluster cluster = new InProcessCluster(context, workers, elements, faults, 10_000, 5_000);
+        final List<CompletableFuture<Void>> joins = new ArrayList<>();
+        for (int w = 0; w < workers; w++) {
+            joins.add(cluster.worker(w).joined());
+        }
+        assertThat(cluster.runUntilDone(joins, 1_000_000_000L)).as("all joined (seed %d)", seed).isTrue();
+        return cluster;
     }
 }

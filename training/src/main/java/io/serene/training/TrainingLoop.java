@@ -137,13 +137,11 @@ public final class TrainingLoop {
     /**
      * Read-my-writes: this worker's own gradients not yet in an applied aggregate (their sum: each
      * added as it is sent, taken out as its aggregate retires it, {@code Aggregate.ownRetiredInto}),
-     * the rounds' bounds, and scratch for the model computed on ({@link #aheadOf}).
+     * the rounds' bounds, and the model a round computed ahead is computed on.
      */
     private final float[] unreleased;
     private final float[] retired;
-    private final float[] ahead;
-    private final float[] own;
-    private final float[] others;
+    private final AheadModel ahead;
     private int[] bounds;
     private float[] averaged;
     /**
@@ -159,8 +157,6 @@ public final class TrainingLoop {
     private long lastComputeNs;
     /** When this worker expects its pending aggregates (fresh waits, WBSP). */
     private final Arrivals arrivals = new Arrivals();
-    /** Delay compensation: the model a gradient was computed on (scratch). */
-    private float[] computedOn;
     /** WBSP: the gradients computed while waiting for this round's clearance. */
     private final BusyGradients busy;
     /** With checkpoints: the state at the start, and after the two newest rounds that left nothing pending. */
@@ -185,9 +181,7 @@ public final class TrainingLoop {
         this.options = options;
         this.unreleased = new float[net.elements()];
         this.retired = new float[net.elements()];
-        this.ahead = new float[net.elements()];
-        this.own = new float[net.elements()];
-        this.others = new float[net.elements()];
+        this.ahead = new AheadModel(net, options.settings(), worker.workers());
         this.busy = new BusyGradients(net.elements());
     }
 
@@ -292,7 +286,7 @@ public final class TrainingLoop {
             } else {
                 log.computed(round, held.batch(), held.elapsedNs(), held.injectedNs(), round - held.appliedBefore(), held.loss());
                 lastComputeNs = held.reportedNs();
-                busy.mergeInto(held.gradient(), options.settings().staleScale().weight(round - held.appliedBefore()), log, round);
+                busy.mergeInto(held.gradient(), weightOf(held.round(), held.appliedBefore()), log, round);
                 pending.add(worker.allreduce(wire, held.gradient(), lastComputeNs).whenComplete((a, e) -> log.released(r)));
                 for (int i = 0; i < unreleased.length; i++) {
                     unreleased[i] += held.gradient()[i];
@@ -355,9 +349,9 @@ public final class TrainingLoop {
         final int batch = sizes.next();
         final float[] pixels = batches.next(batch);
         final long v0 = System.nanoTime();
-        final boolean computingAhead = aheadOf(round, applied, averaged);
+        final boolean computingAhead = computesAhead(round, applied);
         final long predictNs = System.nanoTime() - v0;
-        final float[] gradient = (computingAhead ? net.computeGradientAt(ahead, pixels, batches.labels())
+        final float[] gradient = (computingAhead ? net.computeGradientAt(ahead.model(), pixels, batches.labels())
             : net.computeGradient(pixels, batches.labels())).clone();
         final long elapsedNs = System.nanoTime() - t0;
         final long measuredNs = options.settings().computeClock().nanos() - c0;
@@ -373,7 +367,7 @@ public final class TrainingLoop {
         if (computingAhead && options.settings().delayCompensation() > 0) {
             compensateDelay(round, gradient);
         }
-        final float weight = options.settings().staleScale().weight(round - applied);
+        final float weight = weightOf(round, applied);
         if (weight != 1f) {
             for (int i = 0; i < gradient.length; i++) {
                 gradient[i] *= weight;
@@ -384,30 +378,32 @@ public final class TrainingLoop {
 
     /**
      * Delay compensation (DC-ASGD, Zheng et al. 2017): applies the aggregates that arrived while
-     * {@code gradient} was computed on {@link #ahead}, and corrects it towards the model the worker
-     * would compute on now by the first-order term lambda g * g * (now - then) (the Hessian
-     * approximated by the gradient's outer product's diagonal). Nothing arrived: nothing changes.
+     * {@code gradient} was computed on {@link #ahead}'s model, and corrects it towards the model the
+     * worker would compute on now ({@link AheadModel#compensate}). Nothing arrived: nothing changes.
      */
     private void compensateDelay(final int round, final float[] gradient) throws InterruptedException, IOException {
         if (pending.isEmpty() || !pending.peek().isDone()) {
             return;
         }
-        if (computedOn == null) {
-            computedOn = new float[ahead.length];
-        }
-        System.arraycopy(ahead, 0, computedOn, 0, ahead.length);
+        ahead.keep();
         while (!pending.isEmpty() && pending.peek().isDone()) {
             applyNext();
         }
-        if (!aheadOf(round, nextToApply, averaged)) {
+        if (!computesAhead(round, nextToApply)) {
             // every pending round applied: the model as it is
-            net.copyParameters(ahead);
+            ahead.toApplied();
         }
-        final float lambda = options.settings().delayCompensation();
-        for (int i = 0; i < gradient.length; i++) {
-            final float g = gradient[i];
-            gradient[i] = g + lambda * g * g * (ahead[i] - computedOn[i]);
-        }
+        ahead.compensate(gradient, options.settings().delayCompensation());
+    }
+
+    /** Whether round {@code round} is computed ahead of pending rounds (after {@code applied}), building the model into {@link #ahead}. */
+    private boolean computesAhead(final int round, final int applied) {
+        return ahead.build(round, applied, bounds, unreleased, averaged);
+    }
+
+    /** The weight {@code --stale-scale} gives a gradient: by the rounds pending when it was computed. */
+    private float weightOf(final int round, final int applied) {
+        return options.settings().staleScale().weight(round - applied);
     }
 
     /**
@@ -421,41 +417,9 @@ public final class TrainingLoop {
             && arrivals.fitsAnother(System.nanoTime(), log.sendNs(nextToApply + pending.size() - 1))) {
             // as slow as the worker was when it computed the round it waits on (a straggler's slowness is that of a time)
             final Checkpoint.Held extra = compute(round, nextToApply, round - 1);
-            busy.add(extra.gradient(), options.settings().staleScale().weight(round - extra.appliedBefore()), extra.batch(),
-                extra.elapsedNs(), extra.injectedNs());
+            busy.add(extra.gradient(), weightOf(extra.round(), extra.appliedBefore()), extra.batch(), extra.elapsedNs(),
+                extra.injectedNs());
         }
-    }
-
-    /**
-     * Whether round {@code round} is computed ahead of pending rounds (after {@code applied} rounds,
-     * so {@code round - applied} of them, never under BSP), and if so the model it is computed on
-     * ({@link ComputeOn}), into {@link #ahead}: the model after those rounds' steps, each with its
-     * momentum and learning rate and the velocity carried on; this worker's unreleased gradients,
-     * scaled by 1 / N as they appear in an average, in the first of them; under
-     * {@link ComputeOn#PREDICTED} the others' part of each predicted as the last applied average.
-     */
-    private boolean aheadOf(final int round, final int applied, final float[] lastAverage) {
-        final int pendingRounds = round - applied;
-        final ComputeOn on = options.settings().computeOn();
-        if (on == ComputeOn.APPLIED || pendingRounds <= 0) {
-            return false;
-        }
-        final float[] momenta = new float[pendingRounds];
-        for (int j = 0; j < pendingRounds; j++) {
-            momenta[j] = options.settings().momentumRule().momentum(net.momentum(), bounds[applied + j]);
-        }
-        final float n = worker.workers();
-        for (int i = 0; i < own.length; i++) {
-            own[i] = unreleased[i] / n;
-        }
-        if (on == ComputeOn.PREDICTED) {
-            final float share = (n - 1) / n;
-            for (int i = 0; i < others.length; i++) {
-                others[i] = share * lastAverage[i];
-            }
-        }
-        net.predictInto(ahead, own, on == ComputeOn.PREDICTED ? others : null, momenta);
-        return true;
     }
 
     /**
@@ -678,10 +642,10 @@ public final class TrainingLoop {
      * done (the caller's await reports it).
      */
     private static boolean arrivesBy(final CompletableFuture<?> future, final long deadlineNs) throws InterruptedException {
-        final long left = deadlineNs - System.nanoTime();
         if (future.isDone()) {
             return true;
         }
+        final long left = deadlineNs - System.nanoTime();
         if (left <= 0) {
             return false;
         }
