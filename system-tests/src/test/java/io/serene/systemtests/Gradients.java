@@ -3,7 +3,7 @@ package io.serene.systemtests;
 import io.serene.worker.Aggregate;
 import io.serene.worker.BlockFloat;
 
-import io.serene.worker.UdpWorker;
+import io.serene.worker.WorkerHost;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -34,7 +34,7 @@ final class Gradients {
     }
 
     /** Runs rounds 0 .. rounds-1 on every worker with fresh gradients and checks each one exact. */
-    void runExactRounds(final List<UdpWorker> workers, final int rounds, final String what) throws Exception {
+    void runExactRounds(final List<WorkerHost> workers, final int rounds, final String what) throws Exception {
         for (int round = 0; round < rounds; round++) {
             final float[][] g = next();
             final List<CompletableFuture<Aggregate>> futures = new ArrayList<>();

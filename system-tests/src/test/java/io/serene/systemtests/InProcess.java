@@ -2,7 +2,7 @@ package io.serene.systemtests;
 
 import io.serene.harness.cli.Serene;
 import io.serene.worker.Aggregate;
-import io.serene.worker.UdpWorker;
+import io.serene.worker.WorkerHost;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -39,13 +39,13 @@ final class InProcess {
     }
 
     /** Rounds {@code from..to-1} on every worker (each waits for its clearance), every aggregate from all of them; a pause after each. */
-    static void rounds(final List<UdpWorker> workers, final int elements, final int from, final int to, final long pauseMs)
+    static void rounds(final List<WorkerHost> workers, final int elements, final int from, final int to, final long pauseMs)
         throws Exception {
         final float[] g = new float[elements];
         Arrays.fill(g, 1f);
         for (int round = from; round < to; round++) {
             final List<CompletableFuture<Aggregate>> futures = new ArrayList<>();
-            for (final UdpWorker w : workers) {
+            for (final WorkerHost w : workers) {
                 w.awaitClearance(round).get(20, TimeUnit.SECONDS);
                 futures.add(w.allreduce(round, g));
             }

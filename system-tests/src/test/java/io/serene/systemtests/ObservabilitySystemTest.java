@@ -13,7 +13,7 @@ import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
 import io.serene.worker.Aggregate;
-import io.serene.worker.UdpWorker;
+import io.serene.worker.WorkerHost;
 import io.serene.worker.WorkerContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -59,13 +59,13 @@ class ObservabilitySystemTest {
              SwitchMonitor monitor = new SwitchMonitor(pipeline, 20, stalls, silence, log::add).start();
              SwitchMetrics metrics = SwitchMetrics.serve(monitor, "127.0.0.1", 0);
              ControlServer control = ControlServer.start(service, "127.0.0.1", 0)) {
-            final List<UdpWorker> workers = new ArrayList<>();
+            final List<WorkerHost> workers = new ArrayList<>();
             for (int w = 0; w < WORKERS; w++) {
-                workers.add(UdpWorker.start(new WorkerContext().jobId(JOB).workerId(w).workers(WORKERS).elementsPerRound(600),
+                workers.add(WorkerHost.start(new WorkerContext().jobId(JOB).workerId(w).workers(WORKERS).elementsPerRound(600),
                     switchHost.localAddress(), new InetSocketAddress("127.0.0.1", 0), workerLoop, UdpOptions.defaults(), errors::add));
             }
             try {
-                for (final UdpWorker w : workers) {
+                for (final WorkerHost w : workers) {
                     w.joined().get(20, TimeUnit.SECONDS);
                 }
                 InProcess.rounds(workers, 600, 0, 10, 5);
@@ -126,7 +126,7 @@ class ObservabilitySystemTest {
                 Thread.sleep(500);
                 assertThat(log.stream().filter(l -> l.contains("has waited"))).hasSize(1);
             } finally {
-                workers.forEach(UdpWorker::close);
+                workers.forEach(WorkerHost::close);
             }
             assertThat(errors).isEmpty();
         }

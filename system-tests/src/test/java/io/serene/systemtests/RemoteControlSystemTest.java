@@ -17,7 +17,7 @@ import io.serene.protocol.sync.SyncConfig;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
-import io.serene.worker.UdpWorker;
+import io.serene.worker.WorkerHost;
 import io.serene.worker.WorkerContext;
 import io.serene.worker.WorkerCounter;
 import org.junit.jupiter.api.Test;
@@ -59,13 +59,13 @@ class RemoteControlSystemTest {
              SwitchControlService service = new SwitchControlService(switchHost::call, pipeline)) {
             final ControlServer server = ControlServer.start(service, "127.0.0.1", 0);
             final String target = server.address();
-            final List<UdpWorker> workers = new ArrayList<>();
+            final List<WorkerHost> workers = new ArrayList<>();
             for (int w = 0; w < 2; w++) {
-                workers.add(UdpWorker.start(new WorkerContext().jobId(JOB).workerId(w).workers(2).elementsPerRound(1_000),
+                workers.add(WorkerHost.start(new WorkerContext().jobId(JOB).workerId(w).workers(2).elementsPerRound(1_000),
                     switchHost.localAddress(), new InetSocketAddress("127.0.0.1", 0), workerLoop, UdpOptions.defaults(), errors::add));
             }
             try {
-                for (final UdpWorker w : workers) {
+                for (final WorkerHost w : workers) {
                     w.joined().get(20, TimeUnit.SECONDS);
                 }
                 InProcess.rounds(workers, 1_000, 0, 3, 0);
@@ -79,7 +79,7 @@ class RemoteControlSystemTest {
                 assertThat(r[0]).as((String) r[1]).isEqualTo(0);
                 assertThat((String) r[1]).contains("job 9: ssp:2 from round 4 (epoch 1)");
                 InProcess.rounds(workers, 1_000, 3, 8, 0);
-                for (final UdpWorker w : workers) {
+                for (final WorkerHost w : workers) {
                     assertThat(w.call(e -> e.configEpoch()).get()).isEqualTo(1);
                 }
                 r = InProcess.cli("control", "show", "--switch", target, "--job", "" + JOB);
@@ -125,7 +125,7 @@ class RemoteControlSystemTest {
                 assertThat(r[0]).isEqualTo(2);
                 assertThat((String) r[1]).contains("bad update 'group:1': group needs WORKER=GROUP");
                 InProcess.rounds(workers, 1_000, 8, 12, 0);
-                for (final UdpWorker w : workers) {
+                for (final WorkerHost w : workers) {
                     assertThat(w.call(e -> e.configEpoch()).get()).as("workers follow the written table").isEqualTo(6);
                 }
                 r = InProcess.cli("control", "show", "--switch", target, "--job", "" + JOB);
@@ -144,7 +144,7 @@ class RemoteControlSystemTest {
                 assertThat((String) r[1]).contains("NOT_FOUND");
                 assertThat(reflectedServices(target)).contains("serene.control.SwitchControl", "grpc.health.v1.Health");
             } finally {
-                workers.forEach(UdpWorker::close);
+                workers.forEach(WorkerHost::close);
                 server.close();
             }
             assertThat(errors).isEmpty();
@@ -175,7 +175,7 @@ class RemoteControlSystemTest {
                 .hasMessageContaining("--control-bind 0.0.0.0 is reachable from other hosts: give it a token");
             final ControlServer server = ControlServer.start(service, "127.0.0.1", 0,
                 new ControlAccess(ControlAccess.readToken("--control-token-file", token), cert, key));
-            final UdpWorker worker = UdpWorker.start(new WorkerContext().jobId(JOB + 5).workerId(0).workers(1).elementsPerRound(100),
+            final WorkerHost worker = WorkerHost.start(new WorkerContext().jobId(JOB + 5).workerId(0).workers(1).elementsPerRound(100),
                 switchHost.localAddress(), new InetSocketAddress("127.0.0.1", 0), workerLoop, UdpOptions.defaults(), errors::add);
             try {
                 worker.joined().get(20, TimeUnit.SECONDS);
@@ -293,16 +293,16 @@ class RemoteControlSystemTest {
             final CompletableFuture<Object[]> apply = CompletableFuture.supplyAsync(() -> InProcess.cli("control", "apply",
                 policy.toString(), "--switch", target, "--job", "" + job, "--until-round", "" + (rounds - 10),
                 "--interval-ms", "5"));
-            final List<UdpWorker> udpWorkers = new ArrayList<>();
+            final List<WorkerHost> udpWorkers = new ArrayList<>();
             final List<CompletableFuture<Void>> loops = new ArrayList<>();
             try {
                 for (int w = 0; w < workers; w++) {
-                    udpWorkers.add(UdpWorker.start(new WorkerContext().jobId(job).workerId(w).workers(workers)
+                    udpWorkers.add(WorkerHost.start(new WorkerContext().jobId(job).workerId(w).workers(workers)
                             .elementsPerRound(1_000), switchHost.localAddress(), new InetSocketAddress("127.0.0.1", 0),
                         workerLoop, UdpOptions.defaults(), errors::add));
                 }
                 for (int w = 0; w < workers; w++) {
-                    final UdpWorker worker = udpWorkers.get(w);
+                    final WorkerHost worker = udpWorkers.get(w);
                     final long computeMs = w == workers - 1 ? 60 : 2;
                     loops.add(CompletableFuture.runAsync(() -> {
                         try {
@@ -333,7 +333,7 @@ class RemoteControlSystemTest {
                     WorkerCounter.FOLDED_CHUNKS)).get();
                 check.check(r, folded, target);
             } finally {
-                udpWorkers.forEach(UdpWorker::close);
+                udpWorkers.forEach(WorkerHost::close);
                 server.close();
                 Files.deleteIfExists(policy);
             }

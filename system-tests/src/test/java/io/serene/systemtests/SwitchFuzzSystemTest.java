@@ -14,7 +14,7 @@ import io.serene.protocol.sync.SyncConfig;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
-import io.serene.worker.UdpWorker;
+import io.serene.worker.WorkerHost;
 import io.serene.worker.WorkerContext;
 import io.serene.worker.WorkerCounter;
 import org.junit.jupiter.api.Test;
@@ -64,9 +64,9 @@ class SwitchFuzzSystemTest {
              UdpTransport workerLoop = UdpTransport.create(1, true);
              UdpHost switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
              DatagramChannel attacker = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
-            final List<UdpWorker> workers = new ArrayList<>();
+            final List<WorkerHost> workers = new ArrayList<>();
             for (int w = 0; w < WORKERS; w++) {
-                workers.add(UdpWorker.start(new WorkerContext().jobId(JOB).workerId(w).workers(WORKERS).elementsPerRound(ELEMENTS),
+                workers.add(WorkerHost.start(new WorkerContext().jobId(JOB).workerId(w).workers(WORKERS).elementsPerRound(ELEMENTS),
                     switchHost.localAddress(), new InetSocketAddress("127.0.0.1", 0), workerLoop, UdpOptions.defaults(), errors::add));
             }
             final AtomicBoolean stop = new AtomicBoolean();
@@ -74,7 +74,7 @@ class SwitchFuzzSystemTest {
             final Thread fuzzer = new Thread(() -> fuzz(new SplittableRandom(seed), attacker, switchHost.localAddress(), workers, stop, sent),
                 "fuzzer");
             try {
-                for (final UdpWorker w : workers) {
+                for (final WorkerHost w : workers) {
                     w.joined().get(20, TimeUnit.SECONDS);
                 }
                 fuzzer.start();
@@ -82,7 +82,7 @@ class SwitchFuzzSystemTest {
             } finally {
                 stop.set(true);
                 fuzzer.join(10_000);
-                workers.forEach(UdpWorker::close);
+                workers.forEach(WorkerHost::close);
             }
             assertThat(sent.get()).as(what + ": the fuzzer ran").isGreaterThan(1_000);
             final Map<SwitchCounter, Long> c = switchHost.call(() -> pipeline.counters().snapshot()).get(10, TimeUnit.SECONDS);
@@ -94,7 +94,7 @@ class SwitchFuzzSystemTest {
                 .as(what + ": garbage").isPositive();
             assertThat(c.get(SwitchCounter.JOIN_REFUSED)).as(what + ": JOINs taking a worker's id, or a full job table").isPositive();
             long refused = 0;
-            for (final UdpWorker w : workers) {
+            for (final WorkerHost w : workers) {
                 refused += w.liveCounters().get(WorkerCounter.DROP_FOREIGN);
             }
             assertThat(refused).as(what + ": RESULTs sent to the workers by a stranger").isPositive();
@@ -103,7 +103,7 @@ class SwitchFuzzSystemTest {
 
     /** Sends until stopped, at most about 20 packets a millisecond, each kind by the seed. */
     private static void fuzz(final SplittableRandom random, final DatagramChannel out, final InetSocketAddress target,
-                             final List<UdpWorker> workers, final AtomicBoolean stop, final AtomicLong sent) {
+                             final List<WorkerHost> workers, final AtomicBoolean stop, final AtomicLong sent) {
         final ByteBuffer b = Packet.allocate(2048);
         try {
             int n = 0;
@@ -153,7 +153,7 @@ class SwitchFuzzSystemTest {
                         new ResultPacket().wrap(b, 0, length).initHeader(PacketType.RESULT).jobId(JOB).workerId(0)
                             .seq(random.nextLong(100)).elementCount(16).bitmapWords(1).bitmapWord(0, 0b111L)
                             .contributorCount(WORKERS).releasedRound(Integer.MAX_VALUE - random.nextInt(10));
-                        to = workers.get(random.nextInt(WORKERS)).host().localAddress();
+                        to = ((UdpHost) workers.get(random.nextInt(WORKERS)).host()).localAddress();
                         break;
                     default: // a flood of DATA
                         length = DataPacket.length(8);

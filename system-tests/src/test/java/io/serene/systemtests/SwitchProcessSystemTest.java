@@ -1,13 +1,16 @@
 package io.serene.systemtests;
 
 import io.serene.transport.FaultInjector;
+import io.serene.transport.ShmOptions;
+import io.serene.transport.ShmTransport;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
-import io.serene.worker.UdpWorker;
+import io.serene.worker.WorkerHost;
 import io.serene.worker.WorkerContext;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -27,7 +30,7 @@ import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** `serene switch` as its own process; workers in this process reach it over UDP. */
+/** `serene switch` as its own process; workers in this process reach it over UDP or shared memory. */
 @Tag("slow")
 class SwitchProcessSystemTest {
     private static final Pattern LISTENING = Pattern.compile("switch listening on udp .*:(\\d+)");
@@ -69,9 +72,9 @@ class SwitchProcessSystemTest {
             final int elements = 20_000;
             final FaultInjector faults = new FaultInjector(17, 0.05, 0, 0);
             try (UdpTransport loop = UdpTransport.create(1, true)) {
-                final List<UdpWorker> udpWorkers = new ArrayList<>();
+                final List<WorkerHost> udpWorkers = new ArrayList<>();
                 for (int w = 0; w < workers; w++) {
-                    udpWorkers.add(UdpWorker.start(new WorkerContext().jobId(9).workerId(w).workers(workers)
+                    udpWorkers.add(WorkerHost.start(new WorkerContext().jobId(9).workerId(w).workers(workers)
                             .elementsPerRound(elements), new InetSocketAddress("127.0.0.1", port),
                         new InetSocketAddress("127.0.0.1", 0), loop, UdpOptions.defaults().faults(faults.fork(w)), ex -> { }));
                 }
@@ -86,7 +89,7 @@ class SwitchProcessSystemTest {
                     assertThat(show.waitFor(60, TimeUnit.SECONDS)).isTrue();
                     assertThat(shown).contains("job 9: R=2");
                 } finally {
-                    udpWorkers.forEach(UdpWorker::close);
+                    udpWorkers.forEach(WorkerHost::close);
                 }
             }
         } finally {
@@ -119,6 +122,46 @@ class SwitchProcessSystemTest {
             assertThat(p.exitValue()).as(String.join(" ", bad) + ": " + err).isEqualTo(2);
             assertThat(err).as(String.join(" ", bad)).isNotBlank().doesNotContain("Exception").doesNotContain("\tat ");
         }
+    }
+
+    @Test
+    @Timeout(120)
+    void workersOnTheSwitchsHostAggregateExactlyOverSharedMemoryWithLoss(@TempDir final Path dir) throws Exception {
+        final Path link = dir.resolve("serene-shm");
+        final Process process = serene("switch", "--shm", link.toString(), "--budget", "8388608", "--stats-seconds", "0");
+        try {
+            final BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+            final String first = out.readLine();
+            final String listening = out.readLine();
+            assertThat(first).contains("switch memory");
+            assertThat(listening).contains("switch listening on shared memory shm:" + link);
+            final int workers = 3;
+            final int elements = 20_000;
+            final FaultInjector faults = new FaultInjector(23, 0.05, 0.02, 0.02);
+            try (ShmTransport loop = ShmTransport.create(1)) {
+                final List<WorkerHost> shmWorkers = new ArrayList<>();
+                for (int w = 0; w < workers; w++) {
+                    shmWorkers.add(WorkerHost.connect(new WorkerContext().jobId(4).workerId(w).workers(workers).elementsPerRound(elements),
+                        link, loop, ShmOptions.defaults().faults(faults.fork(w)), ex -> { }));
+                }
+                try {
+                    assertThat(shmWorkers.get(0).host().kind()).isEqualTo("shm");
+                    new Gradients(23, workers, elements).runExactRounds(shmWorkers, 3, "switch process over shared memory");
+                    try (var files = Files.list(link)) {
+                        assertThat(files.count()).as("the switch's ring and one per worker").isEqualTo(1 + workers);
+                    }
+                } finally {
+                    shmWorkers.forEach(WorkerHost::close);
+                }
+            }
+            try (var files = Files.list(link)) {
+                assertThat(files.map(f -> f.getFileName().toString())).as("each worker removed its ring").containsExactly("switch.ring");
+            }
+        } finally {
+            process.destroy();
+            process.waitFor(10, TimeUnit.SECONDS);
+        }
+        assertThat(link.resolve("switch.ring")).as("the switch removed its ring on the way out").doesNotExist();
     }
 
     private static Process serene(final String... args) throws Exception {

@@ -230,6 +230,20 @@ class TrainSystemTest {
         assertThat(evaluated).as("rounds 9 and 19 on both workers").isEqualTo(4);
     }
 
+    @Test
+    @Timeout(240)
+    void overSharedMemoryBspTrainsTheSameModelsAsOverUdp(@TempDir final Path dir) throws Exception {
+        FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
+        final JsonNode udp = bsp(dir, "udp");
+        final JsonNode shm = bsp(dir, "shm", "--link", "shm");
+        assertThat(udp.get("run").get("link").asText()).isEqualTo("udp");
+        assertThat(shm.get("run").get("link").asText()).isEqualTo("shm");
+        // BSP with one seed: every aggregate the same bit for bit, whichever link carried it
+        assertThat(shm.get("modelHashes")).isEqualTo(udp.get("modelHashes"));
+        assertThat(shm.get("finalAccuracy").asDouble()).isEqualTo(udp.get("finalAccuracy").asDouble());
+        assertThat(Files.readString(dir.resolve("shm").resolve("workers").resolve("worker-0.log"))).doesNotContain("error");
+    }
+
     private static JsonNode bsp(final Path data, final String name, final String... extra) throws Exception {
         final List<String> args = new ArrayList<>(List.of("train", "--workers", "2", "--rounds", "30", "--batch", "32",
             "--eval-every", "10", "--data", data.toString(), "--seed", "6", "--out", data.resolve(name).toString(), "--json"));

@@ -9,7 +9,7 @@ import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
 import io.serene.worker.Aggregate;
-import io.serene.worker.UdpWorker;
+import io.serene.worker.WorkerHost;
 import io.serene.worker.WorkerContext;
 import io.serene.worker.WorkerCounter;
 import org.junit.jupiter.api.Test;
@@ -41,19 +41,19 @@ class UdpAllreduceSystemTest {
              UdpTransport workerLoop = UdpTransport.create(1, true);
              UdpHost switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0),
                  UdpOptions.defaults().faults(faults.fork(99)))) {
-            final List<UdpWorker> udpWorkers = new ArrayList<>();
+            final List<WorkerHost> udpWorkers = new ArrayList<>();
             for (int w = 0; w < workers; w++) {
-                udpWorkers.add(UdpWorker.start(new WorkerContext().jobId(5).workerId(w).workers(workers)
+                udpWorkers.add(WorkerHost.start(new WorkerContext().jobId(5).workerId(w).workers(workers)
                         .elementsPerRound(elements), switchHost.localAddress(), new InetSocketAddress("127.0.0.1", 0),
                     workerLoop, UdpOptions.defaults().faults(faults.fork(w)), errors::add));
             }
             try {
-                for (final UdpWorker worker : udpWorkers) {
+                for (final WorkerHost worker : udpWorkers) {
                     worker.joined().get(20, TimeUnit.SECONDS);
                 }
                 new Gradients(seed, workers, elements).runExactRounds(udpWorkers, rounds, "seed " + seed);
             } finally {
-                udpWorkers.forEach(UdpWorker::close);
+                udpWorkers.forEach(WorkerHost::close);
             }
             assertThat(switchHost.call(() -> pipeline.counters().get(SwitchCounter.DUPLICATES)).get())
                 .as("loss and duplication were exercised").isPositive();
@@ -72,14 +72,14 @@ class UdpAllreduceSystemTest {
         try (UdpTransport switchLoop = UdpTransport.create(1, true);
              UdpTransport workerLoop = UdpTransport.create(1, true);
              UdpHost switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults())) {
-            final List<UdpWorker> udpWorkers = new ArrayList<>();
+            final List<WorkerHost> udpWorkers = new ArrayList<>();
             for (int w = 0; w < workers; w++) {
-                udpWorkers.add(UdpWorker.start(new WorkerContext().jobId(6).workerId(w).workers(workers)
+                udpWorkers.add(WorkerHost.start(new WorkerContext().jobId(6).workerId(w).workers(workers)
                         .elementsPerRound(elements), switchHost.localAddress(), new InetSocketAddress("127.0.0.1", 0),
                     workerLoop, UdpOptions.defaults(), errors::add));
             }
             try {
-                for (final UdpWorker worker : udpWorkers) {
+                for (final WorkerHost worker : udpWorkers) {
                     worker.joined().get(20, TimeUnit.SECONDS);
                 }
                 final float[] g = new float[elements];
@@ -106,7 +106,7 @@ class UdpAllreduceSystemTest {
                     WorkerCounter.FOLDED_CHUNKS)).get();
                 assertThat(folded).as("every chunk of the slow worker folded").isEqualTo(5L * 8);
             } finally {
-                udpWorkers.forEach(UdpWorker::close);
+                udpWorkers.forEach(WorkerHost::close);
             }
             assertThat(errors).isEmpty();
         }

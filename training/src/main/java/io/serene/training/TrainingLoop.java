@@ -7,7 +7,7 @@ import io.serene.training.data.Batches;
 import io.serene.training.data.GlobalBatch;
 import io.serene.worker.Aggregate;
 import io.serene.worker.Arrivals;
-import io.serene.worker.UdpWorker;
+import io.serene.worker.WorkerHost;
 import io.serene.worker.WorkerEngine;
 import io.serene.worker.WorkerException;
 
@@ -28,7 +28,7 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 
 /**
- * One worker's training loop over a joined {@link UdpWorker}. Each round: a batch of its seeded
+ * One worker's training loop over a joined {@link WorkerHost}. Each round: a batch of its seeded
  * shard (B images, or up to 2 B while rounds are released with fewer contributions, so a round
  * keeps about N x B: {@link GlobalBatch}), forward and backward, the flat gradient through the
  * switch, the aggregate averaged by contributor count back into the model, SGD with momentum.
@@ -63,7 +63,7 @@ public final class TrainingLoop {
     /** A new connection to the switch, joined by a REBUILD JOIN offering these rounds (rounds done), its first round agreed. */
     @FunctionalInterface
     public interface Rejoin {
-        UdpWorker join(int[] offers) throws Exception;
+        WorkerHost join(int[] offers) throws Exception;
     }
 
     /** The switch lost the job (it restarted, or a worker back from a checkpoint rebuilds it). */
@@ -123,7 +123,7 @@ public final class TrainingLoop {
         }
     }
 
-    private UdpWorker worker;
+    private WorkerHost worker;
     private final DjlModel net;
     private final Supplier<Batches> freshBatches;
     private Batches batches;
@@ -165,7 +165,7 @@ public final class TrainingLoop {
     private Snapshot previous;
 
     /** {@code copies} null: evaluation during training, inside the measured times. */
-    public TrainingLoop(final UdpWorker worker, final DjlModel net, final Supplier<Batches> batches, final GlobalBatch sizes,
+    public TrainingLoop(final WorkerHost worker, final DjlModel net, final Supplier<Batches> batches, final GlobalBatch sizes,
                         final RoundRecords log, final ModelCopies copies, final float[] testPixels, final int[] testLabels,
                         final int total, final Options options) {
         this.worker = worker;

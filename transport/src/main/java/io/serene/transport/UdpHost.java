@@ -37,7 +37,7 @@ import java.util.function.Supplier;
  * end of a read burst, a timer or a task, then flushed together (sendmmsg on epoll); runs of
  * equal-sized packets to one peer go out as one GSO super-packet when enabled.
  */
-public final class UdpHost implements AutoCloseable {
+public final class UdpHost implements PacketHost {
     /** Peers a host can hold at once: a port is (generation &lt;&lt; 16) | index, so a reused index gets new port numbers. */
     public static final int MAX_PEERS = 1 << 16;
     private static final int MAX_GSO_SEGMENTS = 64;
@@ -48,6 +48,7 @@ public final class UdpHost implements AutoCloseable {
     private final PacketEndpoint endpoint;
     private final UdpOptions options;
     private final boolean gso;
+    private final String kind;
     private final Map<InetSocketAddress, Integer> portByAddress = new HashMap<>();
     private final List<InetSocketAddress> addressByPort = new ArrayList<>();
     private final AtomicLong errors = new AtomicLong();
@@ -80,8 +81,9 @@ public final class UdpHost implements AutoCloseable {
     private int[] dirtyPorts = new int[16];
     private int dirtyCount;
 
-    private UdpHost(final PacketEndpoint endpoint, final UdpOptions options, final boolean gso) {
+    private UdpHost(final PacketEndpoint endpoint, final UdpOptions options, final boolean gso, final String kind) {
         this.endpoint = endpoint;
+        this.kind = kind;
         this.options = options;
         this.gso = gso;
         this.faults = options.faults();
@@ -90,7 +92,7 @@ public final class UdpHost implements AutoCloseable {
     static UdpHost bind(final UdpTransport transport, final PacketEndpoint endpoint, final InetSocketAddress local,
                         final UdpOptions options, final InetSocketAddress... peers) {
         final boolean gso = transport.isEpoll() && options.gso();
-        final UdpHost host = new UdpHost(endpoint, options, gso);
+        final UdpHost host = new UdpHost(endpoint, options, gso, transport.kind());
         for (final InetSocketAddress peer : peers) {
             host.portOf(peer);
         }
@@ -134,12 +136,19 @@ public final class UdpHost implements AutoCloseable {
     }
 
     /** Packets handed to the socket, and the datagram writes (GSO runs count once) they took. */
+    @Override
     public String batchingStats() {
         return String.format("sent %d packets in %d writes (%.1f/write), received %d in %d bursts (%.1f/burst)",
             packetsSent, datagramsWritten, packetsSent / Math.max(1.0, datagramsWritten), packetsReceived, readBursts,
             packetsReceived / Math.max(1.0, readBursts));
     }
 
+    @Override
+    public String kind() {
+        return kind;
+    }
+
+    @Override
     public long errors() {
         return errors.get();
     }
@@ -153,11 +162,12 @@ public final class UdpHost implements AutoCloseable {
         return expiredPeers.get();
     }
 
+    @Override
     public Throwable lastError() {
         return lastError;
     }
 
-    /** Runs a task on the endpoint's thread, then lets the endpoint do its work and flushes. */
+    @Override
     public void execute(final Runnable task) {
         loop.execute(() -> {
             try {
@@ -169,7 +179,7 @@ public final class UdpHost implements AutoCloseable {
         });
     }
 
-    /** Runs a function on the endpoint's thread and completes with its value. */
+    @Override
     public <T> CompletableFuture<T> call(final Supplier<T> function) {
         final CompletableFuture<T> future = new CompletableFuture<>();
         loop.execute(() -> {

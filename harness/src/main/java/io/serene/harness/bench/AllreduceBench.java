@@ -6,20 +6,29 @@ import io.serene.dataplane.SwitchPipeline;
 import io.serene.protocol.DataPacket;
 import io.serene.protocol.sync.StepLayout;
 import io.serene.training.Json;
+import io.serene.protocol.PacketEndpoint;
 import io.serene.transport.FaultInjector;
+import io.serene.transport.PacketHost;
+import io.serene.transport.ShmHost;
+import io.serene.transport.ShmOptions;
+import io.serene.transport.ShmTransport;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
 import io.serene.worker.Aggregate;
 import io.serene.worker.BlockFloat;
-import io.serene.worker.UdpWorker;
+import io.serene.worker.WorkerHost;
 import io.serene.worker.WorkerContext;
 import io.serene.worker.WorkerCounter;
 
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -33,11 +42,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * End-to-end allreduce benchmark over UDP on 127.0.0.1: one switch and N workers, each on its
- * own socket, in this process (the switch on one event loop thread, the workers sharing another).
- * In the same run, round by round, it measures a raw UDP echo through the same topology, sockets,
- * threads and batching (the baseline): each round runs both, in alternating order, so both see the
- * same machine. It reports the ratio of the two goodputs.
+ * End-to-end allreduce benchmark over UDP on 127.0.0.1 or over shared memory: one switch and N
+ * workers, each on its own socket or ring, in this process (the switch on one thread, the workers
+ * sharing another). In the same run, round by round, it measures a raw echo through the same
+ * topology, link, threads and batching (the baseline): each round runs both, in alternating order,
+ * so both see the same machine. It reports the ratio of the two goodputs.
  */
 public final class AllreduceBench {
     /** What to run; immutable. */
@@ -54,7 +63,14 @@ public final class AllreduceBench {
         boolean preferEpoll = true;
         boolean gso = true;
         boolean gro = true;
+        boolean shm;
         long timeoutSeconds = 300;
+
+        /** Shared memory (a worker on the switch's host) instead of UDP on 127.0.0.1. */
+        public Config shm(final boolean enabled) {
+            shm = enabled;
+            return this;
+        }
 
         public Config workers(final int n) {
             workers = n;
@@ -197,12 +213,11 @@ public final class AllreduceBench {
         progress.println(result.memory);
 
         final FaultInjector faults = new FaultInjector(config.seed, config.loss, 0, 0);
-        try (UdpTransport switchLoop = UdpTransport.create(1, config.preferEpoll);
-             UdpTransport workerLoop = UdpTransport.create(1, config.preferEpoll);
-             Aggregation aggregation = new Aggregation(config, switchContext, switchLoop, workerLoop, faults);
-             Echo echo = new Echo(config, switchContext, switchLoop, workerLoop, faults)) {
-            result.transport = switchLoop.kind();
-            result.gso = aggregation.workers.get(0).host().usesGso();
+        try (Links links = new Links(config);
+             Aggregation aggregation = new Aggregation(config, switchContext, links, faults);
+             Echo echo = new Echo(config, switchContext, links, faults)) {
+            result.transport = aggregation.switchHost.kind();
+            result.gso = aggregation.workers.get(0).host() instanceof UdpHost udp && udp.usesGso();
             final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
             final long switchThread = aggregation.switchHost.call(() -> Thread.currentThread().getId()).get();
             final long workerThread = aggregation.workers.get(0).host().call(() -> Thread.currentThread().getId()).get();
@@ -255,10 +270,10 @@ public final class AllreduceBench {
             result.rawEchoElementsPerSecond = totalElements / (echoNs / 1e9);
             result.ratio = result.elementsPerSecond / result.rawEchoElementsPerSecond;
             aggregation.report(result, progress);
-            progress.println("switch socket: " + aggregation.switchHost.batchingStats());
-            progress.println("worker 0 socket: " + aggregation.workers.get(0).host().batchingStats());
-            progress.println("echo server socket: " + echo.server.batchingStats());
-            progress.println("echo client 0 socket: " + echo.hosts.get(0).batchingStats());
+            progress.println("switch link: " + aggregation.switchHost.batchingStats());
+            progress.println("worker 0 link: " + aggregation.workers.get(0).host().batchingStats());
+            progress.println("echo server link: " + echo.server.batchingStats());
+            progress.println("echo client 0 link: " + echo.hosts.get(0).batchingStats());
             progress.printf("event loop threads busy during measured aggregation: switch %.0f%%, workers %.0f%%; "
                 + "CPU per round: aggregation %.1f ms, raw echo %.1f ms%n", 100 * result.switchBusy, 100 * result.workerBusy,
                 (switchCpuNs + workerCpuNs) / 1e6 / config.rounds, echoCpuNs / 1e6 / config.rounds);
@@ -266,26 +281,111 @@ public final class AllreduceBench {
         return result;
     }
 
+    /**
+     * The two threads (switch side, worker side) and how endpoints get onto them: UDP sockets on
+     * 127.0.0.1, or shared-memory rings in a fresh directory under /dev/shm (removed at the end).
+     */
+    private static final class Links implements AutoCloseable {
+        final Config config;
+        final UdpTransport udpSwitch;
+        final UdpTransport udpWorkers;
+        final ShmTransport shmSwitch;
+        final ShmTransport shmWorkers;
+        final Path shmRoot;
+        int directories;
+
+        Links(final Config config) {
+            this.config = config;
+            if (config.shm) {
+                udpSwitch = null;
+                udpWorkers = null;
+                shmSwitch = ShmTransport.create(1);
+                shmWorkers = ShmTransport.create(1);
+                try {
+                    final Path devShm = Path.of("/dev/shm");
+                    shmRoot = Files.isDirectory(devShm) ? Files.createTempDirectory(devShm, "serene-bench-")
+                        : Files.createTempDirectory("serene-bench-");
+                } catch (final IOException ex) {
+                    throw new UncheckedIOException("cannot create the shared-memory directory", ex);
+                }
+            } else {
+                udpSwitch = UdpTransport.create(1, config.preferEpoll);
+                udpWorkers = UdpTransport.create(1, config.preferEpoll);
+                shmSwitch = null;
+                shmWorkers = null;
+                shmRoot = null;
+            }
+        }
+
+        UdpOptions udp(final FaultInjector faults) {
+            return UdpOptions.defaults().gso(config.gso).gro(config.gro).faults(faults);
+        }
+
+        /** A server (the switch, the echo server) on the switch's thread. */
+        PacketHost serve(final PacketEndpoint endpoint, final FaultInjector faults) {
+            if (config.shm) {
+                return shmSwitch.serve(endpoint, shmRoot.resolve("link-" + directories++), ShmOptions.defaults().faults(faults));
+            }
+            return udpSwitch.bind(endpoint, new InetSocketAddress("127.0.0.1", 0), udp(faults));
+        }
+
+        /** A client of {@code server} on the workers' thread; the server is its port 0. */
+        PacketHost connect(final PacketEndpoint endpoint, final PacketHost server, final FaultInjector faults) {
+            if (config.shm) {
+                return shmWorkers.connect(endpoint, directoryOf(server), ShmOptions.defaults().faults(faults));
+            }
+            return udpWorkers.bind(endpoint, new InetSocketAddress("127.0.0.1", 0), udp(faults), ((UdpHost) server).localAddress());
+        }
+
+        WorkerHost worker(final WorkerContext context, final PacketHost server, final FaultInjector faults,
+                          final List<Throwable> errors) {
+            if (config.shm) {
+                return WorkerHost.connect(context, directoryOf(server), shmWorkers, ShmOptions.defaults().faults(faults),
+                    errors::add);
+            }
+            return WorkerHost.start(context, ((UdpHost) server).localAddress(), new InetSocketAddress("127.0.0.1", 0),
+                udpWorkers, udp(faults), errors::add);
+        }
+
+        private static Path directoryOf(final PacketHost server) {
+            return ShmTransport.directoryOf(((ShmHost) server).address());
+        }
+
+        @Override
+        public void close() {
+            if (config.shm) {
+                shmWorkers.close();
+                shmSwitch.close();
+                try (var files = Files.walk(shmRoot)) {
+                    files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                } catch (final IOException ex) {
+                    // best effort: the directory is under /dev/shm or the temp dir
+                }
+            } else {
+                udpWorkers.close();
+                udpSwitch.close();
+            }
+        }
+    }
+
     /** The switch and the workers, joined and ready for rounds. */
     private static final class Aggregation implements AutoCloseable {
         final List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
         final SwitchPipeline pipeline;
-        final UdpHost switchHost;
-        final List<UdpWorker> workers = new ArrayList<>();
+        final PacketHost switchHost;
+        final List<WorkerHost> workers = new ArrayList<>();
         final Config config;
 
-        Aggregation(final Config config, final SwitchContext switchContext, final UdpTransport switchLoop,
-                    final UdpTransport workerLoop, final FaultInjector faults) throws Exception {
+        Aggregation(final Config config, final SwitchContext switchContext, final Links links,
+                    final FaultInjector faults) throws Exception {
             this.config = config;
-            final UdpOptions base = UdpOptions.defaults().gso(config.gso).gro(config.gro);
             pipeline = new SwitchPipeline(switchContext, errors::add);
-            switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), base.faults(faults.fork(1_000)));
+            switchHost = links.serve(pipeline, faults.fork(1_000));
             for (int w = 0; w < config.workers; w++) {
-                workers.add(UdpWorker.start(new WorkerContext().jobId(1).workerId(w).workers(config.workers)
-                        .elementsPerRound(config.elements).maxWindow(config.window), switchHost.localAddress(),
-                    new InetSocketAddress("127.0.0.1", 0), workerLoop, base.faults(faults.fork(w)), errors::add));
+                workers.add(links.worker(new WorkerContext().jobId(1).workerId(w).workers(config.workers)
+                    .elementsPerRound(config.elements).maxWindow(config.window), switchHost, faults.fork(w), errors));
             }
-            for (final UdpWorker worker : workers) {
+            for (final WorkerHost worker : workers) {
                 try {
                     worker.joined().get(30, TimeUnit.SECONDS);
                 } catch (final ExecutionException ex) {
@@ -326,7 +426,7 @@ public final class AllreduceBench {
         }
 
         void report(final Result result, final PrintStream progress) throws Exception {
-            for (final UdpWorker worker : workers) {
+            for (final WorkerHost worker : workers) {
                 result.retransmissions += worker.call(e -> e.counters().get(WorkerCounter.RETRANSMISSIONS)
                     + e.counters().get(WorkerCounter.FAST_RETRANSMISSIONS)).get();
             }
@@ -340,31 +440,27 @@ public final class AllreduceBench {
 
         @Override
         public void close() {
-            workers.forEach(UdpWorker::close);
+            workers.forEach(WorkerHost::close);
             switchHost.close();
         }
     }
 
     /** The raw-UDP baseline: an echo server where the switch was, echo clients where the workers were. */
     private static final class Echo implements AutoCloseable {
-        final UdpHost server;
+        final PacketHost server;
         final List<EchoClient> clients = new ArrayList<>();
-        final List<UdpHost> hosts = new ArrayList<>();
+        final List<PacketHost> hosts = new ArrayList<>();
         final int packetsPerRound;
 
-        Echo(final Config config, final SwitchContext switchContext, final UdpTransport switchLoop,
-             final UdpTransport workerLoop, final FaultInjector faults) {
-            final UdpOptions base = UdpOptions.defaults().gso(config.gso).gro(config.gro);
+        Echo(final Config config, final SwitchContext switchContext, final Links links, final FaultInjector faults) {
             // the same injected loss as the aggregation, from seeds of its own
-            server = switchLoop.bind(new EchoEndpoint(), new InetSocketAddress("127.0.0.1", 0),
-                base.faults(faults.fork(2_000)));
+            server = links.serve(new EchoEndpoint(), faults.fork(2_000));
             final int k = switchContext.chunkElements();
             packetsPerRound = StepLayout.chunks(config.elements, k);
             final int window = Math.min(config.window, switchContext.memory().poolSize());
             for (int w = 0; w < config.workers; w++) {
                 final EchoClient client = new EchoClient(0, DataPacket.length(k), window);
-                final UdpHost host = workerLoop.bind(client, new InetSocketAddress("127.0.0.1", 0),
-                    base.faults(faults.fork(3_000 + w)), server.localAddress());
+                final PacketHost host = links.connect(client, server, faults.fork(3_000 + w));
                 clients.add(client);
                 hosts.add(host);
             }
@@ -387,7 +483,7 @@ public final class AllreduceBench {
 
         @Override
         public void close() {
-            for (final UdpHost host : hosts) {
+            for (final PacketHost host : hosts) {
                 host.close();
             }
             server.close();

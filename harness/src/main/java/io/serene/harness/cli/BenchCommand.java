@@ -2,6 +2,7 @@ package io.serene.harness.cli;
 
 import io.serene.harness.bench.AllreduceBench;
 import io.serene.harness.bench.GlooBaseline;
+import io.serene.harness.launch.RunSettings;
 import io.serene.training.Json;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -26,12 +27,12 @@ public final class BenchCommand implements Runnable {
 
     @Command(name = "allreduce", mixinStandardHelpOptions = true,
         description = {
-            "Runs one switch and N workers over UDP on 127.0.0.1, all in this process: the workers are "
-                + "threads, not processes (each with its own socket; the switch runs on one event loop thread and "
-                + "the workers share a second one).",
+            "Runs one switch and N workers over UDP on 127.0.0.1 (or, with --link shm, over shared-memory rings "
+                + "as workers on the switch's host use), all in this process: the workers are threads, not processes "
+                + "(each with its own socket or ring; the switch runs on one thread and the workers share a second one).",
             "Checks that every worker received the exact integer sum of all quantized inputs (bitwise, all "
                 + "workers equal) and measures the aggregation goodput, then, in the same run, the goodput of a raw "
-                + "UDP echo through the same topology, sockets, threads and batching, and reports their ratio.",
+                + "UDP echo through the same topology, link, threads and batching, and reports their ratio.",
             "Aggregation and echo alternate round by round, under the same injected loss (applied to every "
                 + "packet any of them sends) and the same loss recovery."})
     static final class Allreduce implements Callable<Integer> {
@@ -64,6 +65,11 @@ public final class BenchCommand implements Runnable {
 
         @Option(names = "--timeout", defaultValue = "300", description = "Seconds a round may take before the run fails. Default: ${DEFAULT-VALUE}.")
         long timeoutSeconds;
+
+        @Option(names = "--link", defaultValue = "udp", description = "How workers reach the switch: udp (sockets on 127.0.0.1) or "
+            + "shm (shared-memory rings under /dev/shm, as a worker on the switch's host reaches it with --switch shm:<dir>). "
+            + "Default: ${DEFAULT-VALUE}.")
+        String link;
 
         @Option(names = "--nio", description = "Use plain NIO instead of native epoll.")
         boolean nio;
@@ -99,17 +105,20 @@ public final class BenchCommand implements Runnable {
             if (!baseline.equals("echo") && !baseline.equals("gloo")) {
                 throw new IllegalArgumentException("--baseline must be echo or gloo, was " + baseline);
             }
+            final boolean shm = RunSettings.shmLink("--link", link);
             if (repeats < 1) {
                 throw new IllegalArgumentException("--repeats must be at least 1, was " + repeats);
             }
             final AllreduceBench.Config config = new AllreduceBench.Config()
                 .workers(workers).elements(elements).rounds(rounds).warmupRounds(warmup).loss(loss).seed(seed)
-                .chunkElements(chunkElements).budgetBytes(budget).window(window).preferEpoll(!nio).gso(!noGso).gro(!noGro).timeoutSeconds(timeoutSeconds);
+                .chunkElements(chunkElements).budgetBytes(budget).window(window).preferEpoll(!nio).gso(!noGso).gro(!noGro)
+                .shm(shm).timeoutSeconds(timeoutSeconds);
             final GlooBaseline gloo = baseline.equals("gloo")
                 ? new GlooBaseline(glooScript != null ? glooScript : GlooBaseline.defaultScript(), python) : null;
             final PrintStream out = System.out;
-            out.printf("bench allreduce: %d workers (threads, one UDP socket each), %d elements x %d rounds, loss %s, seed %d, against %s%s%n",
-                workers, elements, rounds, loss, seed, baseline.equals("gloo") ? "PyTorch gloo (" + workers + " processes)" : "the raw UDP echo",
+            out.printf("bench allreduce: %d workers (threads, %s each), %d elements x %d rounds, loss %s, seed %d, against %s%s%n",
+                workers, link.equals("shm") ? "one shared-memory ring" : "one UDP socket", elements, rounds, loss, seed,
+                baseline.equals("gloo") ? "PyTorch gloo (" + workers + " processes)" : "the raw " + link + " echo",
                 repeats > 1 ? ", " + repeats + " repeats alternating" : "");
             final List<Double> serene = new ArrayList<>();
             final List<Double> base = new ArrayList<>();
@@ -149,7 +158,7 @@ public final class BenchCommand implements Runnable {
             out.printf("exact: %s (every worker, every element, bitwise%s)%n", exact, gloo != null ? "; gloo's sums too" : "");
             out.printf("max |error| vs float sum: %.3g (bound %.3g)%n", r.maxAbsError, r.maxErrorBound);
             out.printf("aggregation: %.3g elements/s; %s: %.3g elements/s; ratio %.3f%s%n", median(serene),
-                gloo != null ? "PyTorch gloo" : "raw UDP echo", median(base), median(ratios), repeats > 1 ? " (medians of " + repeats + ")" : "");
+                gloo != null ? "PyTorch gloo" : "raw " + link + " echo", median(base), median(ratios), repeats > 1 ? " (medians of " + repeats + ")" : "");
             out.printf("retransmissions %d, switch duplicates %d%n", r.retransmissions, r.switchDuplicates);
             if (json) {
                 final Map<String, Object> line = new LinkedHashMap<>(r.toJson(config));

@@ -11,6 +11,9 @@ import io.serene.harness.node.SwitchControlService;
 import io.serene.harness.node.SwitchMetrics;
 import io.serene.harness.node.SwitchMonitor;
 import io.serene.protocol.sync.SyncConfigParser;
+import io.serene.transport.PacketHost;
+import io.serene.transport.ShmOptions;
+import io.serene.transport.ShmTransport;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
@@ -33,6 +36,10 @@ public final class SwitchCommand implements Callable<Integer> {
 
     @Option(names = "--bind", defaultValue = "0.0.0.0", description = "Address to bind. Default: ${DEFAULT-VALUE}.")
     String bind;
+
+    @Option(names = "--shm", description = "Serve workers on this host over shared memory in DIR (e.g. /dev/shm/serene-7000; "
+        + "they join with --switch shm:DIR) instead of UDP.")
+    Path shm;
 
     @Option(names = "--budget", defaultValue = "16777216", description = "Memory budget in bytes. Default: ${DEFAULT-VALUE}.")
     long budget;
@@ -112,15 +119,17 @@ public final class SwitchCommand implements Callable<Integer> {
         final SwitchPipeline pipeline = new SwitchPipeline(context,
             ex -> System.err.println("switch error: " + ex));
         final CountDownLatch stop = new CountDownLatch(1);
-        try (UdpTransport transport = UdpTransport.create(1, !nio);
-             UdpHost host = transport.bind(pipeline, new InetSocketAddress(bind, port), UdpOptions.defaults());
+        final CountDownLatch closed = new CountDownLatch(1);
+        try (AutoCloseable transport = shm != null ? ShmTransport.create(1) : UdpTransport.create(1, !nio);
+             PacketHost host = shm != null ? ((ShmTransport) transport).serve(pipeline, shm, ShmOptions.defaults())
+                 : ((UdpTransport) transport).bind(pipeline, new InetSocketAddress(bind, port), UdpOptions.defaults());
              SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls, SwitchCommand::log).silence(silence);
              SwitchMonitor monitor = new SwitchMonitor(pipeline, 100, stalls, silence, SwitchCommand::log).start();
              SwitchMetrics metrics = metricsPort < 0 ? null : SwitchMetrics.serve(monitor, metricsBind, metricsPort)) {
             final ControlServer server = controlPort < 0 ? null : ControlServer.start(control, controlBind, controlPort, access);
             System.out.println(context.memory());
-            System.out.println("switch listening on udp " + host.localAddress() + " (" + transport.kind() + "), new jobs start with "
-                + context.defaultSync());
+            System.out.println("switch listening on " + (host instanceof UdpHost udp ? "udp " + udp.localAddress() + " (" + host.kind() + ")"
+                : "shared memory " + ShmTransport.SCHEME + shm) + ", new jobs start with " + context.defaultSync());
             if (server != null) {
                 System.out.println("control service on tcp " + server.address() + (access.tls() ? " with TLS" : "")
                     + (access.token() != null ? ", callers need the token" : "") + " (grpc health and reflection too)");
@@ -129,17 +138,28 @@ public final class SwitchCommand implements Callable<Integer> {
                 System.out.println("metrics on http://" + metricsBind + ":" + metrics.port() + "/metrics");
             }
             System.out.flush();
-            Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
+            // on a signal, let the switch close its link (a shared-memory ring is a file to remove) before the JVM ends
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                stop.countDown();
+                try {
+                    closed.await(5, TimeUnit.SECONDS);
+                } catch (final InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
             while (!stop.await(statsSeconds > 0 ? statsSeconds : 3600, TimeUnit.SECONDS)) {
                 if (statsSeconds > 0) {
                     System.out.println("counters: " + host.call(() -> pipeline.counters().toString()).get()
-                        + ", jobs=" + host.call(pipeline::activeJobs).get() + ", peers refused (table full)=" + host.droppedPeers()
-                        + ", peers expired=" + host.expiredPeers());
+                        + ", jobs=" + host.call(pipeline::activeJobs).get() + (host instanceof UdpHost udp
+                        ? ", peers refused (table full)=" + udp.droppedPeers() + ", peers expired=" + udp.expiredPeers()
+                        : ", " + host.batchingStats()));
                 }
             }
             if (server != null) {
                 server.close();
             }
+        } finally {
+            closed.countDown();
         }
         return 0;
     }

@@ -61,6 +61,10 @@ public final class TrainCommand implements Callable<Integer> {
     @Mixin
     MonitorOptions monitorOptions = new MonitorOptions();
 
+    @Option(names = "--link", defaultValue = "udp", description = "How the workers reach the switch on this host: udp (127.0.0.1) or "
+        + "shm (shared-memory rings under /dev/shm). Default: ${DEFAULT-VALUE}.")
+    String link;
+
     @Option(names = "--faults", defaultValue = "none", description = "Faults to inject, comma-separated: kill:W@R kills worker W's "
         + "process once round R is released (the others go on if the sync config lets them; the summary names each failure); "
         + "restart:W@R brings it back once round R is released or as soon as the job waits for it, and switch-restart@R makes "
@@ -89,7 +93,7 @@ public final class TrainCommand implements Callable<Integer> {
             .workerJit(WorkerJit.parse("--worker-jit", workerJit)).targetAccuracy(targetAccuracy)
             .out(output()).controlPort(controlPort).checkpointEvery(checkpoints.every()).maxRestarts(maxRestarts).resume(resume != null)
             .metricsPort(monitorOptions.metricsPort).stallSeconds(monitorOptions.stallSeconds)
-            .silenceRounds(monitorOptions.silenceRounds).faults(faults);
+            .silenceRounds(monitorOptions.silenceRounds).faults(faults).shm(RunSettings.shmLink("--link", link));
         if (policyFile != null) {
             builder.policy(PolicyCommand.load(policyFile), policyFile.getFileName().toString());
         } else {

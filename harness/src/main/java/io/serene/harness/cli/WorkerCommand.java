@@ -13,8 +13,10 @@ import io.serene.training.data.Batches;
 import io.serene.training.data.FashionMnist;
 import io.serene.training.data.GlobalBatch;
 import io.serene.transport.UdpOptions;
+import io.serene.transport.ShmOptions;
+import io.serene.transport.ShmTransport;
 import io.serene.transport.UdpTransport;
-import io.serene.worker.UdpWorker;
+import io.serene.worker.WorkerHost;
 import io.serene.worker.WorkerContext;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -35,6 +37,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -70,7 +73,8 @@ public final class WorkerCommand implements Callable<Integer> {
         + "there by themselves (they need --checkpoint-every).")
     boolean rejoin;
 
-    @Option(names = "--switch", defaultValue = "127.0.0.1:7000", description = "The switch's UDP address HOST:PORT; "
+    @Option(names = "--switch", defaultValue = "127.0.0.1:7000", description = "The switch's UDP address HOST:PORT, or shm:DIRECTORY "
+        + "for a switch on this host serving shared memory (serene switch --shm DIRECTORY); "
         + "unset, from SERENE_SWITCH or MASTER_ADDR:MASTER_PORT. Default: ${DEFAULT-VALUE}.")
     String switchAddress;
 
@@ -137,8 +141,10 @@ public final class WorkerCommand implements Callable<Integer> {
             watchStdin();
         }
         final StragglerProfile profile = t.profile(workers);
-        final InetSocketAddress parsed = Addresses.parse("--switch", switchAddress);
-        final InetSocketAddress target = new InetSocketAddress(parsed.getHostString(), parsed.getPort());
+        final boolean shm = ShmTransport.isShm(switchAddress);
+        final Path shmDirectory = shm ? ShmTransport.directoryOf(switchAddress) : null;
+        final InetSocketAddress parsed = shm ? null : Addresses.parse("--switch", switchAddress);
+        final InetSocketAddress target = shm ? null : new InetSocketAddress(parsed.getHostString(), parsed.getPort());
         final FashionMnist dataset = FashionMnist.load(t.data());
         final int[] shard = dataset.train.shard(id, workers, t.seed());
         final int total = t.roundsFor(shard.length);
@@ -149,16 +155,20 @@ public final class WorkerCommand implements Callable<Integer> {
             testLabels[i] = dataset.test.label(i);
         }
         try (DjlModel net = new DjlModel(t.model(), t.batch(), t.learningRate(), t.momentum(), t.seed());
-             UdpTransport transport = UdpTransport.create(1, true);
+             AutoCloseable transport = shm ? ShmTransport.create(1) : UdpTransport.create(1, true);
              RoundRecords log = new RoundRecords(id, total, records, epochMs)) {
             t.lrSchedule().applyTo(net, total);
-            final Function<Supplier<int[]>, UdpWorker> connect = offers -> UdpWorker.start(new WorkerContext().jobId(job).tag(tag).workerId(id)
-                .workers(workers).elementsPerRound(net.elements()).rebuild(offers).maxJoinAttempts(rejoinAttempts(t.timeoutSeconds(), offers)),
-                target, new InetSocketAddress(0), transport, UdpOptions.defaults(), ex -> System.err.println("worker " + id + " error: " + ex));
+            final Function<Supplier<int[]>, WorkerHost> connect = offers -> {
+                final WorkerContext context = new WorkerContext().jobId(job).tag(tag).workerId(id).workers(workers)
+                    .elementsPerRound(net.elements()).rebuild(offers).maxJoinAttempts(rejoinAttempts(t.timeoutSeconds(), offers));
+                final Consumer<Throwable> errors = ex -> System.err.println("worker " + id + " error: " + ex);
+                return shm ? WorkerHost.connect(context, shmDirectory, (ShmTransport) transport, ShmOptions.defaults(), errors)
+                    : WorkerHost.start(context, target, new InetSocketAddress(0), (UdpTransport) transport, UdpOptions.defaults(), errors);
+            };
             // the connection in use: a job the switch lost is joined again on a new one (TrainingLoop.recover)
             // read anew for every JOIN: the others' checkpoints move on while the rebuilt job waits for them
             final Supplier<int[]> offered = rejoin ? () -> rejoinOffers(checkpointDir, id, workers) : null;
-            final UdpWorker[] live = {connect.apply(offered)};
+            final WorkerHost[] live = {connect.apply(offered)};
             try {
                 awaitJoin(live[0], t.timeoutSeconds());
                 if (rejoin) {
@@ -251,7 +261,7 @@ public final class WorkerCommand implements Callable<Integer> {
         return Checkpoint.read(file);
     }
 
-    private void awaitJoin(final UdpWorker worker, final int timeoutSeconds) throws InterruptedException {
+    private void awaitJoin(final WorkerHost worker, final int timeoutSeconds) throws InterruptedException {
         try {
             worker.joined().get(timeoutSeconds, TimeUnit.SECONDS);
         } catch (final TimeoutException ex) {

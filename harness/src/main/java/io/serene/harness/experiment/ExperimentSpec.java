@@ -9,6 +9,7 @@ import io.serene.controlplane.PolicyException;
 import io.serene.controlplane.PolicyParser;
 import io.serene.harness.cli.PolicyCommand;
 import io.serene.harness.launch.FaultPlan;
+import io.serene.harness.launch.RunSettings;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.ComputeClock;
 import io.serene.training.ComputeOn;
@@ -57,6 +58,7 @@ import java.util.regex.Pattern;
  * staleScale: none             # train: every gradient at full weight (default inverse: 1/(1+t) t rounds ahead; --stale-scale)
  * computeClock: wall           # train: the compute time workers report, cpu (default) or wall (serene worker --compute-clock)
  * workerJit: tiered            # train: the worker JVMs' JIT, c1 (default) or tiered (serene train --worker-jit)
+ * link: shm                    # train: how workers reach the switch, udp (default) or shm (serene train --link)
  * policies:                    # presets, schedules (N: the worker count), or policy files
  *   - bsp
  *   - ssp:2
@@ -111,7 +113,7 @@ public final class ExperimentSpec {
 
     private static final Set<String> KEYS = Set.of("name", "mode", "model", "workers", "epochs", "rounds", "targetAccuracy",
         "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "computeClock", "computeOn", "freshWait", "staleScale",
-        "delayCompensation", "workerJit",
+        "delayCompensation", "workerJit", "link",
         "momentum", "computeMs", "policies", "stragglers", "seeds", "quick", "faults");
 
     public final String name;
@@ -123,6 +125,8 @@ public final class ExperimentSpec {
     final double targetAccuracy;
     /** train: c1 or tiered (serene train --worker-jit). */
     final WorkerJit workerJit;
+    /** Train mode: the workers reach the switch over shared memory ({@code link: shm}) instead of UDP. */
+    final boolean shm;
     /** Train mode: faults every run injects ({@code kill:W@R}, as {@code serene train --faults}); "none" for none. */
     final String faults;
     final double computeMs;
@@ -214,6 +218,7 @@ public final class ExperimentSpec {
         }
         training = t.build();
         workerJit = WorkerJit.parse("'workerJit'", string(n, "workerJit", TrainDefaults.WORKER_JIT));
+        shm = RunSettings.shmLink("'link'", string(n, "link", "udp"));
         faults = string(n, "faults", "none");
         if (!mode.equals("train") && !faults.equals("none")) {
             throw new IllegalArgumentException("'faults' kills worker processes: it applies to mode train only");

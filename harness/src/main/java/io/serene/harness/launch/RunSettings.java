@@ -31,11 +31,12 @@ import java.util.Map;
  * @param maxRestarts relaunches from the newest checkpoint allowed when a worker dies unplanned and the job cannot go on without it
  * @param resume      go on from the newest checkpoint every worker holds in {@code out}
  * @param quiet       print only failures (serene experiment prints one line per run)
+ * @param shm         the workers reach the switch over shared memory (they share its host) instead of UDP
  */
 public record RunSettings(int workers, TrainSettings training, String sync, Policy policy, String policyLabel, WorkerJit workerJit,
                           double targetAccuracy, Path out, int controlPort, int metricsPort, double stallSeconds, double silenceRounds,
                           FaultPlan faults, int checkpointEvery, int maxRestarts, boolean resume,
-                          int job, boolean quiet) {
+                          int job, boolean quiet, boolean shm) {
     /** Validates; called by {@link Builder#build()}. */
     public RunSettings {
         if (workers <= 0 || workers > 64) {
@@ -75,9 +76,18 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         return policy != null ? (policyLabel != null ? policyLabel : policy.name()) : sync;
     }
 
+    /** Whether a {@code --link} value ({@code flag} names it in the error) is shared memory: udp or shm. */
+    public static boolean shmLink(final String flag, final String value) {
+        if (!"udp".equals(value) && !"shm".equals(value)) {
+            throw new IllegalArgumentException(flag + " must be udp (127.0.0.1) or shm (shared memory), was " + value);
+        }
+        return "shm".equals(value);
+    }
+
     /** How the workers train, as a run's summary records it (its "run" member, after the job's shape). */
     public Map<String, Object> trainingSummary() {
         final Map<String, Object> m = new LinkedHashMap<>(training.summary());
+        m.put("link", shm ? "shm" : "udp");
         m.put("workerJit", workerJit.text());
         m.put("faults", faults.toString());
         m.put("checkpointEvery", checkpointEvery);
@@ -104,6 +114,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         private int checkpointEvery;
         private int maxRestarts;
         private boolean resume;
+        private boolean shm;
 
         private Builder() {
         }
@@ -190,6 +201,12 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
             return this;
         }
 
+        /** Shared memory between the switch and its workers instead of UDP on 127.0.0.1. */
+        public Builder shm(final boolean value) {
+            shm = value;
+            return this;
+        }
+
         public Builder quiet(final boolean value) {
             quiet = value;
             return this;
@@ -197,7 +214,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
 
         public RunSettings build() {
             return new RunSettings(workers, training, sync, policy, policyLabel, workerJit, targetAccuracy, out, controlPort, metricsPort,
-                stallSeconds, silenceRounds, FaultPlan.parse(faults, workers), checkpointEvery, maxRestarts, resume, job, quiet);
+                stallSeconds, silenceRounds, FaultPlan.parse(faults, workers), checkpointEvery, maxRestarts, resume, job, quiet, shm);
         }
     }
 }

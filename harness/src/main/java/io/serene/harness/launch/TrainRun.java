@@ -9,12 +9,14 @@ import io.serene.harness.node.ControlServer;
 import io.serene.harness.node.SilenceWatch;
 import io.serene.harness.node.StallWatch;
 import io.serene.harness.node.SwitchControlService;
+import io.serene.harness.node.SwitchLink;
 import io.serene.harness.node.SwitchMetrics;
 import io.serene.harness.node.SwitchMonitor;
 import io.serene.harness.output.RunTraces;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.protocol.JobTag;
+import io.serene.transport.PacketHost;
 import io.serene.training.Checkpoint;
 import io.serene.training.Json;
 import io.serene.training.RoundRecord;
@@ -22,15 +24,11 @@ import io.serene.training.TrainSettings;
 import io.serene.training.WorkerJit;
 import io.serene.training.WorkerResult;
 import io.serene.training.data.FashionMnist;
-import io.serene.transport.UdpHost;
-import io.serene.transport.UdpOptions;
-import io.serene.transport.UdpTransport;
 
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -175,13 +173,13 @@ public final class TrainRun {
             final SilenceWatch silence = new SilenceWatch(s.silenceRounds());
             final FaultPlan faults = s.faults();
             final WorkerProcesses workers;
-            try (UdpTransport transport = UdpTransport.create(1, true);
-                 UdpHost host = transport.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
+            try (SwitchLink link = SwitchLink.open(s.shm(), pipeline);
+                 PacketHost host = link.host();
                  SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls, progress::println).silence(silence);
                  SwitchMonitor switchMonitor = new SwitchMonitor(pipeline, 100, stalls, silence, progress::println);
                  SwitchMetrics metrics = s.metricsPort() < 0 ? null : SwitchMetrics.serve(switchMonitor, "127.0.0.1", s.metricsPort())) {
                 // a fixed config that needs the dead worker cannot go on; a policy may change the config, so its job is let run
-                final Attempt on = new Attempt(pipeline, host.localAddress().getPort(), base);
+                final Attempt on = new Attempt(pipeline, link.address(), base);
                 final WorkerProcesses[] these = new WorkerProcesses[1];
                 workers = new WorkerProcesses(progress, w -> needed(pipeline, w), w -> handleDeath(these[0], on, w));
                 these[0] = workers;
@@ -192,8 +190,8 @@ public final class TrainRun {
                     .ifPresent(j -> fire(faults, workers, on, base + j.releasedRound(), stalls.stalled(j, view.timeNs()))));
                 switchMonitor.start();
                 final ControlServer server = s.controlPort() < 0 ? null : ControlServer.start(control, "127.0.0.1", s.controlPort());
-                say.printf(Locale.ROOT, "train: %d workers, %s, policy %s, stragglers %s, %d rounds of batch %d, seed %d; switch on udp %s%s%n",
-                    s.workers(), t.model(), s.policyName(), t.stragglers(), rounds, t.batch(), t.seed(), host.localAddress(),
+                say.printf(Locale.ROOT, "train: %d workers, %s, policy %s, stragglers %s, %d rounds of batch %d, seed %d; switch on %s%s%n",
+                    s.workers(), t.model(), s.policyName(), t.stragglers(), rounds, t.batch(), t.seed(), link.describe(),
                     (server == null ? "" : ", control on tcp " + server.address())
                         + (metrics == null ? "" : ", metrics on http://127.0.0.1:" + metrics.port() + "/metrics"));
                 say.println("records in " + s.out());
@@ -202,7 +200,7 @@ public final class TrainRun {
                 Runtime.getRuntime().addShutdownHook(hook);
                 try {
                     for (int w = 0; w < s.workers(); w++) {
-                        workers.start(w, workerCommand(w, rounds, host.localAddress().getPort(), epochMs, base, false),
+                        workers.start(w, workerCommand(w, rounds, link.address(), epochMs, base, false),
                             Map.of(JobTag.SECRET_ENV, secret), logFile(w));
                     }
                     final JobMonitor monitor = new JobMonitor(pipeline, s.job(), s.workers(), s.policy(), schedule, decisions, progress, base,
@@ -302,7 +300,7 @@ public final class TrainRun {
             rebuildReason = why;
             rebuildPlanned = planned;
             try {
-                workers.restart(w, workerCommand(w, rounds, on.port(), epochMs, on.base(), true), Map.of(JobTag.SECRET_ENV, secret),
+                workers.restart(w, workerCommand(w, rounds, on.switchAddress(), epochMs, on.base(), true), Map.of(JobTag.SECRET_ENV, secret),
                     logFile(w));
             } catch (final IOException ex) {
                 plannedRelaunch = planned;
@@ -346,7 +344,7 @@ public final class TrainRun {
     }
 
     /** One attempt's switch, as the launcher's fault handling needs it. */
-    private record Attempt(SwitchPipeline pipeline, int port, int base) {
+    private record Attempt(SwitchPipeline pipeline, String switchAddress, int base) {
     }
 
     /** Where the workers write their checkpoints. */
@@ -364,7 +362,7 @@ public final class TrainRun {
         return end;
     }
 
-    private List<String> workerCommand(final int w, final int rounds, final int switchPort, final long epochMs, final int base,
+    private List<String> workerCommand(final int w, final int rounds, final String switchAddress, final long epochMs, final int base,
                                        final boolean rejoin) {
         final List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java"));
@@ -379,7 +377,7 @@ public final class TrainRun {
         }
         command.addAll(List.of("-Dai.djl.offline=true", "-Dai.djl.pytorch.num_threads=1", "-Dai.djl.pytorch.num_interop_threads=1",
             "-Xmx512m", "-Xmn32m", "-cp", System.getProperty("java.class.path"), Serene.class.getName(), "worker",
-            "--switch", "127.0.0.1:" + switchPort, "--job", "" + s.job(), "--id", "" + w, "--workers", "" + s.workers()));
+            "--switch", switchAddress, "--job", "" + s.job(), "--id", "" + w, "--workers", "" + s.workers()));
         // every worker runs the same number of rounds: the launcher resolves epochs once, for the smallest shard
         command.addAll(t.toBuilder().rounds(rounds).epochs(null).build().arguments());
         command.addAll(List.of("--records", recordsFile(w).toString(), "--epoch-ms", "" + epochMs,

@@ -2,7 +2,9 @@ package io.serene.worker;
 
 import io.serene.protocol.Counters;
 import io.serene.protocol.sync.StepLayout;
-import io.serene.transport.UdpHost;
+import io.serene.transport.PacketHost;
+import io.serene.transport.ShmOptions;
+import io.serene.transport.ShmTransport;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
 
@@ -13,15 +15,15 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
- * A worker over UDP: a {@link WorkerEngine} on its own socket, served by a transport's event loop,
- * with a thread-safe API. {@link #allreduce} may be called from any thread; it scans the
+ * A worker on a link to its switch: a {@link WorkerEngine} on its own UDP socket or its own
+ * shared-memory ring, served by a transport's thread, with a thread-safe API. {@link #allreduce} may be called from any thread; it scans the
  * gradient's chunk exponents on the caller's thread and hands the rest to the event loop.
  */
-public final class UdpWorker implements AutoCloseable {
+public final class WorkerHost implements AutoCloseable {
     private final WorkerEngine engine;
-    private final UdpHost host;
+    private final PacketHost host;
 
-    private UdpWorker(final WorkerEngine engine, final UdpHost host) {
+    private WorkerHost(final WorkerEngine engine, final PacketHost host) {
         this.engine = engine;
         this.host = host;
     }
@@ -30,12 +32,22 @@ public final class UdpWorker implements AutoCloseable {
      * Binds a socket on {@code local} and starts joining the job at the switch; see {@link #joined()}.
      * The context's switch port is set to the switch's peer number on this socket.
      */
-    public static UdpWorker start(final WorkerContext context, final InetSocketAddress switchAddress,
+    public static WorkerHost start(final WorkerContext context, final InetSocketAddress switchAddress,
                                   final InetSocketAddress local, final UdpTransport transport, final UdpOptions options,
                                   final Consumer<Throwable> errorHandler) {
         final WorkerEngine engine = new WorkerEngine(context.switchPort(0), errorHandler);
-        final UdpHost host = transport.bind(engine, local, options, switchAddress);
-        return new UdpWorker(engine, host);
+        return new WorkerHost(engine, transport.bind(engine, local, options, switchAddress));
+    }
+
+    /**
+     * Connects to the switch serving shared memory at {@code directory} (a worker on the switch's
+     * host) and starts joining the job; the switch is the link's port 0.
+     */
+    public static WorkerHost connect(final WorkerContext context, final java.nio.file.Path directory,
+                                     final ShmTransport transport, final ShmOptions options,
+                                     final Consumer<Throwable> errorHandler) {
+        final WorkerEngine engine = new WorkerEngine(context.switchPort(0), errorHandler);
+        return new WorkerHost(engine, transport.connect(engine, directory, options));
     }
 
     /** Workers in the job (the context's, fixed at start: readable from any thread). */
@@ -92,7 +104,7 @@ public final class UdpWorker implements AutoCloseable {
         return host.call(() -> function.apply(engine));
     }
 
-    public UdpHost host() {
+    public PacketHost host() {
         return host;
     }
 

@@ -1,0 +1,180 @@
+package io.serene.transport;
+
+import io.serene.protocol.Outbox;
+import io.serene.protocol.PacketEndpoint;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ShmHostTest {
+    /** Echoes everything back to its sender; records the ports it heard from. */
+    private static final class Echo implements PacketEndpoint {
+        final LinkedBlockingQueue<Integer> ports = new LinkedBlockingQueue<>();
+
+        @Override
+        public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length,
+                             final long nowNs, final Outbox out) {
+            ports.add(port);
+            out.send(port, buffer, offset, length);
+        }
+
+        @Override
+        public long onTimer(final long nowNs, final Outbox out) {
+            return NO_DEADLINE;
+        }
+    }
+
+    /** Sends numbered packets of {@code size} bytes (every byte derived from the number) on its first timer call; checks the echoes. */
+    private static final class Burst implements PacketEndpoint {
+        final CountDownLatch done;
+        final int count;
+        final int size;
+        final ConcurrentHashMap<Integer, Integer> received = new ConcurrentHashMap<>();
+        final AtomicInteger corrupt = new AtomicInteger();
+        boolean sent;
+
+        Burst(final int count, final int size) {
+            this.count = count;
+            this.size = size;
+            this.done = new CountDownLatch(count);
+        }
+
+        @Override
+        public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length,
+                             final long nowNs, final Outbox out) {
+            final int n = buffer.getInt(offset);
+            boolean ok = length == size && port == 0;
+            for (int i = 4; i < length && ok; i++) {
+                ok = buffer.get(offset + i) == (byte) (n * 31 + i);
+            }
+            if (!ok) {
+                corrupt.incrementAndGet();
+            }
+            if (received.merge(n, 1, Integer::sum) == 1) {
+                done.countDown();
+            }
+        }
+
+        @Override
+        public long onTimer(final long nowNs, final Outbox out) {
+            if (!sent) {
+                sent = true;
+                final ByteBuffer b = ByteBuffer.allocateDirect(size).order(ByteOrder.LITTLE_ENDIAN);
+                for (int n = 0; n < count; n++) {
+                    b.putInt(0, n);
+                    for (int i = 4; i < size; i++) {
+                        b.put(i, (byte) (n * 31 + i));
+                    }
+                    out.send(0, b, 0, size);
+                }
+            }
+            return NO_DEADLINE;
+        }
+    }
+
+    @Test
+    @Timeout(30)
+    void carriesBurstsOfLargePacketsFromSeveralPeersIntactAndInOrderPerPeer(@TempDir final Path dir) throws Exception {
+        final Path link = dir.resolve("link");
+        final Echo echo = new Echo();
+        try (ShmTransport transport = ShmTransport.create(2);
+             ShmHost server = transport.serve(echo, link, ShmOptions.defaults())) {
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(link))).isEqualTo("rwx------");
+            final Burst a = new Burst(300, 32_816);
+            final Burst b = new Burst(300, 1_000);
+            try (ShmHost ca = transport.connect(a, link, ShmOptions.defaults());
+                 ShmHost cb = transport.connect(b, link, ShmOptions.defaults())) {
+                assertThat(a.done.await(10, TimeUnit.SECONDS)).isTrue();
+                assertThat(b.done.await(10, TimeUnit.SECONDS)).isTrue();
+                assertThat(a.corrupt.get() + b.corrupt.get()).isZero();
+                assertThat(a.received.values()).allMatch(c -> c == 1);
+                assertThat(server.errors() + ca.errors() + cb.errors()).isZero();
+                assertThat(server.ringFull()).isZero();
+                assertThat(echo.ports.stream().distinct().count()).isEqualTo(2);
+                try (var files = Files.list(link)) {
+                    assertThat(files.count()).isEqualTo(3);
+                }
+            }
+            // both said goodbye: their rings are gone and the switch unmapped them
+            try (var files = Files.list(link)) {
+                assertThat(files.map(p -> p.getFileName().toString())).containsExactly(ShmHost.SWITCH_RING);
+            }
+        }
+        assertThat(link).isEmptyDirectory();
+    }
+
+    @Test
+    @Timeout(30)
+    void injectedLossDropsPacketsAndDuplicationRepeatsThemAtTheSeededRates(@TempDir final Path dir) throws Exception {
+        try (ShmTransport transport = ShmTransport.create(1);
+             ShmHost server = transport.serve(new Echo(), dir, ShmOptions.defaults())) {
+            final Burst burst = new Burst(2_000, 100);
+            final FaultInjector faults = new FaultInjector(11, 0.1, 0.1, 0.1);
+            try (ShmHost client = transport.connect(burst, dir, ShmOptions.defaults().faults(faults))) {
+                // nothing arrives after the last held-back packet is due
+                Thread.sleep(500);
+                final int distinct = burst.received.size();
+                assertThat(distinct).isEqualTo(2_000 - client.call(faults::lost).get().intValue());
+                assertThat(burst.received.values().stream().mapToInt(Integer::intValue).sum())
+                    .isEqualTo(distinct + client.call(faults::duplicated).get().intValue());
+                assertThat(client.call(faults::reordered).get()).isPositive();
+                assertThat(burst.corrupt.get()).isZero();
+                assertThat(server.errors()).isZero();
+            }
+        }
+    }
+
+    @Test
+    @Timeout(30)
+    void refusesToConnectWithoutASwitchAndToServeWhereOneServes(@TempDir final Path dir) {
+        try (ShmTransport transport = ShmTransport.create(1)) {
+            assertThatThrownBy(() -> transport.connect(new Echo(), dir.resolve("none"), ShmOptions.defaults()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no switch serves shm:");
+            try (ShmHost server = transport.serve(new Echo(), dir, ShmOptions.defaults())) {
+                assertThat(server.address()).isEqualTo("shm:" + dir);
+                assertThatThrownBy(() -> transport.serve(new Echo(), dir, ShmOptions.defaults()))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("another switch serves");
+            }
+        }
+        assertThatThrownBy(() -> ShmTransport.directoryOf("udp:1.2.3.4")).hasMessageContaining("shm:<directory>");
+        assertThat(ShmTransport.directoryOf("shm:/dev/shm/x")).isEqualTo(Path.of("/dev/shm/x"));
+    }
+
+    @Test
+    @Timeout(30)
+    void aPeerBackAfterItsGoodbyeGetsANewPortNumber(@TempDir final Path dir) throws Exception {
+        final Echo echo = new Echo();
+        try (ShmTransport transport = ShmTransport.create(1);
+             ShmHost server = transport.serve(echo, dir, ShmOptions.defaults())) {
+            final Burst first = new Burst(1, 64);
+            try (ShmHost client = transport.connect(first, dir, ShmOptions.defaults())) {
+                assertThat(first.done.await(5, TimeUnit.SECONDS)).isTrue();
+                assertThat(client.errors()).isZero();
+            }
+            final Burst second = new Burst(1, 64);
+            try (ShmHost client = transport.connect(second, dir, ShmOptions.defaults())) {
+                assertThat(second.done.await(5, TimeUnit.SECONDS)).isTrue();
+                assertThat(client.errors()).isZero();
+            }
+            final int p1 = echo.ports.take();
+            final int p2 = echo.ports.take();
+            assertThat(p2 & 0xFFFF).as("the index is reused").isEqualTo(p1 & 0xFFFF);
+            assertThat(p2).as("with a new generation").isNotEqualTo(p1);
+            assertThat(server.droppedPeers()).isZero();
+        }
+    }
+}
