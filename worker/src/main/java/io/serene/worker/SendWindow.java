@@ -190,17 +190,20 @@ final class SendWindow {
     }
 
     /**
-     * Tail loss probe (after TCP's TLP): once every submitted step is sent, no later result can
-     * reveal a loss among the last steps, and the timeout, sized for a loaded pipeline, is long.
-     * So the pending steps get a probe deadline of a few unloaded round trips (the smallest RTT
-     * seen, at least {@link #MIN_PROBE_NS}) instead. Armed once per drain.
+     * Tail loss probe (after TCP's TLP, RFC 8985): once every submitted step is sent, no later
+     * result can reveal a loss among the last steps, and the timeout, with four deviations on top,
+     * is long. So the pending steps get a probe deadline of twice the smoothed RTT (RFC 8985's PTO;
+     * before any sample four times the smallest RTT seen; at least {@link #MIN_PROBE_NS}) instead.
+     * The smoothed RTT, not the smallest: a step's result waits for its slowest peer's
+     * contribution, and a probe sized for an unloaded round trip resends steps that were never
+     * lost whenever the peers send later than this worker. Armed once per drain.
      */
     void armTailProbe(final long nowNs) {
         if (tailProbeArmedAt == nextSeq || oldestSeq == nextSeq) {
             return;
         }
         tailProbeArmedAt = nextSeq;
-        final long probeNs = Math.max(MIN_PROBE_NS, 4 * minRttNs);
+        final long probeNs = Math.max(MIN_PROBE_NS, rtt.srttNs() > 0 ? 2 * rtt.srttNs() : 4 * minRttNs);
         for (long seq = oldestSeq; seq < nextSeq; seq++) {
             final int e = (int) seq & mask;
             if (!entryDone[e] && entryRetries[e] == 0) {

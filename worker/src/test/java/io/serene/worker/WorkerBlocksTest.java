@@ -69,13 +69,30 @@ class WorkerBlocksTest {
         window.sendNext(0);
         window.sendNext(0);
         window.onResult(0, 2 * MS, NOWHERE);
-        // both sent: the last step gets a probe deadline of 4 minimal RTTs instead of the RTO
+        // both sent: the last step gets a probe deadline of twice the smoothed RTT (one sample: 2 ms) instead of the RTO
         window.armTailProbe(2 * MS);
-        assertThat(window.earliestDeadlineNs()).isEqualTo(8 * MS);
-        window.retransmit(8 * MS, NOWHERE);
+        assertThat(window.earliestDeadlineNs()).isEqualTo(4 * MS);
+        window.retransmit(4 * MS, NOWHERE);
         assertThat(resent).containsExactly(1L);
         assertThat(counters.get(WorkerCounter.RETRANSMISSIONS)).isEqualTo(1);
-        assertThat(window.earliestDeadlineNs()).isGreaterThan(8 * MS + 10 * MS);
+        assertThat(window.earliestDeadlineNs()).isGreaterThan(4 * MS + 10 * MS);
+    }
+
+    @Test
+    void theTailProbeWaitsTwiceTheSmoothedRttNotFourUnloadedOnes() {
+        window.allocate(8);
+        window.sendNext(0);
+        window.sendNext(0);
+        // one result came back at once (1 ms), one waited for a slower peer (25 ms): smoothed RTT (7 x 1 + 25) / 8 = 4 ms
+        window.onResult(0, MS, NOWHERE);
+        window.onResult(1, 25 * MS, NOWHERE);
+        window.sendNext(25 * MS);
+        window.armTailProbe(25 * MS);
+        // the probe waits 2 x 4 ms after the last step was sent (4 x the 1 ms minimum would resend it after 4 ms)
+        window.retransmit(29 * MS, NOWHERE);
+        assertThat(resent).isEmpty();
+        window.retransmit(33 * MS, NOWHERE);
+        assertThat(resent).containsExactly(2L);
     }
 
     @Test
