@@ -45,7 +45,6 @@ import java.util.function.Supplier;
  */
 public final class ShmHost implements PacketHost {
     static final String SWITCH_RING = "switch.ring";
-    private static final int MAX_PEER_INDEX = 1 << 16;
     /** Ids fit in a message type with one bit to spare (the goodbye bit) and stay positive. */
     private static final int MAX_ID = 1 << 29;
     /** A serving host stamps its ring this often; a ring not stamped for {@link #STALE_NS} has no server. */
@@ -68,12 +67,10 @@ public final class ShmHost implements PacketHost {
     private final Outbox outbox = this::send;
     private final Reader reader = new Reader();
     private final UnsafeBuffer sendView = new UnsafeBuffer(0, 0);
-    // peers, by index: their ring (null once gone), the mapping behind it, their id, generation
-    private final List<RingBuffer> peerRings = new ArrayList<>();
-    private final List<MappedByteBuffer> peerMaps = new ArrayList<>();
-    private final List<Integer> peerIds = new ArrayList<>();
+    /** Peers by index, null where one said goodbye (its index waits in {@link #freeIndexes}). */
+    private final List<Peer> peers = new ArrayList<>();
     private final ArrayDeque<Integer> freeIndexes = new ArrayDeque<>();
-    private int[] peerGeneration = new int[16];
+    private final PeerPorts ports = new PeerPorts();
     private final Int2IntHashMap portById = new Int2IntHashMap(-1);
     private final ArrayDeque<Delayed> delayed = new ArrayDeque<>();
     private final AtomicLong errors = new AtomicLong();
@@ -207,7 +204,12 @@ public final class ShmHost implements PacketHost {
         execute(() -> { });
     }
 
-    /** The directory this host's link lives in, as an address: {@code shm:<directory>}. */
+    /** The directory this host's link lives in. */
+    public Path directory() {
+        return directory;
+    }
+
+    /** The directory as an address: {@code shm:<directory>}. */
     public String address() {
         return ShmTransport.SCHEME + directory;
     }
@@ -334,7 +336,7 @@ public final class ShmHost implements PacketHost {
         final int known = portById.get(peerId);
         if (goodbye) {
             if (known >= 0) {
-                forget(known & 0xFFFF);
+                forget(PeerPorts.index(known));
             }
             return -1;
         }
@@ -342,7 +344,7 @@ public final class ShmHost implements PacketHost {
             return known;
         }
         final Path file = directory.resolve("peer-" + peerId + ".ring");
-        if (peerId < 1 || peerRings.size() - freeIndexes.size() >= Math.min(options.maxPeers(), MAX_PEER_INDEX)
+        if (peerId < 1 || peers.size() - freeIndexes.size() >= Math.min(options.maxPeers(), PeerPorts.MAX_PEERS)
             || !Files.isRegularFile(file)) {
             droppedPeers.incrementAndGet();
             return -1;
@@ -358,23 +360,16 @@ public final class ShmHost implements PacketHost {
     }
 
     private int addPeer(final int peerId, final RingBuffer ring, final MappedByteBuffer map) {
-        final int index;
+        final Peer peer = new Peer(peerId, ring, map);
+        final int port;
         if (freeIndexes.isEmpty()) {
-            index = peerRings.size();
-            peerRings.add(ring);
-            peerMaps.add(map);
-            peerIds.add(peerId);
-            if (index >= peerGeneration.length) {
-                peerGeneration = java.util.Arrays.copyOf(peerGeneration, 2 * peerGeneration.length);
-            }
+            port = ports.port(peers.size());
+            peers.add(peer);
         } else {
-            index = freeIndexes.poll();
-            peerRings.set(index, ring);
-            peerMaps.set(index, map);
-            peerIds.set(index, peerId);
-            peerGeneration[index] = (peerGeneration[index] + 1) & 0x7FFF;
+            final int index = freeIndexes.poll();
+            port = ports.reuse(index);
+            peers.set(index, peer);
         }
-        final int port = (peerGeneration[index] << 16) | index;
         if (peerId > 0) {
             portById.put(peerId, port);
         }
@@ -382,17 +377,21 @@ public final class ShmHost implements PacketHost {
     }
 
     private void forget(final int index) {
-        portById.remove(peerIds.get(index).intValue());
-        IoUtil.unmap(peerMaps.get(index));
-        peerRings.set(index, null);
-        peerMaps.set(index, null);
+        final Peer peer = peers.set(index, null);
+        portById.remove(peer.id());
+        IoUtil.unmap(peer.map());
         freeIndexes.add(index);
     }
 
+    /** The ring of the peer {@code port} names, or null if the number is not (or no longer) a peer's. */
+    private RingBuffer ringOf(final int port) {
+        final Peer peer = ports.current(port, peers.size()) ? peers.get(PeerPorts.index(port)) : null;
+        return peer == null ? null : peer.ring();
+    }
+
     private void send(final int port, final ByteBuffer buffer, final int offset, final int length) {
-        final int index = port & 0xFFFF;
-        if (port < 0 || index >= peerRings.size() || peerRings.get(index) == null
-            || port >>> 16 != peerGeneration[index]) {
+        final RingBuffer ring = ringOf(port);
+        if (ring == null) {
             droppedPeers.incrementAndGet();
             return;
         }
@@ -404,7 +403,7 @@ public final class ShmHost implements PacketHost {
                 delayed.add(new Delayed(System.nanoTime() + faults.nextLong(options.reorderDelayNs()), port, late));
             } else {
                 sendView.wrap(buffer, offset, length);
-                write(peerRings.get(index), sendView, length);
+                write(ring, sendView, length);
             }
         }
     }
@@ -427,9 +426,9 @@ public final class ShmHost implements PacketHost {
                 delayed.add(d);
                 continue;
             }
-            final int index = d.port & 0xFFFF;
-            if (index < peerRings.size() && peerRings.get(index) != null && d.port >>> 16 == peerGeneration[index]) {
-                write(peerRings.get(index), new UnsafeBuffer(d.bytes), d.bytes.length);
+            final RingBuffer ring = ringOf(d.port);
+            if (ring != null) {
+                write(ring, new UnsafeBuffer(d.bytes), d.bytes.length);
             }
             sent++;
         }
@@ -437,6 +436,10 @@ public final class ShmHost implements PacketHost {
     }
 
     private record Delayed(long dueNs, int port, byte[] bytes) {
+    }
+
+    /** A peer's id in the switch's ring (-1: the switch, for a connecting host), its ring and the mapping behind it. */
+    private record Peer(int id, RingBuffer ring, MappedByteBuffer map) {
     }
 
     /** Says goodbye (a connecting host), unmaps every ring and deletes this host's own file. */
@@ -449,12 +452,12 @@ public final class ShmHost implements PacketHost {
         final Runnable shut = () -> {
             closed = true;
             poller.remove(this);
-            if (!serving && !peerRings.isEmpty() && peerRings.get(0) != null) {
-                peerRings.get(0).write((id << 1) | 1, new UnsafeBuffer(new byte[1]), 0, 1);
+            if (!serving) {
+                peers.get(0).ring().write((id << 1) | 1, new UnsafeBuffer(new byte[1]), 0, 1);
             }
-            for (final MappedByteBuffer map : peerMaps) {
-                if (map != null) {
-                    IoUtil.unmap(map);
+            for (final Peer peer : peers) {
+                if (peer != null) {
+                    IoUtil.unmap(peer.map());
                 }
             }
             IoUtil.unmap(inboundMap);

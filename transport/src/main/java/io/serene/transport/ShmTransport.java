@@ -4,12 +4,17 @@ import io.serene.protocol.PacketEndpoint;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
 
 /**
  * Shared memory between processes on one host: each {@link ShmHost} reads one memory-mapped ring
@@ -58,6 +63,25 @@ public final class ShmTransport implements AutoCloseable {
                 + address);
         }
         return Path.of(address.substring(SCHEME.length()));
+    }
+
+    /** A new directory for a link, under /dev/shm where the host has it (memory, not disk), else the temp directory. */
+    public static Path newDirectory(final String prefix) {
+        try {
+            final Path devShm = Path.of("/dev/shm");
+            return Files.isDirectory(devShm) ? Files.createTempDirectory(devShm, prefix) : Files.createTempDirectory(prefix);
+        } catch (final IOException ex) {
+            throw new UncheckedIOException("cannot create a directory for a shared-memory link", ex);
+        }
+    }
+
+    /** Removes a link's directory and what is left in it (the rings of hosts that ended without closing). */
+    public static void removeDirectory(final Path directory) {
+        try (Stream<Path> files = Files.walk(directory)) {
+            files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        } catch (final IOException ex) {
+            // best effort: a directory under /dev/shm or the temp directory
+        }
     }
 
     /** Serves an endpoint (a switch) at {@code directory}, creating it; peers are numbered in order of first contact. */

@@ -38,8 +38,8 @@ import java.util.function.Supplier;
  * equal-sized packets to one peer go out as one GSO super-packet when enabled.
  */
 public final class UdpHost implements PacketHost {
-    /** Peers a host can hold at once: a port is (generation &lt;&lt; 16) | index, so a reused index gets new port numbers. */
-    public static final int MAX_PEERS = 1 << 16;
+    /** Peers a host can hold at once ({@link PeerPorts}). */
+    public static final int MAX_PEERS = PeerPorts.MAX_PEERS;
     private static final int MAX_GSO_SEGMENTS = 64;
     /** Raw memory copies need Netty's Unsafe access (refused by default on newer JDKs). */
     private static final boolean UNSAFE_COPY = PlatformDependent.hasUnsafe();
@@ -54,9 +54,9 @@ public final class UdpHost implements PacketHost {
     private final AtomicLong errors = new AtomicLong();
     private final AtomicLong droppedPeers = new AtomicLong();
     private final AtomicLong expiredPeers = new AtomicLong();
-    /** Per peer index: when it was last heard from, and the generation of its port number. */
+    /** Per peer index: when it was last heard from. */
     private long[] peerHeardNs = new long[16];
-    private int[] peerGeneration = new int[16];
+    private final PeerPorts ports = new PeerPorts();
     private final Outbox outbox = this::send;
     private final FaultInjector faults;
     private final ByteBuffer receiveBuffer = ByteBuffer.allocateDirect(65536).order(ByteOrder.LITTLE_ENDIAN);
@@ -210,7 +210,7 @@ public final class UdpHost implements PacketHost {
         final long now = System.nanoTime();
         final Integer port = portByAddress.get(address);
         if (port != null) {
-            peerHeardNs[port & 0xFFFF] = now;
+            peerHeardNs[PeerPorts.index(port)] = now;
             return port;
         }
         int index = addressByPort.size();
@@ -222,17 +222,16 @@ public final class UdpHost implements PacketHost {
             flushRun(index);
             portByAddress.remove(addressByPort.get(index));
             addressByPort.set(index, address);
-            peerGeneration[index] = (peerGeneration[index] + 1) & 0x7FFF;
+            ports.reuse(index);
             expiredPeers.incrementAndGet();
         } else {
             addressByPort.add(address);
             if (index >= peerHeardNs.length) {
                 peerHeardNs = Arrays.copyOf(peerHeardNs, 2 * peerHeardNs.length);
-                peerGeneration = Arrays.copyOf(peerGeneration, 2 * peerGeneration.length);
             }
         }
         peerHeardNs[index] = now;
-        final int assigned = (peerGeneration[index] << 16) | index;
+        final int assigned = ports.port(index);
         portByAddress.put(address, assigned);
         return assigned;
     }
@@ -283,8 +282,8 @@ public final class UdpHost implements PacketHost {
     }
 
     private void send(final int port, final ByteBuffer buffer, final int offset, final int length) {
-        final int peer = port & 0xFFFF;
-        if (port < 0 || peer >= addressByPort.size() || port >>> 16 != peerGeneration[peer]) {
+        final int peer = PeerPorts.index(port);
+        if (!ports.current(port, addressByPort.size())) {
             // never known, or a number retired with its peer's lease
             droppedPeers.incrementAndGet();
             return;

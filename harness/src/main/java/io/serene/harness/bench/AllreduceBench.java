@@ -24,10 +24,7 @@ import io.serene.worker.WorkerCounter;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -301,13 +298,7 @@ public final class AllreduceBench {
                 udpWorkers = null;
                 shmSwitch = ShmTransport.create(1);
                 shmWorkers = ShmTransport.create(1);
-                try {
-                    final Path devShm = Path.of("/dev/shm");
-                    shmRoot = Files.isDirectory(devShm) ? Files.createTempDirectory(devShm, "serene-bench-")
-                        : Files.createTempDirectory("serene-bench-");
-                } catch (final IOException ex) {
-                    throw new UncheckedIOException("cannot create the shared-memory directory", ex);
-                }
+                shmRoot = ShmTransport.newDirectory("serene-bench-");
             } else {
                 udpSwitch = UdpTransport.create(1, config.preferEpoll);
                 udpWorkers = UdpTransport.create(1, config.preferEpoll);
@@ -348,7 +339,7 @@ public final class AllreduceBench {
         }
 
         private static Path directoryOf(final PacketHost server) {
-            return ShmTransport.directoryOf(((ShmHost) server).address());
+            return ((ShmHost) server).directory();
         }
 
         @Override
@@ -356,11 +347,7 @@ public final class AllreduceBench {
             if (config.shm) {
                 shmWorkers.close();
                 shmSwitch.close();
-                try (var files = Files.walk(shmRoot)) {
-                    files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-                } catch (final IOException ex) {
-                    // best effort: the directory is under /dev/shm or the temp dir
-                }
+                ShmTransport.removeDirectory(shmRoot);
             } else {
                 udpWorkers.close();
                 udpSwitch.close();

@@ -16,7 +16,6 @@ import io.serene.harness.output.RunTraces;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.protocol.JobTag;
-import io.serene.transport.PacketHost;
 import io.serene.training.Checkpoint;
 import io.serene.training.Json;
 import io.serene.training.RoundRecord;
@@ -174,8 +173,7 @@ public final class TrainRun {
             final FaultPlan faults = s.faults();
             final WorkerProcesses workers;
             try (SwitchLink link = SwitchLink.open(s.shm(), pipeline);
-                 PacketHost host = link.host();
-                 SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls, progress::println).silence(silence);
+                 SwitchControlService control = new SwitchControlService(link.host()::call, pipeline, stalls, progress::println).silence(silence);
                  SwitchMonitor switchMonitor = new SwitchMonitor(pipeline, 100, stalls, silence, progress::println);
                  SwitchMetrics metrics = s.metricsPort() < 0 ? null : SwitchMetrics.serve(switchMonitor, "127.0.0.1", s.metricsPort())) {
                 // a fixed config that needs the dead worker cannot go on; a policy may change the config, so its job is let run
@@ -233,7 +231,7 @@ public final class TrainRun {
                 if (!switchErrors.isEmpty()) {
                     throw new IllegalStateException("the switch reported " + switchErrors.size() + " errors, first: " + switchErrors.get(0));
                 }
-                host.call(() -> pipeline.counters().snapshot()).get(10, TimeUnit.SECONDS)
+                link.host().call(() -> pipeline.counters().snapshot()).get(10, TimeUnit.SECONDS)
                     .forEach((k, v) -> counters.merge(k.name().toLowerCase(Locale.ROOT), v, Long::sum));
             }
             return workers;

@@ -8,10 +8,7 @@ import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -20,13 +17,13 @@ import java.nio.file.Path;
  * {@link #address()} is what a worker's {@code --switch} takes.
  */
 public final class SwitchLink implements AutoCloseable {
-    private final AutoCloseable transport;
+    private final Runnable closeTransport;
     private final PacketHost host;
     private final String address;
     private final Path directory;
 
-    private SwitchLink(final AutoCloseable transport, final PacketHost host, final String address, final Path directory) {
-        this.transport = transport;
+    private SwitchLink(final Runnable closeTransport, final PacketHost host, final String address, final Path directory) {
+        this.closeTransport = closeTransport;
         this.host = host;
         this.address = address;
         this.directory = directory;
@@ -37,19 +34,12 @@ public final class SwitchLink implements AutoCloseable {
         if (!shm) {
             final UdpTransport udp = UdpTransport.create(1, true);
             final UdpHost host = udp.bind(endpoint, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
-            return new SwitchLink(udp, host, "127.0.0.1:" + host.localAddress().getPort(), null);
+            return new SwitchLink(udp::close, host, "127.0.0.1:" + host.localAddress().getPort(), null);
         }
-        final Path directory;
-        try {
-            final Path devShm = Path.of("/dev/shm");
-            directory = Files.isDirectory(devShm) ? Files.createTempDirectory(devShm, "serene-")
-                : Files.createTempDirectory("serene-");
-        } catch (final IOException ex) {
-            throw new UncheckedIOException("cannot create a directory for the shared-memory link", ex);
-        }
+        final Path directory = ShmTransport.newDirectory("serene-");
         final ShmTransport transport = ShmTransport.create(1);
         final PacketHost host = transport.serve(endpoint, directory, ShmOptions.defaults());
-        return new SwitchLink(transport, host, ShmTransport.SCHEME + directory, directory);
+        return new SwitchLink(transport::close, host, ShmTransport.SCHEME + directory, directory);
     }
 
     public PacketHost host() {
@@ -67,19 +57,11 @@ public final class SwitchLink implements AutoCloseable {
     }
 
     @Override
-    public void close() throws IOException {
+    public void close() {
         host.close();
-        if (transport instanceof UdpTransport udp) {
-            udp.close();
-        } else {
-            ((ShmTransport) transport).close();
-        }
+        closeTransport.run();
         if (directory != null) {
-            try (var files = Files.list(directory)) {
-                // rings of workers that died without their goodbye
-                files.forEach(f -> f.toFile().delete());
-            }
-            Files.deleteIfExists(directory);
+            ShmTransport.removeDirectory(directory);
         }
     }
 }
