@@ -5,7 +5,6 @@ import ai.djl.engine.Engine;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
-import ai.djl.ndarray.index.NDIndex;
 import ai.djl.ndarray.types.Shape;
 import ai.djl.nn.Activation;
 import ai.djl.nn.Blocks;
@@ -19,23 +18,23 @@ import ai.djl.training.GradientCollector;
 import ai.djl.training.Trainer;
 import ai.djl.training.initializer.XavierInitializer;
 import ai.djl.training.loss.Loss;
-import ai.djl.training.optimizer.Optimizer;
-import ai.djl.training.tracker.Tracker;
 import ai.djl.util.Pair;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.function.BiConsumer;
 
 /**
  * One worker's model: computes the gradient of a batch as one flat {@code float[]} (every
- * parameter in block order), takes the averaged aggregate back in place of its own gradient and
- * steps SGD with momentum. Same seed, same aggregates: bitwise the same model (one thread).
+ * parameter in block order) and steps SGD with momentum on the averaged aggregate. PyTorch computes
+ * forward and backward; the step is computed here, on a flat copy of the parameters, and written
+ * into the tensors' memory (w - lr v, as DJL's SGD computes it, without a tensor per parameter and
+ * step). Same seed, same aggregates: bitwise the same model (one thread).
  * Not thread-safe; one per JVM (PyTorch allows one gradient collector per process).
  */
 public final class DjlModel implements AutoCloseable {
@@ -53,8 +52,8 @@ public final class DjlModel implements AutoCloseable {
     private final List<NDArray> weights = new ArrayList<>();
     private final int elements;
     private final float[] gradient;
-    /** One reused buffer per parameter, for writing the averaged gradient back. */
-    private final float[][] parts;
+    /** The parameters, flat in block order: the tensors hold a copy, written after every change. */
+    private final float[] parameters;
     /** SGD momentum, kept here (the optimizer steps plain SGD) so each step can choose its coefficient. */
     private final float momentum;
     private final float[] velocity;
@@ -65,8 +64,6 @@ public final class DjlModel implements AutoCloseable {
     private long lastViewNs;
     private float[] predicted;
     private float lastLoss = Float.NaN;
-    /** False until {@link #warmUp}: DJL's first step sees gradients, at learning rate 0. */
-    private boolean warmedUp;
     private final float learningRate;
     /** Steps applied since the warm-up (the same count on every worker: they apply the same aggregates). */
     private int steps;
@@ -92,15 +89,8 @@ public final class DjlModel implements AutoCloseable {
         }
         this.momentum = momentum;
         this.learningRate = learningRate;
-        final Tracker rate = new Tracker() {
-            @Override
-            public float getNewValue(final int numUpdate) {
-                return warmedUp ? learningRate(steps) : 0f;
-            }
-        };
-        final Optimizer sgd = Optimizer.sgd().setLearningRateTracker(rate).build();
         trainer = model.newTrainer(new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss())
-            .optOptimizer(sgd).optInitializer(new XavierInitializer(), Parameter.Type.WEIGHT));
+            .optInitializer(new XavierInitializer(), Parameter.Type.WEIGHT));
         trainer.initialize(inputShape(1));
         int n = 0;
         for (final Pair<String, Parameter> p : model.getBlock().getParameters()) {
@@ -112,19 +102,15 @@ public final class DjlModel implements AutoCloseable {
         warmUp();
         gradient = new float[n];
         velocity = new float[n];
-        parts = new float[weights.size()][];
-        for (int i = 0; i < parts.length; i++) {
-            parts[i] = new float[Math.toIntExact(weights.get(i).size())];
-        }
+        parameters = new float[n];
+        gather(false, parameters);
+        requireOwnMemory();
     }
 
     /**
-     * Makes the model ready for aggregates before its first gradient: PyTorch creates a parameter's
-     * gradient only in a backward pass (until then a gradient written in place lands in a temporary
-     * and is lost: a worker whose first rounds were released without it applied nothing), and DJL
-     * refuses a first optimizer step whose gradients sum to exactly 0 (a check meant to catch a
-     * missing backward pass, which a legitimate aggregate can trip). So: one backward pass on a blank
-     * image, then that first step on gradients of ones at learning rate 0, which changes no weight.
+     * Makes the parameters' gradients exist before the first batch: PyTorch creates a parameter's
+     * gradient only in a backward pass, and {@link #zeroGradients} takes each one. One backward pass
+     * on a blank image; no step.
      */
     private void warmUp() {
         try (NDManager scope = trainer.getManager().newSubManager()) {
@@ -132,14 +118,25 @@ public final class DjlModel implements AutoCloseable {
                 final NDList out = trainer.forward(new NDList(scope.zeros(inputShape(1))));
                 collector.backward(trainer.getLoss().evaluate(new NDList(scope.zeros(new Shape(1))), out));
             }
-            for (final NDArray w : weights) {
-                try (NDArray g = w.getGradient()) {
-                    g.subi(g).addi(scope.ones(g.getShape()));
-                }
+        }
+    }
+
+    /**
+     * Checks that a parameter's direct buffer is the tensor's own memory (a contiguous tensor), not a
+     * copy a write would be lost in: writes a changed first element through it and reads it back
+     * through PyTorch, then puts it back.
+     */
+    private void requireOwnMemory() {
+        for (final NDArray w : weights) {
+            final FloatBuffer view = w.toByteBuffer(true).asFloatBuffer();
+            final float was = view.get(0);
+            view.put(0, was + 1f);
+            final float seen = w.toFloatArray()[0];
+            view.put(0, was);
+            if (Float.floatToRawIntBits(seen) != Float.floatToRawIntBits(was + 1f)) {
+                throw new IllegalStateException("PyTorch gave a copy of parameter " + w.getName() + "'s memory, not the memory itself");
             }
         }
-        trainer.step();
-        warmedUp = true;
     }
 
     private static SequentialBlock block(final ModelKind kind) {
@@ -284,19 +281,19 @@ public final class DjlModel implements AutoCloseable {
 
     /**
      * One SGD step with momentum {@code beta} on the averaged gradient: {@code v = beta v + g},
-     * {@code w -= lr v} (DJL's SGD with momentum, computed here so beta may change per step; the
-     * velocity is written into the gradients in place, never with set(Buffer)).
+     * {@code w -= lr v} with the scheduled learning rate (what DJL's SGD computes, w - (lr v) in
+     * float, so beta may change per step), written into the tensors' memory.
      */
     public void applyGradient(final float[] averaged, final float beta) {
         if (averaged.length != elements) {
             throw new IllegalArgumentException("gradient has " + averaged.length + " elements, the model " + elements);
         }
+        final float lr = learningRate(steps);
         for (int i = 0; i < elements; i++) {
             velocity[i] = beta * velocity[i] + averaged[i];
+            parameters[i] -= lr * velocity[i];
         }
-        // in place: never set(Buffer) on a gradient
-        scatter(velocity, true, (g, value) -> g.subi(g).addi(value));
-        trainer.step();
+        store();
         steps++;
     }
 
@@ -347,7 +344,7 @@ public final class DjlModel implements AutoCloseable {
         if (into.length != elements) {
             throw new IllegalArgumentException("parameter copy has " + into.length + " elements, the model " + elements);
         }
-        gather(false, into);
+        System.arraycopy(parameters, 0, into, 0, elements);
     }
 
     /** The SGD velocity (momentum buffer), into {@code into} (of {@link #elements()} floats). */
@@ -392,8 +389,18 @@ public final class DjlModel implements AutoCloseable {
     }
 
     private void load(final float[] from) {
-        // an indexed assignment copies over the old values (never set(Buffer))
-        scatter(from, false, (w, value) -> w.set(new NDIndex("..."), value));
+        System.arraycopy(from, 0, parameters, 0, elements);
+        store();
+    }
+
+    /** Writes {@link #parameters} into the tensors' memory (checked to be theirs: {@link #requireOwnMemory}). */
+    private void store() {
+        int at = 0;
+        for (final NDArray w : weights) {
+            final int n = Math.toIntExact(w.size());
+            w.toByteBuffer(true).asFloatBuffer().put(parameters, at, n);
+            at += n;
+        }
     }
 
     /**
@@ -410,46 +417,22 @@ public final class DjlModel implements AutoCloseable {
     }
 
     /**
-     * Reads each parameter (or its gradient) into {@code flat}, in block order. A gradient is a new
-     * handle each time it is taken, closed once read, so the engine does not keep it.
+     * Reads each parameter (or its gradient) into {@code flat}, in block order, straight from the
+     * tensor's memory (no array per parameter and round). A gradient is a new handle each time it is
+     * taken, closed once read, so the engine does not keep it.
      */
     private void gather(final boolean gradients, final float[] flat) {
         int at = 0;
         for (final NDArray w : weights) {
-            final float[] v;
+            final int n = Math.toIntExact(w.size());
             if (gradients) {
                 try (NDArray g = w.getGradient()) {
-                    v = g.toFloatArray();
+                    g.toByteBuffer(true).asFloatBuffer().get(flat, at, n);
                 }
             } else {
-                v = w.toFloatArray();
+                w.toByteBuffer(true).asFloatBuffer().get(flat, at, n);
             }
-            System.arraycopy(v, 0, flat, at, v.length);
-            at += v.length;
-        }
-    }
-
-    /**
-     * Writes {@code flat}, in block order, into each parameter (or its gradient): each slice goes
-     * through the reused part buffers into a scoped array that {@code write} puts in place (a
-     * gradient handle closed after).
-     */
-    private void scatter(final float[] flat, final boolean gradients, final BiConsumer<NDArray, NDArray> write) {
-        try (NDManager scope = trainer.getManager().newSubManager()) {
-            int at = 0;
-            for (int i = 0; i < weights.size(); i++) {
-                final float[] part = parts[i];
-                System.arraycopy(flat, at, part, 0, part.length);
-                at += part.length;
-                final NDArray w = weights.get(i);
-                if (gradients) {
-                    try (NDArray g = w.getGradient()) {
-                        write.accept(g, scope.create(part, g.getShape()));
-                    }
-                } else {
-                    write.accept(w, scope.create(part, w.getShape()));
-                }
-            }
+            at += n;
         }
     }
 

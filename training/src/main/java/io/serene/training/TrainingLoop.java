@@ -232,13 +232,12 @@ public final class TrainingLoop {
             log.beginRound(round);
             final int r = round;
             final int wire = round - base;
-            final CompletableFuture<Void> clearance = worker.awaitClearance(wire);
-            if (held == null && !clearance.isDone() && await(worker.call(e -> e.busyFor(wire)), "the config of round " + round)) {
-                computeWhileWaiting(round, clearance);
+            final WorkerHost.RoundStart start = await(worker.startRound(wire), "the config of round " + round);
+            if (held == null && start.busy() && !start.cleared().isDone()) {
+                computeWhileWaiting(round, start.cleared());
             }
-            await(clearance, "clearance for round " + round);
+            final int bound = await(start.cleared(), "clearance for round " + round);
             log.waited(round, System.nanoTime() - log.roundStartNs(round));
-            final int bound = await(worker.call(e -> e.boundFor(wire)), "the bound of round " + round);
             bounds[round] = bound;
             // required: every round up to r - 1 - s; then whatever else already arrived
             while (!pending.isEmpty() && (nextToApply <= SyncRules.gateRound(round, bound) || pending.peek().isDone())) {
@@ -294,7 +293,8 @@ public final class TrainingLoop {
                 held = null;
             }
             if (options.progressLines()) {
-                System.out.printf(Locale.ROOT, "@progress %d %.5f%n", round + 1, net.lastLoss());
+                // not printf: a formatter costs about a millisecond a round on a worker's quick JIT
+                System.out.println("@progress " + (round + 1) + " " + net.lastLoss());
             }
             if (evaluatedAt(round) && round + 1 < total) {
                 if (copies != null) {
@@ -412,7 +412,7 @@ public final class TrainingLoop {
      * one is expected to be done before the pending aggregate typically arrives, so a worker never
      * holds up a release it could have had; they wait in {@link #busy} for the round's own gradient.
      */
-    private void computeWhileWaiting(final int round, final CompletableFuture<Void> clearance) throws InterruptedException, IOException {
+    private void computeWhileWaiting(final int round, final CompletableFuture<?> clearance) throws InterruptedException, IOException {
         while (!clearance.isDone() && !pending.isEmpty()
             && arrivals.fitsAnother(System.nanoTime(), log.sendNs(nextToApply + pending.size() - 1))) {
             // as slow as the worker was when it computed the round it waits on (a straggler's slowness is that of a time)

@@ -46,6 +46,33 @@ class DjlModelTest {
     }
 
     @Test
+    void aStepIsWMinusLrTimesTheVelocityInFloatAndThePyTorchTensorsComputeOnIt() {
+        final SyntheticImages data = new SyntheticImages(64, 5);
+        try (DjlModel m = new DjlModel(ModelKind.MLP, 32, 0.05f, 0.9f, 11);
+             DjlModel check = new DjlModel(ModelKind.MLP, 32, 0.05f, 0.9f, 12)) {
+            final float[] w0 = new float[m.elements()];
+            m.copyParameters(w0);
+            final float[] g1 = m.computeGradient(data.pixels(0, 32), data.labels(0, 32)).clone();
+            m.applyGradient(g1);
+            final float[] g2 = m.computeGradient(data.pixels(32, 32), data.labels(32, 32)).clone();
+            m.applyGradient(g2, 0.5f);
+            final float[] w2 = new float[m.elements()];
+            m.copyParameters(w2);
+            for (int i = 0; i < w0.length; i++) {
+                final float v1 = g1[i];
+                final float v2 = 0.5f * v1 + g2[i];
+                final float expected = (w0[i] - 0.05f * v1) - 0.05f * v2;
+                assertThat(Float.floatToRawIntBits(w2[i])).as("element %d", i).isEqualTo(Float.floatToRawIntBits(expected));
+            }
+            // the step is in the tensors PyTorch computes on, not only in the flat copy
+            check.loadParameters(w2);
+            assertThat(check.hash()).isEqualTo(m.hash());
+            assertThat(m.computeGradient(data.pixels(0, 32), data.labels(0, 32)))
+                .isEqualTo(check.computeGradient(data.pixels(0, 32), data.labels(0, 32)));
+        }
+    }
+
+    @Test
     void gradientsOfConsecutiveBatchesDoNotAccumulateWithoutAStep() {
         // SSP computes several gradients before it applies an aggregate: each must stand alone
         final SyntheticImages data = new SyntheticImages(64, 4);

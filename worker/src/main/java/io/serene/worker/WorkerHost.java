@@ -89,6 +89,20 @@ public final class WorkerHost implements AutoCloseable {
         return host.call(() -> engine.awaitClearance(round)).thenCompose(f -> f);
     }
 
+    /**
+     * What a training loop needs to start {@code round}, in one trip to the engine's thread (any
+     * thread): whether the round's config is WBSP's, as the worker knows the config table now, and
+     * its clearance, which completes with the round's bound (read on the engine's thread when the
+     * round is cleared).
+     */
+    public CompletableFuture<RoundStart> startRound(final int round) {
+        return host.call(() -> new RoundStart(engine.busyFor(round), engine.awaitClearance(round).thenApply(v -> engine.boundFor(round))));
+    }
+
+    /** See {@link #startRound}: {@code cleared} completes with the round's bound once the worker may compute it. */
+    public record RoundStart(boolean busy, CompletableFuture<Integer> cleared) {
+    }
+
     /** A snapshot of the engine's counters, taken on its thread. */
     public String counters() {
         return host.call(() -> engine.counters().toString()).join();
