@@ -35,16 +35,35 @@ public final class BlockFloat {
 
     /** The smallest e with |x| < 2^e for every x in src[from, from + n); non-finite values give MAX_EXPONENT. */
     public static byte exponentOf(final float[] src, final int from, final int n) {
-        // Math.max propagates NaN, so one check after the (vectorizable) loop catches NaN and infinity
-        float maxAbs = 0f;
+        // the largest magnitude as bits: without the sign bit a float's bits order as its magnitude
+        // does, and infinity and NaN lie above every finite value, so one check after the loop
+        // catches them; integer compares, which the quick JIT (C1) compiles inline and C2 vectorizes
+        int maxBits = 0;
         final int end = from + n;
         for (int i = from; i < end; i++) {
-            maxAbs = Math.max(maxAbs, Math.abs(src[i]));
+            final int bits = Float.floatToRawIntBits(src[i]) & 0x7fffffff;
+            maxBits = bits > maxBits ? bits : maxBits;
         }
-        if (!(maxAbs <= Float.MAX_VALUE)) {
+        if (maxBits > FINITE_BITS) {
             return (byte) MAX_EXPONENT;
         }
-        return exponentOfMagnitude(maxAbs);
+        return exponentOfMagnitude(Float.intBitsToFloat(maxBits));
+    }
+
+    /** The bits of Float.MAX_VALUE: larger magnitude bits are infinity or NaN. */
+    private static final int FINITE_BITS = Float.floatToRawIntBits(Float.MAX_VALUE);
+
+    /**
+     * 1.5 x 2^52: for |v| < 2^51, (v + this) - this is v rounded to an integer, ties to even (the
+     * sum's rounding does it), bit for bit Math.rint(v), in two additions a quick JIT compiles inline
+     * (Math.rint is a call to StrictMath there). Larger magnitudes, infinities and NaN come out
+     * beyond +-2^51, infinite or NaN, which the quantizers clamp (or zero) exactly as they clamp rint's.
+     */
+    private static final double ROUNDING = 0x1.8p52;
+
+    /** Math.rint(v) wherever |v| < 2^51, and beyond the int range, infinite or NaN where rint is (see {@link #ROUNDING}). */
+    static double roundHalfEven(final double v) {
+        return (v + ROUNDING) - ROUNDING;
     }
 
     static byte exponentOfMagnitude(final float maxAbs) {
@@ -70,16 +89,16 @@ public final class BlockFloat {
 
     /**
      * {@link #quantize(float, int, int)} with the chunk's scale and limit 2^q precomputed: rounds to
-     * nearest, ties to even (Math.rint, a single instruction), clamps to [-limit, limit]; NaN gives 0.
+     * nearest, ties to even (as Math.rint: {@link #roundHalfEven}), clamps to [-limit, limit]; NaN gives 0.
      */
     public static int quantize(final float x, final double scale, final int limit) {
         // the int cast saturates at the int range (and maps NaN to 0) before the clamp
-        return Math.min(limit, Math.max(-limit, (int) Math.rint(x * scale)));
+        return Math.min(limit, Math.max(-limit, (int) roundHalfEven(x * scale)));
     }
 
     /** Whether {@link #quantize} clamps or zeroes x. */
     public static boolean isSaturated(final float x, final double scale, final int limit) {
-        final double r = Math.rint(x * scale);
+        final double r = roundHalfEven(x * scale);
         return x != x || r > limit || r < -limit;
     }
 
@@ -94,7 +113,8 @@ public final class BlockFloat {
         final double scale = scale(exponent, q);
         final int limit = 1 << q;
         for (int i = 0; i < n; i++) {
-            dst[i] = Math.min(limit, Math.max(-limit, (int) Math.rint(src[from + i] * scale)));
+            final int v = (int) roundHalfEven(src[from + i] * scale);
+            dst[i] = v > limit ? limit : v < -limit ? -limit : v;
         }
         if (!mayClamp) {
             return 0;

@@ -62,6 +62,45 @@ class BlockFloatTest {
         }
     }
 
+    /** The two-addition rounding is Math.rint wherever a quantizer keeps the value, and clamps alike elsewhere. */
+    @Property(tries = 2000)
+    void roundingIsMathRintAndQuantizingIsTheRintReference(@ForAll final double v, @ForAll final float x,
+                                                          @ForAll @IntRange(min = -126, max = 127) final int exponent,
+                                                          @ForAll @IntRange(min = 1, max = 300) final int workers) {
+        if (Math.abs(v) < 0x1p51) {
+            // equal as numbers (a zero's sign is gone once cast to int)
+            assertThat(BlockFloat.roundHalfEven(v) == Math.rint(v)).as("v %s", v).isTrue();
+        }
+        final int q = BlockFloat.scaleBits(workers);
+        final double scale = BlockFloat.scale(exponent, q);
+        final int limit = 1 << q;
+        final int reference = Math.min(limit, Math.max(-limit, (int) Math.rint(x * scale)));
+        assertThat(BlockFloat.quantize(x, scale, limit)).as("x %s at e %d q %d", x, exponent, q).isEqualTo(reference);
+        final int[] out = new int[1];
+        BlockFloat.quantizeChunk(new float[] {x}, 0, 1, exponent, q, out, false);
+        assertThat(out[0]).isEqualTo(reference);
+        final double r = Math.rint(x * scale);
+        assertThat(BlockFloat.isSaturated(x, scale, limit)).isEqualTo(x != x || r > limit || r < -limit);
+    }
+
+    @Test
+    void roundingTiesGoToEvenAndEdgesMatchRint() {
+        final double[] edges = {0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999999999999994, -0.0, 0.0, 0x1p51 - 0.5, -0x1p51 + 0.5,
+            0x1p51 - 1.5, 1e-300, -1e-300, 4503599627370495.5 / 4};
+        for (final double v : edges) {
+            assertThat(BlockFloat.roundHalfEven(v) == Math.rint(v)).as("v %s", v).isTrue();
+        }
+        for (final double v : new double[] {Double.NaN, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, 0x1p60, -0x1p60, 0x1p51, -0x1p51}) {
+            assertThat((int) BlockFloat.roundHalfEven(v)).as("v %s", v).isEqualTo((int) Math.rint(v));
+        }
+        final float[] chunk = {Float.NaN, 1f, -3f, Float.NEGATIVE_INFINITY, Float.MAX_VALUE, Float.MIN_VALUE, -0f};
+        assertThat(BlockFloat.exponentOf(chunk, 1, 2)).isEqualTo((byte) 2);
+        assertThat(BlockFloat.exponentOf(chunk, 0, 2)).isEqualTo((byte) BlockFloat.MAX_EXPONENT);
+        assertThat(BlockFloat.exponentOf(chunk, 3, 1)).isEqualTo((byte) BlockFloat.MAX_EXPONENT);
+        assertThat(BlockFloat.exponentOf(chunk, 4, 1)).isEqualTo((byte) 127);
+        assertThat(BlockFloat.exponentOf(chunk, 5, 2)).isEqualTo((byte) BlockFloat.MIN_EXPONENT);
+    }
+
     @Test
     void shouldClampValuesAboveTheAgreedExponentAndZeroNaN() {
         final int q = BlockFloat.scaleBits(4);
