@@ -56,6 +56,11 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
         public long reportedNs() {
             return measuredNs + injectedNs;
         }
+
+        /** The same gradient's record over another array (a copy of it). */
+        public Held withGradient(final float[] other) {
+            return new Held(other, round, batch, elapsedNs, measuredNs, injectedNs, appliedBefore, loss);
+        }
     }
 
     /** The settings a checkpoint must be resumed with: everything that shapes the model's steps and the records. */

@@ -54,7 +54,7 @@ public final class DjlModel implements AutoCloseable {
     private final float[] gradient;
     /** The parameters, flat in block order: the tensors hold a copy, written after every change. */
     private final float[] parameters;
-    /** SGD momentum, kept here (the optimizer steps plain SGD) so each step can choose its coefficient. */
+    /** SGD momentum, kept here so each step can choose its coefficient. */
     private final float momentum;
     private final float[] velocity;
     /** Scratch for {@link #computeGradientAt} (the parameters held) and {@link #predictInto} (the velocity carried on). */

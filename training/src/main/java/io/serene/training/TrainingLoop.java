@@ -118,7 +118,8 @@ public final class TrainingLoop {
             lastLoss = net.lastLoss();
             drawn = batches.drawn();
             globalBatch = sizes.state();
-            heldGradient = held;
+            // the held gradient lives in the model's buffer, which the next computation overwrites
+            heldGradient = held == null ? null : held.withGradient(held.gradient().clone());
             computeNs = lastComputeNs;
         }
     }
@@ -351,8 +352,11 @@ public final class TrainingLoop {
         final long v0 = System.nanoTime();
         final boolean computingAhead = computesAhead(round, applied);
         final long predictNs = System.nanoTime() - v0;
-        final float[] gradient = (computingAhead ? net.computeGradientAt(ahead.model(), pixels, batches.labels())
-            : net.computeGradient(pixels, batches.labels())).clone();
+        // the model's own buffer, not a copy: a gradient is held by nobody else when the next one is
+        // computed (held is null then, the extras are summed at once, a snapshot copies it), and the
+        // worker copied the last one it was given before this round's start (its calls run in order)
+        final float[] gradient = computingAhead ? net.computeGradientAt(ahead.model(), pixels, batches.labels())
+            : net.computeGradient(pixels, batches.labels());
         final long elapsedNs = System.nanoTime() - t0;
         final long measuredNs = options.settings().computeClock().nanos() - c0;
         // the injected straggling stays a multiple of the elapsed time, whichever clock is reported; a

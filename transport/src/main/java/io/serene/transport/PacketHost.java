@@ -5,8 +5,9 @@ import java.util.function.Supplier;
 
 /**
  * A sans-IO endpoint served by one thread over one link (a UDP socket, or shared-memory rings):
- * the single writer of the endpoint's state. Tasks run on that thread, then the endpoint's timer
- * work, then what they emitted is sent.
+ * the single writer of the endpoint's state. Tasks run on that thread, in the order they were given
+ * (a caller may rely on it: a task given after another sees what the first did), then the
+ * endpoint's timer work, then what they emitted is sent.
  */
 public interface PacketHost extends AutoCloseable {
     /** Runs a task on the endpoint's thread, then lets the endpoint do its work and sends. */

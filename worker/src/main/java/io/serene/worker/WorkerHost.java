@@ -60,7 +60,11 @@ public final class WorkerHost implements AutoCloseable {
         return engine.joined();
     }
 
-    /** Contributes this worker's gradient for a round (0, 1, 2, ... in order); the array is read until the future completes. */
+    /**
+     * Contributes this worker's gradient for a round (0, 1, 2, ... in order). The engine copies the
+     * array on its thread before it runs any call made after this one (its calls run in order): once
+     * such a call completed ({@link #startRound}, say), the caller may write the array again.
+     */
     public CompletableFuture<Aggregate> allreduce(final int round, final float[] gradient) {
         return allreduce(round, gradient, 0);
     }
