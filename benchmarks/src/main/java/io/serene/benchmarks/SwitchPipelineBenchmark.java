@@ -1,6 +1,7 @@
 package io.serene.benchmarks;
 
 import io.serene.dataplane.SwitchContext;
+import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.protocol.DataPacket;
 import io.serene.protocol.Flags;
@@ -8,6 +9,7 @@ import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.Packet;
 import io.serene.protocol.PacketType;
+import io.serene.protocol.sync.StepLayout;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -19,6 +21,7 @@ import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
@@ -31,9 +34,12 @@ import java.util.concurrent.TimeUnit;
  * as an echo does; {@code aggregate} runs them through {@link SwitchPipeline#onPacket}, where every
  * 4th packet releases a chunk and multicasts 4 results. Both emit one packet per packet received.
  * The ratio copy / aggregate is how much of a packet's cost the data plane adds on top of moving it;
- * chunkElements / (ns a packet) is the pipeline's rate in elements a nanosecond. A round is the same
- * 262,144 elements a worker at every chunk size (1,024 chunks of 256, 32 of 8,192): 256 is a
- * hardware switch's packet (Tofino-like), 8,192 the most a software switch's UDP packet takes.
+ * a packet's elements over its nanoseconds is the pipeline's rate. The packets follow the job's
+ * {@link StepLayout} as a worker sends them: each round's exponent steps, then a value step per
+ * chunk, whose seq, slot and round the switch checks. A round is the same 262,144 elements a worker
+ * at every chunk size (1,024 chunks of 256 with 2 exponent steps, 32 of 8,192 with 1) and the pool
+ * holds half a round: 256 is a hardware switch's packet (Tofino-like), 8,192 the most a software
+ * switch's UDP packet takes. The run fails if the switch dropped a packet.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -51,7 +57,8 @@ public class SwitchPipelineBenchmark {
     /** Chunks an invocation takes from every worker (every chunk size's rounds are a multiple of it). */
     private static final int BATCH = 32;
 
-    /** Chunks a round (every one a step of its own: the pool holds half of them). */
+    private StepLayout layout;
+    /** Steps a round: its exponent steps and a value step per chunk. */
     private int steps;
     /** The round's next chunk. */
     private int next;
@@ -60,8 +67,9 @@ public class SwitchPipelineBenchmark {
     private final ByteBuffer transmitted = ByteBuffer.allocateDirect(65536);
 
     private SwitchPipeline pipeline;
-    private ByteBuffer[][] packets;
-    private int length;
+    private ByteBuffer received;
+    private int[][] offsets;
+    private int[] lengths;
     private long round;
     private Blackhole sink;
     // like a transport: copy the packet out of the engine's buffer
@@ -74,30 +82,62 @@ public class SwitchPipelineBenchmark {
     @Setup
     public void setUp(final Blackhole blackhole) {
         sink = blackhole;
-        steps = ELEMENTS / chunkElements;
+        final int pool = ELEMENTS / chunkElements / 2;
+        layout = new StepLayout(ELEMENTS, chunkElements, pool);
+        steps = layout.stepsPerRound();
         final SwitchContext context = new SwitchContext().maxJobs(1).maxWorkers(workers).chunkElements(chunkElements)
-            .maxPoolSize(steps / 2).roundRing(4).conclude();
+            .maxPoolSize(pool).roundRing(4).conclude();
         pipeline = new SwitchPipeline(context, ex -> {
             throw new IllegalStateException(ex);
         });
-        length = DataPacket.length(chunkElements);
         for (int w = 0; w < workers; w++) {
             final ByteBuffer join = Packet.allocate(JoinPacket.LENGTH);
             new JoinPacket().wrap(join, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(1)
-                .workerId(w).workerCount(workers).elementsPerRound(chunkElements * steps);
+                .workerId(w).workerCount(workers).elementsPerRound(ELEMENTS);
             pipeline.onPacket(w, join, 0, JoinPacket.LENGTH, 0, outbox);
         }
-        packets = new ByteBuffer[steps][workers];
-        for (int s = 0; s < steps; s++) {
+        // every packet in one receive buffer, as a transport's batch lands (at 4-byte aligned offsets)
+        lengths = new int[steps];
+        offsets = new int[steps][workers];
+        int total = 0;
+        for (int t = 0; t < steps; t++) {
+            lengths[t] = DataPacket.length(layout.elementCount(t));
             for (int w = 0; w < workers; w++) {
-                final ByteBuffer b = Packet.allocate(length);
-                final DataPacket p = new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(1)
-                    .workerId(w).chunk(s).flags(Flags.VALUES).elementCount(chunkElements).exponent((byte) 0);
-                for (int i = 0; i < chunkElements; i++) {
-                    p.value(i, (i * 31 + w) & 0xFFFF);
-                }
-                packets[s][w] = b;
+                offsets[t][w] = total;
+                total += (lengths[t] + 7) & ~7;
             }
+        }
+        received = Packet.allocate(total);
+        for (int t = 0; t < steps; t++) {
+            final int n = layout.elementCount(t);
+            for (int w = 0; w < workers; w++) {
+                final ByteBuffer b = received;
+                final DataPacket p = new DataPacket().wrap(b, offsets[t][w], lengths[t]).initHeader(PacketType.DATA).jobId(1)
+                    .workerId(w).chunk(layout.chunkOf(t)).elementCount(n);
+                if (layout.isValueStep(t)) {
+                    // the look-ahead exponent of chunk + pool, as a worker sends it
+                    p.flags(Flags.VALUES).exponent(layout.chunkOf(t) + layout.lookAhead() < layout.chunks() ? (byte) 0 : Packet.NO_EXPONENT);
+                    for (int i = 0; i < n; i++) {
+                        p.value(i, (i * 31 + w) & 0xFFFF);
+                    }
+                } else {
+                    p.flags(Flags.EXPONENTS).exponent(Packet.NO_EXPONENT);
+                    for (int i = 0; i < n; i++) {
+                        p.value(i, 0);
+                    }
+                }
+            }
+        }
+    }
+
+    /** A run that dropped packets or released nothing measured something else: fail it, with the switch's counters. */
+    @TearDown
+    public void checkEveryPacketAggregated() {
+        final long data = pipeline.counters().get(SwitchCounter.PACKETS_IN) - pipeline.counters().get(SwitchCounter.JOINS);
+        final long contributions = pipeline.counters().get(SwitchCounter.CONTRIBUTIONS);
+        final long releases = pipeline.counters().get(SwitchCounter.RELEASES);
+        if (contributions != data || releases * workers != contributions) {
+            throw new IllegalStateException("the pipeline did not aggregate every packet: " + pipeline.counters());
         }
     }
 
@@ -107,13 +147,12 @@ public class SwitchPipelineBenchmark {
     public void aggregate() {
         final DataPacket p = new DataPacket();
         for (int k = 0; k < BATCH; k++) {
-            final int s = next;
-            final long seq = round * steps + s;
+            final int t = next;
+            final long seq = layout.seq((int) round, t);
             for (int w = 0; w < workers; w++) {
-                final ByteBuffer b = packets[s][w];
-                p.wrap(b, 0, length).seq(seq).round((int) round).poolIndex((int) (seq % (steps / 2)))
-                    .shadowSet((int) ((seq / (steps / 2)) & 1));
-                pipeline.onPacket(w, b, 0, length, 0, outbox);
+                p.wrap(received, offsets[t][w], lengths[t]).seq(seq).round((int) round).poolIndex(layout.slot(seq))
+                    .shadowSet(layout.shadowSet(seq));
+                pipeline.onPacket(w, received, offsets[t][w], lengths[t], 0, outbox);
             }
             if (++next == steps) {
                 next = 0;
@@ -128,7 +167,7 @@ public class SwitchPipelineBenchmark {
     public void copy() {
         for (int k = 0; k < BATCH; k++) {
             for (int w = 0; w < workers; w++) {
-                outbox.send(w, packets[next][w], 0, length);
+                outbox.send(w, received, offsets[next][w], lengths[next]);
             }
             if (++next == steps) {
                 next = 0;
