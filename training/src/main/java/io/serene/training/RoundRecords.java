@@ -67,6 +67,11 @@ public final class RoundRecords implements AutoCloseable {
         accuracy = new double[rounds];
         evaluatedNs = new long[rounds];
         Arrays.fill(accuracy, Double.NaN);
+        if (out != null) {
+            // Jackson builds a record's serializer on first use: most of a second on a worker's quick
+            // JIT with the other workers on the cores; here, before the job starts, not in round 1
+            Json.write(new RoundRecord(worker, 0, 0, 0, 0, 0, 0, 0, 0, 0, false, false, 0f, 0.0, 0.0));
+        }
     }
 
     /**
