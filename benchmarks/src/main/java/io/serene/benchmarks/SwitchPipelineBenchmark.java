@@ -3,13 +3,8 @@ package io.serene.benchmarks;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
-import io.serene.protocol.DataPacket;
-import io.serene.protocol.Flags;
-import io.serene.protocol.JoinPacket;
+import io.serene.dataplane.SyntheticJob;
 import io.serene.protocol.Outbox;
-import io.serene.protocol.Packet;
-import io.serene.protocol.PacketType;
-import io.serene.protocol.sync.StepLayout;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -35,7 +30,7 @@ import java.util.concurrent.TimeUnit;
  * 4th packet releases a chunk and multicasts 4 results. Both emit one packet per packet received.
  * The ratio copy / aggregate is how much of a packet's cost the data plane adds on top of moving it;
  * a packet's elements over its nanoseconds is the pipeline's rate. The packets follow the job's
- * {@link StepLayout} as a worker sends them: each round's exponent steps, then a value step per
+ * step layout as a worker sends them ({@link SyntheticJob}): each round's exponent steps, then a value step per
  * chunk, whose seq, slot and round the switch checks. A round is the same 262,144 elements a worker
  * at every chunk size (1,024 chunks of 256 with 2 exponent steps, 32 of 8,192 with 1) and the pool
  * holds half a round: 256 is a hardware switch's packet (Tofino-like), 8,192 the most a software
@@ -54,23 +49,14 @@ public class SwitchPipelineBenchmark {
     @Param({"256", "8192"})
     int chunkElements;
 
-    /** Chunks an invocation takes from every worker (every chunk size's rounds are a multiple of it). */
+    /** Steps an invocation takes from every worker. */
     private static final int BATCH = 32;
-
-    private StepLayout layout;
-    /** Steps a round: its exponent steps and a value step per chunk. */
-    private int steps;
-    /** The round's next chunk. */
-    private int next;
 
     private final int workers = WORKERS;
     private final ByteBuffer transmitted = ByteBuffer.allocateDirect(65536);
 
     private SwitchPipeline pipeline;
-    private ByteBuffer received;
-    private int[][] offsets;
-    private int[] lengths;
-    private long round;
+    private SyntheticJob job;
     private Blackhole sink;
     // like a transport: copy the packet out of the engine's buffer
     private final Outbox outbox = (port, buffer, offset, len) -> {
@@ -83,51 +69,12 @@ public class SwitchPipelineBenchmark {
     public void setUp(final Blackhole blackhole) {
         sink = blackhole;
         final int pool = ELEMENTS / chunkElements / 2;
-        layout = new StepLayout(ELEMENTS, chunkElements, pool);
-        steps = layout.stepsPerRound();
         final SwitchContext context = new SwitchContext().maxJobs(1).maxWorkers(workers).chunkElements(chunkElements)
             .maxPoolSize(pool).roundRing(4).conclude();
         pipeline = new SwitchPipeline(context, ex -> {
             throw new IllegalStateException(ex);
         });
-        for (int w = 0; w < workers; w++) {
-            final ByteBuffer join = Packet.allocate(JoinPacket.LENGTH);
-            new JoinPacket().wrap(join, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(1)
-                .workerId(w).workerCount(workers).elementsPerRound(ELEMENTS);
-            pipeline.onPacket(w, join, 0, JoinPacket.LENGTH, 0, outbox);
-        }
-        // every packet in one receive buffer, as a transport's batch lands (at 4-byte aligned offsets)
-        lengths = new int[steps];
-        offsets = new int[steps][workers];
-        int total = 0;
-        for (int t = 0; t < steps; t++) {
-            lengths[t] = DataPacket.length(layout.elementCount(t));
-            for (int w = 0; w < workers; w++) {
-                offsets[t][w] = total;
-                total += (lengths[t] + 7) & ~7;
-            }
-        }
-        received = Packet.allocate(total);
-        for (int t = 0; t < steps; t++) {
-            final int n = layout.elementCount(t);
-            for (int w = 0; w < workers; w++) {
-                final ByteBuffer b = received;
-                final DataPacket p = new DataPacket().wrap(b, offsets[t][w], lengths[t]).initHeader(PacketType.DATA).jobId(1)
-                    .workerId(w).chunk(layout.chunkOf(t)).elementCount(n);
-                if (layout.isValueStep(t)) {
-                    // the look-ahead exponent of chunk + pool, as a worker sends it
-                    p.flags(Flags.VALUES).exponent(layout.chunkOf(t) + layout.lookAhead() < layout.chunks() ? (byte) 0 : Packet.NO_EXPONENT);
-                    for (int i = 0; i < n; i++) {
-                        p.value(i, (i * 31 + w) & 0xFFFF);
-                    }
-                } else {
-                    p.flags(Flags.EXPONENTS).exponent(Packet.NO_EXPONENT);
-                    for (int i = 0; i < n; i++) {
-                        p.value(i, 0);
-                    }
-                }
-            }
-        }
+        job = new SyntheticJob(pipeline, 1, workers, ELEMENTS, chunkElements, pool, outbox);
     }
 
     /** A run that dropped packets or released nothing measured something else: fail it, with the switch's counters. */
@@ -141,37 +88,17 @@ public class SwitchPipelineBenchmark {
         }
     }
 
-    /** The next BATCH chunks of the round from every worker (a new round after the last): each packet aggregated, each chunk released. */
+    /** The next BATCH steps of the round from every worker (a new round after the last): each packet aggregated, each chunk released. */
     @Benchmark
     @OperationsPerInvocation(BATCH * WORKERS)
     public void aggregate() {
-        final DataPacket p = new DataPacket();
-        for (int k = 0; k < BATCH; k++) {
-            final int t = next;
-            final long seq = layout.seq((int) round, t);
-            for (int w = 0; w < workers; w++) {
-                p.wrap(received, offsets[t][w], lengths[t]).seq(seq).round((int) round).poolIndex(layout.slot(seq))
-                    .shadowSet(layout.shadowSet(seq));
-                pipeline.onPacket(w, received, offsets[t][w], lengths[t], 0, outbox);
-            }
-            if (++next == steps) {
-                next = 0;
-                round++;
-            }
-        }
+        job.steps(BATCH, 0, outbox);
     }
 
     /** The baseline: the same packets handed straight back to the outbox, as an echo would. */
     @Benchmark
     @OperationsPerInvocation(BATCH * WORKERS)
     public void copy() {
-        for (int k = 0; k < BATCH; k++) {
-            for (int w = 0; w < workers; w++) {
-                outbox.send(w, received, offsets[next][w], lengths[next]);
-            }
-            if (++next == steps) {
-                next = 0;
-            }
-        }
+        job.echo(BATCH, outbox);
     }
 }
