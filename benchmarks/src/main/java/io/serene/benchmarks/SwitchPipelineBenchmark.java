@@ -52,7 +52,6 @@ public class SwitchPipelineBenchmark {
     /** Steps an invocation takes from every worker. */
     private static final int BATCH = 32;
 
-    private final int workers = WORKERS;
     private final ByteBuffer transmitted = ByteBuffer.allocateDirect(65536);
 
     private SwitchPipeline pipeline;
@@ -69,12 +68,12 @@ public class SwitchPipelineBenchmark {
     public void setUp(final Blackhole blackhole) {
         sink = blackhole;
         final int pool = ELEMENTS / chunkElements / 2;
-        final SwitchContext context = new SwitchContext().maxJobs(1).maxWorkers(workers).chunkElements(chunkElements)
+        final SwitchContext context = new SwitchContext().maxJobs(1).maxWorkers(WORKERS).chunkElements(chunkElements)
             .maxPoolSize(pool).roundRing(4).conclude();
         pipeline = new SwitchPipeline(context, ex -> {
             throw new IllegalStateException(ex);
         });
-        job = new SyntheticJob(pipeline, 1, workers, ELEMENTS, chunkElements, pool, outbox);
+        job = new SyntheticJob(pipeline, 1, WORKERS, ELEMENTS, chunkElements, pool, outbox);
     }
 
     /** A run that dropped packets or released nothing measured something else: fail it, with the switch's counters. */
@@ -83,7 +82,7 @@ public class SwitchPipelineBenchmark {
         final long data = pipeline.counters().get(SwitchCounter.PACKETS_IN) - pipeline.counters().get(SwitchCounter.JOINS);
         final long contributions = pipeline.counters().get(SwitchCounter.CONTRIBUTIONS);
         final long releases = pipeline.counters().get(SwitchCounter.RELEASES);
-        if (contributions != data || releases * workers != contributions) {
+        if (contributions != data || releases * WORKERS != contributions) {
             throw new IllegalStateException("the pipeline did not aggregate every packet: " + pipeline.counters());
         }
     }

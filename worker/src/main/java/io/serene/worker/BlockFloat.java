@@ -21,6 +21,17 @@ public final class BlockFloat {
     public static final int MIN_EXPONENT = Packet.MIN_EXPONENT;
     public static final int MAX_EXPONENT = Packet.MAX_EXPONENT;
 
+    /** The bits of Float.MAX_VALUE: larger magnitude bits are infinity or NaN. */
+    private static final int FINITE_BITS = Float.floatToRawIntBits(Float.MAX_VALUE);
+
+    /**
+     * 1.5 x 2^52: for |v| < 2^51, (v + this) - this is v rounded to an integer, ties to even (the
+     * sum's rounding does it), bit for bit Math.rint(v), in two additions a quick JIT compiles inline
+     * (Math.rint is a call to StrictMath there). Larger magnitudes, infinities and NaN come out
+     * beyond +-2^51, infinite or NaN, which the quantizers clamp (or zero) exactly as they clamp rint's.
+     */
+    private static final double ROUNDING = 0x1.8p52;
+
     private BlockFloat() {
     }
 
@@ -49,17 +60,6 @@ public final class BlockFloat {
         }
         return exponentOfMagnitude(Float.intBitsToFloat(maxBits));
     }
-
-    /** The bits of Float.MAX_VALUE: larger magnitude bits are infinity or NaN. */
-    private static final int FINITE_BITS = Float.floatToRawIntBits(Float.MAX_VALUE);
-
-    /**
-     * 1.5 x 2^52: for |v| < 2^51, (v + this) - this is v rounded to an integer, ties to even (the
-     * sum's rounding does it), bit for bit Math.rint(v), in two additions a quick JIT compiles inline
-     * (Math.rint is a call to StrictMath there). Larger magnitudes, infinities and NaN come out
-     * beyond +-2^51, infinite or NaN, which the quantizers clamp (or zero) exactly as they clamp rint's.
-     */
-    private static final double ROUNDING = 0x1.8p52;
 
     /** Math.rint(v) wherever |v| < 2^51, and beyond the int range, infinite or NaN where rint is (see {@link #ROUNDING}). */
     static double roundHalfEven(final double v) {
