@@ -64,6 +64,11 @@ public final class Controller {
         public final String to;
         public final String reason;
         public final TableWrite write;
+        /** An auto policy's: what the model predicted of the config chosen and of the runner-up (null for a rule's decision). */
+        public GoodputModel.Estimate predicted;
+        public GoodputModel.Estimate runnerUp;
+        /** An auto decision's measured outcome: the mean round time over its first rounds (ns; 0 until measured). */
+        public volatile double measuredRoundNs;
 
         Decision(final int releasedRound, final TableWrite write, final String from, final String to, final String reason) {
             this.releasedRound = releasedRound;
@@ -99,11 +104,16 @@ public final class Controller {
     /** Whether a change could not be installed (TOO_EARLY twice): the next evaluation installs it again. */
     private boolean unsynced;
     private String unsyncedReason;
-    /** Per worker, its last {@link Policy#smoothing()} compute-time samples: slowdown(worker) uses their median. */
-    private final long[][] samples;
-    private final int[] sampled;
-    private final int[] sampledClock;
+    /** Per worker, its last compute-time samples: slowdown(worker) uses the median of the last {@link Policy#smoothing()}. */
+    private final ComputeHistory history;
     private final long[] smoothed;
+    /** An auto policy's chooser (null for a policy of rules), and the round times measured since its last change. */
+    private final AutoChooser auto;
+    private double sinceChangeNs;
+    private int sinceChangeRounds;
+    private int lastReleased = -1;
+    /** The last auto decision whose outcome is still being measured (null: none). */
+    private Decision measuring;
     /** The last round times, ns: a relative timeout ({@code timeout(30%)}) is a share of their lower quartile. */
     private final long[] roundTimes = new long[ROUND_TIME_WINDOW];
     private int roundTimesSeen;
@@ -129,9 +139,8 @@ public final class Controller {
         }
         this.streak = new int[policy.rules().size()];
         this.workerStreak = new int[policy.rules().size()][workers];
-        this.samples = new long[workers][policy.smoothing()];
-        this.sampled = new int[workers];
-        this.sampledClock = new int[workers];
+        this.auto = policy.auto() == null ? null : new AutoChooser(workers, policy.auto().floorPercent(), job);
+        this.history = new ComputeHistory(workers, auto == null ? policy.smoothing() : AutoChooser.WINDOW);
         this.smoothed = new long[workers];
     }
 
@@ -166,6 +175,10 @@ public final class Controller {
     /** Evaluates every rule on this round's telemetry and installs a change if one fired. */
     public void onRound(final Telemetry t) {
         smooth(t);
+        if (auto != null) {
+            autoRound(t);
+            return;
+        }
         final boolean retimed = retime(t.roundTimeNs);
         String reason = null;
         for (int i = 0; i < rules.size(); i++) {
@@ -199,6 +212,41 @@ public final class Controller {
             reason = "typical round time " + round2(typicalRoundNs / 1e6) + " ms (the lower quartile of the last "
                 + Math.min(roundTimesSeen, ROUND_TIME_WINDOW) + ")";
         }
+        install(t, reason, null);
+    }
+
+    /**
+     * An auto policy's evaluation: measures the round times since the last change (and the last
+     * decision's outcome), then lets the chooser replay the window of compute times.
+     */
+    private void autoRound(final Telemetry t) {
+        final int advanced = lastReleased < 0 ? 0 : t.releasedRound - lastReleased;
+        lastReleased = t.releasedRound;
+        if (t.roundTimeNs > 0 && advanced > 0) {
+            sinceChangeNs += (double) t.roundTimeNs * advanced;
+            sinceChangeRounds += advanced;
+        }
+        final double measured = sinceChangeRounds >= AutoChooser.HOLD ? sinceChangeNs / sinceChangeRounds : 0;
+        if (measuring != null && sinceChangeRounds >= AutoChooser.WINDOW / 2) {
+            measuring.measuredRoundNs = measured;
+            measuring = null;
+        }
+        final long[][] times = history.window(AutoChooser.WINDOW);
+        if (times == null || measuring != null && !unsynced) {
+            // the next change waits for the last one's outcome: the round times it is calibrated on
+            return;
+        }
+        final AutoChooser.Choice choice = auto.evaluate(times, installed[0], measured);
+        if (choice != null) {
+            base[0] = choice.chosen().config();
+        }
+        if (choice != null || unsynced) {
+            install(t, choice == null ? unsyncedReason : choice.reason(), choice);
+        }
+    }
+
+    /** Installs every group's effective config that differs from the one on the switch, from the earliest round allowed. */
+    private void install(final Telemetry t, final String reason, final AutoChooser.Choice choice) {
         int first = -1;
         unsynced = false;
         for (int g = 0; g < base.length; g++) {
@@ -218,7 +266,15 @@ public final class Controller {
             }
             if (status == Status.OK) {
                 final String prefix = g == 0 ? "" : policy.groupName(g) + ": ";
-                decisions.add(new Decision(t.releasedRound, write, prefix + installed[g], prefix + effective, reason));
+                final Decision d = new Decision(t.releasedRound, write, prefix + installed[g], prefix + effective, reason);
+                if (choice != null) {
+                    d.predicted = choice.chosen();
+                    d.runnerUp = choice.runnerUp();
+                    measuring = d;
+                    sinceChangeNs = 0;
+                    sinceChangeRounds = 0;
+                }
+                decisions.add(d);
                 installed[g] = effective;
             } else if (status == Status.TOO_EARLY) {
                 unsynced = true;
@@ -233,21 +289,9 @@ public final class Controller {
      * a streak (lag reads the raw values: a transient straggler is one sample long).
      */
     private void smooth(final Telemetry t) {
-        final int n = Math.min(workers, t.iterationNs.length);
-        for (int w = 0; w < n; w++) {
-            // one sample per round the worker contributed to: while R waits, its last time repeats
-            final int clock = w < t.clocks.length ? t.clocks[w] : -1;
-            if (sampled[w] > 0 && clock == sampledClock[w]) {
-                continue;
-            }
-            sampledClock[w] = clock;
-            final int window = samples[w].length;
-            samples[w][sampled[w] % window] = t.iterationNs[w];
-            sampled[w]++;
-            final int count = Math.min(sampled[w], window);
-            final long[] recent = Arrays.copyOf(samples[w], count);
-            Arrays.sort(recent);
-            smoothed[w] = recent[count / 2];
+        history.record(t.clocks, t.iterationNs);
+        for (int w = 0; w < workers; w++) {
+            smoothed[w] = history.median(w, policy.smoothing());
         }
     }
 

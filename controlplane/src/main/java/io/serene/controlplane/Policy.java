@@ -247,19 +247,47 @@ public final class Policy {
         }
     }
 
+    /**
+     * {@code auto [floor P%]}: the controller picks the config from a model of the job (AutoChooser)
+     * instead of rules, keeping at least P% of the workers' samples in each round.
+     */
+    public record Auto(int floorPercent) {
+        /** The share of the samples {@code auto} keeps unless the policy says {@code floor P%}. */
+        public static final int DEFAULT_FLOOR_PERCENT = 75;
+
+        public Auto {
+            if (floorPercent < 1 || floorPercent > 100) {
+                throw new IllegalArgumentException("auto's floor must be 1% to 100% of the samples, was " + floorPercent + "%");
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "auto" + (floorPercent == DEFAULT_FLOOR_PERCENT ? "" : " floor " + floorPercent + "%");
+        }
+    }
+
+    /** The name {@code --policy} and experiment files give the built-in {@code auto} policy. */
+    public static final String AUTO = "auto";
+
     private final String name;
     private final SyncConfig start;
     private final List<Group> groups;
     private final Map<Integer, SyncConfig> groupStarts;
     private final List<Rule> rules;
     private final int smoothing;
+    private final Auto auto;
 
     Policy(final String name, final SyncConfig start, final List<Rule> rules) {
-        this(name, start, List.of(), Map.of(), rules, DEFAULT_SMOOTHING);
+        this(name, start, List.of(), Map.of(), rules, DEFAULT_SMOOTHING, null);
     }
 
     Policy(final String name, final SyncConfig start, final List<Group> groups, final Map<Integer, SyncConfig> groupStarts,
-           final List<Rule> rules, final int smoothing) {
+           final List<Rule> rules, final int smoothing, final Auto auto) {
+        if (auto != null && (!rules.isEmpty() || !groups.isEmpty())) {
+            throw new IllegalArgumentException("an auto policy chooses the config itself: it has no groups and no when rules");
+        }
+        this.auto = auto;
         this.name = name;
         this.start = start;
         this.groups = List.copyOf(groups);
@@ -352,16 +380,26 @@ public final class Policy {
         return smoothing;
     }
 
+    /** The {@code auto} statement: the controller chooses the config from a model of the job; null for a policy of rules. */
+    public Auto auto() {
+        return auto;
+    }
+
+    /** The built-in {@code auto} policy: {@code policy auto}, {@code auto}, starting with BSP. */
+    public static Policy auto(final int floorPercent) {
+        return new Policy(AUTO, SyncConfig.bsp(), List.of(), Map.of(), List.of(), DEFAULT_SMOOTHING, new Auto(floorPercent));
+    }
+
     @Override
     public boolean equals(final Object o) {
         return o instanceof Policy && ((Policy) o).name.equals(name) && ((Policy) o).start.equals(start)
             && ((Policy) o).groups.equals(groups) && ((Policy) o).groupStarts.equals(groupStarts)
-            && ((Policy) o).rules.equals(rules) && ((Policy) o).smoothing == smoothing;
+            && ((Policy) o).rules.equals(rules) && ((Policy) o).smoothing == smoothing && Objects.equals(((Policy) o).auto, auto);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, start, groups, groupStarts, rules, smoothing);
+        return Objects.hash(name, start, groups, groupStarts, rules, smoothing, auto);
     }
 
     @Override
@@ -372,6 +410,9 @@ public final class Policy {
         new TreeMap<>(groupStarts).forEach((g, c) -> sb.append("\nstart ").append(groupName(g)).append(": ").append(c));
         if (smoothing != DEFAULT_SMOOTHING) {
             sb.append("\nsmooth ").append(smoothing);
+        }
+        if (auto != null) {
+            sb.append('\n').append(auto);
         }
         rules.forEach(r -> sb.append('\n').append(r));
         return sb.toString();

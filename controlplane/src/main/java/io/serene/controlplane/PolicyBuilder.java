@@ -17,6 +17,7 @@ public final class PolicyBuilder {
     private final Map<Integer, SyncConfig> groupStarts = new HashMap<>();
     private final List<Policy.Rule> rules = new ArrayList<>();
     private int smoothing = Policy.DEFAULT_SMOOTHING;
+    private Policy.Auto auto;
 
     private PolicyBuilder(final String name) {
         this.name = name;
@@ -67,6 +68,12 @@ public final class PolicyBuilder {
         return this;
     }
 
+    /** The controller chooses the config itself, keeping at least {@code floorPercent}% of the samples ({@code auto floor P%}). */
+    public PolicyBuilder auto(final int floorPercent) {
+        this.auto = new Policy.Auto(floorPercent);
+        return this;
+    }
+
     /** Begins a rule: {@code when(LAG, GE, 2).forRounds(3).then(ssp(4))}. */
     public RuleBuilder when(final Policy.Metric metric, final Policy.Comparator comparator, final double threshold) {
         return new RuleBuilder(metric, comparator, threshold);
@@ -78,7 +85,7 @@ public final class PolicyBuilder {
     }
 
     public Policy build() {
-        return new Policy(name, start, groups, groupStarts, rules, smoothing);
+        return new Policy(name, start, groups, groupStarts, rules, smoothing, auto);
     }
 
     /** One rule under construction. */

@@ -19,6 +19,7 @@ import java.util.Set;
  *   group GROUP = WORKER (, WORKER)*
  *   start [GROUP:] CONFIG
  *   smooth N
+ *   auto [floor P%]                                       (the controller chooses the config: no groups, no rules)
  *   when METRIC CMP NUMBER [for N rounds] [in [GROUP:] CONFIG] then ACTION
  *   when failed(worker) [for N rounds] then ACTION           (failed(worker) == 1)
  *
@@ -52,7 +53,7 @@ public final class PolicyParser {
     }
 
     private static final Set<String> RESERVED = Set.of("policy", "group", "start", "when", "then", "in",
-        "for", "smooth", "bsp", "asp", "ssp", "psp", "wbsp", "busy", "sample", "fastest", "quorum", "timeout", "fold", "drop", "exclude",
+        "for", "smooth", "auto", "floor", "bsp", "asp", "ssp", "psp", "wbsp", "busy", "sample", "fastest", "quorum", "timeout", "fold", "drop", "exclude",
         "include", Policy.DEFAULT_GROUP);
 
     private final String source;
@@ -60,6 +61,7 @@ public final class PolicyParser {
     private List<Token> tokens;
     private int pos;
     private int line;
+    private int autoLine;
 
     private PolicyParser(final String source) {
         this.source = source;
@@ -69,12 +71,23 @@ public final class PolicyParser {
         return new PolicyParser(source).policy();
     }
 
+    /**
+     * The built-in policy a {@code --policy} value or an experiment names ({@value Policy#AUTO}: the
+     * {@code auto} policy with its default floor), or null if the text names none (a sync config).
+     */
+    public static Policy builtIn(final String text) {
+        return text != null && text.trim().equals(Policy.AUTO) ? Policy.auto(Policy.Auto.DEFAULT_FLOOR_PERCENT) : null;
+    }
+
     private Policy policy() {
         String name = null;
         SyncConfig start = null;
         final Map<Integer, SyncConfig> groupStarts = new HashMap<>();
         final List<Policy.Rule> rules = new ArrayList<>();
         int smoothing = 0;
+        Policy.Auto auto = null;
+        Token autoToken = null;
+        Token ruleToken = null;
         final String[] lines = source.split("\n", -1);
         for (int i = 0; i < lines.length; i++) {
             line = i + 1;
@@ -115,18 +128,50 @@ public final class PolicyParser {
                     }
                     smoothing = smoothing();
                     break;
+                case "auto":
+                    if (auto != null) {
+                        throw error(first, "the policy already says auto");
+                    }
+                    autoToken = first;
+                    auto = auto();
+                    break;
                 case "when":
+                    ruleToken = ruleToken == null ? first : ruleToken;
                     rules.add(rule());
                     break;
                 default:
-                    throw error(first, "expected 'policy', 'group', 'start', 'smooth' or 'when', found " + first.describe());
+                    throw error(first, "expected 'policy', 'group', 'start', 'smooth', 'auto' or 'when', found " + first.describe());
             }
             if (peek().kind != Kind.END) {
                 throw error(peek(), "unexpected " + peek().describe() + " after the statement");
             }
         }
+        if (auto != null && (ruleToken != null || !groups.isEmpty())) {
+            line = autoLine;
+            throw error(autoToken, "an auto policy chooses the config itself: remove its "
+                + (ruleToken != null ? "when rules" : "groups") + " or the auto line");
+        }
         return new Policy(name == null ? "unnamed" : name, start == null ? SyncConfig.bsp() : start,
-            new ArrayList<>(groups.values()), groupStarts, rules, smoothing == 0 ? Policy.DEFAULT_SMOOTHING : smoothing);
+            new ArrayList<>(groups.values()), groupStarts, rules, smoothing == 0 ? Policy.DEFAULT_SMOOTHING : smoothing, auto);
+    }
+
+    /** {@code auto [floor P%]}: the floor is the share of the workers' samples every round keeps. */
+    private Policy.Auto auto() {
+        autoLine = line;
+        if (peek().kind == Kind.END) {
+            return new Policy.Auto(Policy.Auto.DEFAULT_FLOOR_PERCENT);
+        }
+        final Token floor = next();
+        if (!floor.text.equals("floor")) {
+            throw error(floor, "expected 'floor P%' or the end of the line after auto, found " + floor.describe());
+        }
+        final Token n = next();
+        final int percent = n.kind == Kind.NUMBER && n.text.matches("[0-9]{1,3}") ? Integer.parseInt(n.text) : 0;
+        if (percent < 1 || percent > 100 || !peek().text.equals("%")) {
+            throw error(n, "expected the share of the samples every round keeps, 1% to 100%, found " + n.describe());
+        }
+        next();
+        return new Policy.Auto(percent);
     }
 
     /** {@code smooth N}: slowdown(worker) reads the median of each worker's last N compute times. */

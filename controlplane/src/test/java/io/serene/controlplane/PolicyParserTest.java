@@ -57,7 +57,7 @@ class PolicyParserTest {
         expectError("when slowdown(worker) > 3 then bsp", 1, 32, "a per-worker condition needs exclude(worker)");
         expectError("when lag >= 2 then bsp extra", 1, 24, "unexpected 'extra' after the statement");
         expectError("start bsp + ssp(2)", 1, 13, "at most one of bsp, asp, ssp");
-        expectError("begin bsp", 1, 1, "expected 'policy', 'group', 'start', 'smooth' or 'when', found 'begin'");
+        expectError("begin bsp", 1, 1, "expected 'policy', 'group', 'start', 'smooth', 'auto' or 'when', found 'begin'");
         expectError("when lag => 2 then bsp", 1, 10, "expected a comparison (>=, <=, >, <, ==) after 'lag', found '='");
         expectError("when lag >= 2 then bsp ; x", 1, 24, "unexpected character ';'");
         expectError("start timeout(0)", 1, 15, "expected milliseconds > 0");
@@ -204,5 +204,22 @@ class PolicyParserTest {
         assertThat(p.rules().get(0).action.config).isEqualTo(SyncConfig.ssp(3).withSample(2));
         assertThat(p.rules().get(1).action.config).isEqualTo(SyncConfig.ssp(1).withSample(3));
         assertThatThrownBy(() -> PolicyParser.parse("start psp(0)")).hasMessageContaining("expected a whole number >= 1 in psp(...)");
+    }
+
+    @Test
+    void autoParsesWithItsFloorAndRefusesRulesAndGroups() {
+        final Policy p = PolicyParser.parse("policy mine\nstart bsp\nauto floor 80%");
+        assertThat(p.auto()).isEqualTo(new Policy.Auto(80));
+        assertThat(PolicyParser.parse(p.toString())).isEqualTo(p);
+        assertThat(PolicyParser.parse("auto").auto().floorPercent()).isEqualTo(Policy.Auto.DEFAULT_FLOOR_PERCENT);
+        assertThat(PolicyParser.builtIn(" auto ")).isEqualTo(Policy.auto(Policy.Auto.DEFAULT_FLOOR_PERCENT));
+        assertThat(PolicyParser.builtIn("bsp")).isNull();
+        assertThat(PolicyBuilder.policy("mine").auto(80).build()).isEqualTo(p);
+        expectError("auto\nwhen lag >= 2 then ssp(2)", 1, 1, "an auto policy chooses the config itself: remove its when rules");
+        expectError("group slow = 1\nauto", 2, 1, "remove its groups");
+        expectError("auto floor 0%", 1, 12, "expected the share of the samples every round keeps, 1% to 100%");
+        expectError("auto floor 75", 1, 12, "1% to 100%");
+        expectError("auto sometimes", 1, 6, "expected 'floor P%'");
+        expectError("auto\nauto", 2, 1, "already says auto");
     }
 }

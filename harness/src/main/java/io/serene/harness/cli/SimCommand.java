@@ -1,5 +1,7 @@
 package io.serene.harness.cli;
 
+import io.serene.controlplane.Policy;
+import io.serene.controlplane.PolicyParser;
 import io.serene.harness.sim.Scenario;
 import io.serene.harness.sim.ScenarioResult;
 import io.serene.harness.sim.ScenarioRunner;
@@ -33,7 +35,8 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--rounds", defaultValue = "100", description = "Rounds. Default: ${DEFAULT-VALUE}.")
     int rounds;
 
-    @Option(names = "--policy", defaultValue = "bsp", description = "Sync config or schedule (see above). Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--policy", defaultValue = "bsp", description = "Sync config or schedule (see above), or auto (the "
+        + "controller chooses the config: docs/policy.md). Default: ${DEFAULT-VALUE}.")
     String policy;
 
     @Option(names = "--policy-file", description = "A policy (docs/policy.md) whose controller changes the config while the job runs; replaces --policy.")
@@ -59,9 +62,14 @@ public final class SimCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        final Scenario scenario = new Scenario().workers(workers).rounds(rounds).schedule(SyncSchedule.parse(policy))
+        final Policy builtIn = PolicyParser.builtIn(policy);
+        final Scenario scenario = new Scenario().workers(workers).rounds(rounds)
+            .schedule(SyncSchedule.parse(builtIn == null ? policy : "bsp"))
             .stragglers(stragglers).seed(seed).elements(elements).computeNs((long) (computeMs * 1e6))
             .faults(loss, 0, 0);
+        if (builtIn != null) {
+            scenario.policy(builtIn);
+        }
         if (policyFile != null) {
             scenario.policy(PolicyCommand.load(policyFile));
             policy = policyFile.toString();

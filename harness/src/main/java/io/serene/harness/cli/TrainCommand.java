@@ -1,5 +1,7 @@
 package io.serene.harness.cli;
 
+import io.serene.controlplane.Policy;
+import io.serene.controlplane.PolicyParser;
 import io.serene.harness.launch.RunSettings;
 import io.serene.harness.launch.RunSummary;
 import io.serene.harness.launch.TrainRun;
@@ -35,7 +37,8 @@ public final class TrainCommand implements Callable<Integer> {
     int workers;
 
     @Option(names = "--policy", defaultValue = TrainDefaults.POLICY, description = "Sync config or schedule (docs/sync.md): bsp, ssp:3, asp, "
-        + "fastest:3, quorum:3, timeout:50, exclude:2+fold, 'bsp@0,ssp:3@100'. Default: ${DEFAULT-VALUE}.")
+        + "fastest:3, quorum:3, timeout:50, exclude:2+fold, 'bsp@0,ssp:3@100'; or auto: the controller chooses the config from what it measures "
+        + "(docs/policy.md). Default: ${DEFAULT-VALUE}.")
     String policy;
 
     @Option(names = "--policy-file", description = "A policy (docs/policy.md) whose controller switches the config while training "
@@ -96,6 +99,8 @@ public final class TrainCommand implements Callable<Integer> {
             .silenceRounds(monitorOptions.silenceRounds).faults(faults).shm(RunSettings.shmLink("--link", link));
         if (policyFile != null) {
             builder.policy(PolicyCommand.load(policyFile), policyFile.getFileName().toString());
+        } else if (PolicyParser.builtIn(policy) != null) {
+            builder.policy(PolicyParser.builtIn(policy), Policy.AUTO);
         } else {
             builder.sync(policy);
         }

@@ -1,0 +1,195 @@
+package io.serene.controlplane;
+
+import io.serene.protocol.sync.LateMode;
+import io.serene.protocol.sync.SyncConfig;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The {@code auto} policy's choice (docs/policy.md, "auto"): every round, the last rounds of
+ * measured compute times ({@link #WINDOW}) are replayed ({@link GoodputModel}) through each
+ * candidate config, and the one with the most goodput among those that keep at least the
+ * floor's share of the samples is chosen once it beats the installed config's predicted goodput by
+ * {@value #MARGIN_PERCENT}% for {@value #HOLD} evaluations in a row; a config that keeps more of
+ * the samples than the installed one takes over (for as many evaluations) as soon as it promises
+ * at least its goodput. Between the two is the hysteresis band: stationary noise moves neither way.
+ * Nothing in it is set per scenario: candidates, timeouts and the overhead come from the
+ * measurements.
+ *
+ * <p>Candidates for a job of W workers keeping at least F of them (the floor): BSP; BSP excluding
+ * the k slowest (by median compute time) with their late gradients dropped, W - k >= F, where those
+ * k finished after all the others in most rounds; fastest-k
+ * with drop, k >= F; BSP with a timeout at the 50th, 75th and 90th percentile of how long after a
+ * round's first worker the others finished, with drop; SSP with bounds 1 and 2; PSP waiting for a
+ * sample of half the workers.
+ */
+final class AutoChooser {
+    /**
+     * Rounds of compute times an evaluation reads: candidates are drawn from the older half (which
+     * workers are slowest, where the timeouts go) and replayed on the newer half, so a config is not
+     * judged on the very rounds it was fitted to (a worker unlucky in a window of per-round jitter
+     * is not a persistent straggler).
+     */
+    static final int WINDOW = 32;
+    /** How much more goodput a candidate must promise than the installed config, in percent. */
+    static final int MARGIN_PERCENT = 10;
+    /**
+     * Evaluations in a row a better candidate must win before it is installed: as many as the rounds
+     * it is replayed on, so the last win is on rounds the first one had not seen.
+     */
+    static final int HOLD = WINDOW / 2;
+    /** The arrival quantiles timeouts are set at. */
+    private static final double[] TIMEOUT_QUANTILES = {0.5, 0.75, 0.9};
+    private static final long TENTH_MS = 100_000;
+
+    /** What an evaluation decided: the config to install, the estimates behind it, in words. */
+    record Choice(GoodputModel.Estimate chosen, GoodputModel.Estimate runnerUp, GoodputModel.Estimate installed, String reason) {
+    }
+
+    private final int workers;
+    private final int floorWorkers;
+    private final long seed;
+    private int streak;
+    /** The per-round overhead last calibrated (ns): the measured round time beyond the replayed compute. */
+    private double overheadNs;
+
+    /** A chooser for a job of {@code workers} workers that keeps at least {@code floorPercent}% of their samples. */
+    AutoChooser(final int workers, final int floorPercent, final long seed) {
+        this.workers = workers;
+        this.floorWorkers = Math.max(1, (int) Math.ceil(workers * floorPercent / 100.0 - 1e-9));
+        this.seed = seed;
+    }
+
+    double overheadNs() {
+        return overheadNs;
+    }
+
+    /**
+     * Evaluates once: {@code times} the window of compute times ({@link ComputeHistory#window}),
+     * {@code measuredRoundNs} the mean round time measured since {@code installed} took over (0: not
+     * enough rounds yet, the last calibration stands). Returns a choice to install, or null.
+     */
+    Choice evaluate(final long[][] window, final SyncConfig installed, final double measuredRoundNs) {
+        final long[][] fit = Arrays.copyOfRange(window, 0, window.length / 2);
+        final long[][] times = Arrays.copyOfRange(window, window.length / 2, window.length);
+        if (measuredRoundNs > 0) {
+            overheadNs = Math.max(0, measuredRoundNs - GoodputModel.replay(installed, times, 0, workers, seed).roundNs());
+        }
+        final GoodputModel.Estimate now = GoodputModel.replay(installed, times, overheadNs, workers, seed);
+        final List<GoodputModel.Estimate> ranked = new ArrayList<>();
+        for (final SyncConfig c : candidates(fit)) {
+            final GoodputModel.Estimate e = GoodputModel.replay(c, times, overheadNs, workers, seed);
+            if (c.equals(SyncConfig.bsp()) || e.share() * workers >= floorWorkers - 1e-9) {
+                ranked.add(e);
+            }
+        }
+        ranked.sort(Comparator.comparingDouble(GoodputModel.Estimate::goodput).reversed());
+        final boolean belowFloor = !installed.equals(SyncConfig.bsp()) && now.share() * workers < floorWorkers - 1e-9;
+        // toward fewer samples or more staleness only for a margin of goodput; back toward more samples
+        // as soon as that costs none (the band between is the hysteresis)
+        // configs within the margin of the best are as good as it: of those, the one keeping the most
+        // samples (then the first candidate: the fewest workers singled out)
+        final double band = ranked.get(0).goodput() / (1 + MARGIN_PERCENT / 100.0);
+        final GoodputModel.Estimate best = ranked.stream().filter(e -> e.goodput() >= band)
+            .max(Comparator.comparingDouble(GoodputModel.Estimate::share)).orElseThrow();
+        GoodputModel.Estimate target = ranked.get(0).goodput() > now.goodput() * (1 + MARGIN_PERCENT / 100.0) || belowFloor ? best : null;
+        if (target == null) {
+            target = ranked.stream().filter(e -> e.share() > now.share() + 1e-9 && e.goodput() >= now.goodput()).findFirst().orElse(null);
+        }
+        if (target == null || target.config().equals(installed)) {
+            streak = 0;
+            return null;
+        }
+        if (!belowFloor && ++streak < HOLD) {
+            return null;
+        }
+        streak = 0;
+        final GoodputModel.Estimate chosen = target;
+        final GoodputModel.Estimate runnerUp = ranked.stream().filter(e -> !e.config().equals(chosen.config())).findFirst().orElse(null);
+        final String why = belowFloor
+            ? String.format(Locale.ROOT, "auto: %s keeps %.0f%% of the samples, under the floor; %s", installed, 100 * now.share(), chosen)
+            : String.format(Locale.ROOT, "auto: %s, %.2fx the goodput of %s (%.2f ms/round, %.0f%%) for %d rounds; runner-up %s",
+                chosen, chosen.goodput() / now.goodput(), installed, now.roundNs() / 1e6, 100 * now.share(), HOLD, runnerUp);
+        return new Choice(chosen, runnerUp, now, why);
+    }
+
+    /**
+     * Whether {@code set} is what holds the others up: in more than half of the rounds each of its
+     * workers finished after every other worker (a persistent straggler, or a slow class; a worker
+     * merely unlucky under per-round jitter is the slowest in a fair share of the rounds only).
+     */
+    private boolean slowestInMostRounds(final long[][] times, final BitSet set) {
+        int rounds = 0;
+        for (final long[] round : times) {
+            long slowestOther = Long.MIN_VALUE;
+            long fastestIn = Long.MAX_VALUE;
+            for (int w = 0; w < workers; w++) {
+                if (set.get(w)) {
+                    fastestIn = Math.min(fastestIn, round[w]);
+                } else {
+                    slowestOther = Math.max(slowestOther, round[w]);
+                }
+            }
+            rounds += fastestIn > slowestOther ? 1 : 0;
+        }
+        return 2 * rounds > times.length;
+    }
+
+    /** The candidate configs fitted to these rounds (see the class comment). */
+    List<SyncConfig> candidates(final long[][] times) {
+        final List<SyncConfig> out = new ArrayList<>();
+        out.add(SyncConfig.bsp());
+        final Integer[] slowestFirst = new Integer[workers];
+        final long[] medians = new long[workers];
+        for (int w = 0; w < workers; w++) {
+            slowestFirst[w] = w;
+            final long[] column = new long[times.length];
+            for (int r = 0; r < times.length; r++) {
+                column[r] = times[r][w];
+            }
+            Arrays.sort(column);
+            medians[w] = column[column.length / 2];
+        }
+        Arrays.sort(slowestFirst, (a, b) -> Long.compare(medians[b], medians[a]));
+        final BitSet excluded = new BitSet();
+        for (int k = 1; workers - k >= floorWorkers; k++) {
+            excluded.set(slowestFirst[k - 1]);
+            if (slowestInMostRounds(times, excluded)) {
+                out.add(SyncConfig.bsp().excluding(excluded).withLateMode(LateMode.DROP));
+            }
+        }
+        for (int k = floorWorkers; k < workers; k++) {
+            out.add(SyncConfig.fastest(k).withLateMode(LateMode.DROP));
+        }
+        final double[] gaps = new double[times.length * (workers - 1)];
+        int n = 0;
+        for (final long[] round : times) {
+            final long first = Arrays.stream(round).min().orElse(0);
+            boolean skipped = false;
+            for (final long t : round) {
+                if (t == first && !skipped) {
+                    skipped = true;
+                } else {
+                    gaps[n++] = t - first;
+                }
+            }
+        }
+        Arrays.sort(gaps);
+        for (final double q : TIMEOUT_QUANTILES) {
+            final long tenths = Math.max(1, (long) Math.ceil(gaps[(int) Math.min(n - 1, Math.floor(q * n))] / TENTH_MS));
+            final SyncConfig timed = SyncConfig.bsp().withTimeoutNs(tenths * TENTH_MS).withLateMode(LateMode.DROP);
+            if (!out.contains(timed)) {
+                out.add(timed);
+            }
+        }
+        out.add(SyncConfig.ssp(1));
+        out.add(SyncConfig.ssp(2));
+        out.add(SyncConfig.bsp().withSample((workers + 1) / 2));
+        return out;
+    }
+}

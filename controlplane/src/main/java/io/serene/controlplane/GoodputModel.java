@@ -1,0 +1,111 @@
+package io.serene.controlplane;
+
+import io.serene.protocol.sync.LateMode;
+import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.sync.SyncRules;
+
+import java.util.Arrays;
+import java.util.BitSet;
+
+/**
+ * What a sync config would make of compute times already measured: the {@code auto} policy's
+ * estimator ({@link AutoChooser}). A worker's compute time does not depend on the barrier, so the
+ * last rounds' times, per worker, can be replayed through any config: each worker computes round r
+ * once the bound lets it start ({@link SyncRules#gateRound}) and its previous contribution is out,
+ * and its contribution arrives a per-round overhead (communication and the loop's own work,
+ * calibrated from the measured round times) later; a round is released as the switch releases a
+ * chunk ({@code ReleaseRule}): once every worker it waits for (the required set, or PSP's seeded
+ * sample of it) and at least its quorum have arrived, or its timeout after the first arrival, and
+ * never before the round before it. A contribution that arrives after its round's release is late:
+ * dropped, or folded into a later round (counted, one round staler); a worker that gets to a round
+ * already released skips it, as the training loop does, and computes the first one still open.
+ *
+ * <p>Progress per second (goodput, as in Pollux, OSDI 2021: statistical efficiency times
+ * throughput) is the gradient samples a round puts to use, each weighed as the staleness-aware step
+ * weighs it ({@code 1 / (1 + staleness)}, StaleScale.INVERSE), over all the workers' samples, divided
+ * by the round time. The model assumes a sample's worth is linear in that weight: it does not know
+ * the gradient noise scale, so it treats a round with three quarters of the samples as three
+ * quarters of a round. WBSP's extra gradients are not modelled (their worth depends on that scale).
+ */
+public final class GoodputModel {
+    private GoodputModel() {
+    }
+
+    /**
+     * A config's predicted behaviour over the replayed rounds: the time per round (ns), the share of
+     * the workers' contributions a round counts, their mean staleness, and the goodput (weighted share
+     * per second).
+     */
+    public record Estimate(SyncConfig config, double roundNs, double share, double staleness, double goodput) {
+        /** For decisions and reports: {@code ssp:2: 12.3 ms/round, 100% of samples, staleness 0.41}. */
+        @Override
+        public String toString() {
+            return String.format(java.util.Locale.ROOT, "%s: %.2f ms/round, %.0f%% of samples, staleness %.2f", config, roundNs / 1e6,
+                100 * share, staleness);
+        }
+    }
+
+    /**
+     * Replays {@code times[r][w]} (round r of the window, oldest first; worker w's compute time, ns)
+     * through {@code config} for a job of {@code workers} workers, each round costing
+     * {@code overheadNs} besides compute; {@code seed} draws PSP's samples.
+     */
+    public static Estimate replay(final SyncConfig config, final long[][] times, final double overheadNs, final int workers,
+                                  final long seed) {
+        final SyncConfig.Resolved rule = config.resolve(workers);
+        final int rounds = times.length;
+        if (rounds == 0) {
+            throw new IllegalArgumentException("no rounds to replay");
+        }
+        final double[] release = new double[rounds];
+        // when each worker starts the next round it computes (it skips rounds released before then)
+        final double[] start = new double[workers];
+        final double[] arrival = new double[workers];
+        final double[] sorted = new double[workers];
+        double counted = 0;
+        double weight = 0;
+        double stale = 0;
+        for (int r = 0; r < rounds; r++) {
+            for (int w = 0; w < workers; w++) {
+                arrival[w] = start[w] + times[r][w] + overheadNs;
+                sorted[w] = arrival[w];
+            }
+            Arrays.sort(sorted);
+            final BitSet waited = rule.requiredFor(seed, r);
+            double required = 0;
+            for (int w = waited.nextSetBit(0); w >= 0 && w < workers; w = waited.nextSetBit(w + 1)) {
+                required = Math.max(required, arrival[w]);
+            }
+            final double quorum = sorted[Math.min(workers, Math.max(1, rule.quorum)) - 1];
+            double at = Math.max(required, quorum);
+            if (rule.timeoutNs != SyncConfig.NO_TIMEOUT) {
+                at = Math.min(at, sorted[0] + rule.timeoutNs);
+            }
+            release[r] = r == 0 ? at : Math.max(at, release[r - 1]);
+            // w may start round r + 1 once its contribution is out and the bound clears it
+            final long gate = SyncRules.gateRound(r + 1, rule.bound);
+            for (int w = 0; w < workers; w++) {
+                if (start[w] >= release[r]) {
+                    // released before w got to it: w skips it (TrainingLoop), contributing nothing
+                    continue;
+                }
+                // the rounds before r not released when w started it: its gradient's staleness
+                int s = 0;
+                for (int j = r - 1; j >= 0 && release[j] > start[w]; j--) {
+                    s++;
+                }
+                final boolean late = arrival[w] > release[r];
+                if (!late || rule.lateMode != LateMode.DROP) {
+                    final int staleness = late ? s + 1 : s;
+                    counted++;
+                    weight += 1.0 / (1 + staleness);
+                    stale += staleness;
+                }
+                start[w] = gate >= 0 && gate <= r ? Math.max(arrival[w], release[(int) gate]) : arrival[w];
+            }
+        }
+        final double roundNs = release[rounds - 1] / rounds;
+        final double all = (double) rounds * workers;
+        return new Estimate(config, roundNs, counted / all, counted == 0 ? 0 : stale / counted, weight / all / (roundNs / 1e9));
+    }
+}

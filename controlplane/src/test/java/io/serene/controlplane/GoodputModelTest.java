@@ -1,0 +1,91 @@
+package io.serene.controlplane;
+
+import io.serene.protocol.sync.LateMode;
+import io.serene.protocol.sync.SyncConfig;
+import org.junit.jupiter.api.Test;
+
+import java.util.BitSet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+/** The replay against arrival sets worked out by hand (times in ms; the model's in ns). */
+class GoodputModelTest {
+    private static final long MS = 1_000_000L;
+
+    private static long[][] rounds(final int n, final long... ms) {
+        final long[][] times = new long[n][ms.length];
+        for (int r = 0; r < n; r++) {
+            for (int w = 0; w < ms.length; w++) {
+                times[r][w] = ms[w] * MS;
+            }
+        }
+        return times;
+    }
+
+    @Test
+    void bspWaitsForTheSlowestEveryRoundPlusTheOverhead() {
+        final GoodputModel.Estimate e = GoodputModel.replay(SyncConfig.bsp(), rounds(2, 10, 20), 2 * MS, 2, 1);
+        // round 0 released at 22, round 1 at 22 + 22
+        assertThat(e.roundNs()).isEqualTo(22.0 * MS);
+        assertThat(e.share()).isEqualTo(1.0);
+        assertThat(e.staleness()).isZero();
+        assertThat(e.goodput()).isCloseTo(1 / 0.022, within(1e-9));
+    }
+
+    @Test
+    void anExcludedWorkerIsWaitedForByNobodyAndItsLateGradientsAreDropped() {
+        final BitSet one = new BitSet();
+        one.set(1);
+        final SyncConfig excluding = SyncConfig.bsp().excluding(one).withLateMode(LateMode.DROP);
+        final GoodputModel.Estimate e = GoodputModel.replay(excluding, rounds(2, 10, 20), 0, 2, 1);
+        // worker 0 alone: released at 10 and 20; worker 1 arrives at 20, late
+        assertThat(e.roundNs()).isEqualTo(10.0 * MS);
+        assertThat(e.share()).isEqualTo(0.5);
+        // worker 1 gets to round 1 at 20, when it is released: it skips it
+        // folded instead, its round-0 gradient counts, one round staler
+        final GoodputModel.Estimate folded = GoodputModel.replay(SyncConfig.bsp().excluding(one), rounds(2, 10, 20), 0, 2, 1);
+        assertThat(folded.share()).isEqualTo(0.75);
+        assertThat(folded.staleness()).isCloseTo(1 / 3.0, within(1e-12));
+    }
+
+    @Test
+    void aTimeoutReleasesThatLongAfterTheFirstArrival() {
+        final SyncConfig timed = SyncConfig.bsp().withTimeoutNs(5 * MS).withLateMode(LateMode.DROP);
+        final GoodputModel.Estimate e = GoodputModel.replay(timed, rounds(1, 10, 30), 0, 2, 1);
+        assertThat(e.roundNs()).isEqualTo(15.0 * MS);
+        assertThat(e.share()).isEqualTo(0.5);
+    }
+
+    @Test
+    void fastestKReleasesAtTheKthArrival() {
+        final GoodputModel.Estimate e = GoodputModel.replay(SyncConfig.fastest(2).withLateMode(LateMode.DROP),
+            rounds(1, 10, 30, 20), 0, 3, 1);
+        assertThat(e.roundNs()).isEqualTo(20.0 * MS);
+        assertThat(e.share()).isCloseTo(2 / 3.0, within(1e-12));
+    }
+
+    @Test
+    void aBoundLetsTheFastWorkerComputeAheadOnAStalerModel() {
+        // ssp:1, worker 0 10 ms, worker 1 20 ms, three rounds:
+        // round 0: arrivals 10, 20; released at 20. Round 1 is not gated: worker 0 starts at 10 (round 0
+        // pending: staleness 1), worker 1 at 20; arrivals 20, 40, released at 40. Round 2 waits for
+        // round 0: worker 0 starts at 20 (round 1 pending: staleness 1), worker 1 at 40; released at 60.
+        final GoodputModel.Estimate e = GoodputModel.replay(SyncConfig.ssp(1), rounds(3, 10, 20), 0, 2, 1);
+        assertThat(e.roundNs()).isEqualTo(20.0 * MS);
+        assertThat(e.share()).isEqualTo(1.0);
+        assertThat(e.staleness()).isCloseTo(2 / 6.0, within(1e-12));
+        // worth: four fresh gradients and two at 1 / (1 + 1), over 6, per 20 ms
+        assertThat(e.goodput()).isCloseTo((5 / 6.0) / 0.020, within(1e-9));
+    }
+
+    @Test
+    void underJitterABoundAbsorbsWhatBspWaitsFor() {
+        // each worker slow (40 ms) in a different round, 10 ms otherwise: BSP waits 40 every round
+        final long[][] jitter = {{40 * MS, 10 * MS}, {10 * MS, 40 * MS}, {40 * MS, 10 * MS}, {10 * MS, 40 * MS}};
+        final GoodputModel.Estimate bsp = GoodputModel.replay(SyncConfig.bsp(), jitter, 0, 2, 1);
+        final GoodputModel.Estimate ssp = GoodputModel.replay(SyncConfig.ssp(2), jitter, 0, 2, 1);
+        assertThat(bsp.roundNs()).isEqualTo(40.0 * MS);
+        assertThat(ssp.roundNs()).isLessThan(bsp.roundNs());
+    }
+}
