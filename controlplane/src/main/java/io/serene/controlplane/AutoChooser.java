@@ -15,9 +15,9 @@ import java.util.Locale;
  * measured compute times ({@link #WINDOW}) are replayed ({@link GoodputModel}) through each
  * candidate config, and the one with the most goodput among those that keep at least the
  * floor's share of the samples is chosen once it beats the installed config's predicted goodput by
- * {@value #MARGIN_PERCENT}% for {@value #HOLD} evaluations in a row; a config that keeps more of
- * the samples than the installed one takes over (for as many evaluations) as soon as it promises
- * at least its goodput. Between the two is the hysteresis band: stationary noise moves neither way.
+ * {@value #MARGIN_PERCENT}% for {@link #hold} evaluations in a row (fewer, the more it promises); a
+ * config that keeps more of the samples than the installed one takes over (after half a window of
+ * evaluations) as soon as it promises at least its goodput. Between the two is the hysteresis band: stationary noise moves neither way.
  * Nothing in it is set per scenario: candidates, timeouts and the overhead come from the
  * measurements.
  *
@@ -30,19 +30,17 @@ import java.util.Locale;
  */
 final class AutoChooser {
     /**
-     * Rounds of compute times an evaluation reads: candidates are drawn from the older half (which
-     * workers are slowest, where the timeouts go) and replayed on the newer half, so a config is not
-     * judged on the very rounds it was fitted to (a worker unlucky in a window of per-round jitter
-     * is not a persistent straggler).
+     * Rounds of compute times an evaluation reads, at most (fewer early on, at least
+     * {@value #MIN_WINDOW}): candidates are drawn from the older half (which workers are slowest,
+     * where the timeouts go) and replayed on the newer half, so a config is not judged on the very
+     * rounds it was fitted to (a worker unlucky in a window of per-round jitter is not a persistent
+     * straggler).
      */
     static final int WINDOW = 32;
+    /** The fewest rounds an evaluation reads; also the rounds after a change its outcome is measured over. */
+    static final int MIN_WINDOW = 8;
     /** How much more goodput a candidate must promise than the installed config, in percent. */
     static final int MARGIN_PERCENT = 10;
-    /**
-     * Evaluations in a row a better candidate must win before it is installed: as many as the rounds
-     * it is replayed on, so the last win is on rounds the first one had not seen.
-     */
-    static final int HOLD = WINDOW / 2;
     /** The arrival quantiles timeouts are set at. */
     private static final double[] TIMEOUT_QUANTILES = {0.5, 0.75, 0.9};
     private static final long TENTH_MS = 100_000;
@@ -105,16 +103,18 @@ final class AutoChooser {
             streak = 0;
             return null;
         }
-        if (!belowFloor && ++streak < HOLD) {
+        final double ratio = target.goodput() / now.goodput();
+        if (!belowFloor && ++streak < hold(ratio)) {
             return null;
         }
+        final int held = streak;
         streak = 0;
         final GoodputModel.Estimate chosen = target;
         final GoodputModel.Estimate runnerUp = ranked.stream().filter(e -> !e.config().equals(chosen.config())).findFirst().orElse(null);
         final String why = belowFloor
             ? String.format(Locale.ROOT, "auto: %s keeps %.0f%% of the samples, under the floor; %s", installed, 100 * now.share(), chosen)
-            : String.format(Locale.ROOT, "auto: %s, %.2fx the goodput of %s (%.2f ms/round, %.0f%%) for %d rounds; runner-up %s",
-                chosen, chosen.goodput() / now.goodput(), installed, now.roundNs() / 1e6, 100 * now.share(), HOLD, runnerUp);
+            : String.format(Locale.ROOT, "auto: %s, %.2fx the goodput of %s (%.2f ms/round, %.0f%%) for %d evaluations; runner-up %s",
+                chosen, ratio, installed, now.roundNs() / 1e6, 100 * now.share(), held, runnerUp);
         return new Choice(chosen, runnerUp, now, why);
     }
 
@@ -138,6 +138,21 @@ final class AutoChooser {
             rounds += fastestIn > slowestOther ? 1 : 0;
         }
         return 2 * rounds > times.length;
+    }
+
+    /**
+     * Evaluations in a row a candidate promising {@code ratio} times the installed config's goodput
+     * must win before it is installed: half the window's rounds (the last win then on rounds the
+     * first had not seen) at the margin, fewer the larger the promise (a persistent 8x straggler is
+     * plain after a few rounds; per-round jitter is not), at least 2; below the margin (a config
+     * keeping more samples) half the window.
+     */
+    static int hold(final double ratio) {
+        final double margin = MARGIN_PERCENT / 100.0;
+        if (ratio <= 1 + margin) {
+            return WINDOW / 2;
+        }
+        return (int) Math.max(2, Math.min(WINDOW / 2, Math.ceil(WINDOW / 2 * margin / (ratio - 1))));
     }
 
     /** The candidate configs fitted to these rounds (see the class comment). */

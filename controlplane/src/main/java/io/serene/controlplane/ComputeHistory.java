@@ -33,6 +33,15 @@ final class ComputeHistory {
         }
     }
 
+    /** How many samples every worker has (at most the capacity). */
+    int available() {
+        int n = Integer.MAX_VALUE;
+        for (int w = 0; w < samples.length; w++) {
+            n = Math.min(n, Math.min(taken[w], samples[w].length));
+        }
+        return samples.length == 0 ? 0 : n;
+    }
+
     /** Worker {@code w}'s last {@code n} samples (fewer if it has fewer), oldest first. */
     long[] recent(final int w, final int n) {
         final int capacity = samples[w].length;

@@ -67,7 +67,7 @@ public final class Controller {
         /** An auto policy's: what the model predicted of the config chosen and of the runner-up (null for a rule's decision). */
         public GoodputModel.Estimate predicted;
         public GoodputModel.Estimate runnerUp;
-        /** An auto decision's measured outcome: the mean round time over its first rounds (ns; 0 until measured). */
+        /** An auto decision's measured outcome: the mean round time over its first 8 rounds (ns; 0 until measured). */
         public volatile double measuredRoundNs;
 
         Decision(final int releasedRound, final TableWrite write, final String from, final String to, final String reason) {
@@ -226,12 +226,13 @@ public final class Controller {
             sinceChangeNs += (double) t.roundTimeNs * advanced;
             sinceChangeRounds += advanced;
         }
-        final double measured = sinceChangeRounds >= AutoChooser.HOLD ? sinceChangeNs / sinceChangeRounds : 0;
-        if (measuring != null && sinceChangeRounds >= AutoChooser.WINDOW / 2) {
+        final double measured = sinceChangeRounds >= AutoChooser.MIN_WINDOW / 2 ? sinceChangeNs / sinceChangeRounds : 0;
+        if (measuring != null && sinceChangeRounds >= AutoChooser.MIN_WINDOW) {
             measuring.measuredRoundNs = measured;
             measuring = null;
         }
-        final long[][] times = history.window(AutoChooser.WINDOW);
+        final int rounds = Math.min(AutoChooser.WINDOW, history.available()) / 2 * 2;
+        final long[][] times = rounds < AutoChooser.MIN_WINDOW ? null : history.window(rounds);
         if (times == null || measuring != null && !unsynced) {
             // the next change waits for the last one's outcome: the round times it is calibrated on
             return;

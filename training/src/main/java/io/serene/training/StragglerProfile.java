@@ -48,7 +48,10 @@ public final class StragglerProfile {
         this.parts = parts;
     }
 
-    /** Parses a profile for a job of unknown size (a moving part needs the size: {@link #parse(String, long, int)}). */
+    /**
+     * Parses a profile for a job of unknown size: its syntax is checked, but a moving part, which
+     * needs the size ({@link #parse(String, long, int)}), fails when asked for a factor.
+     */
     public static StragglerProfile parse(final String text, final long seed) {
         return parse(text, seed, 0);
     }
@@ -154,7 +157,10 @@ public final class StragglerProfile {
         final double factor = factor(part, fields[0]);
         final int length = spellLength(part, fields[1].trim());
         if (workers <= 0) {
-            throw new IllegalArgumentException("straggler profile part '" + part + "' needs the job's worker count");
+            // parsed for its syntax alone (TrainSettings checks a profile before it knows the job's size)
+            return (seed, w, round) -> {
+                throw new IllegalStateException("straggler profile part '" + part + "' needs the job's worker count");
+            };
         }
         return (seed, w, round) -> {
             final int stretch = round / length;

@@ -137,8 +137,10 @@ class StragglerProfileTest {
         }
         assertThat(slowWorkers).as("every worker takes a turn").hasSize(8);
         assertThat(moves).as("it moves at most stretches (a draw may repeat)").isBetween(70, 100);
-        assertThatThrownBy(() -> StragglerProfile.parse("moving:x8,rounds=30", 3))
-            .hasMessageContaining("needs the job's worker count");
+        // the syntax alone parses (a run's settings are checked before its size is known); a factor needs the size
+        final StragglerProfile unsized = StragglerProfile.parse("moving:x8,rounds=30", 3);
+        assertThatThrownBy(() -> unsized.factor(0, 0)).hasMessageContaining("needs the job's worker count");
+        assertThat(TrainSettings.builder().stragglers("moving:x8,rounds=30").build().profile(4).factor(0, 0)).isGreaterThanOrEqualTo(1.0);
         assertThatThrownBy(() -> StragglerProfile.parse("moving:x8", 3, 4)).hasMessageContaining("moving:xF,rounds=L");
     }
 

@@ -89,11 +89,38 @@ public final class ReportWriter {
                 simCharts(c, sc.policies());
             }
         }
+        predictions(new Charts(sb, charts, "all"), runs);
         sb.append("<h2>Experiment file</h2>\n<pre>").append(esc(spec.text)).append("</pre>\n");
         sb.append("<p class=\"note\">Every run's records and summary are under <code>runs/SCENARIO/POLICY/seed-N</code>; all runs in "
             + "<code>summary.csv</code>, per scenario and policy the statistics in <code>scenarios.csv</code> and <code>summary.json</code>; "
             + "each chart as its own SVG file under <code>charts/</code>.</p>\n</body></html>\n");
         return sb.toString();
+    }
+
+    /**
+     * An auto policy's predictions against what followed: per decision of every run, the round time
+     * its model predicted for the config it chose and the round time measured after the change.
+     */
+    private static void predictions(final Charts c, final Map<ExperimentRunner.Run, RunSummary> runs) {
+        final Map<String, List<double[]>> byPolicy = new LinkedHashMap<>();
+        for (final Map.Entry<ExperimentRunner.Run, RunSummary> e : runs.entrySet()) {
+            for (final RunSummary.ModeSwitch sw : e.getValue().switches() == null ? List.<RunSummary.ModeSwitch>of() : e.getValue().switches()) {
+                if (sw.predictedRoundMs() != null && sw.measuredRoundMs() != null) {
+                    byPolicy.computeIfAbsent(e.getKey().policy.name, k -> new ArrayList<>())
+                        .add(new double[] {sw.predictedRoundMs(), sw.measuredRoundMs()});
+                }
+            }
+        }
+        if (byPolicy.isEmpty()) {
+            return;
+        }
+        final List<SvgChart.Series> series = new ArrayList<>();
+        byPolicy.forEach((name, points) -> series.add(new SvgChart.Series(name, points)));
+        c.sb().append("<h2>Predicted against measured</h2>\n<p class=\"note\">Each point a config change an auto policy made, in "
+            + "every run: the round time its model predicted for the config it chose, and the mean round time measured over the rounds "
+            + "after the change (docs/policy.md, \"auto\").</p>\n");
+        c.add("predictions", "Round time: predicted against measured (ms)",
+            SvgChart.scatter("predicted round time (ms)", "measured round time (ms)", series));
     }
 
     @SuppressWarnings("unchecked")

@@ -118,6 +118,34 @@ final class SvgChart {
     }
 
     /**
+     * Points, one series per name, against the diagonal y = x (a prediction against its measurement:
+     * on the line, the prediction was right; above it, the measurement was larger).
+     */
+    static String scatter(final String xLabel, final String yLabel, final List<Series> series) {
+        double max = 0;
+        for (final Series s : series) {
+            for (final double[] p : s.points) {
+                max = Math.max(max, Math.max(p[0], p[1]));
+            }
+        }
+        final List<Double> t = ticks(0, max > 0 ? max : 1, 5);
+        final Frame f = new Frame(t, t, series.size());
+        final StringBuilder s = f.start();
+        f.axes(s, xLabel, yLabel);
+        final double hi = t.get(t.size() - 1);
+        s.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" stroke-dasharray=\"2,3\"/>",
+            f.x(0), f.y(0), f.x(hi), f.y(hi)));
+        for (int i = 0; i < series.size(); i++) {
+            for (final double[] p : series.get(i).points) {
+                s.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\" fill-opacity=\"0.7\"/>", f.x(p[0]),
+                    f.y(p[1]), COLORS[i % COLORS.length]));
+            }
+            f.legend(s, i, series.get(i).name);
+        }
+        return s.append("</svg>\n").toString();
+    }
+
+    /**
      * Grouped bars: values[series][group]; {@code intervals[series][group]} (null, or null entries:
      * none) a {low, high} whisker on the bar.
      */

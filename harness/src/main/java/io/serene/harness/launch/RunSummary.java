@@ -47,8 +47,18 @@ public record RunSummary(int schemaVersion, double finalAccuracy, double jctSeco
     public record CurvePoint(int round, double seconds, double accuracy) {
     }
 
-    /** A config change the controller made: in force from {@code round}, decided once R was {@code decidedAtRound}. */
-    public record ModeSwitch(int round, int decidedAtRound, String from, String to, String reason) {
+    /**
+     * A config change the controller made: in force from {@code round}, decided once R was
+     * {@code decidedAtRound}. An auto policy's also carries what its model predicted of the config
+     * (round time, share of the samples kept), the runner-up, and the round time measured over the
+     * rounds after it (null where not measured: the run ended first, or a rule decided).
+     */
+    public record ModeSwitch(int round, int decidedAtRound, String from, String to, String reason, Double predictedRoundMs,
+                             Double predictedShare, String runnerUp, Double measuredRoundMs) {
+        /** A rule's decision: no prediction. */
+        public ModeSwitch(final int round, final int decidedAtRound, final String from, final String to, final String reason) {
+            this(round, decidedAtRound, from, to, reason, null, null, null, null);
+        }
     }
 
     /** This summary with the run's settings and what the launcher saw added to the measured figures. */

@@ -450,7 +450,10 @@ public final class TrainRun {
             }
         }
         final List<RunSummary.ModeSwitch> switches = decisions.stream()
-            .map(d -> new RunSummary.ModeSwitch(d.firstRound, d.releasedRound, d.from, d.to, d.reason)).toList();
+            .map(d -> d.predicted == null ? new RunSummary.ModeSwitch(d.firstRound, d.releasedRound, d.from, d.to, d.reason)
+                : new RunSummary.ModeSwitch(d.firstRound, d.releasedRound, d.from, d.to, d.reason, d.predicted.roundNs() / 1e6,
+                    d.predicted.share(), d.runnerUp == null ? null : d.runnerUp.toString(),
+                    d.measuredRoundNs > 0 ? d.measuredRoundNs / 1e6 : null)).toList();
         final Map<String, Object> run = new LinkedHashMap<>();
         run.put("workers", s.workers());
         run.put("model", t.model().toString());

@@ -113,6 +113,13 @@ class ExperimentTest {
     }
 
     @Test
+    void autoIsAPolicyNameInAnExperiment() {
+        final ExperimentSpec spec = ExperimentSpec.parse("name: a\nworkers: [4, 8]\npolicies: [bsp, auto]", null, false);
+        assertThat(spec.policies).extracting(p -> p.name).containsExactly("bsp", "auto");
+        assertThat(spec.policies.get(1).policy).isEqualTo(Policy.auto(Policy.Auto.DEFAULT_FLOOR_PERCENT));
+    }
+
+    @Test
     void cooldownYamlComparesFoldingAndDroppingUnderACooldown() {
         final Path examples = Path.of(System.getProperty("user.dir")).resolveSibling("examples");
         final ExperimentSpec cooldown = ExperimentSpec.read(examples.resolveSibling("experiments").resolve("cooldown.yaml"), false);

@@ -49,6 +49,20 @@ class PolicySimulationTest {
     }
 
     @Test
+    void autoKeepsTheInvariantsUnderEveryStragglerShapeAndLossAndWaitsLessThanBsp() {
+        // generalize.yaml's shapes but the trace (its file is relative to the repository's root), with loss and duplication
+        for (final String shape : new String[] {"persistent:3:x8", "moving:x8,rounds=30", "transient:p=0.1,x4",
+            "transient:p=0.2,x4,rounds=10", "heavytail:alpha=2.5", "classes:3-3=x3,7-7=x3"}) {
+            final ScenarioResult r = new ScenarioRunner(new Scenario().workers(16).rounds(160)
+                .policy(PolicyParser.builtIn("auto")).stragglers(shape).seed(5).faults(0.01, 0.01, 0)).run();
+            final ScenarioResult bsp = new ScenarioRunner(new Scenario().workers(16).rounds(160)
+                .schedule(SyncSchedule.parse("bsp")).stragglers(shape).seed(5).faults(0.01, 0.01, 0)).run();
+            assertThat(r.allChecks()).as(shape + " (seed 5)").isTrue();
+            assertThat(r.jctNs).as(shape + ": " + r.decisions).isLessThanOrEqualTo((long) (bsp.jctNs * 1.05));
+        }
+    }
+
+    @Test
     void excludingAPersistentStragglerKeepsTheInvariants() {
         final Policy policy = PolicyCommand.load(EXAMPLES.resolve("exclude-stragglers.policy"));
         final ScenarioResult r = new ScenarioRunner(new Scenario().workers(8).rounds(120)
