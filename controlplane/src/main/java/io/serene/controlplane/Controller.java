@@ -109,8 +109,11 @@ public final class Controller {
     private final long[] smoothed;
     /** An auto policy's chooser (null for a policy of rules), and the round times measured since its last change. */
     private final AutoChooser auto;
-    private double sinceChangeNs;
     private int sinceChangeRounds;
+    /** The time of each of the last rounds since the change (ns; a ring of half the window): what the chooser calibrates on. */
+    private final long[] recentRoundNs = new long[AutoChooser.WINDOW / 2];
+    /** The first rounds' after the last change (ns in all; the outcome measured). */
+    private double outcomeNs;
     private int lastReleased = -1;
     /** The last auto decision whose outcome is still being measured (null: none). */
     private Decision measuring;
@@ -223,14 +226,24 @@ public final class Controller {
         final int advanced = lastReleased < 0 ? 0 : t.releasedRound - lastReleased;
         lastReleased = t.releasedRound;
         if (t.roundTimeNs > 0 && advanced > 0) {
-            sinceChangeNs += (double) t.roundTimeNs * advanced;
-            sinceChangeRounds += advanced;
+            for (int i = 0; i < advanced; i++) {
+                if (sinceChangeRounds < AutoChooser.MIN_WINDOW) {
+                    outcomeNs += t.roundTimeNs;
+                }
+                recentRoundNs[sinceChangeRounds++ % recentRoundNs.length] = t.roundTimeNs;
+            }
         }
-        final double measured = sinceChangeRounds >= AutoChooser.MIN_WINDOW / 2 ? sinceChangeNs / sinceChangeRounds : 0;
         if (measuring != null && sinceChangeRounds >= AutoChooser.MIN_WINDOW) {
-            measuring.measuredRoundNs = measured;
+            measuring.measuredRoundNs = outcomeNs / AutoChooser.MIN_WINDOW;
             measuring = null;
         }
+        // the mean of the last rounds since the change (the first ones, JIT warm-up included, age out)
+        final int recent = Math.min(sinceChangeRounds, recentRoundNs.length);
+        double sum = 0;
+        for (int i = 0; i < recent; i++) {
+            sum += recentRoundNs[i];
+        }
+        final double measured = recent >= AutoChooser.MIN_WINDOW / 2 ? sum / recent : 0;
         final int rounds = Math.min(AutoChooser.WINDOW, history.available()) / 2 * 2;
         final long[][] times = rounds < AutoChooser.MIN_WINDOW ? null : history.window(rounds);
         if (times == null || measuring != null && !unsynced) {
@@ -272,8 +285,8 @@ public final class Controller {
                     d.predicted = choice.chosen();
                     d.runnerUp = choice.runnerUp();
                     measuring = d;
-                    sinceChangeNs = 0;
                     sinceChangeRounds = 0;
+                    outcomeNs = 0;
                 }
                 decisions.add(d);
                 installed[g] = effective;
