@@ -53,6 +53,8 @@ final class AutoChooser {
     private final int floorWorkers;
     private final long seed;
     private int streak;
+    /** How much the workers grow their batches while rounds count fewer contributions, at most (1: they do not). */
+    private double maxGrowth = 1;
     /** The per-round overhead last calibrated (ns): the measured round time beyond the replayed compute. */
     private double overheadNs;
 
@@ -63,14 +65,21 @@ final class AutoChooser {
         this.seed = seed;
     }
 
-    double overheadNs() {
-        return overheadNs;
+    /** The workers grow their batches, at most {@code factor} times, while rounds count fewer contributions (--rebalance). */
+    void rebalancedBatches(final double factor) {
+        this.maxGrowth = Math.max(1, factor);
+    }
+
+    /** A config's estimate on these rounds, with the batches it would lead to when the workers rebalance them. */
+    private GoodputModel.Estimate estimate(final SyncConfig config, final long[][] times, final double measuredGrowth) {
+        return maxGrowth > 1 ? GoodputModel.replayRebalanced(config, times, overheadNs, workers, seed, measuredGrowth, maxGrowth)
+            : GoodputModel.replay(config, times, overheadNs, workers, seed);
     }
 
     /**
-     * Evaluates once: {@code times} the window of compute times ({@link ComputeHistory#window}),
-     * {@code measuredRoundNs} the mean round time measured since {@code installed} took over (0: not
-     * enough rounds yet, the last calibration stands). Returns a choice to install, or null.
+     * Evaluates once: {@code window} the last rounds of compute times ({@link ComputeHistory#window}),
+     * {@code measuredRoundNs} the mean time of the last rounds since {@code installed} took over (0:
+     * too few yet, the last calibration stands). Returns a choice to install, or null.
      */
     Choice evaluate(final long[][] window, final SyncConfig installed, final double measuredRoundNs) {
         final long[][] fit = Arrays.copyOfRange(window, 0, window.length / 2);
@@ -78,20 +87,21 @@ final class AutoChooser {
         if (measuredRoundNs > 0) {
             overheadNs = Math.max(0, measuredRoundNs - GoodputModel.replay(installed, times, 0, workers, seed).roundNs());
         }
-        final GoodputModel.Estimate now = GoodputModel.replay(installed, times, overheadNs, workers, seed);
+        // the batches the installed config's rounds run at, which the measured times carry
+        final double measuredGrowth = GoodputModel.growth(GoodputModel.replay(installed, times, overheadNs, workers, seed), maxGrowth);
+        final GoodputModel.Estimate now = estimate(installed, times, measuredGrowth);
         final List<GoodputModel.Estimate> ranked = new ArrayList<>();
         for (final SyncConfig c : candidates(fit)) {
-            final GoodputModel.Estimate e = GoodputModel.replay(c, times, overheadNs, workers, seed);
-            if (c.equals(SyncConfig.bsp()) || e.share() * workers >= floorWorkers - 1e-9) {
+            final GoodputModel.Estimate e = estimate(c, times, measuredGrowth);
+            if (c.equals(SyncConfig.bsp()) || keepsFloor(e)) {
                 ranked.add(e);
             }
         }
         ranked.sort(Comparator.comparingDouble(GoodputModel.Estimate::goodput).reversed());
-        final boolean belowFloor = !installed.equals(SyncConfig.bsp()) && now.share() * workers < floorWorkers - 1e-9;
+        final boolean belowFloor = !installed.equals(SyncConfig.bsp()) && !keepsFloor(now);
         // toward fewer samples or more staleness only for a margin of goodput; back toward more samples
-        // as soon as that costs none (the band between is the hysteresis)
-        // configs within the margin of the best are as good as it: of those, the one keeping the most
-        // samples (then the first candidate: the fewest workers singled out)
+        // as soon as that costs none (the band between is the hysteresis). Configs within the margin of
+        // the best are as good as it: of those, the one keeping the most samples
         final double band = ranked.get(0).goodput() / (1 + MARGIN_PERCENT / 100.0);
         final GoodputModel.Estimate best = ranked.stream().filter(e -> e.goodput() >= band)
             .max(Comparator.comparingDouble(GoodputModel.Estimate::share)).orElseThrow();
@@ -116,6 +126,11 @@ final class AutoChooser {
             : String.format(Locale.ROOT, "auto: %s, %.2fx the goodput of %s (%.2f ms/round, %.0f%%) for %d evaluations; runner-up %s",
                 chosen, ratio, installed, now.roundNs() / 1e6, 100 * now.share(), held, runnerUp);
         return new Choice(chosen, runnerUp, now, why);
+    }
+
+    /** Whether an estimate keeps at least the floor's share of the samples. */
+    private boolean keepsFloor(final GoodputModel.Estimate e) {
+        return e.share() * workers >= floorWorkers - 1e-9;
     }
 
     /**

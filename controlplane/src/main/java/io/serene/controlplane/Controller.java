@@ -147,6 +147,16 @@ public final class Controller {
         this.smoothed = new long[workers];
     }
 
+    /**
+     * The workers grow their batches while rounds count fewer contributions, at most {@code factor}
+     * times (serene train's --rebalance): an auto policy's model counts a round's samples so.
+     */
+    public void rebalancedBatches(final double factor) {
+        if (auto != null) {
+            auto.rebalancedBatches(factor);
+        }
+    }
+
     /** The config the default group starts with (install it as the switch's default before the first round). */
     public SyncConfig initial() {
         return policy.start();

@@ -108,4 +108,36 @@ public final class GoodputModel {
         final double all = (double) rounds * workers;
         return new Estimate(config, roundNs, counted / all, counted == 0 ? 0 : stale / counted, weight / all / (roundNs / 1e9));
     }
+
+    /**
+     * As {@link #replay}, for workers that grow their batches to keep a round's samples while rounds
+     * count fewer contributions (serene train's --rebalance: B x W / the mean contributor count, at
+     * most {@code maxGrowth} x B). {@code times} were measured at batches {@code measuredGrowth}
+     * times B; a config is replayed with its compute times scaled to the growth it would lead to (a
+     * compute time taken as proportional to its batch), each contribution counting that many samples.
+     */
+    public static Estimate replayRebalanced(final SyncConfig config, final long[][] times, final double overheadNs, final int workers,
+                                            final long seed, final double measuredGrowth, final double maxGrowth) {
+        final long[][] plain = scaled(times, 1 / measuredGrowth);
+        final Estimate first = replay(config, plain, overheadNs, workers, seed);
+        final double growth = growth(first, maxGrowth);
+        final Estimate e = growth == 1 ? first : replay(config, scaled(plain, growth), overheadNs, workers, seed);
+        return new Estimate(config, e.roundNs(), Math.min(1, e.share() * growth), e.staleness(), e.goodput() * growth);
+    }
+
+    /** The batch growth a config's rounds lead to under rebalancing: 1 / the share of contributions, at most {@code maxGrowth}. */
+    public static double growth(final Estimate e, final double maxGrowth) {
+        return e.share() <= 0 ? maxGrowth : Math.min(maxGrowth, Math.max(1, 1 / e.share()));
+    }
+
+    private static long[][] scaled(final long[][] times, final double factor) {
+        final long[][] out = new long[times.length][];
+        for (int r = 0; r < times.length; r++) {
+            out[r] = new long[times[r].length];
+            for (int w = 0; w < times[r].length; w++) {
+                out[r][w] = Math.round(times[r][w] * factor);
+            }
+        }
+        return out;
+    }
 }

@@ -88,4 +88,27 @@ class GoodputModelTest {
         assertThat(bsp.roundNs()).isEqualTo(40.0 * MS);
         assertThat(ssp.roundNs()).isLessThan(bsp.roundNs());
     }
+
+    @Test
+    void rebalancedBatchesKeepTheSamplesAndStretchTheComputeTimes() {
+        final BitSet one = new BitSet();
+        one.set(1);
+        final SyncConfig excluding = SyncConfig.bsp().excluding(one).withLateMode(LateMode.DROP);
+        // measured under BSP (batches B): worker 0 10 ms, worker 1 40 ms. Excluding worker 1, half the
+        // contributions count: worker 0's batch doubles (20 ms), each contribution counting twice the samples
+        final GoodputModel.Estimate e = GoodputModel.replayRebalanced(excluding, rounds(4, 10, 40), 0, 2, 1, 1, 2);
+        assertThat(e.roundNs()).isEqualTo(20.0 * MS);
+        assertThat(e.share()).isEqualTo(1.0);
+        assertThat(e.goodput()).isCloseTo(1 / 0.020, within(1e-9));
+        // the same times measured while the batches were already doubled: 5 ms at B
+        final GoodputModel.Estimate bsp = GoodputModel.replayRebalanced(SyncConfig.bsp(), rounds(4, 10, 40), 0, 2, 1, 2, 2);
+        assertThat(bsp.roundNs()).as("BSP at B: worker 1 at 20 ms").isEqualTo(20.0 * MS);
+        // growth capped: three of four excluded would need 4x, at most 2x
+        final BitSet three = new BitSet();
+        three.set(1, 4);
+        final GoodputModel.Estimate capped = GoodputModel.replayRebalanced(SyncConfig.bsp().excluding(three).withLateMode(LateMode.DROP),
+            rounds(4, 10, 40, 40, 40), 0, 4, 1, 1, 2);
+        assertThat(capped.share()).isEqualTo(0.5);
+        assertThat(capped.roundNs()).isEqualTo(20.0 * MS);
+    }
 }

@@ -42,6 +42,8 @@ final class JobMonitor extends Thread {
     /** The policy's controller, kept across the job's incarnations. */
     private Controller controller;
     volatile Exception failure;
+    /** How much the workers grow their batches while rounds count fewer contributions, at most (1: they do not); set before start. */
+    double maxBatchGrowth = 1;
 
     JobMonitor(final SwitchPipeline pipeline, final int job, final int workers, final Policy policy, final SyncSchedule schedule,
                final List<Controller.Decision> decisions, final Progress progress, final int base, final SilenceWatch silence,
@@ -122,6 +124,7 @@ final class JobMonitor extends Thread {
                     return call(() -> pipeline.write(onSwitch(write)));
                 }
             });
+            controller.rebalancedBatches(maxBatchGrowth);
         } else {
             controller.jobRebuilt();
         }

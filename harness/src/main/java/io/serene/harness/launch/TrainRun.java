@@ -23,6 +23,7 @@ import io.serene.training.TrainSettings;
 import io.serene.training.WorkerJit;
 import io.serene.training.WorkerResult;
 import io.serene.training.data.FashionMnist;
+import io.serene.training.data.GlobalBatch;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -203,6 +204,7 @@ public final class TrainRun {
                     }
                     final JobMonitor monitor = new JobMonitor(pipeline, s.job(), s.workers(), s.policy(), schedule, decisions, progress, base,
                         silence, this::rebuilt);
+                    monitor.maxBatchGrowth = t.rebalance() ? GlobalBatch.MAX_GROWTH : 1;
                     monitor.start();
                     try {
                         workers.awaitAll();

@@ -10,6 +10,8 @@ package io.serene.training.data;
 public final class GlobalBatch {
     /** Applied rounds the mean is taken over. */
     public static final int WINDOW = 8;
+    /** The most a batch grows: at most this many times B. */
+    public static final int MAX_GROWTH = 2;
 
     private final int batch;
     private final int workers;
@@ -34,7 +36,7 @@ public final class GlobalBatch {
 
     /** The largest batch {@link #next} gives. */
     public int max() {
-        return enabled ? 2 * batch : batch;
+        return enabled ? MAX_GROWTH * batch : batch;
     }
 
     /** A round's aggregate was applied with this many contributions (its fewest over chunks). */
