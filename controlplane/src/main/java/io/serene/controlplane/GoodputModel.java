@@ -114,7 +114,8 @@ public final class GoodputModel {
      * count fewer contributions (serene train's --rebalance: B x W / the mean contributor count, at
      * most {@code maxGrowth} x B). {@code times} were measured at batches {@code measuredGrowth}
      * times B; a config is replayed with its compute times scaled to the growth it would lead to (a
-     * compute time taken as proportional to its batch), each contribution counting that many samples.
+     * compute time taken as proportional to its batch), each contribution counting that many samples
+     * in the goodput (the share stays the share of contributions a round counts).
      */
     public static Estimate replayRebalanced(final SyncConfig config, final long[][] times, final double overheadNs, final int workers,
                                             final long seed, final double measuredGrowth, final double maxGrowth) {
@@ -122,7 +123,8 @@ public final class GoodputModel {
         final Estimate first = replay(config, plain, overheadNs, workers, seed);
         final double growth = growth(first, maxGrowth);
         final Estimate e = growth == 1 ? first : replay(config, scaled(plain, growth), overheadNs, workers, seed);
-        return new Estimate(config, e.roundNs(), Math.min(1, e.share() * growth), e.staleness(), e.goodput() * growth);
+        // the share stays the contributions' (what the floor keeps); the goodput counts the grown batches
+        return new Estimate(config, e.roundNs(), e.share(), e.staleness(), e.goodput() * growth);
     }
 
     /** The batch growth a config's rounds lead to under rebalancing: 1 / the share of contributions, at most {@code maxGrowth}. */

@@ -98,8 +98,8 @@ class GoodputModelTest {
         // contributions count: worker 0's batch doubles (20 ms), each contribution counting twice the samples
         final GoodputModel.Estimate e = GoodputModel.replayRebalanced(excluding, rounds(4, 10, 40), 0, 2, 1, 1, 2);
         assertThat(e.roundNs()).isEqualTo(20.0 * MS);
-        assertThat(e.share()).isEqualTo(1.0);
-        assertThat(e.goodput()).isCloseTo(1 / 0.020, within(1e-9));
+        assertThat(e.share()).as("the contributions counted, which the floor keeps").isEqualTo(0.5);
+        assertThat(e.goodput()).as("half the contributions, twice the samples each").isCloseTo(1 / 0.020, within(1e-9));
         // the same times measured while the batches were already doubled: 5 ms at B
         final GoodputModel.Estimate bsp = GoodputModel.replayRebalanced(SyncConfig.bsp(), rounds(4, 10, 40), 0, 2, 1, 2, 2);
         assertThat(bsp.roundNs()).as("BSP at B: worker 1 at 20 ms").isEqualTo(20.0 * MS);
@@ -108,7 +108,8 @@ class GoodputModelTest {
         three.set(1, 4);
         final GoodputModel.Estimate capped = GoodputModel.replayRebalanced(SyncConfig.bsp().excluding(three).withLateMode(LateMode.DROP),
             rounds(4, 10, 40, 40, 40), 0, 4, 1, 1, 2);
-        assertThat(capped.share()).isEqualTo(0.5);
+        assertThat(capped.share()).isEqualTo(0.25);
+        assertThat(capped.goodput()).as("a quarter of the contributions at twice the samples").isCloseTo(0.5 / 0.020, within(1e-9));
         assertThat(capped.roundNs()).isEqualTo(20.0 * MS);
     }
 }
