@@ -65,12 +65,15 @@ public final class Controller {
         public final String reason;
         public final TableWrite write;
         /** An auto policy's: what the model predicted of the config chosen and of the runner-up (null for a rule's decision). */
-        public GoodputModel.Estimate predicted;
-        public GoodputModel.Estimate runnerUp;
+        public final GoodputModel.Estimate predicted;
+        public final GoodputModel.Estimate runnerUp;
         /** An auto decision's measured outcome: the mean round time over its first 8 rounds (ns; 0 until measured). */
         public volatile double measuredRoundNs;
 
-        Decision(final int releasedRound, final TableWrite write, final String from, final String to, final String reason) {
+        Decision(final int releasedRound, final TableWrite write, final String from, final String to, final String reason,
+                 final AutoChooser.Choice choice) {
+            this.predicted = choice == null ? null : choice.chosen();
+            this.runnerUp = choice == null ? null : choice.runnerUp();
             this.releasedRound = releasedRound;
             this.firstRound = ((SyncConfigEntry) write.entry()).firstRound();
             this.write = write;
@@ -235,13 +238,11 @@ public final class Controller {
     private void autoRound(final Telemetry t) {
         final int advanced = lastReleased < 0 ? 0 : t.releasedRound - lastReleased;
         lastReleased = t.releasedRound;
-        if (t.roundTimeNs > 0 && advanced > 0) {
-            for (int i = 0; i < advanced; i++) {
-                if (sinceChangeRounds < AutoChooser.MIN_WINDOW) {
-                    outcomeNs += t.roundTimeNs;
-                }
-                recentRoundNs[sinceChangeRounds++ % recentRoundNs.length] = t.roundTimeNs;
+        for (int i = 0; t.roundTimeNs > 0 && i < advanced; i++) {
+            if (sinceChangeRounds < AutoChooser.MIN_WINDOW) {
+                outcomeNs += t.roundTimeNs;
             }
+            recentRoundNs[sinceChangeRounds++ % recentRoundNs.length] = t.roundTimeNs;
         }
         if (measuring != null && sinceChangeRounds >= AutoChooser.MIN_WINDOW) {
             measuring.measuredRoundNs = outcomeNs / AutoChooser.MIN_WINDOW;
@@ -290,10 +291,8 @@ public final class Controller {
             }
             if (status == Status.OK) {
                 final String prefix = g == 0 ? "" : policy.groupName(g) + ": ";
-                final Decision d = new Decision(t.releasedRound, write, prefix + installed[g], prefix + effective, reason);
+                final Decision d = new Decision(t.releasedRound, write, prefix + installed[g], prefix + effective, reason, choice);
                 if (choice != null) {
-                    d.predicted = choice.chosen();
-                    d.runnerUp = choice.runnerUp();
                     measuring = d;
                     sinceChangeRounds = 0;
                     outcomeNs = 0;

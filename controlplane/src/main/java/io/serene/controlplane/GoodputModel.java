@@ -89,11 +89,12 @@ public final class GoodputModel {
                     // released before w got to it: w skips it (TrainingLoop), contributing nothing
                     continue;
                 }
-                // the rounds before r not released when w started it: its gradient's staleness
-                int s = 0;
-                for (int j = r - 1; j >= 0 && release[j] > start[w]; j--) {
-                    s++;
+                // R when w started round r (releases are in order): its gradient's staleness by the rule
+                int released = r - 1;
+                while (released >= 0 && release[released] > start[w]) {
+                    released--;
                 }
+                final int s = SyncRules.staleness(r, released);
                 final boolean late = arrival[w] > release[r];
                 if (!late || rule.lateMode != LateMode.DROP) {
                     final int staleness = late ? s + 1 : s;

@@ -97,10 +97,11 @@ public final class TrainCommand implements Callable<Integer> {
             .out(output()).controlPort(controlPort).checkpointEvery(checkpoints.every()).maxRestarts(maxRestarts).resume(resume != null)
             .metricsPort(monitorOptions.metricsPort).stallSeconds(monitorOptions.stallSeconds)
             .silenceRounds(monitorOptions.silenceRounds).faults(faults).shm(RunSettings.shmLink("--link", link));
+        final Policy builtIn = PolicyParser.builtIn(policy);
         if (policyFile != null) {
             builder.policy(PolicyCommand.load(policyFile), policyFile.getFileName().toString());
-        } else if (PolicyParser.builtIn(policy) != null) {
-            builder.policy(PolicyParser.builtIn(policy), Policy.AUTO);
+        } else if (builtIn != null) {
+            builder.policy(builtIn, builtIn.name());
         } else {
             builder.sync(policy);
         }

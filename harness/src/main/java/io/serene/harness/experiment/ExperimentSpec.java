@@ -321,8 +321,9 @@ public final class ExperimentSpec {
         final Map<String, PolicyRef> byName = new LinkedHashMap<>();
         for (final JsonNode p : n) {
             final PolicyRef ref;
-            if (p.isTextual() && PolicyParser.builtIn(p.asText()) != null) {
-                ref = new PolicyRef(p.asText().trim(), null, null, PolicyParser.builtIn(p.asText()));
+            final Policy builtIn = p.isTextual() ? PolicyParser.builtIn(p.asText()) : null;
+            if (builtIn != null) {
+                ref = new PolicyRef(builtIn.name(), null, null, builtIn);
             } else if (p.isTextual()) {
                 ref = new PolicyRef(p.asText(), p.asText(), null, null);
                 for (final int w : workers) {
