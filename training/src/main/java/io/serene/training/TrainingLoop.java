@@ -43,16 +43,23 @@ import java.util.function.Supplier;
  * again from them ({@link #recover}), and a worker resumed from a checkpoint goes on after it.
  */
 public final class TrainingLoop {
+    /** A shared evaluation not published within this many times this worker's slowest evaluation is made here. */
+    private static final long SHARE_PATIENCE_EVALUATIONS = 10;
+    /** ... and never sooner than this (a worker that evaluated nothing itself has no time to go by). */
+    private static final long SHARE_PATIENCE_MIN_MS = 60_000;
+
     /**
      * What the loop needs besides its parts: this worker's id, the run's settings, its straggler
      * profile (for the job's size); {@code toldToEvaluate} (may be null) gates deferred evaluation;
      * checkpoints go to {@code checkpointDir} after every {@code checkpointEvery}-th round (0: none),
      * {@code resumeFrom} (may be null) is the checkpoint to go on from, and {@code rejoin} (may be
-     * null) makes a new connection to the switch that joins by rebuilding a lost job.
+     * null) makes a new connection to the switch that joins by rebuilding a lost job;
+     * {@code evaluationShare} (may be null) is the directory deferred evaluations are shared through
+     * with the run's other workers on this host ({@link EvaluationShare}).
      */
     public record Options(int id, TrainSettings settings, StragglerProfile profile, boolean progressLines, String switchAddress,
                           CompletableFuture<Void> toldToEvaluate, Path checkpointDir, int checkpointEvery, Checkpoint resumeFrom,
-                          Rejoin rejoin) {
+                          Rejoin rejoin, Path evaluationShare) {
         public Options {
             if (checkpointEvery < 0 || (checkpointEvery > 0 && checkpointDir == null)) {
                 throw new IllegalArgumentException("checkpoints every " + checkpointEvery + " rounds need a directory and a count >= 0");
@@ -441,17 +448,69 @@ public final class TrainingLoop {
                 throw new IllegalStateException(ex.getCause());
             }
         }
-        evaluateHeld(total - 1, endNs);
-        for (int i = 0; i < copies.size(); i++) {
-            net.loadParameters(copies.parameters(i));
-            final int round = copies.round(i);
-            final double accuracy = evaluateHeld(round, copies.takenNs(i));
-            printEvaluated(round, copies.loss(i), accuracy);
+        if (options.evaluationShare() == null) {
+            evaluateHeld(total - 1, endNs);
+            for (int i = 0; i < copies.size(); i++) {
+                net.loadParameters(copies.parameters(i));
+                final int round = copies.round(i);
+                final double accuracy = evaluateHeld(round, copies.takenNs(i));
+                printEvaluated(round, copies.loss(i), accuracy);
+            }
+        } else {
+            evaluateShared(new EvaluationShare(options.evaluationShare()), endNs);
         }
         for (int round = 0; round < total; round++) {
             if (evaluatedAt(round)) {
                 log.write(round);
             }
+        }
+    }
+
+    /**
+     * Deferred evaluation shared with the run's other workers ({@link EvaluationShare}): the final
+     * model and every copy, each evaluated here if this worker claims it first (each worker starts
+     * at another place in the list, so the claims spread), else read from the worker that did; one
+     * not published within {@link #SHARE_PATIENCE_EVALUATIONS} times this worker's slowest
+     * evaluation (at least {@link #SHARE_PATIENCE_MIN_MS}) is evaluated here after all.
+     */
+    private void evaluateShared(final EvaluationShare share, final long endNs) throws InterruptedException {
+        final int n = copies.size() + 1;
+        final float[] last = new float[net.elements()];
+        net.copyParameters(last);
+        final String[] keys = new String[n];
+        final double[] accuracy = new double[n];
+        for (int i = 0; i < n; i++) {
+            keys[i] = EvaluationShare.key(i == 0 ? total - 1 : copies.round(i - 1), i == 0 ? last : copies.parameters(i - 1));
+            accuracy[i] = Double.NaN;
+        }
+        long slowestMs = 0;
+        final int from = (int) ((long) options.id() * n / worker.workers());
+        for (int k = 0; k < n; k++) {
+            final int i = (from + k) % n;
+            if (share.claim(keys[i])) {
+                final long t0 = System.nanoTime();
+                net.loadParameters(i == 0 ? last : copies.parameters(i - 1));
+                accuracy[i] = score();
+                share.publish(keys[i], accuracy[i]);
+                slowestMs = Math.max(slowestMs, (System.nanoTime() - t0) / 1_000_000);
+            }
+        }
+        final long patienceMs = Math.max(SHARE_PATIENCE_MIN_MS, SHARE_PATIENCE_EVALUATIONS * slowestMs);
+        for (int i = 0; i < n; i++) {
+            if (Double.isNaN(accuracy[i])) {
+                accuracy[i] = share.await(keys[i], patienceMs);
+            }
+            if (Double.isNaN(accuracy[i])) {
+                System.out.printf(Locale.ROOT, "worker %d: the accuracy of round %d was not shared within %d ms: evaluating it here%n",
+                    options.id(), (i == 0 ? total - 1 : copies.round(i - 1)) + 1, patienceMs);
+                net.loadParameters(i == 0 ? last : copies.parameters(i - 1));
+                accuracy[i] = score();
+            }
+        }
+        log.evaluated(total - 1, accuracy[0], endNs);
+        for (int i = 1; i < n; i++) {
+            log.evaluated(copies.round(i - 1), accuracy[i], copies.takenNs(i - 1));
+            printEvaluated(copies.round(i - 1), copies.loss(i - 1), accuracy[i]);
         }
     }
 

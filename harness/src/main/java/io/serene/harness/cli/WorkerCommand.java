@@ -106,6 +106,11 @@ public final class WorkerCommand implements Callable<Integer> {
         + "takes no processor from a worker still training).")
     boolean evalWhenTold;
 
+    @Option(names = "--evaluation-share", hidden = true, paramLabel = "DIR", description = "With deferred evaluation: share the "
+        + "evaluations of bit-identical models with the run's other workers on this host through DIR (serene train: each model "
+        + "evaluated once, not once per worker).")
+    Path evaluationShare;
+
     @Option(names = "--start-when-told", hidden = true, description = "Print '@joined' once joined and start training once a line "
         + "'start' arrives on standard input (serene train: once every worker joined, so no worker trains alone while another JVM "
         + "still starts).")
@@ -192,7 +197,7 @@ public final class WorkerCommand implements Callable<Integer> {
                         live[0] = connect.apply(() -> rounds);
                         awaitJoin(live[0], t.timeoutSeconds());
                         return live[0];
-                    });
+                    }, evaluationShare);
                 new TrainingLoop(live[0], net, () -> new Batches(dataset.train, shard, t.batch(), sizes.max(), t.seed() * 31 + id), sizes,
                     log, copies, testPixels, testLabels, total, options).run();
             } finally {

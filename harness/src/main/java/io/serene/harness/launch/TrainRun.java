@@ -381,7 +381,7 @@ public final class TrainRun {
         // every worker runs the same number of rounds: the launcher resolves epochs once, for the smallest shard
         command.addAll(t.toBuilder().rounds(rounds).epochs(null).build().arguments());
         command.addAll(List.of("--records", recordsFile(w).toString(), "--epoch-ms", "" + epochMs,
-            "--progress-lines", "--exit-with-parent", "--eval-when-told"));
+            "--progress-lines", "--exit-with-parent", "--eval-when-told", "--evaluation-share", evaluationShare().toString()));
         if (!rejoin) {
             // the job starts once every worker joined; a worker brought back joins a job under way
             command.add("--start-when-told");
@@ -400,6 +400,11 @@ public final class TrainRun {
     /** A worker's whole output, next to its records. */
     private Path logFile(final int w) {
         return s.out().resolve("workers").resolve("worker-" + w + ".log");
+    }
+
+    /** Where the workers share deferred evaluations of the models they hold alike (EvaluationShare). */
+    private Path evaluationShare() {
+        return s.out().resolve("workers").resolve("evaluations");
     }
 
     private Path recordsFile(final int w) {
