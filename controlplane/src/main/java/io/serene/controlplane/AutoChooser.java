@@ -23,10 +23,13 @@ import java.util.Locale;
  *
  * <p>Candidates for a job of W workers keeping at least F of them (the floor): BSP; BSP excluding
  * the k slowest (by median compute time) with their late gradients dropped, W - k >= F, where those
- * k finished after all the others in most rounds; fastest-k
- * with drop, k >= F; BSP with a timeout at the 50th, 75th and 90th percentile of how long after a
- * round's first worker the others finished, with drop; SSP with bounds 1 and 2; PSP waiting for a
- * sample of half the workers.
+ * k finished after all the others in most rounds; fastest-k with drop, k >= F, where the next worker
+ * finished more than the per-round overhead after the k-th in most rounds; BSP with a timeout at the
+ * 50th, 75th and 90th percentile of how long after a round's first worker the others finished, plus
+ * the overhead, with drop; SSP with bounds 1 and 2; PSP waiting for a sample of half the workers.
+ * The overhead (communication and the loop's own work) is one number in the model, but the workers
+ * do not all spend it alike (on a shared host they take turns on the processors): a cut closer than
+ * it would drop gradients by the order they were sent in, so no candidate cuts that close.
  */
 final class AutoChooser {
     /**
@@ -156,6 +159,24 @@ final class AutoChooser {
     }
 
     /**
+     * Whether waiting for the fastest {@code k} cuts off workers that are clearly later: in more than
+     * half of the rounds the next worker to finish finished more than the per-round overhead after the
+     * k-th. Closer than that, the order the switch hears them in is the order they happened to send
+     * in (the overhead's spread among the workers, which the model does not see), and dropping the
+     * last ones drops gradients at random for little time.
+     */
+    private boolean cutsClearlyAfter(final long[][] times, final int k) {
+        final long[] sorted = new long[workers];
+        int rounds = 0;
+        for (final long[] round : times) {
+            System.arraycopy(round, 0, sorted, 0, workers);
+            Arrays.sort(sorted);
+            rounds += sorted[k] - sorted[k - 1] > overheadNs ? 1 : 0;
+        }
+        return 2 * rounds > times.length;
+    }
+
+    /**
      * Evaluations in a row a candidate promising {@code ratio} times the installed config's goodput
      * must win before it is installed: half the window's rounds (the last win then on rounds the
      * first had not seen) at the margin, fewer the larger the promise (a persistent 8x straggler is
@@ -194,7 +215,9 @@ final class AutoChooser {
             }
         }
         for (int k = floorWorkers; k < workers; k++) {
-            out.add(SyncConfig.fastest(k).withLateMode(LateMode.DROP));
+            if (cutsClearlyAfter(times, k)) {
+                out.add(SyncConfig.fastest(k).withLateMode(LateMode.DROP));
+            }
         }
         final double[] gaps = new double[times.length * (workers - 1)];
         int n = 0;
@@ -211,7 +234,9 @@ final class AutoChooser {
         }
         Arrays.sort(gaps);
         for (final double q : TIMEOUT_QUANTILES) {
-            final long tenths = Math.max(1, (long) Math.ceil(gaps[(int) Math.min(n - 1, Math.floor(q * n))] / TENTH_MS));
+            // past the overhead too: within it, who arrives first is the order of sending, not who is slow
+            final double gap = gaps[(int) Math.min(n - 1, Math.floor(q * n))] + overheadNs;
+            final long tenths = Math.max(1, (long) Math.ceil(gap / TENTH_MS));
             final SyncConfig timed = SyncConfig.bsp().withTimeoutNs(tenths * TENTH_MS).withLateMode(LateMode.DROP);
             if (!out.contains(timed)) {
                 out.add(timed);

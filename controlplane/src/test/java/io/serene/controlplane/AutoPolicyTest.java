@@ -124,6 +124,35 @@ class AutoPolicyTest {
     }
 
     @Test
+    void noCandidateCutsCloserThanTheOverhead() {
+        // eight workers finishing 1 ms apart (10..17 ms), every round
+        final long[][] window = new long[16][8];
+        for (final long[] round : window) {
+            for (int w = 0; w < 8; w++) {
+                round[w] = (10 + w) * MS;
+            }
+        }
+        final long[][] fit = Arrays.copyOf(window, 8);
+        for (final long overhead : new long[] {20 * MS, MS / 2}) {
+            final AutoChooser chooser = new AutoChooser(8, 75, 1);
+            // calibrates the overhead: the measured round time beyond the slowest compute
+            chooser.evaluate(window, SyncConfig.bsp(), 17 * MS + overhead);
+            final List<SyncConfig> candidates = chooser.candidates(fit);
+            final boolean fastestK = candidates.stream().anyMatch(c -> c.quorum() > 0 && c.quorum() < 8);
+            final long shortestTimeout = candidates.stream().mapToLong(SyncConfig::timeoutNs)
+                .filter(t -> t != SyncConfig.NO_TIMEOUT).min().orElseThrow();
+            if (overhead > MS) {
+                // 1 ms apart within 20 ms of overhead: who is last is who sent last
+                assertThat(fastestK).as(candidates.toString()).isFalse();
+                assertThat(shortestTimeout).as(candidates.toString()).isGreaterThanOrEqualTo(overhead);
+            } else {
+                assertThat(fastestK).as(candidates.toString()).isTrue();
+                assertThat(shortestTimeout).as(candidates.toString()).isLessThan(5 * MS);
+            }
+        }
+    }
+
+    @Test
     void aStragglerThatRecoversIsTakenBack() {
         final Random rnd = new Random(7);
         final Controller c = run(4, 160, 7, (w, r) -> (w == 2 && r < 60 ? 60 : 10) * (0.9 + 0.2 * rnd.nextDouble()));
