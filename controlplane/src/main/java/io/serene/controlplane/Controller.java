@@ -248,14 +248,16 @@ public final class Controller {
             measuring.measuredRoundNs = outcomeNs / AutoChooser.MIN_WINDOW;
             measuring = null;
         }
-        // the mean of the last rounds since the change (the first ones, JIT warm-up included, age out)
-        final int recent = Math.min(sinceChangeRounds, recentRoundNs.length);
+        final int rounds = Math.min(AutoChooser.WINDOW, history.available()) / 2 * 2;
+        // the mean round time over the rounds the chooser judges on (the newer half of its window), as
+        // far as they ran under the installed config: the overhead is calibrated on the same rounds
+        // it is replayed on (older ones, JIT warm-up included, would inflate it)
+        final int recent = Math.min(Math.min(sinceChangeRounds, recentRoundNs.length), Math.max(AutoChooser.MIN_WINDOW / 2, rounds / 2));
         double sum = 0;
-        for (int i = 0; i < recent; i++) {
-            sum += recentRoundNs[i];
+        for (int i = 1; i <= recent; i++) {
+            sum += recentRoundNs[(sinceChangeRounds - i) % recentRoundNs.length];
         }
         final double measured = recent >= AutoChooser.MIN_WINDOW / 2 ? sum / recent : 0;
-        final int rounds = Math.min(AutoChooser.WINDOW, history.available()) / 2 * 2;
         final long[][] times = rounds < AutoChooser.MIN_WINDOW ? null : history.window(rounds);
         if (times == null || measuring != null && !unsynced) {
             // the next change waits for the last one's outcome: the round times it is calibrated on
