@@ -40,12 +40,16 @@ public final class ExperimentCommand implements Callable<Integer> {
         description = "Run these seeds instead of the file's (after --quick), e.g. --seeds 1,2,3.")
     List<Integer> seeds;
 
+    @Option(names = "--set", paramLabel = "KEY=VALUE", description = "Replace a key of the file (after --quick and --seeds), the "
+        + "value in YAML, e.g. --set model=[mlp] --set workers=[8]: a slice of a matrix. Recorded in the output's copy of the file.")
+    Map<String, String> sets = new LinkedHashMap<>();
+
     @Option(names = "--json", description = "End with one JSON line: per policy its speed-up against BSP and accuracy difference.")
     boolean json;
 
     @Override
     public Integer call() throws Exception {
-        final ExperimentSpec spec = ExperimentSpec.read(file, quick, seeds);
+        final ExperimentSpec spec = ExperimentSpec.read(file, quick, seeds, sets);
         final Path dir = out != null ? out : Path.of("runs", spec.name + (quick ? "-quick" : ""));
         if (spec.mode.equals("train") && data == null) {
             DemoCommand.ensureDataset(System.out);

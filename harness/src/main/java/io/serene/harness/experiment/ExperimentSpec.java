@@ -243,14 +243,16 @@ public final class ExperimentSpec {
 
     /** Reads a file; {@code quick} applies its 'quick' overrides. Errors name the file and the key. */
     public static ExperimentSpec read(final Path file, final boolean quick) {
-        return read(file, quick, null);
+        return read(file, quick, null, Map.of());
     }
 
     /**
      * Reads a file as {@link #read(Path, boolean)} does, with its seeds replaced by {@code seeds}
-     * (the command line's {@code --seeds}) unless null; the replacement is recorded with the file's text.
+     * (the command line's {@code --seeds}) unless null, and then each key of {@code sets} by its
+     * value, YAML (the command line's {@code --set KEY=VALUE}, e.g. {@code model=[mlp]}); the
+     * replacements are recorded with the file's text.
      */
-    public static ExperimentSpec read(final Path file, final boolean quick, final List<Integer> seeds) {
+    public static ExperimentSpec read(final Path file, final boolean quick, final List<Integer> seeds, final Map<String, String> sets) {
         if (!Files.isRegularFile(file)) {
             throw new IllegalArgumentException("no experiment file " + file);
         }
@@ -260,8 +262,26 @@ public final class ExperimentSpec {
         } catch (final IOException ex) {
             throw new IllegalArgumentException("cannot read " + file + ": " + ex.getMessage());
         }
+        final Map<String, String> overrides = new LinkedHashMap<>();
+        final StringBuilder recorded = new StringBuilder();
+        if (seeds != null) {
+            if (seeds.isEmpty()) {
+                throw new IllegalArgumentException("--seeds needs at least one seed");
+            }
+            final String joined = seeds.stream().map(String::valueOf).reduce((a, b) -> a + "," + b).orElse("");
+            overrides.put("seeds", "[" + joined + "]");
+            recorded.append(" --seeds ").append(joined);
+        }
+        for (final Map.Entry<String, String> e : sets.entrySet()) {
+            if (!KEYS.contains(e.getKey()) || e.getKey().equals("quick")) {
+                throw new IllegalArgumentException("--set " + e.getKey() + "=...: not a key of an experiment file (one of "
+                    + new TreeSet<>(KEYS).stream().filter(k -> !k.equals("quick")).toList() + ")");
+            }
+            overrides.put(e.getKey(), e.getValue());
+            recorded.append(" --set ").append(e.getKey()).append('=').append(e.getValue());
+        }
         try {
-            return parse(text, file.toAbsolutePath().getParent(), quick, seeds);
+            return parse(text, file.toAbsolutePath().getParent(), quick, overrides, recorded.toString());
         } catch (final IllegalArgumentException ex) {
             throw new IllegalArgumentException(file + ": " + ex.getMessage());
         }
@@ -269,13 +289,15 @@ public final class ExperimentSpec {
 
     /** Parses YAML text; relative policy files resolve against {@code base} and then the working directory. */
     static ExperimentSpec parse(final String text, final Path base, final boolean quick) {
-        return parse(text, base, quick, null);
+        return parse(text, base, quick, Map.of(), "");
     }
 
-    private static ExperimentSpec parse(final String text, final Path base, final boolean quick, final List<Integer> seeds) {
+    private static ExperimentSpec parse(final String text, final Path base, final boolean quick, final Map<String, String> overrides,
+                                        final String recorded) {
+        final ObjectMapper yaml = new ObjectMapper(new YAMLFactory());
         final JsonNode root;
         try {
-            root = new ObjectMapper(new YAMLFactory()).readTree(text);
+            root = yaml.readTree(text);
         } catch (final JsonProcessingException ex) {
             final String where = ex.getLocation() == null ? "" : "line " + ex.getLocation().getLineNr() + ": ";
             throw new IllegalArgumentException(where + "not valid YAML: " + ex.getOriginalMessage());
@@ -285,32 +307,43 @@ public final class ExperimentSpec {
         }
         JsonNode effective = root;
         if (quick && root.has("quick")) {
-            final JsonNode overrides = root.get("quick");
-            if (!overrides.isObject()) {
+            final JsonNode quickOverrides = root.get("quick");
+            if (!quickOverrides.isObject()) {
                 throw new IllegalArgumentException("'quick' must be a mapping of keys to override");
             }
             final com.fasterxml.jackson.databind.node.ObjectNode copy = root.deepCopy();
-            for (final Map.Entry<String, JsonNode> e : overrides.properties()) {
-                if (e.getKey().equals("epochs")) {
-                    copy.remove("rounds");
-                } else if (e.getKey().equals("rounds")) {
-                    copy.remove("epochs");
-                }
-                copy.set(e.getKey(), e.getValue());
+            for (final Map.Entry<String, JsonNode> e : quickOverrides.properties()) {
+                override(copy, e.getKey(), e.getValue());
             }
             effective = copy;
         }
-        if (seeds == null) {
+        if (overrides.isEmpty()) {
             return new ExperimentSpec(effective, base, text);
         }
-        if (seeds.isEmpty()) {
-            throw new IllegalArgumentException("--seeds needs at least one seed");
-        }
         final com.fasterxml.jackson.databind.node.ObjectNode copy = effective.deepCopy();
-        final com.fasterxml.jackson.databind.node.ArrayNode list = copy.putArray("seeds");
-        seeds.forEach(list::add);
-        final String joined = seeds.stream().map(String::valueOf).reduce((a, b) -> a + "," + b).orElse("");
-        return new ExperimentSpec(copy, base, text + (text.endsWith("\n") ? "" : "\n") + "# command line: --seeds " + joined + "\n");
+        for (final Map.Entry<String, String> e : overrides.entrySet()) {
+            final JsonNode value;
+            try {
+                value = yaml.readTree(e.getValue());
+            } catch (final JsonProcessingException ex) {
+                throw new IllegalArgumentException("--set " + e.getKey() + "=" + e.getValue() + ": not valid YAML: " + ex.getOriginalMessage());
+            }
+            if (value == null || value.isMissingNode()) {
+                throw new IllegalArgumentException("--set " + e.getKey() + "= needs a value");
+            }
+            override(copy, e.getKey(), value);
+        }
+        return new ExperimentSpec(copy, base, text + (text.endsWith("\n") ? "" : "\n") + "# command line:" + recorded + "\n");
+    }
+
+    /** Replaces one key of a file (epochs and rounds exclude each other: setting one drops the other). */
+    private static void override(final com.fasterxml.jackson.databind.node.ObjectNode spec, final String key, final JsonNode value) {
+        if (key.equals("epochs")) {
+            spec.remove("rounds");
+        } else if (key.equals("rounds")) {
+            spec.remove("epochs");
+        }
+        spec.set(key, value);
     }
 
     private static List<PolicyRef> policies(final JsonNode n, final Path base, final List<Integer> workers) {

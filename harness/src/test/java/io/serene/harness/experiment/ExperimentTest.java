@@ -8,6 +8,7 @@ import io.serene.harness.cli.DemoCommand;
 import io.serene.harness.cli.PolicyCommand;
 import io.serene.protocol.sync.LateMode;
 import io.serene.training.Json;
+import io.serene.training.ModelKind;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -17,8 +18,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -139,11 +142,33 @@ class ExperimentTest {
     void theCommandLineSeedsReplaceTheFilesAfterQuickAndAreRecorded(@TempDir final Path dir) throws Exception {
         final Path file = dir.resolve("t.yaml");
         Files.writeString(file, SIM);
-        final ExperimentSpec spec = ExperimentSpec.read(file, true, List.of(4, 5));
+        final ExperimentSpec spec = ExperimentSpec.read(file, true, List.of(4, 5), Map.of());
         assertThat(spec.seeds).containsExactly(4L, 5L);
         assertThat(spec.training.rounds()).as("the quick overrides still apply").isEqualTo(30);
         assertThat(spec.text).endsWith("# command line: --seeds 4,5\n");
-        assertThatThrownBy(() -> ExperimentSpec.read(file, false, List.of())).hasMessageContaining("--seeds needs at least one seed");
+        assertThatThrownBy(() -> ExperimentSpec.read(file, false, List.of(), Map.of())).hasMessageContaining("--seeds needs at least one seed");
+    }
+
+    @Test
+    void theCommandLineSetsReplaceKeysAfterQuickAndSeedsAndAreRecorded(@TempDir final Path dir) throws Exception {
+        final Path file = dir.resolve("t.yaml");
+        Files.writeString(file, "name: p\nmode: train\npolicies: [bsp]\nmodel: [mlp, cnn]\nworkers: [4, 8]\nepochs: 1\nseeds: [1, 2]\n");
+        final Map<String, String> sets = new LinkedHashMap<>();
+        sets.put("model", "[cnn]");
+        sets.put("workers", "[8]");
+        sets.put("rounds", "40");
+        final ExperimentSpec spec = ExperimentSpec.read(file, false, List.of(3), sets);
+        assertThat(spec.models).containsExactly(ModelKind.CNN);
+        assertThat(spec.workers).containsExactly(8);
+        assertThat(spec.seeds).containsExactly(3L);
+        assertThat(spec.training.rounds()).as("rounds replace the file's epochs").isEqualTo(40);
+        assertThat(spec.text).endsWith("# command line: --seeds 3 --set model=[cnn] --set workers=[8] --set rounds=40\n");
+        assertThatThrownBy(() -> ExperimentSpec.read(file, false, null, Map.of("modle", "[cnn]")))
+            .hasMessageContaining("--set modle=...: not a key of an experiment file");
+        assertThatThrownBy(() -> ExperimentSpec.read(file, false, null, Map.of("quick", "{}"))).hasMessageContaining("not a key");
+        assertThatThrownBy(() -> ExperimentSpec.read(file, false, null, Map.of("model", "[cnn")))
+            .hasMessageContaining("--set model=[cnn: not valid YAML");
+        assertThatThrownBy(() -> ExperimentSpec.read(file, false, null, Map.of("model", "[resnet]"))).hasMessageContaining("resnet");
     }
 
     @Test
