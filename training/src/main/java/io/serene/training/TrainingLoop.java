@@ -475,12 +475,20 @@ public final class TrainingLoop {
      */
     private void evaluateShared(final EvaluationShare share, final long endNs) throws InterruptedException {
         final int n = copies.size() + 1;
-        final float[] last = new float[net.elements()];
-        net.copyParameters(last);
+        // [0] the final model, [i] copy i - 1
+        final float[][] models = new float[n][];
+        final int[] rounds = new int[n];
+        models[0] = new float[net.elements()];
+        net.copyParameters(models[0]);
+        rounds[0] = total - 1;
         final String[] keys = new String[n];
         final double[] accuracy = new double[n];
         for (int i = 0; i < n; i++) {
-            keys[i] = EvaluationShare.key(i == 0 ? total - 1 : copies.round(i - 1), i == 0 ? last : copies.parameters(i - 1));
+            if (i > 0) {
+                models[i] = copies.parameters(i - 1);
+                rounds[i] = copies.round(i - 1);
+            }
+            keys[i] = EvaluationShare.key(rounds[i], models[i]);
             accuracy[i] = Double.NaN;
         }
         long slowestMs = 0;
@@ -489,7 +497,7 @@ public final class TrainingLoop {
             final int i = (from + k) % n;
             if (share.claim(keys[i])) {
                 final long t0 = System.nanoTime();
-                net.loadParameters(i == 0 ? last : copies.parameters(i - 1));
+                net.loadParameters(models[i]);
                 accuracy[i] = score();
                 share.publish(keys[i], accuracy[i]);
                 slowestMs = Math.max(slowestMs, (System.nanoTime() - t0) / 1_000_000);
@@ -502,8 +510,8 @@ public final class TrainingLoop {
             }
             if (Double.isNaN(accuracy[i])) {
                 System.out.printf(Locale.ROOT, "worker %d: the accuracy of round %d was not shared within %d ms: evaluating it here%n",
-                    options.id(), (i == 0 ? total - 1 : copies.round(i - 1)) + 1, patienceMs);
-                net.loadParameters(i == 0 ? last : copies.parameters(i - 1));
+                    options.id(), rounds[i] + 1, patienceMs);
+                net.loadParameters(models[i]);
                 accuracy[i] = score();
             }
         }
