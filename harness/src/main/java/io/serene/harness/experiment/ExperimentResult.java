@@ -23,11 +23,13 @@ public record ExperimentResult(int schemaVersion, String experiment, String mode
     /**
      * A policy in a scenario: per metric its statistics, and against the baseline (null without one)
      * the speed-ups of the mean JCT and time to accuracy and the accuracy difference in points, each
-     * with Welch's two-sided p-value.
+     * with Welch's two-sided p-value; and the speed-ups paired by seed, {ratio, low, high}: the
+     * geometric mean of the per-seed ratios and its 95% interval (null for fewer than two pairs).
      */
     public record PolicyStats(Metric jctSeconds, Metric ttaSeconds, Metric cumulativeWaitingSeconds, Metric computeShare,
                               Metric finalAccuracy, double modeSwitches, int seeds, Double speedupVsBsp, Double speedupWelchP,
-                              Double ttaSpeedupVsBsp, Double ttaSpeedupWelchP, Double accuracyDeltaPp, Double accuracyWelchP) {
+                              Double ttaSpeedupVsBsp, Double ttaSpeedupWelchP, Double accuracyDeltaPp, Double accuracyWelchP,
+                              List<Double> pairedSpeedup, List<Double> pairedTtaSpeedup) {
     }
 
     /**

@@ -21,13 +21,16 @@ import java.util.function.Function;
  * 0 for one seed) and 95% t-interval over seeds of JCT, time to accuracy, cumulative waiting,
  * compute share and final accuracy, and against BSP in the same scenario: the speed-up of the mean
  * JCT and of the mean time to accuracy, the final accuracy's difference in percentage points, each
- * with Welch's p-value for the means differing. Across scenarios, each policy's figures are the
+ * with Welch's p-value for the means differing, and the two speed-ups paired by seed with their 95%
+ * intervals (the runs of a seed are made one after another, so a pair saw the same machine: a
+ * paired ratio separates policies with fewer seeds than the ratio of means). Across scenarios, each policy's figures are the
  * mean of its per-scenario ones.
  */
 final class ExperimentSummary {
     /** Against the baseline, per scenario and policy. */
     static final List<String> BASELINE_KEYS = List.of("speedupVsBsp", "speedupWelchP", "ttaSpeedupVsBsp", "ttaSpeedupWelchP",
-        "accuracyDeltaPp", "accuracyWelchP");
+        "accuracyDeltaPp", "accuracyWelchP", "pairedSpeedup", "pairedSpeedupCi95Low", "pairedSpeedupCi95High",
+        "pairedTtaSpeedup", "pairedTtaSpeedupCi95Low", "pairedTtaSpeedupCi95High");
 
     private ExperimentSummary() {
     }
@@ -89,8 +92,10 @@ final class ExperimentSummary {
                     row.put(metric.key + "Ci95Low", m.ci95() == null ? null : m.ci95().get(0));
                     row.put(metric.key + "Ci95High", m.ci95() == null ? null : m.ci95().get(1));
                 }
-                final List<Double> baseline = Arrays.asList(st.speedupVsBsp(), st.speedupWelchP(), st.ttaSpeedupVsBsp(),
-                    st.ttaSpeedupWelchP(), st.accuracyDeltaPp(), st.accuracyWelchP());
+                final List<Double> baseline = new ArrayList<>(Arrays.asList(st.speedupVsBsp(), st.speedupWelchP(),
+                    st.ttaSpeedupVsBsp(), st.ttaSpeedupWelchP(), st.accuracyDeltaPp(), st.accuracyWelchP()));
+                baseline.addAll(st.pairedSpeedup() == null ? Arrays.asList(null, null, null) : st.pairedSpeedup());
+                baseline.addAll(st.pairedTtaSpeedup() == null ? Arrays.asList(null, null, null) : st.pairedTtaSpeedup());
                 for (int k = 0; k < BASELINE_KEYS.size(); k++) {
                     row.put(BASELINE_KEYS.get(k), baseline.get(k));
                 }
@@ -140,6 +145,8 @@ final class ExperimentSummary {
         Double ttaP = null;
         Double delta = null;
         Double deltaP = null;
+        List<Double> paired = null;
+        List<Double> pairedTta = null;
         if (bspRuns != null) {
             final ExperimentResult.Metric bJct = metric(bspRuns, RunMetric.JCT);
             final ExperimentResult.Metric bTta = metric(bspRuns, RunMetric.TTA);
@@ -151,10 +158,29 @@ final class ExperimentSummary {
                 : SeedStatistics.welchP(values(runs, RunMetric.TTA), values(bspRuns, RunMetric.TTA));
             delta = accuracy.mean() == null || bAccuracy.mean() == null ? null : (accuracy.mean() - bAccuracy.mean()) * 100;
             deltaP = delta == null ? null : SeedStatistics.welchP(values(runs, RunMetric.ACCURACY), values(bspRuns, RunMetric.ACCURACY));
+            paired = asList(SeedStatistics.pairedSpeedup(bySeed(bspRuns, RunMetric.JCT), bySeed(runs, RunMetric.JCT)));
+            // a time to accuracy is paired only where both reached the target
+            pairedTta = tta.mean() == null || bTta.mean() == null ? null
+                : asList(SeedStatistics.pairedSpeedup(bySeed(bspRuns, RunMetric.TTA), bySeed(runs, RunMetric.TTA)));
         }
         return new ExperimentResult.PolicyStats(jct, tta, metric(runs, RunMetric.WAITING), metric(runs, RunMetric.COMPUTE_SHARE), accuracy,
             runs.stream().mapToInt(ExperimentRow::modeSwitches).average().orElse(0), runs.size(), speedup, speedupP, ttaSpeedup, ttaP, delta,
-            deltaP);
+            deltaP, paired, pairedTta);
+    }
+
+    /** A metric's value per seed, where a run has it. */
+    private static Map<Long, Double> bySeed(final List<ExperimentRow> runs, final RunMetric metric) {
+        final Map<Long, Double> values = new LinkedHashMap<>();
+        for (final ExperimentRow r : runs) {
+            if (metric.of(r) != null) {
+                values.put(r.seed(), metric.of(r));
+            }
+        }
+        return values;
+    }
+
+    private static List<Double> asList(final double[] values) {
+        return values == null ? null : List.of(values[0], values[1], values[2]);
     }
 
     private static Double ratio(final Double baseline, final Double value) {

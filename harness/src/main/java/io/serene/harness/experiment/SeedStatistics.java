@@ -3,7 +3,9 @@ package io.serene.harness.experiment;
 import org.apache.commons.math3.distribution.TDistribution;
 import org.apache.commons.math3.stat.inference.TTest;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Statistics over seeds: runs here vary by 10-35%, so a mean needs an interval and a speed-up a
@@ -30,6 +32,24 @@ final class SeedStatistics {
         final double se = Math.sqrt(var / (n - 1) / n);
         final double t = new TDistribution(n - 1).inverseCumulativeProbability(1 - (1 - CONFIDENCE) / 2);
         return new double[] {mean - t * se, mean + t * se};
+    }
+
+    /**
+     * The speed-up of {@code policy} over {@code baseline} paired by seed, for runs made seed by seed
+     * next to each other (an experiment's order), so each pair saw the same machine: the geometric
+     * mean of the per-seed ratios baseline / policy and its 95% t-interval on their logarithms,
+     * {ratio, low, high}; null for fewer than two seeds with a value on both sides.
+     */
+    static double[] pairedSpeedup(final Map<Long, Double> baseline, final Map<Long, Double> policy) {
+        final List<Double> logs = new ArrayList<>();
+        baseline.forEach((seed, b) -> {
+            final Double v = policy.get(seed);
+            if (b != null && v != null && b > 0 && v > 0) {
+                logs.add(Math.log(b / v));
+            }
+        });
+        final double[] ci = tInterval(logs);
+        return ci == null ? null : new double[] {Math.exp(mean(logs)), Math.exp(ci[0]), Math.exp(ci[1])};
     }
 
     /**

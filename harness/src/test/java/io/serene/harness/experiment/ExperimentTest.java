@@ -205,6 +205,27 @@ class ExperimentTest {
             .hasMessageContaining(message);
     }
 
+    private static double jctOf(final JsonNode runs, final String policy, final long seed) {
+        for (final JsonNode run : runs) {
+            if (run.path("policy").asText().equals(policy) && run.path("seed").asLong() == seed) {
+                return run.path("jctSeconds").asDouble();
+            }
+        }
+        throw new AssertionError("no run of " + policy + " seed " + seed);
+    }
+
+    @Test
+    void aPairedSpeedupIsTheGeometricMeanOfEachSeedsRatioWithItsTInterval() {
+        // ratios 2, 1 and 0.5 (logs ln2, 0, -ln2): geometric mean 1; the interval +-t(2) * ln2 / sqrt(3) on the logs
+        final double[] paired = SeedStatistics.pairedSpeedup(Map.of(1L, 4.0, 2L, 3.0, 3L, 1.0, 9L, 5.0),
+            Map.of(1L, 2.0, 2L, 3.0, 3L, 2.0, 4L, 7.0));
+        final double half = 4.302652729911275 * Math.log(2) / Math.sqrt(3);
+        assertThat(paired[0]).isCloseTo(1.0, org.assertj.core.api.Assertions.within(1e-12));
+        assertThat(paired[1]).isCloseTo(Math.exp(-half), org.assertj.core.api.Assertions.within(1e-9));
+        assertThat(paired[2]).isCloseTo(Math.exp(half), org.assertj.core.api.Assertions.within(1e-9));
+        assertThat(SeedStatistics.pairedSpeedup(Map.of(1L, 4.0), Map.of(1L, 2.0))).as("one pair: no interval").isNull();
+    }
+
     @Test
     void runsTheMatrixResumesAndWritesSummariesAndAReportThatAgree(@TempDir final Path dir) throws Exception {
         final ExperimentSpec spec = ExperimentSpec.parse(SIM, null, false);
@@ -228,7 +249,9 @@ class ExperimentTest {
         final List<ExperimentRow> rows = ExperimentRow.readCsv(dir.resolve("summary.csv"));
         assertThat(rows).hasSize(6);
         assertThat(Files.readAllLines(dir.resolve("scenarios.csv")).get(0))
-            .startsWith("scenario,policy,seeds,jctSecondsMean,jctSecondsCi95Low,jctSecondsCi95High,").endsWith(",accuracyWelchP");
+            .startsWith("scenario,policy,seeds,jctSecondsMean,jctSecondsCi95Low,jctSecondsCi95High,")
+            .endsWith(",accuracyWelchP,pairedSpeedup,pairedSpeedupCi95Low,pairedSpeedupCi95High,pairedTtaSpeedup,"
+                + "pairedTtaSpeedupCi95Low,pairedTtaSpeedupCi95High");
         final JsonNode summary = JSON.readTree(Files.readString(dir.resolve("summary.json")));
         assertThat(summary.path("schemaVersion").asInt()).isEqualTo(2);
         assertThat(summary.path("baseline").asText()).isEqualTo("bsp");
@@ -250,6 +273,17 @@ class ExperimentTest {
         assertThat(jctSsp.path("ci95").get(0).asDouble()).isLessThanOrEqualTo(jctSsp.path("mean").asDouble());
         assertThat(jctSsp.path("ci95").get(1).asDouble()).isGreaterThanOrEqualTo(jctSsp.path("mean").asDouble());
         assertThat(ssp.path("speedupWelchP").asDouble()).isBetween(0.0, 1.0);
+        // and the speed-up paired by seed: the geometric mean of the two seeds' ratios, inside its interval
+        final JsonNode runs = summary.path("runs");
+        double logs = 0;
+        for (final long seed : List.of(1L, 2L)) {
+            logs += Math.log(jctOf(runs, "bsp", seed) / jctOf(runs, "ssp:2", seed));
+        }
+        final JsonNode paired = ssp.path("pairedSpeedup");
+        assertThat(paired).hasSize(3);
+        assertThat(paired.get(0).asDouble()).isCloseTo(Math.exp(logs / 2), org.assertj.core.api.Assertions.within(1e-9));
+        assertThat(paired.get(1).asDouble()).isLessThanOrEqualTo(paired.get(0).asDouble());
+        assertThat(paired.get(2).asDouble()).isGreaterThanOrEqualTo(paired.get(0).asDouble());
         assertThat(summary.path("runs")).hasSize(6);
 
         final String html = Files.readString(dir.resolve("report.html"));
