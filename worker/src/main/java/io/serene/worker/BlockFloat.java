@@ -105,16 +105,18 @@ public final class BlockFloat {
     /**
      * Quantizes {@code n} elements from {@code src[from]} at exponent e into {@code dst[0, n)} and
      * returns how many were clamped (or were NaN). The main loop has no branches so the JIT can
-     * vectorize it; the per-element check runs only when clamping is possible at all, that is when
-     * the chunk's own exponent exceeds the agreed one or it holds NaN or infinity.
+     * vectorize it: the clamp is Math.min and Math.max, which C2 turns into vector min and max
+     * (written as two conditional expressions it does not vectorize, and the loop runs 4-5x slower
+     * on JDK 25; the quick JIT inlines either form alike); the per-element check runs only when
+     * clamping is possible at all, that is when the chunk's own exponent exceeds the agreed one or
+     * it holds NaN or infinity.
      */
     public static int quantizeChunk(final float[] src, final int from, final int n, final int exponent, final int q,
                                     final int[] dst, final boolean mayClamp) {
         final double scale = scale(exponent, q);
         final int limit = 1 << q;
         for (int i = 0; i < n; i++) {
-            final int v = (int) roundHalfEven(src[from + i] * scale);
-            dst[i] = v > limit ? limit : v < -limit ? -limit : v;
+            dst[i] = Math.min(limit, Math.max(-limit, (int) roundHalfEven(src[from + i] * scale)));
         }
         if (!mayClamp) {
             return 0;
