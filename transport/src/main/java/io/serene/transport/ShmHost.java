@@ -8,8 +8,7 @@ import org.agrona.collections.Int2IntHashMap;
 import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
-import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
-import org.agrona.concurrent.ringbuffer.RingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -31,26 +30,31 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
- * One sans-IO {@link PacketEndpoint} on shared memory: it reads its own memory-mapped ring and
- * writes into its peers' rings, on a {@link ShmTransport} polling thread (the single writer of the
- * endpoint's state). Packets are read in place: the endpoint parses them in the ring, with no copy
- * between the sender's buffer and its registers but the one into the ring.
+ * One sans-IO {@link PacketEndpoint} on shared memory: it reads its memory-mapped rings and writes
+ * into its peers', on a {@link ShmTransport} polling thread (the single writer of the endpoint's
+ * state). Packets are read in place: the endpoint parses them in the ring, with no copy between the
+ * sender's buffer and its registers but the one into the ring.
  * <p>
- * A serving host (the switch) owns {@code switch.ring}, a many-to-one ring every peer writes into,
- * each message typed with the writer's id; it maps a peer's {@code peer-<id>.ring} the first time
- * it hears from it and numbers peers as {@link UdpHost} does (a reused index gets a new
- * generation). A connecting host (a worker) owns its one-to-one ring and knows one peer, port 0.
- * A full ring drops the packet and counts it, as a full socket buffer would; the protocol's loss
- * recovery resends it. The files are the user's own (directory 0700, rings 0600).
+ * Every packet travels in a one-to-one {@link SpscRing} (whose reader never writes what it read):
+ * a connecting host (a worker) creates two, {@code peer-<id>.up} that it writes and the switch
+ * reads, and {@code peer-<id>.ring} that the switch writes and it reads, then says hello in the
+ * serving host's {@code switch.ring}, a small many-to-one control ring (Agrona's) every peer
+ * writes its hello and goodbye into, typed with its id. The switch maps a peer's two rings when it
+ * hears its hello and numbers peers as {@link UdpHost} does (a reused index gets a new
+ * generation). A full ring drops the packet and counts it, as a full socket buffer would; the
+ * protocol's loss recovery resends it. The files are the user's own (directory 0700, rings 0600).
  */
 public final class ShmHost implements PacketHost {
     static final String SWITCH_RING = "switch.ring";
+    /** The control ring carries hellos and goodbyes only (16 bytes each). */
+    static final int CONTROL_RING_BYTES = 1 << 16;
     /** Ids fit in a message type with one bit to spare (the goodbye bit) and stay positive. */
     private static final int MAX_ID = 1 << 29;
     /** A serving host stamps its ring this often; a ring not stamped for {@link #STALE_NS} has no server. */
     private static final long HEARTBEAT_NS = 100_000_000L;
     private static final long STALE_NS = 3_000_000_000L;
     private static final int READ_LIMIT = 256;
+    private static final int PACKET = 2;
 
     private final ShmTransport.Poller poller;
     private final PacketEndpoint endpoint;
@@ -58,16 +62,18 @@ public final class ShmHost implements PacketHost {
     private final FaultInjector faults;
     private final Path directory;
     private final boolean serving;
-    /** This host's id in the switch's ring (a connecting host), 0 for the serving host. */
+    /** This host's id in the switch's control ring (a connecting host), 0 for the serving host. */
     private final int id;
-    private final Path ringFile;
-    private final MappedByteBuffer inboundMap;
-    private final RingBuffer inbound;
-    private final ByteBuffer inboundView;
+    /** The switch's control ring: the one this host reads (serving) or says hello and goodbye in (connecting). */
+    private final ManyToOneRingBuffer control;
+    private final MappedByteBuffer controlMap;
+    /** A connecting host's rings: the switch's packets to it and its own to the switch; null for the serving host. */
+    private final Peer own;
     private final Outbox outbox = this::send;
     private final Reader reader = new Reader();
+    private final ControlReader controlReader = new ControlReader();
     private final UnsafeBuffer sendView = new UnsafeBuffer(0, 0);
-    /** Peers by index, null where one said goodbye (its index waits in {@link #freeIndexes}). */
+    /** A serving host's peers by index, null where one said goodbye (its index waits in {@link #freeIndexes}). */
     private final List<Peer> peers = new ArrayList<>();
     private final ArrayDeque<Integer> freeIndexes = new ArrayDeque<>();
     private final PeerPorts ports = new PeerPorts();
@@ -85,8 +91,8 @@ public final class ShmHost implements PacketHost {
     private long heartbeatAtNs;
 
     private ShmHost(final ShmTransport.Poller poller, final PacketEndpoint endpoint, final Path directory,
-                    final ShmOptions options, final boolean serving, final int id, final Path ringFile,
-                    final MappedByteBuffer inboundMap) {
+                    final ShmOptions options, final boolean serving, final int id, final MappedByteBuffer controlMap,
+                    final Peer own) {
         this.poller = poller;
         this.endpoint = endpoint;
         this.options = options;
@@ -94,11 +100,9 @@ public final class ShmHost implements PacketHost {
         this.directory = directory;
         this.serving = serving;
         this.id = id;
-        this.ringFile = ringFile;
-        this.inboundMap = inboundMap;
-        final UnsafeBuffer ring = new UnsafeBuffer(inboundMap);
-        this.inbound = serving ? new ManyToOneRingBuffer(ring) : new OneToOneRingBuffer(ring);
-        this.inboundView = inboundMap.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        this.controlMap = controlMap;
+        this.control = new ManyToOneRingBuffer(new UnsafeBuffer(controlMap));
+        this.own = own;
     }
 
     static ShmHost serve(final ShmTransport.Poller poller, final PacketEndpoint endpoint, final Path directory,
@@ -119,9 +123,9 @@ public final class ShmHost implements PacketHost {
             IoUtil.delete(file.toFile(), false);
         }
         createFile(file);
-        final MappedByteBuffer map = mapOwnFile(file, options.inboundFileBytes());
-        final ShmHost host = new ShmHost(poller, endpoint, directory, options, true, 0, file, map);
-        host.inbound.consumerHeartbeatTime(System.currentTimeMillis());
+        final MappedByteBuffer map = mapOwnFile(file, CONTROL_RING_BYTES + RingBufferDescriptor.TRAILER_LENGTH);
+        final ShmHost host = new ShmHost(poller, endpoint, directory, options, true, 0, map, null);
+        host.control.consumerHeartbeatTime(System.currentTimeMillis());
         host.start();
         return host;
     }
@@ -141,32 +145,58 @@ public final class ShmHost implements PacketHost {
                 + age / 1000 + " s ago)");
         }
         int id;
-        Path file;
+        Path down;
         while (true) {
             id = ThreadLocalRandom.current().nextInt(1, MAX_ID);
-            file = directory.resolve("peer-" + id + ".ring");
+            down = downFile(directory, id);
             try {
-                Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+                Files.createFile(down, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
                 break;
             } catch (final FileAlreadyExistsException ex) {
                 // another peer's id: draw again
             } catch (final IOException ex) {
                 IoUtil.unmap(switchMap);
-                throw new UncheckedIOException("cannot create " + file, ex);
+                throw new UncheckedIOException("cannot create " + down, ex);
             }
         }
-        final MappedByteBuffer map;
+        final Path up = upFile(directory, id);
+        MappedByteBuffer downMap = null;
+        final MappedByteBuffer upMap;
         try {
-            map = mapOwnFile(file, options.inboundFileBytes());
+            downMap = mapOwnFile(down, options.inboundFileBytes());
+            createFile(up);
+            upMap = mapOwnFile(up, options.inboundFileBytes());
         } catch (final RuntimeException ex) {
             IoUtil.unmap(switchMap);
-            IoUtil.deleteIfExists(file.toFile());
+            if (downMap != null) {
+                IoUtil.unmap(downMap);
+            }
+            IoUtil.deleteIfExists(down.toFile());
+            IoUtil.deleteIfExists(up.toFile());
             throw ex;
         }
-        final ShmHost host = new ShmHost(poller, endpoint, directory, options, false, id, file, map);
-        host.addPeer(-1, switchRing, switchMap);
+        final Peer own = new Peer(id, 0, down, up, new SpscRing(new UnsafeBuffer(downMap)), downMap,
+            new SpscRing(new UnsafeBuffer(upMap)), upMap);
+        final ShmHost host = new ShmHost(poller, endpoint, directory, options, false, id, switchMap, own);
+        if (!host.control.write(id << 1, new UnsafeBuffer(new byte[1]), 0, 1)) {
+            own.unmap();
+            IoUtil.unmap(switchMap);
+            own.delete();
+            throw new IllegalStateException("the switch at shm:" + directory + " takes no hellos (its control ring "
+                + switchFile + " is full)");
+        }
         host.start();
         return host;
+    }
+
+    /** The ring a peer reads: the switch's packets to it. */
+    private static Path downFile(final Path directory, final int id) {
+        return directory.resolve("peer-" + id + ".ring");
+    }
+
+    /** The ring a peer writes: its packets to the switch. */
+    private static Path upFile(final Path directory, final int id) {
+        return directory.resolve("peer-" + id + ".up");
     }
 
     private static void createDirectory(final Path directory) {
@@ -279,7 +309,17 @@ public final class ShmHost implements PacketHost {
         long now = System.nanoTime();
         int work = 0;
         try {
-            work = inbound.read(reader, READ_LIMIT);
+            if (serving) {
+                control.read(controlReader, READ_LIMIT);
+                for (int i = 0; i < peers.size(); i++) {
+                    final Peer peer = peers.get(i);
+                    if (peer != null) {
+                        work += readPeer(peer);
+                    }
+                }
+            } else {
+                work = readPeer(own);
+            }
         } catch (final RuntimeException ex) {
             onError(ex);
         }
@@ -289,13 +329,29 @@ public final class ShmHost implements PacketHost {
         }
         work += sendDelayed(now);
         if (serving && now >= heartbeatAtNs) {
-            inbound.consumerHeartbeatTime(System.currentTimeMillis());
+            control.consumerHeartbeatTime(System.currentTimeMillis());
             heartbeatAtNs = now + HEARTBEAT_NS;
         }
         if (work > 0 || now >= timerAtNs) {
             runTimer(now);
         }
         return work;
+    }
+
+    /** Hands the packets waiting in the ring a peer's packets come in (a worker: its own down ring) to the endpoint. */
+    private int readPeer(final Peer peer) {
+        final SpscRing ring = serving ? peer.up() : peer.down();
+        if (ring.corrupt()) {
+            return 0;
+        }
+        reader.port = peer.port();
+        reader.view = serving ? peer.upView() : peer.downView();
+        final int read = ring.read(reader, READ_LIMIT);
+        if (ring.corrupt()) {
+            onError(new IllegalStateException("the ring " + (serving ? peer.upFile() : peer.downFile())
+                + " holds a record no writer of it wrote; it is read no more"));
+        }
+        return read;
     }
 
     private void runTimer(final long now) {
@@ -312,85 +368,98 @@ public final class ShmHost implements PacketHost {
         lastError = ex;
     }
 
-    /** Reads the messages of this host's ring in place and hands each to the endpoint. */
+    /** Reads a ring's messages in place and hands each to the endpoint as a packet from {@link #port}. */
     private final class Reader implements MessageHandler {
+        private int port;
+        private ByteBuffer view;
+
         @Override
         public void onMessage(final int msgTypeId, final MutableDirectBuffer buffer, final int index, final int length) {
             try {
-                final int port = serving ? portOf(msgTypeId) : 0;
-                if (port < 0) {
-                    return;
-                }
                 packetsReceived++;
-                endpoint.onPacket(port, inboundView, index, length, System.nanoTime(), outbox);
+                endpoint.onPacket(port, view, index, length, System.nanoTime(), outbox);
             } catch (final RuntimeException ex) {
                 onError(ex);
             }
         }
     }
 
-    /** The port of a message's writer (mapping its ring on first contact), or -1 for a goodbye or a peer it cannot reach. */
-    private int portOf(final int msgTypeId) {
-        final int peerId = msgTypeId >>> 1;
-        final boolean goodbye = (msgTypeId & 1) == 1;
-        final int known = portById.get(peerId);
-        if (goodbye) {
-            if (known >= 0) {
-                forget(PeerPorts.index(known));
+    /** Reads the serving host's control ring: each peer's hello (its rings mapped) and goodbye (forgotten). */
+    private final class ControlReader implements MessageHandler {
+        @Override
+        public void onMessage(final int msgTypeId, final MutableDirectBuffer buffer, final int index, final int length) {
+            final int peerId = msgTypeId >>> 1;
+            final int known = portById.get(peerId);
+            if ((msgTypeId & 1) == 1) {
+                if (known >= 0) {
+                    forget(PeerPorts.index(known));
+                }
+            } else if (known < 0) {
+                hello(peerId);
             }
-            return -1;
         }
-        if (known >= 0) {
-            return known;
-        }
-        final Path file = directory.resolve("peer-" + peerId + ".ring");
-        if (peerId < 1 || peers.size() - freeIndexes.size() >= Math.min(options.maxPeers(), PeerPorts.MAX_PEERS)
-            || !Files.isRegularFile(file)) {
-            droppedPeers.incrementAndGet();
-            return -1;
-        }
-        final MappedByteBuffer map;
-        try {
-            map = IoUtil.mapExistingFile(file.toFile(), "peer ring");
-        } catch (final RuntimeException ex) {
-            droppedPeers.incrementAndGet();
-            return -1;
-        }
-        return addPeer(peerId, new OneToOneRingBuffer(new UnsafeBuffer(map)), map);
     }
 
-    private int addPeer(final int peerId, final RingBuffer ring, final MappedByteBuffer map) {
-        final Peer peer = new Peer(peerId, ring, map);
+    /** Maps a peer's two rings when it says hello (it created them before), or counts it dropped. */
+    private void hello(final int peerId) {
+        final Path down = downFile(directory, peerId);
+        final Path up = upFile(directory, peerId);
+        if (peerId < 1 || peers.size() - freeIndexes.size() >= Math.min(options.maxPeers(), PeerPorts.MAX_PEERS)
+            || !Files.isRegularFile(down) || !Files.isRegularFile(up)) {
+            droppedPeers.incrementAndGet();
+            return;
+        }
+        MappedByteBuffer downMap = null;
+        MappedByteBuffer upMap = null;
+        final SpscRing downRing;
+        final SpscRing upRing;
+        try {
+            downMap = IoUtil.mapExistingFile(down.toFile(), "peer ring");
+            upMap = IoUtil.mapExistingFile(up.toFile(), "peer ring");
+            downRing = new SpscRing(new UnsafeBuffer(downMap));
+            upRing = new SpscRing(new UnsafeBuffer(upMap));
+        } catch (final RuntimeException ex) {
+            if (downMap != null) {
+                IoUtil.unmap(downMap);
+            }
+            if (upMap != null) {
+                IoUtil.unmap(upMap);
+            }
+            droppedPeers.incrementAndGet();
+            return;
+        }
         final int port;
+        final int index;
         if (freeIndexes.isEmpty()) {
-            port = ports.port(peers.size());
-            peers.add(peer);
+            index = peers.size();
+            port = ports.port(index);
+            peers.add(null);
         } else {
-            final int index = freeIndexes.poll();
+            index = freeIndexes.poll();
             port = ports.reuse(index);
-            peers.set(index, peer);
         }
-        if (peerId > 0) {
-            portById.put(peerId, port);
-        }
-        return port;
+        peers.set(index, new Peer(peerId, port, down, up, downRing, downMap, upRing, upMap));
+        portById.put(peerId, port);
     }
 
     private void forget(final int index) {
         final Peer peer = peers.set(index, null);
         portById.remove(peer.id());
-        IoUtil.unmap(peer.map());
+        peer.unmap();
         freeIndexes.add(index);
     }
 
-    /** The ring of the peer {@code port} names, or null if the number is not (or no longer) a peer's. */
-    private RingBuffer ringOf(final int port) {
+    /** The ring packets to {@code port} go into, or null if the number is not (or no longer) a peer's. */
+    private SpscRing ringOf(final int port) {
+        if (!serving) {
+            return port == 0 ? own.up() : null;
+        }
         final Peer peer = ports.current(port, peers.size()) ? peers.get(PeerPorts.index(port)) : null;
-        return peer == null ? null : peer.ring();
+        return peer == null ? null : peer.down();
     }
 
     private void send(final int port, final ByteBuffer buffer, final int offset, final int length) {
-        final RingBuffer ring = ringOf(port);
+        final SpscRing ring = ringOf(port);
         if (ring == null) {
             droppedPeers.incrementAndGet();
             return;
@@ -408,9 +477,8 @@ public final class ShmHost implements PacketHost {
         }
     }
 
-    private void write(final RingBuffer ring, final UnsafeBuffer bytes, final int length) {
-        // a connecting host types its messages with its id (the switch's ring is shared); the switch with 2
-        if (ring.write(serving ? 2 : id << 1, bytes, 0, length)) {
+    private void write(final SpscRing ring, final UnsafeBuffer bytes, final int length) {
+        if (ring.write(PACKET, bytes, 0, length)) {
             packetsSent++;
         } else {
             ringFull.incrementAndGet();
@@ -426,7 +494,7 @@ public final class ShmHost implements PacketHost {
                 delayed.add(d);
                 continue;
             }
-            final RingBuffer ring = ringOf(d.port);
+            final SpscRing ring = ringOf(d.port);
             if (ring != null) {
                 write(ring, new UnsafeBuffer(d.bytes), d.bytes.length);
             }
@@ -438,11 +506,30 @@ public final class ShmHost implements PacketHost {
     private record Delayed(long dueNs, int port, byte[] bytes) {
     }
 
-    /** A peer's id in the switch's ring (-1: the switch, for a connecting host), its ring and the mapping behind it. */
-    private record Peer(int id, RingBuffer ring, MappedByteBuffer map) {
+    /**
+     * A peer's id, port and two rings with the mappings behind them: down, the switch's packets to
+     * the peer; up, the peer's to the switch. A connecting host keeps its own as one (port 0).
+     */
+    private record Peer(int id, int port, Path downFile, Path upFile, SpscRing down, MappedByteBuffer downMap,
+                        SpscRing up, MappedByteBuffer upMap, ByteBuffer downView, ByteBuffer upView) {
+        Peer(final int id, final int port, final Path downFile, final Path upFile, final SpscRing down,
+             final MappedByteBuffer downMap, final SpscRing up, final MappedByteBuffer upMap) {
+            this(id, port, downFile, upFile, down, downMap, up, upMap, downMap.duplicate().order(ByteOrder.LITTLE_ENDIAN),
+                upMap.duplicate().order(ByteOrder.LITTLE_ENDIAN));
+        }
+
+        void unmap() {
+            IoUtil.unmap(downMap);
+            IoUtil.unmap(upMap);
+        }
+
+        void delete() {
+            IoUtil.deleteIfExists(downFile.toFile());
+            IoUtil.deleteIfExists(upFile.toFile());
+        }
     }
 
-    /** Says goodbye (a connecting host), unmaps every ring and deletes this host's own file. */
+    /** Says goodbye (a connecting host), unmaps every ring and deletes this host's own files. */
     @Override
     public void close() {
         if (closed) {
@@ -452,16 +539,20 @@ public final class ShmHost implements PacketHost {
         final Runnable shut = () -> {
             closed = true;
             poller.remove(this);
-            if (!serving) {
-                peers.get(0).ring().write((id << 1) | 1, new UnsafeBuffer(new byte[1]), 0, 1);
-            }
-            for (final Peer peer : peers) {
-                if (peer != null) {
-                    IoUtil.unmap(peer.map());
+            if (serving) {
+                for (final Peer peer : peers) {
+                    if (peer != null) {
+                        peer.unmap();
+                    }
                 }
+                IoUtil.unmap(controlMap);
+                IoUtil.deleteIfExists(directory.resolve(SWITCH_RING).toFile());
+            } else {
+                control.write((id << 1) | 1, new UnsafeBuffer(new byte[1]), 0, 1);
+                IoUtil.unmap(controlMap);
+                own.unmap();
+                own.delete();
             }
-            IoUtil.unmap(inboundMap);
-            IoUtil.deleteIfExists(ringFile.toFile());
             done.complete(null);
         };
         if (poller.runsDirectly()) {

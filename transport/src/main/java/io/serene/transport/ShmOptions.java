@@ -1,7 +1,5 @@
 package io.serene.transport;
 
-import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
-
 /** Ring sizes and fault injection of a {@link ShmHost}; immutable, built with withers. */
 public final class ShmOptions {
     private final int inboundRingBytes;
@@ -24,13 +22,13 @@ public final class ShmOptions {
         this.maxPeers = maxPeers;
     }
 
-    /** 32 MiB rings (a switch's receives from all its peers; a peer's from the switch), no faults. */
+    /** 32 MiB rings (each peer's two: its packets to the switch and the switch's to it), no faults. */
     public static ShmOptions defaults() {
         return new ShmOptions(32 << 20, FaultInjector.none(), 300_000L, 4096);
     }
 
     /**
-     * Bytes of the ring this host reads (a power of two; the file is this plus Agrona's trailer).
+     * Bytes of each of a peer's two rings (a power of two; the file is this plus the ring's trailer).
      * A packet that finds its ring full is dropped and counted, as a full socket buffer drops one.
      */
     public ShmOptions inboundRingBytes(final int bytes) {
@@ -56,9 +54,9 @@ public final class ShmOptions {
         return inboundRingBytes;
     }
 
-    /** The ring file's length: the ring plus Agrona's trailer (head, tail, correlation counter). */
+    /** A ring file's length: the ring plus its trailer (the reader's and the writer's positions). */
     public int inboundFileBytes() {
-        return inboundRingBytes + RingBufferDescriptor.TRAILER_LENGTH;
+        return SpscRing.fileBytes(inboundRingBytes);
     }
 
     public FaultInjector faults() {

@@ -17,15 +17,16 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 
 /**
- * Shared memory between processes on one host: each {@link ShmHost} reads one memory-mapped ring
- * and writes into its peers' (Agrona's ring buffers, as Aeron's IPC uses them). Owns the polling
+ * Shared memory between processes on one host: each {@link ShmHost} reads memory-mapped rings and
+ * writes into its peers' (one-to-one {@link SpscRing}s per peer and direction, and a many-to-one
+ * control ring of Agrona's for hellos and goodbyes). Owns the polling
  * threads; each polls its hosts' rings, runs their timers and tasks, and backs off when idle (spin,
  * yield, then park up to {@link #MAX_PARK_NS}), so an idle host costs little CPU and a busy one no
  * system call.
  * <p>
  * Addresses: {@code shm:<directory>}, e.g. {@code shm:/dev/shm/serene-7000}. The serving host (a
  * switch) writes {@code switch.ring} there, each connecting host (a worker) its own
- * {@code peer-<id>.ring}.
+ * {@code peer-<id>.up} and {@code peer-<id>.ring}.
  */
 public final class ShmTransport implements AutoCloseable {
     /** The prefix of a shared-memory address. */

@@ -106,7 +106,7 @@ class ShmHostTest {
                 assertThat(server.ringFull()).isZero();
                 assertThat(echo.ports.stream().distinct().count()).isEqualTo(2);
                 try (var files = Files.list(link)) {
-                    assertThat(files.count()).isEqualTo(3);
+                    assertThat(files.count()).as("the switch's control ring and each peer's two").isEqualTo(5);
                 }
             }
             // both said goodbye: their rings are gone and the switch unmapped them
