@@ -148,14 +148,15 @@ class SwitchProcessSystemTest {
                     assertThat(shmWorkers.get(0).host().kind()).isEqualTo("shm");
                     new Gradients(23, workers, elements).runExactRounds(shmWorkers, 3, "switch process over shared memory");
                     try (var files = Files.list(link)) {
-                        assertThat(files.count()).as("the switch's ring and one per worker").isEqualTo(1 + workers);
+                        assertThat(files.count()).as("the switch's control ring and two rings per worker, one each way")
+                            .isEqualTo(1 + 2 * workers);
                     }
                 } finally {
                     shmWorkers.forEach(WorkerHost::close);
                 }
             }
             try (var files = Files.list(link)) {
-                assertThat(files.map(f -> f.getFileName().toString())).as("each worker removed its ring").containsExactly("switch.ring");
+                assertThat(files.map(f -> f.getFileName().toString())).as("each worker removed both its rings").containsExactly("switch.ring");
             }
         } finally {
             process.destroy();
