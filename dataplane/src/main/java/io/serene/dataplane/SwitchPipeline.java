@@ -69,6 +69,8 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final int poolSize;
     private final int chunkElements;
     private final int words;
+    /** The ports of a multicast's recipients, filled for each release. */
+    private final int[] multicastPorts;
     private final int ring;
     private boolean configsChanged;
 
@@ -107,6 +109,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         rule = new ReleaseRule(words, jobs, groups, configs, slots, releases);
         tables = new SwitchTables(words, ring, jobTable, jobs, groups, configs, releases);
         deparser = new Deparser(words, chunkElements, poolSize);
+        multicastPorts = new int[words << 6];
         lifecycle = new JobLifecycle(context, memory, counters, jobTable, jobs, groups, configs, slots, releases, scanner, deparser);
         aggregator = new Aggregator(counters, jobs, slots, words, chunkElements);
         estimator = new IterationEstimator(jobs, groups, configs, releases);
@@ -541,14 +544,17 @@ public final class SwitchPipeline implements PacketEndpoint {
         }
         advanceOpenSeq(j);
         final int length = deparser.result(jobs, releases, slots, j, idx, 0);
+        int recipients = 0;
         for (int w = 0; w < words; w++) {
             long joined = jobs.joined[j * words + w];
             while (joined != 0) {
                 final int worker = (w << 6) + Long.numberOfTrailingZeros(joined);
                 joined &= joined - 1;
-                send(jobs.workerPort[jobs.worker(j, worker)], length, outbox);
+                multicastPorts[recipients++] = jobs.workerPort[jobs.worker(j, worker)];
             }
         }
+        outbox.multicast(multicastPorts, recipients, deparser.buffer(), 0, length);
+        counters.add(SwitchCounter.PACKETS_OUT, recipients);
         counters.increment(SwitchCounter.RESULTS_MULTICAST);
     }
 

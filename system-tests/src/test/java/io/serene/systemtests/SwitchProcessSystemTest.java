@@ -148,21 +148,23 @@ class SwitchProcessSystemTest {
                     assertThat(shmWorkers.get(0).host().kind()).isEqualTo("shm");
                     new Gradients(23, workers, elements).runExactRounds(shmWorkers, 3, "switch process over shared memory");
                     try (var files = Files.list(link)) {
-                        assertThat(files.count()).as("the switch's control ring and two rings per worker, one each way")
-                            .isEqualTo(1 + 2 * workers);
+                        assertThat(files.count()).as("the switch's control ring and broadcast buffer, and two rings per worker, one each way")
+                            .isEqualTo(2 + 2 * workers);
                     }
                 } finally {
                     shmWorkers.forEach(WorkerHost::close);
                 }
             }
             try (var files = Files.list(link)) {
-                assertThat(files.map(f -> f.getFileName().toString())).as("each worker removed both its rings").containsExactly("switch.ring");
+                assertThat(files.map(f -> f.getFileName().toString())).as("each worker removed both its rings")
+                    .containsExactlyInAnyOrder("switch.ring", "switch.bcast");
             }
         } finally {
             process.destroy();
             process.waitFor(10, TimeUnit.SECONDS);
         }
         assertThat(link.resolve("switch.ring")).as("the switch removed its ring on the way out").doesNotExist();
+        assertThat(link.resolve("switch.bcast")).as("and its broadcast buffer").doesNotExist();
     }
 
     private static Process serene(final String... args) throws Exception {

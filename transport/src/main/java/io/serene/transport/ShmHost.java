@@ -46,6 +46,7 @@ import java.util.function.Supplier;
  */
 public final class ShmHost implements PacketHost {
     static final String SWITCH_RING = "switch.ring";
+    static final String BROADCAST = "switch.bcast";
     /** The control ring carries hellos and goodbyes only (16 bytes each). */
     static final int CONTROL_RING_BYTES = 1 << 16;
     /** Ids fit in a message type with one bit to spare (the goodbye bit) and stay positive. */
@@ -55,6 +56,8 @@ public final class ShmHost implements PacketHost {
     private static final long STALE_NS = 3_000_000_000L;
     private static final int READ_LIMIT = 256;
     private static final int PACKET = 2;
+    /** A reference to a packet in the serving host's broadcast buffer (its position and length). */
+    private static final int REFERENCE = 3;
 
     private final ShmTransport.Poller poller;
     private final PacketEndpoint endpoint;
@@ -69,7 +72,27 @@ public final class ShmHost implements PacketHost {
     private final MappedByteBuffer controlMap;
     /** A connecting host's rings: the switch's packets to it and its own to the switch; null for the serving host. */
     private final Peer own;
-    private final Outbox outbox = this::send;
+    /** The serving host's multicast packets, written once for every recipient; null for a connecting host. */
+    private final BroadcastBuffer broadcast;
+    /** The broadcast buffer's mapping (the serving host writes it, connecting hosts read it). */
+    private final MappedByteBuffer broadcastMap;
+    /** The broadcast buffer as a connecting host parses packets in it. */
+    private final ByteBuffer broadcastView;
+    private final UnsafeBuffer reference = new UnsafeBuffer(new byte[BroadcastBuffer.REFERENCE_LENGTH]);
+    /** A serving host's peers' pins in the broadcast buffer, by peer index. */
+    private BroadcastBuffer.Pins[] pins = new BroadcastBuffer.Pins[16];
+    private final Outbox outbox = new Outbox() {
+        @Override
+        public void send(final int port, final ByteBuffer buffer, final int offset, final int length) {
+            ShmHost.this.send(port, buffer, offset, length);
+        }
+
+        @Override
+        public void multicast(final int[] ports, final int count, final ByteBuffer buffer, final int offset,
+                              final int length) {
+            ShmHost.this.multicast(ports, count, buffer, offset, length);
+        }
+    };
     private final Reader reader = new Reader();
     private final ControlReader controlReader = new ControlReader();
     private final UnsafeBuffer sendView = new UnsafeBuffer(0, 0);
@@ -82,6 +105,9 @@ public final class ShmHost implements PacketHost {
     private final AtomicLong errors = new AtomicLong();
     private final AtomicLong droppedPeers = new AtomicLong();
     private final AtomicLong ringFull = new AtomicLong();
+    private final AtomicLong badReferences = new AtomicLong();
+    private volatile long broadcasts;
+    private volatile long broadcastFallbacks;
     private volatile long packetsSent;
     private volatile long packetsReceived;
     private volatile long readBursts;
@@ -92,7 +118,7 @@ public final class ShmHost implements PacketHost {
 
     private ShmHost(final ShmTransport.Poller poller, final PacketEndpoint endpoint, final Path directory,
                     final ShmOptions options, final boolean serving, final int id, final MappedByteBuffer controlMap,
-                    final Peer own) {
+                    final Peer own, final MappedByteBuffer broadcastMap) {
         this.poller = poller;
         this.endpoint = endpoint;
         this.options = options;
@@ -103,6 +129,9 @@ public final class ShmHost implements PacketHost {
         this.controlMap = controlMap;
         this.control = new ManyToOneRingBuffer(new UnsafeBuffer(controlMap));
         this.own = own;
+        this.broadcastMap = broadcastMap;
+        this.broadcast = serving ? new BroadcastBuffer(new UnsafeBuffer(broadcastMap)) : null;
+        this.broadcastView = broadcastMap.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     }
 
     static ShmHost serve(final ShmTransport.Poller poller, final PacketEndpoint endpoint, final Path directory,
@@ -122,9 +151,14 @@ public final class ShmHost implements PacketHost {
             }
             IoUtil.delete(file.toFile(), false);
         }
+        final Path broadcastFile = directory.resolve(BROADCAST);
+        IoUtil.deleteIfExists(broadcastFile.toFile());
+        createFile(broadcastFile);
+        final MappedByteBuffer broadcastMap = mapOwnFile(broadcastFile, options.inboundRingBytes());
+        // the control ring last: a peer that finds it stamped finds the broadcast buffer too
         createFile(file);
         final MappedByteBuffer map = mapOwnFile(file, CONTROL_RING_BYTES + RingBufferDescriptor.TRAILER_LENGTH);
-        final ShmHost host = new ShmHost(poller, endpoint, directory, options, true, 0, map, null);
+        final ShmHost host = new ShmHost(poller, endpoint, directory, options, true, 0, map, null, broadcastMap);
         host.control.consumerHeartbeatTime(System.currentTimeMillis());
         host.start();
         return host;
@@ -144,6 +178,21 @@ public final class ShmHost implements PacketHost {
             throw new IllegalArgumentException("no switch serves shm:" + directory + " (its ring was last stamped "
                 + age / 1000 + " s ago)");
         }
+        final Path broadcastFile = directory.resolve(BROADCAST);
+        final MappedByteBuffer broadcastMap;
+        try {
+            broadcastMap = IoUtil.mapExistingFile(broadcastFile.toFile(), "broadcast buffer");
+        } catch (final RuntimeException ex) {
+            IoUtil.unmap(switchMap);
+            throw new IllegalArgumentException("no switch serves shm:" + directory + " (cannot map " + broadcastFile + ": "
+                + ex.getMessage() + ")", ex);
+        }
+        if (Integer.bitCount(broadcastMap.capacity()) != 1) {
+            IoUtil.unmap(switchMap);
+            IoUtil.unmap(broadcastMap);
+            throw new IllegalArgumentException("shm:" + directory + " has a broadcast buffer of " + broadcastMap.capacity()
+                + " bytes, not a power of two: not a switch of this version");
+        }
         int id;
         Path down;
         while (true) {
@@ -156,6 +205,7 @@ public final class ShmHost implements PacketHost {
                 // another peer's id: draw again
             } catch (final IOException ex) {
                 IoUtil.unmap(switchMap);
+                IoUtil.unmap(broadcastMap);
                 throw new UncheckedIOException("cannot create " + down, ex);
             }
         }
@@ -168,6 +218,7 @@ public final class ShmHost implements PacketHost {
             upMap = mapOwnFile(up, options.inboundFileBytes());
         } catch (final RuntimeException ex) {
             IoUtil.unmap(switchMap);
+            IoUtil.unmap(broadcastMap);
             if (downMap != null) {
                 IoUtil.unmap(downMap);
             }
@@ -177,10 +228,11 @@ public final class ShmHost implements PacketHost {
         }
         final Peer own = new Peer(id, 0, down, up, new SpscRing(new UnsafeBuffer(downMap)), downMap,
             new SpscRing(new UnsafeBuffer(upMap)), upMap);
-        final ShmHost host = new ShmHost(poller, endpoint, directory, options, false, id, switchMap, own);
+        final ShmHost host = new ShmHost(poller, endpoint, directory, options, false, id, switchMap, own, broadcastMap);
         if (!host.control.write(id << 1, new UnsafeBuffer(new byte[1]), 0, 1)) {
             own.unmap();
             IoUtil.unmap(switchMap);
+            IoUtil.unmap(broadcastMap);
             own.delete();
             throw new IllegalStateException("the switch at shm:" + directory + " takes no hellos (its control ring "
                 + switchFile + " is full)");
@@ -290,6 +342,16 @@ public final class ShmHost implements PacketHost {
         return ringFull.get();
     }
 
+    /** Multicasts written once into the broadcast buffer (a serving host). */
+    public long broadcasts() {
+        return broadcasts;
+    }
+
+    /** References to the broadcast buffer that pointed outside it (dropped). */
+    public long badReferences() {
+        return badReferences.get();
+    }
+
     /** Packets from or to peers this host could not map or no longer knows. */
     public long droppedPeers() {
         return droppedPeers.get();
@@ -297,8 +359,10 @@ public final class ShmHost implements PacketHost {
 
     @Override
     public String batchingStats() {
-        return String.format("shm: sent %d packets, received %d in %d bursts (%.1f/burst), %d dropped on a full ring",
-            packetsSent, packetsReceived, readBursts, packetsReceived / Math.max(1.0, readBursts), ringFull.get());
+        final String multicasts = serving ? String.format(", %d multicasts written once (%d as copies)", broadcasts,
+            broadcastFallbacks) : "";
+        return String.format("shm: sent %d packets, received %d in %d bursts (%.1f/burst), %d dropped on a full ring%s",
+            packetsSent, packetsReceived, readBursts, packetsReceived / Math.max(1.0, readBursts), ringFull.get(), multicasts);
     }
 
     /** One pass of the polling thread: packets in, held-back packets out, the timer if due. */
@@ -377,6 +441,16 @@ public final class ShmHost implements PacketHost {
         public void onMessage(final int msgTypeId, final MutableDirectBuffer buffer, final int index, final int length) {
             try {
                 packetsReceived++;
+                if (msgTypeId == REFERENCE && !serving) {
+                    final int packetLength = length == BroadcastBuffer.REFERENCE_LENGTH ? buffer.getInt(index + 8) : -1;
+                    final int at = BroadcastBuffer.indexOf(buffer.getLong(index), packetLength, broadcastView.capacity());
+                    if (packetLength < 0 || at < 0) {
+                        badReferences.incrementAndGet();
+                        return;
+                    }
+                    endpoint.onPacket(port, broadcastView, at, packetLength, System.nanoTime(), outbox);
+                    return;
+                }
                 endpoint.onPacket(port, view, index, length, System.nanoTime(), outbox);
             } catch (final RuntimeException ex) {
                 onError(ex);
@@ -439,11 +513,16 @@ public final class ShmHost implements PacketHost {
             port = ports.reuse(index);
         }
         peers.set(index, new Peer(peerId, port, down, up, downRing, downMap, upRing, upMap));
+        if (index >= pins.length) {
+            pins = java.util.Arrays.copyOf(pins, Math.max(index + 1, pins.length * 2));
+        }
+        pins[index] = new BroadcastBuffer.Pins(downRing);
         portById.put(peerId, port);
     }
 
     private void forget(final int index) {
         final Peer peer = peers.set(index, null);
+        pins[index] = null;
         portById.remove(peer.id());
         peer.unmap();
         freeIndexes.add(index);
@@ -473,6 +552,51 @@ public final class ShmHost implements PacketHost {
             } else {
                 sendView.wrap(buffer, offset, length);
                 write(ring, sendView, length);
+            }
+        }
+    }
+
+    /**
+     * A multicast: written once into the broadcast buffer, and a reference to it into each
+     * recipient's ring; with faults to inject, or no room in the buffer, a copy per recipient.
+     */
+    private void multicast(final int[] ports, final int count, final ByteBuffer buffer, final int offset, final int length) {
+        if (!serving || count < 2 || faults.isActive()) {
+            for (int i = 0; i < count; i++) {
+                send(ports[i], buffer, offset, length);
+            }
+            return;
+        }
+        sendView.wrap(buffer, offset, length);
+        final long position = broadcast.write(sendView, 0, length, pins, peers.size());
+        if (position < 0) {
+            broadcastFallbacks++;
+            for (int i = 0; i < count; i++) {
+                send(ports[i], buffer, offset, length);
+            }
+            return;
+        }
+        broadcasts++;
+        reference.putLong(0, position);
+        reference.putInt(8, length);
+        for (int i = 0; i < count; i++) {
+            final int port = ports[i];
+            final Peer peer = this.ports.current(port, peers.size()) ? peers.get(PeerPorts.index(port)) : null;
+            if (peer == null) {
+                droppedPeers.incrementAndGet();
+                continue;
+            }
+            final BroadcastBuffer.Pins peerPins = pins[PeerPorts.index(port)];
+            if (peerPins.full()) {
+                sendView.wrap(buffer, offset, length);
+                write(peer.down(), sendView, length);
+                continue;
+            }
+            if (peer.down().write(REFERENCE, reference, 0, BroadcastBuffer.REFERENCE_LENGTH)) {
+                peerPins.add(position);
+                packetsSent++;
+            } else {
+                ringFull.incrementAndGet();
             }
         }
     }
@@ -547,9 +671,12 @@ public final class ShmHost implements PacketHost {
                 }
                 IoUtil.unmap(controlMap);
                 IoUtil.deleteIfExists(directory.resolve(SWITCH_RING).toFile());
+                IoUtil.unmap(broadcastMap);
+                IoUtil.deleteIfExists(directory.resolve(BROADCAST).toFile());
             } else {
                 control.write((id << 1) | 1, new UnsafeBuffer(new byte[1]), 0, 1);
                 IoUtil.unmap(controlMap);
+                IoUtil.unmap(broadcastMap);
                 own.unmap();
                 own.delete();
             }

@@ -70,6 +70,16 @@ final class SpscRing {
         return maxMessageLength;
     }
 
+    /** The reader's position: every record before it has been read (a volatile read, for the writer). */
+    long readerPosition() {
+        return buffer.getLongVolatile(headIndex);
+    }
+
+    /** The writer's position: just past its last record (the writer's own, read on its thread). */
+    long writerPosition() {
+        return buffer.getLong(tailIndex);
+    }
+
     /** True once the reader met a header no writer of this ring wrote; it reads nothing more. */
     boolean corrupt() {
         return corrupt;

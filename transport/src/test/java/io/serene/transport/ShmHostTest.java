@@ -106,15 +106,116 @@ class ShmHostTest {
                 assertThat(server.ringFull()).isZero();
                 assertThat(echo.ports.stream().distinct().count()).isEqualTo(2);
                 try (var files = Files.list(link)) {
-                    assertThat(files.count()).as("the switch's control ring and each peer's two").isEqualTo(5);
+                    assertThat(files.count()).as("the switch's control ring and broadcast buffer, and each peer's two rings").isEqualTo(6);
                 }
             }
             // both said goodbye: their rings are gone and the switch unmapped them
             try (var files = Files.list(link)) {
-                assertThat(files.map(p -> p.getFileName().toString())).containsExactly(ShmHost.SWITCH_RING);
+                assertThat(files.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder(ShmHost.SWITCH_RING, ShmHost.BROADCAST);
             }
         }
         assertThat(link).isEmptyDirectory();
+    }
+
+    /** Multicasts every packet to every peer it has heard from (the sender included). */
+    private static final class Multicaster implements PacketEndpoint {
+        private final int[] ports = new int[16];
+        private int count;
+
+        @Override
+        public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length,
+                             final long nowNs, final Outbox out) {
+            boolean known = false;
+            for (int i = 0; i < count; i++) {
+                known |= ports[i] == port;
+            }
+            if (!known) {
+                ports[count++] = port;
+            }
+            out.multicast(ports, count, buffer, offset, length);
+        }
+
+        @Override
+        public long onTimer(final long nowNs, final Outbox out) {
+            return NO_DEADLINE;
+        }
+    }
+
+    /** Sends numbered packets of its size once told to; records every packet heard, by size and number. */
+    private static final class Member implements PacketEndpoint {
+        final int count;
+        final int size;
+        final CountDownLatch own;
+        final ConcurrentHashMap<Long, Integer> received = new ConcurrentHashMap<>();
+        final AtomicInteger corrupt = new AtomicInteger();
+        volatile boolean go;
+        boolean sent;
+
+        Member(final int count, final int size) {
+            this.count = count;
+            this.size = size;
+            this.own = new CountDownLatch(count);
+        }
+
+        @Override
+        public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length,
+                             final long nowNs, final Outbox out) {
+            final int n = buffer.getInt(offset);
+            boolean ok = port == 0;
+            for (int i = 4; i < length && ok; i++) {
+                ok = buffer.get(offset + i) == (byte) (n * 31 + i + length);
+            }
+            if (!ok) {
+                corrupt.incrementAndGet();
+            }
+            if (received.merge(((long) length << 32) | n, 1, Integer::sum) == 1 && length == size) {
+                own.countDown();
+            }
+        }
+
+        @Override
+        public long onTimer(final long nowNs, final Outbox out) {
+            if (go && !sent) {
+                sent = true;
+                final ByteBuffer b = ByteBuffer.allocateDirect(size).order(ByteOrder.LITTLE_ENDIAN);
+                for (int n = 0; n < count; n++) {
+                    b.putInt(0, n);
+                    for (int i = 4; i < size; i++) {
+                        b.put(i, (byte) (n * 31 + i + size));
+                    }
+                    out.send(0, b, 0, size);
+                }
+            }
+            return NO_DEADLINE;
+        }
+    }
+
+    @Test
+    @Timeout(30)
+    void aMulticastIsWrittenOnceAndEveryRecipientReadsItIntact(@TempDir final Path dir) throws Exception {
+        try (ShmTransport transport = ShmTransport.create(2);
+             ShmHost server = transport.serve(new Multicaster(), dir, ShmOptions.defaults())) {
+            final Member a = new Member(400, 32_816);
+            final Member b = new Member(400, 1_000);
+            try (ShmHost ca = transport.connect(a, dir, ShmOptions.defaults());
+                 ShmHost cb = transport.connect(b, dir, ShmOptions.defaults())) {
+                a.go = true;
+                ca.execute(() -> { });
+                assertThat(a.own.await(10, TimeUnit.SECONDS)).isTrue();
+                b.go = true;
+                cb.execute(() -> { });
+                assertThat(b.own.await(10, TimeUnit.SECONDS)).isTrue();
+                // a's were multicast to a alone (b unknown yet), b's to both: b's in a's ring are references
+                Thread.sleep(200);
+                assertThat(a.received.keySet().stream().filter(k -> (k >>> 32) == 1_000)).hasSize(400);
+                assertThat(a.corrupt.get() + b.corrupt.get()).isZero();
+                assertThat(a.received.values()).allMatch(c -> c == 1);
+                assertThat(b.received.values()).allMatch(c -> c == 1);
+                assertThat(server.broadcasts()).as("b's 400, each written once for both").isEqualTo(400);
+                assertThat(server.ringFull() + server.errors() + ca.errors() + cb.errors()).isZero();
+                assertThat(ca.badReferences() + cb.badReferences()).isZero();
+            }
+        }
     }
 
     @Test
