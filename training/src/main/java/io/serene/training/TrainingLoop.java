@@ -43,11 +43,6 @@ import java.util.function.Supplier;
  * again from them ({@link #recover}), and a worker resumed from a checkpoint goes on after it.
  */
 public final class TrainingLoop {
-    /** A shared evaluation not published within this many times this worker's slowest evaluation is made here. */
-    private static final long SHARE_PATIENCE_EVALUATIONS = 10;
-    /** ... and never sooner than this (a worker that evaluated nothing itself has no time to go by). */
-    private static final long SHARE_PATIENCE_MIN_MS = 60_000;
-
     /**
      * What the loop needs besides its parts: this worker's id, the run's settings, its straggler
      * profile (for the job's size); {@code toldToEvaluate} (may be null) gates deferred evaluation;
@@ -137,9 +132,9 @@ public final class TrainingLoop {
     private Batches batches;
     private final GlobalBatch sizes;
     private final RoundRecords log;
+    /** The copies deferred evaluation evaluates (checkpoints carry them); null: evaluation during training. */
     private final ModelCopies copies;
-    private final float[] testPixels;
-    private final int[] testLabels;
+    private final Evaluations evaluations;
     private final int total;
     private final Options options;
     /**
@@ -183,10 +178,9 @@ public final class TrainingLoop {
         this.sizes = sizes;
         this.log = log;
         this.copies = copies;
-        this.testPixels = testPixels;
-        this.testLabels = testLabels;
         this.total = total;
         this.options = options;
+        this.evaluations = new Evaluations(net, log, copies, testPixels, testLabels, total, worker.workers(), options);
         this.unreleased = new float[net.elements()];
         this.retired = new float[net.elements()];
         this.ahead = new AheadModel(net, options.settings(), worker.workers());
@@ -256,7 +250,7 @@ public final class TrainingLoop {
                 // is late (a compute time past its typical arrival), then compute ahead
                 while (!pending.isEmpty()) {
                     final long w0 = System.nanoTime();
-                    final boolean arrived = arrivesBy(pending.peek(), arrivals.lateNs(log.sendNs(nextToApply)));
+                    final boolean arrived = Arrivals.arrivesBy(pending.peek(), arrivals.lateNs(log.sendNs(nextToApply)));
                     log.waited(round, System.nanoTime() - w0);
                     if (!arrived) {
                         break;
@@ -304,14 +298,7 @@ public final class TrainingLoop {
                 // not printf: a formatter costs about a millisecond a round on a worker's quick JIT
                 System.out.println("@progress " + (round + 1) + " " + net.lastLoss());
             }
-            if (evaluatedAt(round) && round + 1 < total) {
-                if (copies != null) {
-                    copies.take(net, round);
-                } else {
-                    final double accuracy = evaluate(round);
-                    printEvaluated(round, net.lastLoss(), accuracy);
-                }
-            }
+            evaluations.afterRound(round);
             if (options.checkpointEvery() > 0 && (round + 1) % options.checkpointEvery() == 0 && round + 1 < total) {
                 // a checkpoint holds a model with nothing pending: every round up to this one applied
                 while (!pending.isEmpty()) {
@@ -332,9 +319,7 @@ public final class TrainingLoop {
         final double seconds = endSeconds - log.startSeconds();
         final String modelHash = net.hash();
         final float finalLoss = net.lastLoss();
-        if (copies != null) {
-            evaluateCopies(endNs);
-        }
+        evaluations.afterTraining(endNs);
         final double accuracy = log.finalAccuracy();
         System.out.printf(Locale.ROOT, "worker %d done: %d rounds in %.2f s (compute %.2f s, injected straggling %.2f s, waiting %.2f s), "
             + "loss %.4f, accuracy %.4f, model %s%n", options.id(), total, seconds, log.computeNs() / 1e9, log.injectedNs() / 1e9,
@@ -433,100 +418,6 @@ public final class TrainingLoop {
         }
     }
 
-    /**
-     * Deferred evaluation, after training (once told to, if the options say so): the final model first, then each copy; then the records of the evaluated
-     * rounds (the others were written as their rounds were applied). An accuracy is stamped with
-     * the time the worker held the model.
-     */
-    private void evaluateCopies(final long endNs) throws InterruptedException, IOException {
-        if (options.toldToEvaluate() != null) {
-            System.out.println("@trained");
-            System.out.flush();
-            try {
-                options.toldToEvaluate().get();
-            } catch (final ExecutionException ex) {
-                throw new IllegalStateException(ex.getCause());
-            }
-        }
-        if (options.evaluationShare() == null) {
-            evaluateHeld(total - 1, endNs);
-            for (int i = 0; i < copies.size(); i++) {
-                net.loadParameters(copies.parameters(i));
-                final int round = copies.round(i);
-                final double accuracy = evaluateHeld(round, copies.takenNs(i));
-                printEvaluated(round, copies.loss(i), accuracy);
-            }
-        } else {
-            evaluateShared(new EvaluationShare(options.evaluationShare()), endNs);
-        }
-        for (int round = 0; round < total; round++) {
-            if (evaluatedAt(round)) {
-                log.write(round);
-            }
-        }
-    }
-
-    /**
-     * Deferred evaluation shared with the run's other workers ({@link EvaluationShare}): the final
-     * model and every copy, each evaluated here if this worker claims it first (each worker starts
-     * at another place in the list, so the claims spread), else read from the worker that did; one
-     * not published within {@link #SHARE_PATIENCE_EVALUATIONS} times this worker's slowest
-     * evaluation (at least {@link #SHARE_PATIENCE_MIN_MS}) is evaluated here after all.
-     */
-    private void evaluateShared(final EvaluationShare share, final long endNs) throws InterruptedException {
-        final int n = copies.size() + 1;
-        // [0] the final model, [i] copy i - 1
-        final float[][] models = new float[n][];
-        final int[] rounds = new int[n];
-        models[0] = new float[net.elements()];
-        net.copyParameters(models[0]);
-        rounds[0] = total - 1;
-        final String[] keys = new String[n];
-        final double[] accuracy = new double[n];
-        for (int i = 0; i < n; i++) {
-            if (i > 0) {
-                models[i] = copies.parameters(i - 1);
-                rounds[i] = copies.round(i - 1);
-            }
-            keys[i] = EvaluationShare.key(rounds[i], models[i]);
-            accuracy[i] = Double.NaN;
-        }
-        long slowestMs = 0;
-        final int from = (int) ((long) options.id() * n / worker.workers());
-        for (int k = 0; k < n; k++) {
-            final int i = (from + k) % n;
-            if (share.claim(keys[i])) {
-                final long t0 = System.nanoTime();
-                net.loadParameters(models[i]);
-                accuracy[i] = score();
-                share.publish(keys[i], accuracy[i]);
-                slowestMs = Math.max(slowestMs, (System.nanoTime() - t0) / 1_000_000);
-            }
-        }
-        final long patienceMs = Math.max(SHARE_PATIENCE_MIN_MS, SHARE_PATIENCE_EVALUATIONS * slowestMs);
-        for (int i = 0; i < n; i++) {
-            if (Double.isNaN(accuracy[i])) {
-                accuracy[i] = share.await(keys[i], patienceMs);
-            }
-            if (Double.isNaN(accuracy[i])) {
-                System.out.printf(Locale.ROOT, "worker %d: the accuracy of round %d was not shared within %d ms: evaluating it here%n",
-                    options.id(), rounds[i] + 1, patienceMs);
-                net.loadParameters(models[i]);
-                accuracy[i] = score();
-            }
-        }
-        log.evaluated(total - 1, accuracy[0], endNs);
-        for (int i = 1; i < n; i++) {
-            log.evaluated(copies.round(i - 1), accuracy[i], copies.takenNs(i - 1));
-            printEvaluated(copies.round(i - 1), copies.loss(i - 1), accuracy[i]);
-        }
-    }
-
-    private void printEvaluated(final int round, final float loss, final double accuracy) {
-        System.out.printf(Locale.ROOT, "worker %d round %d loss %.4f accuracy %.4f%n", options.id(), round + 1, loss, accuracy);
-        System.out.flush();
-    }
-
     /** R, as this worker last heard, in the run's rounds. */
     private int released() throws InterruptedException {
         return base + await(worker.call(WorkerEngine::releasedRound), "the released round");
@@ -583,7 +474,7 @@ public final class TrainingLoop {
         if (copies != null) {
             copies.truncate(s.roundsDone);
         }
-        log.rewind(s.roundsDone, r -> copies == null || !evaluatedAt(r));
+        log.rewind(s.roundsDone, r -> !evaluations.recordWaits(r));
     }
 
     /**
@@ -645,7 +536,7 @@ public final class TrainingLoop {
                 copies.add(copy.parameters(), copy.round(), log.nanos(copy.takenSeconds()), copy.loss());
             }
         }
-        log.restore(c.records(), r -> copies == null || !evaluatedAt(r));
+        log.restore(c.records(), r -> !evaluations.recordWaits(r));
         System.out.printf(Locale.ROOT, "worker %d: resumed from its checkpoint after round %d%n", options.id(), c.roundsDone());
         System.out.flush();
         return c.held();
@@ -673,60 +564,9 @@ public final class TrainingLoop {
         }
         aggregate.release();
         net.applyGradient(averaged, momentum);
-        if (copies == null && round == total - 1) {
-            evaluate(round);
-        }
-        if (copies == null || !evaluatedAt(round)) {
+        evaluations.afterLastApplied(round);
+        if (!evaluations.recordWaits(round)) {
             log.write(round);
-        }
-    }
-
-    /** Whether the model is evaluated at {@code round}: every --eval-every rounds, and at the last. */
-    private boolean evaluatedAt(final int round) {
-        return round == total - 1 || (options.settings().evalEvery() > 0 && (round + 1) % options.settings().evalEvery() == 0);
-    }
-
-    /** Test accuracy of the model now, recorded for the round at the time it was evaluated. */
-    private double evaluate(final int round) {
-        final double accuracy = score();
-        log.evaluated(round, accuracy, System.nanoTime());
-        return accuracy;
-    }
-
-    /** Test accuracy of the model, recorded for the round at {@code heldNs} (when the worker held this model). */
-    private double evaluateHeld(final int round, final long heldNs) {
-        final double accuracy = score();
-        log.evaluated(round, accuracy, heldNs);
-        return accuracy;
-    }
-
-    /** Test accuracy of the model; the time it took counts as evaluation. */
-    private double score() {
-        final long t0 = System.nanoTime();
-        final double accuracy = net.accuracy(testPixels, testLabels);
-        log.evaluating(System.nanoTime() - t0);
-        return accuracy;
-    }
-
-    /**
-     * Whether {@code future} is done by {@code deadlineNs} (System.nanoTime()); a failure counts as
-     * done (the caller's await reports it).
-     */
-    private static boolean arrivesBy(final CompletableFuture<?> future, final long deadlineNs) throws InterruptedException {
-        if (future.isDone()) {
-            return true;
-        }
-        final long left = deadlineNs - System.nanoTime();
-        if (left <= 0) {
-            return false;
-        }
-        try {
-            future.get(left, TimeUnit.NANOSECONDS);
-            return true;
-        } catch (final TimeoutException ex) {
-            return false;
-        } catch (final ExecutionException ex) {
-            return true;
         }
     }
 
