@@ -347,6 +347,11 @@ public final class ShmHost implements PacketHost {
         return broadcasts;
     }
 
+    /** Multicasts sent as a copy per recipient because the broadcast buffer had no room (a serving host). */
+    public long broadcastFallbacks() {
+        return broadcastFallbacks;
+    }
+
     /** References to the broadcast buffer that pointed outside it (dropped). */
     public long badReferences() {
         return badReferences.get();

@@ -142,7 +142,7 @@ class ShmHostTest {
     }
 
     /** Sends numbered packets of its size once told to; records every packet heard, by size and number. */
-    private static final class Member implements PacketEndpoint {
+    private static class Member implements PacketEndpoint {
         final int count;
         final int size;
         final CountDownLatch own;
@@ -215,6 +215,65 @@ class ShmHostTest {
                 assertThat(server.ringFull() + server.errors() + ca.errors() + cb.errors()).isZero();
                 assertThat(ca.badReferences() + cb.badReferences()).isZero();
             }
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    void aPeerThatStopsReadingHoldsTheBroadcastBufferAndStillReadsOnlyIntactPacketsOnceItGoesOn(@TempDir final Path dir)
+        throws Exception {
+        final CountDownLatch unblock = new CountDownLatch(1);
+        final CountDownLatch stalled = new CountDownLatch(1);
+        final Member a = new Member(2_000, 4_000);
+        final Member b = new Member(1, 1_000) {
+            @Override
+            public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length,
+                                 final long nowNs, final Outbox out) {
+                stalled.countDown();
+                try {
+                    // stalls in the middle of reading its first packet
+                    unblock.await();
+                } catch (final InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                }
+                super.onPacket(port, buffer, offset, length, nowNs, out);
+            }
+        };
+        // each host on a thread of its own (the stalled one blocks its thread); the switch's broadcast
+        // buffer small (256 KiB: 65 of a's packets), the peers' rings large enough for all
+        try (ShmTransport serving = ShmTransport.create(1);
+             ShmTransport ta = ShmTransport.create(1);
+             ShmTransport tb = ShmTransport.create(1);
+             ShmHost server = serving.serve(new Multicaster(), dir, ShmOptions.defaults().inboundRingBytes(256 << 10));
+             ShmHost cb = tb.connect(b, dir, ShmOptions.defaults());
+             ShmHost ca = ta.connect(a, dir, ShmOptions.defaults())) {
+            b.go = true;
+            cb.execute(() -> { });
+            assertThat(stalled.await(10, TimeUnit.SECONDS)).isTrue();
+            a.go = true;
+            ca.execute(() -> { });
+            assertThat(a.own.await(30, TimeUnit.SECONDS)).as("the peer that reads gets all of its packets").isTrue();
+            assertThat(a.corrupt.get()).isZero();
+            // 4,000-byte packets in 4,032-byte records (cache-line aligned): 65 fill the buffer b holds
+            assertThat(server.broadcasts()).as("written once while the buffer had room").isEqualTo((256 << 10) / 4_032);
+            assertThat(server.broadcastFallbacks()).as("then a copy per recipient").isEqualTo(2_000 - server.broadcasts());
+            unblock.countDown();
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (b.received.size() < 2_001 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(b.received).as("its own packet and all of a's, in the records it held and the copies").hasSize(2_001);
+            assertThat(b.corrupt.get()).as("none overwritten while it held them").isZero();
+            assertThat(server.ringFull() + server.errors() + ca.errors() + cb.errors()).isZero();
+            // once it has read them, multicasts are written once again
+            final long before = server.broadcasts();
+            final Member again = new Member(10, 2_000);
+            try (ShmHost cc = ta.connect(again, dir, ShmOptions.defaults())) {
+                again.go = true;
+                cc.execute(() -> { });
+                assertThat(again.own.await(10, TimeUnit.SECONDS)).isTrue();
+            }
+            assertThat(server.broadcasts()).isEqualTo(before + 10);
         }
     }
 
