@@ -33,6 +33,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -41,7 +42,8 @@ import java.util.concurrent.TimeoutException;
 /**
  * End-to-end allreduce benchmark over UDP on 127.0.0.1 or over shared memory: one switch and N
  * workers, each on its own socket or ring, in this process (the switch on one thread, the workers
- * sharing another). In the same run, round by round, it measures a raw echo through the same
+ * sharing another, or more of them, one per worker at most, as separate processes would have:
+ * {@code --worker-threads}). In the same run, round by round, it measures a raw echo through the same
  * topology, link, threads and batching (the baseline): each round runs both, in alternating order,
  * so both see the same machine. It reports the ratio of the two goodputs.
  */
@@ -62,6 +64,8 @@ public final class AllreduceBench {
         boolean gro = true;
         boolean shm;
         long timeoutSeconds = 300;
+        /** Threads the workers (and the echo's clients) are spread over; 0: one per worker. */
+        int workerThreads = 1;
 
         /** Shared memory (a worker on the switch's host) instead of UDP on 127.0.0.1. */
         public Config shm(final boolean enabled) {
@@ -129,6 +133,17 @@ public final class AllreduceBench {
             return this;
         }
 
+        /** Threads the workers are spread over (0: one per worker, as separate processes have). */
+        public Config workerThreads(final int threads) {
+            workerThreads = threads;
+            return this;
+        }
+
+        /** The threads the workers run on: one per worker unless fewer are asked for. */
+        int threadsForWorkers() {
+            return workerThreads == 0 ? workers : Math.min(workerThreads, workers);
+        }
+
         public Config timeoutSeconds(final long seconds) {
             timeoutSeconds = seconds;
             return this;
@@ -141,6 +156,7 @@ public final class AllreduceBench {
             require(warmupRounds >= 0, "--warmup must be >= 0, was " + warmupRounds);
             require(loss >= 0 && loss < 0.5, "--loss must be in [0, 0.5), was " + loss);
             require(window >= 1, "--window must be >= 1, was " + window);
+            require(workerThreads >= 0, "--worker-threads must be >= 0 (0: one per worker), was " + workerThreads);
         }
 
         private static void require(final boolean ok, final String message) {
@@ -184,6 +200,7 @@ public final class AllreduceBench {
             m.put("chunkElements", config.chunkElements);
             m.put("poolSize", poolSize);
             m.put("window", Math.min(config.window, poolSize));
+            m.put("workerThreads", config.threadsForWorkers());
             m.put("transport", transport);
             m.put("gso", gso);
             m.put("retransmissions", retransmissions);
@@ -217,7 +234,8 @@ public final class AllreduceBench {
             result.gso = aggregation.workers.get(0).host() instanceof UdpHost udp && udp.usesGso();
             final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
             final long switchThread = aggregation.switchHost.call(() -> Thread.currentThread().getId()).get();
-            final long workerThread = aggregation.workers.get(0).host().call(() -> Thread.currentThread().getId()).get();
+            // the workers' threads (and the echo clients'): one per worker, or as many as --worker-threads says
+            final long[] workerThreads = workerThreadIds(aggregation);
             final SplittableRandom random = new SplittableRandom(config.seed);
             final Verifier verifier = new Verifier(config);
             long aggregateNs = 0;
@@ -229,21 +247,21 @@ public final class AllreduceBench {
                 fill(verifier.gradients, random);
                 final boolean measured = round >= config.warmupRounds;
                 long echoRoundNs = 0;
-                long echoCpu0 = threads.getThreadCpuTime(switchThread) + threads.getThreadCpuTime(workerThread);
+                long echoCpu0 = threads.getThreadCpuTime(switchThread) + cpuNs(threads, workerThreads);
                 if (round % 2 == 0) {
                     echoRoundNs = echo.round(config.timeoutSeconds);
                 }
-                long echoCpu = threads.getThreadCpuTime(switchThread) + threads.getThreadCpuTime(workerThread) - echoCpu0;
+                long echoCpu = threads.getThreadCpuTime(switchThread) + cpuNs(threads, workerThreads) - echoCpu0;
                 final long switchCpu0 = threads.getThreadCpuTime(switchThread);
-                final long workerCpu0 = threads.getThreadCpuTime(workerThread);
+                final long workerCpu0 = cpuNs(threads, workerThreads);
                 final List<Aggregate> aggregates = new ArrayList<>();
                 final long aggregateRoundNs = aggregation.round(round, verifier.gradients, aggregates, progress);
                 final long switchCpu = threads.getThreadCpuTime(switchThread) - switchCpu0;
-                final long workerCpu = threads.getThreadCpuTime(workerThread) - workerCpu0;
+                final long workerCpu = cpuNs(threads, workerThreads) - workerCpu0;
                 if (round % 2 == 1) {
-                    echoCpu0 = threads.getThreadCpuTime(switchThread) + threads.getThreadCpuTime(workerThread);
+                    echoCpu0 = threads.getThreadCpuTime(switchThread) + cpuNs(threads, workerThreads);
                     echoRoundNs = echo.round(config.timeoutSeconds);
-                    echoCpu = threads.getThreadCpuTime(switchThread) + threads.getThreadCpuTime(workerThread) - echoCpu0;
+                    echoCpu = threads.getThreadCpuTime(switchThread) + cpuNs(threads, workerThreads) - echoCpu0;
                 }
                 final boolean exact = verifier.check(aggregates);
                 aggregates.forEach(Aggregate::release);
@@ -271,16 +289,35 @@ public final class AllreduceBench {
             progress.println("worker 0 link: " + aggregation.workers.get(0).host().batchingStats());
             progress.println("echo server link: " + echo.server.batchingStats());
             progress.println("echo client 0 link: " + echo.hosts.get(0).batchingStats());
-            progress.printf("event loop threads busy during measured aggregation: switch %.0f%%, workers %.0f%%; "
+            progress.printf("event loop threads busy during measured aggregation: switch %.0f%%, workers %.0f%% (%d threads, together); "
                 + "CPU per round: aggregation %.1f ms, raw echo %.1f ms%n", 100 * result.switchBusy, 100 * result.workerBusy,
-                (switchCpuNs + workerCpuNs) / 1e6 / config.rounds, echoCpuNs / 1e6 / config.rounds);
+                workerThreads.length, (switchCpuNs + workerCpuNs) / 1e6 / config.rounds, echoCpuNs / 1e6 / config.rounds);
         }
         return result;
     }
 
+    /** The distinct threads the workers' hosts run on. */
+    private static long[] workerThreadIds(final Aggregation aggregation) throws Exception {
+        final TreeSet<Long> ids = new TreeSet<>();
+        for (final WorkerHost worker : aggregation.workers) {
+            ids.add(worker.host().call(() -> Thread.currentThread().getId()).get());
+        }
+        return ids.stream().mapToLong(Long::longValue).toArray();
+    }
+
+    /** CPU time of these threads together (ns). */
+    private static long cpuNs(final ThreadMXBean threads, final long[] ids) {
+        long sum = 0;
+        for (final long id : ids) {
+            sum += threads.getThreadCpuTime(id);
+        }
+        return sum;
+    }
+
     /**
-     * The two threads (switch side, worker side) and how endpoints get onto them: UDP sockets on
-     * 127.0.0.1, or shared-memory rings in a fresh directory under /dev/shm (removed at the end).
+     * The switch's thread and the workers' (one per worker unless fewer are asked for) and how
+     * endpoints get onto them: UDP sockets on 127.0.0.1, or shared-memory rings in a fresh directory
+     * under /dev/shm (removed at the end).
      */
     private static final class Links implements AutoCloseable {
         final Config config;
@@ -297,11 +334,11 @@ public final class AllreduceBench {
                 udpSwitch = null;
                 udpWorkers = null;
                 shmSwitch = ShmTransport.create(1);
-                shmWorkers = ShmTransport.create(1);
+                shmWorkers = ShmTransport.create(config.threadsForWorkers());
                 shmRoot = ShmTransport.newDirectory("serene-bench-");
             } else {
                 udpSwitch = UdpTransport.create(1, config.preferEpoll);
-                udpWorkers = UdpTransport.create(1, config.preferEpoll);
+                udpWorkers = UdpTransport.create(config.threadsForWorkers(), config.preferEpoll);
                 shmSwitch = null;
                 shmWorkers = null;
                 shmRoot = null;

@@ -29,7 +29,7 @@ public final class BenchCommand implements Runnable {
         description = {
             "Runs one switch and N workers over UDP on 127.0.0.1 (or, with --link shm, over shared-memory rings "
                 + "as workers on the switch's host use), all in this process: the workers are threads, not processes "
-                + "(each with its own socket or ring; the switch runs on one thread and the workers share a second one).",
+                + "(each with its own socket or ring; the switch runs on one thread and the workers share a second one, or more: --worker-threads).",
             "Checks that every worker received the exact integer sum of all quantized inputs (bitwise, all "
                 + "workers equal) and measures the aggregation goodput, then, in the same run, the goodput of a raw "
                 + "UDP echo through the same topology, link, threads and batching, and reports their ratio.",
@@ -62,6 +62,10 @@ public final class BenchCommand implements Runnable {
 
         @Option(names = "--window", defaultValue = "256", description = "Steps in flight per worker (capped by the pool). Default: ${DEFAULT-VALUE}.")
         int window;
+
+        @Option(names = "--worker-threads", defaultValue = "1", description = "Threads the workers (and the echo's clients) run on: "
+            + "1 puts them all on one, 0 gives each worker a thread of its own, as separate processes have. Default: ${DEFAULT-VALUE}.")
+        int workerThreads;
 
         @Option(names = "--timeout", defaultValue = "300", description = "Seconds a round may take before the run fails. Default: ${DEFAULT-VALUE}.")
         long timeoutSeconds;
@@ -111,7 +115,7 @@ public final class BenchCommand implements Runnable {
             }
             final AllreduceBench.Config config = new AllreduceBench.Config()
                 .workers(workers).elements(elements).rounds(rounds).warmupRounds(warmup).loss(loss).seed(seed)
-                .chunkElements(chunkElements).budgetBytes(budget).window(window).preferEpoll(!nio).gso(!noGso).gro(!noGro)
+                .chunkElements(chunkElements).budgetBytes(budget).window(window).workerThreads(workerThreads).preferEpoll(!nio).gso(!noGso).gro(!noGro)
                 .shm(shm).timeoutSeconds(timeoutSeconds);
             final GlooBaseline gloo = baseline.equals("gloo")
                 ? new GlooBaseline(glooScript != null ? glooScript : GlooBaseline.defaultScript(), python) : null;
