@@ -22,6 +22,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
@@ -519,7 +520,7 @@ public final class ShmHost implements PacketHost {
         }
         peers.set(index, new Peer(peerId, port, down, up, downRing, downMap, upRing, upMap));
         if (index >= pins.length) {
-            pins = java.util.Arrays.copyOf(pins, Math.max(index + 1, pins.length * 2));
+            pins = Arrays.copyOf(pins, Math.max(index + 1, pins.length * 2));
         }
         pins[index] = new BroadcastBuffer.Pins(downRing);
         portById.put(peerId, port);
@@ -567,18 +568,14 @@ public final class ShmHost implements PacketHost {
      */
     private void multicast(final int[] ports, final int count, final ByteBuffer buffer, final int offset, final int length) {
         if (!serving || count < 2 || faults.isActive()) {
-            for (int i = 0; i < count; i++) {
-                send(ports[i], buffer, offset, length);
-            }
+            sendEach(ports, count, buffer, offset, length);
             return;
         }
         sendView.wrap(buffer, offset, length);
         final long position = broadcast.write(sendView, 0, length, pins, peers.size());
         if (position < 0) {
             broadcastFallbacks++;
-            for (int i = 0; i < count; i++) {
-                send(ports[i], buffer, offset, length);
-            }
+            sendEach(ports, count, buffer, offset, length);
             return;
         }
         broadcasts++;
@@ -603,6 +600,13 @@ public final class ShmHost implements PacketHost {
             } else {
                 ringFull.incrementAndGet();
             }
+        }
+    }
+
+    /** A copy of the packet to each port. */
+    private void sendEach(final int[] ports, final int count, final ByteBuffer buffer, final int offset, final int length) {
+        for (int i = 0; i < count; i++) {
+            send(ports[i], buffer, offset, length);
         }
     }
 
