@@ -2,6 +2,8 @@ package io.serene.transport;
 
 import io.serene.protocol.Outbox;
 import io.serene.protocol.PacketEndpoint;
+import org.agrona.IoUtil;
+import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -274,6 +276,51 @@ class ShmHostTest {
                 assertThat(again.own.await(10, TimeUnit.SECONDS)).isTrue();
             }
             assertThat(server.broadcasts()).isEqualTo(before + 10);
+        }
+    }
+
+    @Test
+    @Timeout(30)
+    void aReferenceOutsideTheBroadcastBufferIsACountedDropAndAGoodOneIsReadInPlace(@TempDir final Path dir) throws Exception {
+        final LinkedBlockingQueue<Integer> lengths = new LinkedBlockingQueue<>();
+        final PacketEndpoint listener = new PacketEndpoint() {
+            @Override
+            public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length, final long nowNs,
+                                 final Outbox out) {
+                lengths.add(length);
+            }
+
+            @Override
+            public long onTimer(final long nowNs, final Outbox out) {
+                return NO_DEADLINE;
+            }
+        };
+        try (ShmTransport transport = ShmTransport.create(1);
+             ShmHost server = transport.serve(new Echo(), dir, ShmOptions.defaults());
+             ShmHost client = transport.connect(listener, dir, ShmOptions.defaults())) {
+            // the switch is idle: write into the peer's ring as the switch would, one reference bad, one good
+            final Path ring;
+            try (var files = Files.list(dir)) {
+                ring = files.filter(f -> f.getFileName().toString().startsWith("peer-") && f.getFileName().toString().endsWith(".ring"))
+                    .findFirst().orElseThrow();
+            }
+            final var map = IoUtil.mapExistingFile(ring.toFile(), "test");
+            try {
+                final SpscRing down = new SpscRing(new UnsafeBuffer(map));
+                final UnsafeBuffer ref = new UnsafeBuffer(new byte[BroadcastBuffer.REFERENCE_LENGTH]);
+                final int capacity = ShmOptions.defaults().inboundRingBytes();
+                ref.putLong(0, capacity - 64L);
+                ref.putInt(8, 100);
+                assertThat(down.write(3, ref, 0, ref.capacity())).isTrue();
+                ref.putLong(0, 3L * capacity + 128);
+                ref.putInt(8, 100);
+                assertThat(down.write(3, ref, 0, ref.capacity())).isTrue();
+                assertThat(lengths.poll(5, TimeUnit.SECONDS)).as("the good reference's packet, read in the buffer").isEqualTo(100);
+                assertThat(client.badReferences()).isEqualTo(1);
+                assertThat(client.errors() + server.errors()).isZero();
+            } finally {
+                IoUtil.unmap(map);
+            }
         }
     }
 
