@@ -113,7 +113,7 @@ class SwitchProcessSystemTest {
         assertThat(unknownOutput).contains("Unknown option: '--no-such-flag'");
         for (final String[] bad : List.of(new String[] {"--control-port", "0", "--control-bind", "0.0.0.0"},
             new String[] {"--metrics-port", "70000"}, new String[] {"--job-lease-seconds", "-1"}, new String[] {"--stall-seconds", "x"},
-            new String[] {"--control-port", "0", "--control-cert", "/nonexistent.pem"})) {
+            new String[] {"--control-port", "0", "--control-cert", "/nonexistent.pem"}, new String[] {"--also-udp"})) {
             final List<String> args = new ArrayList<>(List.of("switch", "--port", "0"));
             args.addAll(List.of(bad));
             final Process p = serene(args.toArray(new String[0]));

@@ -95,6 +95,13 @@ public final class ShmHost implements PacketHost {
         }
     };
     private final Reader reader = new Reader();
+    private final BridgeReader bridgeReader = new BridgeReader();
+    /** A serving host's UDP peers ({@link UdpBridge}): their packets in, the host's to them out; null without. */
+    private SpscRing bridgeIn;
+    private ByteBuffer bridgeInView;
+    private SpscRing bridgeOut;
+    private Runnable bridgeWake;
+    private final AtomicLong bridgeDrops = new AtomicLong();
     private final ControlReader controlReader = new ControlReader();
     private final UnsafeBuffer sendView = new UnsafeBuffer(0, 0);
     /** A serving host's peers by index, null where one said goodbye (its index waits in {@link #freeIndexes}). */
@@ -387,6 +394,9 @@ public final class ShmHost implements PacketHost {
                         work += readPeer(peer);
                     }
                 }
+                if (bridgeIn != null) {
+                    work += bridgeIn.read(bridgeReader, READ_LIMIT);
+                }
             } else {
                 work = readPeer(own);
             }
@@ -462,6 +472,60 @@ public final class ShmHost implements PacketHost {
                 onError(ex);
             }
         }
+    }
+
+    /** Hands the bridged link's packets to the endpoint, each from its UDP peer's port with the link bit set. */
+    private final class BridgeReader implements MessageHandler {
+        @Override
+        public void onMessage(final int port, final MutableDirectBuffer buffer, final int index, final int length) {
+            try {
+                packetsReceived++;
+                endpoint.onPacket(port | PeerPorts.LINK_BIT, bridgeInView, index, length, System.nanoTime(), outbox);
+            } catch (final RuntimeException ex) {
+                onError(ex);
+            }
+        }
+    }
+
+    /** A serving host takes a bridged link's rings (see {@link UdpBridge}); on its thread, before the link's first packet. */
+    void attach(final SpscRing in, final ByteBuffer inView, final SpscRing out, final Runnable wake) {
+        if (!serving) {
+            throw new IllegalStateException("only the switch's host takes a bridged link");
+        }
+        final Runnable set = () -> {
+            bridgeIn = in;
+            bridgeInView = inView;
+            bridgeOut = out;
+            bridgeWake = wake;
+        };
+        onThread(set);
+    }
+
+    /** Runs a change of the host's state on its thread (at once if this is it, or it has ended). */
+    private void onThread(final Runnable change) {
+        if (poller.runsDirectly()) {
+            change.run();
+        } else {
+            call(() -> {
+                change.run();
+                return null;
+            }).join();
+        }
+    }
+
+    /** Forgets the bridged link (its peers' packets are dropped and counted from now on). */
+    void detach() {
+        if (!closed) {
+            onThread(() -> {
+                bridgeIn = null;
+                bridgeOut = null;
+            });
+        }
+    }
+
+    /** Packets to the bridged link dropped on its full ring, or after it was detached. */
+    long bridgeDrops() {
+        return bridgeDrops.get();
     }
 
     /** Reads the serving host's control ring: each peer's hello (its rings mapped) and goodbye (forgotten). */
@@ -544,6 +608,17 @@ public final class ShmHost implements PacketHost {
     }
 
     private void send(final int port, final ByteBuffer buffer, final int offset, final int length) {
+        if ((port & PeerPorts.LINK_BIT) != 0 && serving) {
+            // a UDP peer's: to the bridge's thread (its own injector applies its faults)
+            sendView.wrap(buffer, offset, length);
+            if (bridgeOut != null && bridgeOut.write(port & ~PeerPorts.LINK_BIT, sendView, 0, length)) {
+                packetsSent++;
+                bridgeWake.run();
+            } else {
+                bridgeDrops.incrementAndGet();
+            }
+            return;
+        }
         final SpscRing ring = ringOf(port);
         if (ring == null) {
             droppedPeers.incrementAndGet();
@@ -583,6 +658,10 @@ public final class ShmHost implements PacketHost {
         reference.putInt(8, length);
         for (int i = 0; i < count; i++) {
             final int port = ports[i];
+            if ((port & PeerPorts.LINK_BIT) != 0) {
+                send(port, buffer, offset, length);
+                continue;
+            }
             final Peer peer = this.ports.current(port, peers.size()) ? peers.get(PeerPorts.index(port)) : null;
             if (peer == null) {
                 droppedPeers.incrementAndGet();

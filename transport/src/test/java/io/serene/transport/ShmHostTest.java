@@ -325,6 +325,39 @@ class ShmHostTest {
     }
 
     @Test
+    @Timeout(60)
+    void aSwitchServedOverSharedMemoryHearsUdpPeersTooThroughItsBridge(@TempDir final Path dir) throws Exception {
+        try (ShmTransport transport = ShmTransport.create(1);
+             UdpTransport udp = UdpTransport.create(1, true);
+             ShmHost server = transport.serve(new Multicaster(), dir, ShmOptions.defaults());
+             UdpBridge bridge = UdpBridge.attach(server, udp, new java.net.InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
+             UdpTransport clients = UdpTransport.create(1, true)) {
+            final Member overUdp = new Member(200, 1_200);
+            final Member overShm = new Member(200, 3_000);
+            try (UdpHost u = clients.bind(overUdp, new java.net.InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults(),
+                     bridge.localAddress());
+                 ShmHost a = transport.connect(overShm, dir, ShmOptions.defaults())) {
+                overUdp.go = true;
+                u.execute(() -> { });
+                assertThat(overUdp.own.await(10, TimeUnit.SECONDS)).as("the UDP peer's packets came back over UDP").isTrue();
+                overShm.go = true;
+                a.execute(() -> { });
+                assertThat(overShm.own.await(10, TimeUnit.SECONDS)).isTrue();
+                // the shared-memory peer's packets were multicast to both: written once, a copy to the UDP peer through the bridge
+                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (overUdp.received.size() < 400 && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
+                }
+                assertThat(overUdp.received).hasSize(400);
+                assertThat(overUdp.received.values()).allMatch(c -> c == 1);
+                assertThat(overUdp.corrupt.get() + overShm.corrupt.get()).isZero();
+                assertThat(server.broadcasts()).isEqualTo(200);
+                assertThat(bridge.dropped() + server.errors() + a.errors() + u.errors()).isZero();
+            }
+        }
+    }
+
+    @Test
     @Timeout(30)
     void injectedLossDropsPacketsAndDuplicationRepeatsThemAtTheSeededRates(@TempDir final Path dir) throws Exception {
         try (ShmTransport transport = ShmTransport.create(1);

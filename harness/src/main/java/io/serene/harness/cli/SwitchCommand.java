@@ -12,8 +12,10 @@ import io.serene.harness.node.SwitchMetrics;
 import io.serene.harness.node.SwitchMonitor;
 import io.serene.protocol.sync.SyncConfigParser;
 import io.serene.transport.PacketHost;
+import io.serene.transport.ShmHost;
 import io.serene.transport.ShmOptions;
 import io.serene.transport.ShmTransport;
+import io.serene.transport.UdpBridge;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
@@ -40,6 +42,10 @@ public final class SwitchCommand implements Callable<Integer> {
     @Option(names = "--shm", description = "Serve workers on this host over shared memory in DIR (e.g. /dev/shm/serene-7000; "
         + "they join with --switch shm:DIR) instead of UDP.")
     Path shm;
+
+    @Option(names = "--also-udp", description = "With --shm: serve UDP on --bind and --port too, for workers on other hosts "
+        + "(one job may have workers on both links).")
+    boolean alsoUdp;
 
     @Option(names = "--budget", defaultValue = "16777216", description = "Memory budget in bytes. Default: ${DEFAULT-VALUE}.")
     long budget;
@@ -120,16 +126,23 @@ public final class SwitchCommand implements Callable<Integer> {
             ex -> System.err.println("switch error: " + ex));
         final CountDownLatch stop = new CountDownLatch(1);
         final CountDownLatch closed = new CountDownLatch(1);
+        if (alsoUdp && shm == null) {
+            throw new IllegalArgumentException("--also-udp serves UDP besides shared memory: it needs --shm DIR");
+        }
         try (AutoCloseable transport = shm != null ? ShmTransport.create(1) : UdpTransport.create(1, !nio);
              PacketHost host = shm != null ? ((ShmTransport) transport).serve(pipeline, shm, ShmOptions.defaults())
                  : ((UdpTransport) transport).bind(pipeline, new InetSocketAddress(bind, port), UdpOptions.defaults());
+             UdpTransport bridgeTransport = alsoUdp ? UdpTransport.create(1, !nio) : null;
+             UdpBridge bridge = alsoUdp ? UdpBridge.attach((ShmHost) host, bridgeTransport, new InetSocketAddress(bind, port),
+                 UdpOptions.defaults()) : null;
              SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls, SwitchCommand::log).silence(silence);
              SwitchMonitor monitor = new SwitchMonitor(pipeline, 100, stalls, silence, SwitchCommand::log).start();
              SwitchMetrics metrics = metricsPort < 0 ? null : SwitchMetrics.serve(monitor, metricsBind, metricsPort)) {
             final ControlServer server = controlPort < 0 ? null : ControlServer.start(control, controlBind, controlPort, access);
             System.out.println(context.memory());
             System.out.println("switch listening on " + (host instanceof UdpHost udp ? "udp " + udp.localAddress() + " (" + host.kind() + ")"
-                : "shared memory " + ShmTransport.SCHEME + shm) + ", new jobs start with " + context.defaultSync());
+                : "shared memory " + ShmTransport.SCHEME + shm + (bridge != null ? " and udp " + bridge.localAddress() : ""))
+                + ", new jobs start with " + context.defaultSync());
             if (server != null) {
                 System.out.println("control service on tcp " + server.address() + (access.tls() ? " with TLS" : "")
                     + (access.token() != null ? ", callers need the token" : "") + " (grpc health and reflection too)");
