@@ -10,22 +10,15 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 
-import java.io.IOException;
-import java.io.RandomAccessFile;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
-import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -46,15 +39,10 @@ import java.util.function.Supplier;
  * protocol's loss recovery resends it. The files are the user's own (directory 0700, rings 0600).
  */
 public final class ShmHost implements PacketHost {
-    static final String SWITCH_RING = "switch.ring";
-    static final String BROADCAST = "switch.bcast";
+    static final String SWITCH_RING = ShmFiles.SWITCH_RING;
+    static final String BROADCAST = ShmFiles.BROADCAST;
     /** The control ring carries hellos and goodbyes only (16 bytes each). */
     static final int CONTROL_RING_BYTES = 1 << 16;
-    /** Ids fit in a message type with one bit to spare (the goodbye bit) and stay positive. */
-    private static final int MAX_ID = 1 << 29;
-    /** A serving host stamps its ring this often; a ring not stamped for {@link #STALE_NS} has no server. */
-    private static final long HEARTBEAT_NS = 100_000_000L;
-    private static final long STALE_NS = 3_000_000_000L;
     private static final int READ_LIMIT = 256;
     private static final int PACKET = 2;
     /** A reference to a packet in the serving host's broadcast buffer (its position and length). */
@@ -72,7 +60,7 @@ public final class ShmHost implements PacketHost {
     private final ManyToOneRingBuffer control;
     private final MappedByteBuffer controlMap;
     /** A connecting host's rings: the switch's packets to it and its own to the switch; null for the serving host. */
-    private final Peer own;
+    private final ShmPeer own;
     /** The serving host's multicast packets, written once for every recipient; null for a connecting host. */
     private final BroadcastBuffer broadcast;
     /** The broadcast buffer's mapping (the serving host writes it, connecting hosts read it). */
@@ -105,7 +93,7 @@ public final class ShmHost implements PacketHost {
     private final ControlReader controlReader = new ControlReader();
     private final UnsafeBuffer sendView = new UnsafeBuffer(0, 0);
     /** A serving host's peers by index, null where one said goodbye (its index waits in {@link #freeIndexes}). */
-    private final List<Peer> peers = new ArrayList<>();
+    private final List<ShmPeer> peers = new ArrayList<>();
     private final ArrayDeque<Integer> freeIndexes = new ArrayDeque<>();
     private final PeerPorts ports = new PeerPorts();
     private final Int2IntHashMap portById = new Int2IntHashMap(-1);
@@ -126,7 +114,7 @@ public final class ShmHost implements PacketHost {
 
     private ShmHost(final ShmTransport.Poller poller, final PacketEndpoint endpoint, final Path directory,
                     final ShmOptions options, final boolean serving, final int id, final MappedByteBuffer controlMap,
-                    final Peer own, final MappedByteBuffer broadcastMap) {
+                    final ShmPeer own, final MappedByteBuffer broadcastMap) {
         this.poller = poller;
         this.endpoint = endpoint;
         this.options = options;
@@ -144,28 +132,16 @@ public final class ShmHost implements PacketHost {
 
     static ShmHost serve(final ShmTransport.Poller poller, final PacketEndpoint endpoint, final Path directory,
                          final ShmOptions options) {
-        createDirectory(directory);
-        final Path file = directory.resolve(SWITCH_RING);
-        if (Files.exists(file)) {
-            final MappedByteBuffer old = IoUtil.mapExistingFile(file.toFile(), "switch ring");
-            try {
-                final long beat = new ManyToOneRingBuffer(new UnsafeBuffer(old)).consumerHeartbeatTime();
-                if (System.currentTimeMillis() - beat < STALE_NS / 1_000_000) {
-                    throw new IllegalStateException("another switch serves shm:" + directory + " (its ring " + file
-                        + " was stamped " + (System.currentTimeMillis() - beat) + " ms ago)");
-                }
-            } finally {
-                IoUtil.unmap(old);
-            }
-            IoUtil.delete(file.toFile(), false);
-        }
+        ShmFiles.createDirectory(directory);
+        ShmFiles.removeStaleSwitch(directory);
         final Path broadcastFile = directory.resolve(BROADCAST);
         IoUtil.deleteIfExists(broadcastFile.toFile());
-        createFile(broadcastFile);
-        final MappedByteBuffer broadcastMap = mapOwnFile(broadcastFile, options.inboundRingBytes());
+        ShmFiles.createFile(broadcastFile);
+        final MappedByteBuffer broadcastMap = ShmFiles.mapOwnFile(broadcastFile, options.inboundRingBytes());
         // the control ring last: a peer that finds it stamped finds the broadcast buffer too
-        createFile(file);
-        final MappedByteBuffer map = mapOwnFile(file, CONTROL_RING_BYTES + RingBufferDescriptor.TRAILER_LENGTH);
+        final Path file = directory.resolve(SWITCH_RING);
+        ShmFiles.createFile(file);
+        final MappedByteBuffer map = ShmFiles.mapOwnFile(file, CONTROL_RING_BYTES + RingBufferDescriptor.TRAILER_LENGTH);
         final ShmHost host = new ShmHost(poller, endpoint, directory, options, true, 0, map, null, broadcastMap);
         host.control.consumerHeartbeatTime(System.currentTimeMillis());
         host.start();
@@ -174,56 +150,30 @@ public final class ShmHost implements PacketHost {
 
     static ShmHost connect(final ShmTransport.Poller poller, final PacketEndpoint endpoint, final Path directory,
                            final ShmOptions options) {
-        final Path switchFile = directory.resolve(SWITCH_RING);
-        if (!Files.isRegularFile(switchFile)) {
-            throw new IllegalArgumentException("no switch serves shm:" + directory + " (no " + switchFile + ")");
-        }
-        final MappedByteBuffer switchMap = IoUtil.mapExistingFile(switchFile.toFile(), "switch ring");
-        final ManyToOneRingBuffer switchRing = new ManyToOneRingBuffer(new UnsafeBuffer(switchMap));
-        final long age = System.currentTimeMillis() - switchRing.consumerHeartbeatTime();
-        if (age > STALE_NS / 1_000_000) {
-            IoUtil.unmap(switchMap);
-            throw new IllegalArgumentException("no switch serves shm:" + directory + " (its ring was last stamped "
-                + age / 1000 + " s ago)");
-        }
-        final Path broadcastFile = directory.resolve(BROADCAST);
+        final MappedByteBuffer switchMap = ShmFiles.mapLiveSwitchRing(directory);
         final MappedByteBuffer broadcastMap;
+        final int id;
         try {
-            broadcastMap = IoUtil.mapExistingFile(broadcastFile.toFile(), "broadcast buffer");
+            broadcastMap = ShmFiles.mapBroadcast(directory);
         } catch (final RuntimeException ex) {
             IoUtil.unmap(switchMap);
-            throw new IllegalArgumentException("no switch serves shm:" + directory + " (cannot map " + broadcastFile + ": "
-                + ex.getMessage() + ")", ex);
+            throw ex;
         }
-        if (Integer.bitCount(broadcastMap.capacity()) != 1) {
+        try {
+            id = ShmFiles.claimPeerId(directory);
+        } catch (final RuntimeException ex) {
             IoUtil.unmap(switchMap);
             IoUtil.unmap(broadcastMap);
-            throw new IllegalArgumentException("shm:" + directory + " has a broadcast buffer of " + broadcastMap.capacity()
-                + " bytes, not a power of two: not a switch of this version");
+            throw ex;
         }
-        int id;
-        Path down;
-        while (true) {
-            id = ThreadLocalRandom.current().nextInt(1, MAX_ID);
-            down = downFile(directory, id);
-            try {
-                Files.createFile(down, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-                break;
-            } catch (final FileAlreadyExistsException ex) {
-                // another peer's id: draw again
-            } catch (final IOException ex) {
-                IoUtil.unmap(switchMap);
-                IoUtil.unmap(broadcastMap);
-                throw new UncheckedIOException("cannot create " + down, ex);
-            }
-        }
-        final Path up = upFile(directory, id);
+        final Path down = ShmFiles.downFile(directory, id);
+        final Path up = ShmFiles.upFile(directory, id);
         MappedByteBuffer downMap = null;
         final MappedByteBuffer upMap;
         try {
-            downMap = mapOwnFile(down, options.inboundFileBytes());
-            createFile(up);
-            upMap = mapOwnFile(up, options.inboundFileBytes());
+            downMap = ShmFiles.mapOwnFile(down, options.inboundFileBytes());
+            ShmFiles.createFile(up);
+            upMap = ShmFiles.mapOwnFile(up, options.inboundFileBytes());
         } catch (final RuntimeException ex) {
             IoUtil.unmap(switchMap);
             IoUtil.unmap(broadcastMap);
@@ -234,8 +184,7 @@ public final class ShmHost implements PacketHost {
             IoUtil.deleteIfExists(up.toFile());
             throw ex;
         }
-        final Peer own = new Peer(id, 0, down, up, new SpscRing(new UnsafeBuffer(downMap)), downMap,
-            new SpscRing(new UnsafeBuffer(upMap)), upMap);
+        final ShmPeer own = new ShmPeer(id, 0, down, up, downMap, upMap);
         final ShmHost host = new ShmHost(poller, endpoint, directory, options, false, id, switchMap, own, broadcastMap);
         if (!host.control.write(id << 1, new UnsafeBuffer(new byte[1]), 0, 1)) {
             own.unmap();
@@ -243,49 +192,10 @@ public final class ShmHost implements PacketHost {
             IoUtil.unmap(broadcastMap);
             own.delete();
             throw new IllegalStateException("the switch at shm:" + directory + " takes no hellos (its control ring "
-                + switchFile + " is full)");
+                + directory.resolve(SWITCH_RING) + " is full)");
         }
         host.start();
         return host;
-    }
-
-    /** The ring a peer reads: the switch's packets to it. */
-    private static Path downFile(final Path directory, final int id) {
-        return directory.resolve("peer-" + id + ".ring");
-    }
-
-    /** The ring a peer writes: its packets to the switch. */
-    private static Path upFile(final Path directory, final int id) {
-        return directory.resolve("peer-" + id + ".up");
-    }
-
-    private static void createDirectory(final Path directory) {
-        try {
-            if (!Files.isDirectory(directory)) {
-                Files.createDirectories(directory,
-                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            }
-        } catch (final IOException ex) {
-            throw new UncheckedIOException("cannot create " + directory, ex);
-        }
-    }
-
-    /** Sizes a file this host just created (empty, the user's own) and maps it. */
-    private static MappedByteBuffer mapOwnFile(final Path file, final int bytes) {
-        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-            f.setLength(bytes);
-        } catch (final IOException ex) {
-            throw new UncheckedIOException("cannot size " + file, ex);
-        }
-        return IoUtil.mapExistingFile(file.toFile(), "ring");
-    }
-
-    private static void createFile(final Path file) {
-        try {
-            Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-        } catch (final IOException ex) {
-            throw new UncheckedIOException("cannot create " + file, ex);
-        }
     }
 
     private void start() {
@@ -389,7 +299,7 @@ public final class ShmHost implements PacketHost {
             if (serving) {
                 control.read(controlReader, READ_LIMIT);
                 for (int i = 0; i < peers.size(); i++) {
-                    final Peer peer = peers.get(i);
+                    final ShmPeer peer = peers.get(i);
                     if (peer != null) {
                         work += readPeer(peer);
                     }
@@ -410,7 +320,7 @@ public final class ShmHost implements PacketHost {
         work += sendDelayed(now);
         if (serving && now >= heartbeatAtNs) {
             control.consumerHeartbeatTime(System.currentTimeMillis());
-            heartbeatAtNs = now + HEARTBEAT_NS;
+            heartbeatAtNs = now + ShmFiles.HEARTBEAT_NS;
         }
         if (work > 0 || now >= timerAtNs) {
             runTimer(now);
@@ -419,7 +329,7 @@ public final class ShmHost implements PacketHost {
     }
 
     /** Hands the packets waiting in the ring a peer's packets come in (a worker: its own down ring) to the endpoint. */
-    private int readPeer(final Peer peer) {
+    private int readPeer(final ShmPeer peer) {
         final SpscRing ring = serving ? peer.up() : peer.down();
         if (ring.corrupt()) {
             return 0;
@@ -546,29 +456,9 @@ public final class ShmHost implements PacketHost {
 
     /** Maps a peer's two rings when it says hello (it created them before), or counts it dropped. */
     private void hello(final int peerId) {
-        final Path down = downFile(directory, peerId);
-        final Path up = upFile(directory, peerId);
-        if (peerId < 1 || peers.size() - freeIndexes.size() >= Math.min(options.maxPeers(), PeerPorts.MAX_PEERS)
-            || !Files.isRegularFile(down) || !Files.isRegularFile(up)) {
-            droppedPeers.incrementAndGet();
-            return;
-        }
-        MappedByteBuffer downMap = null;
-        MappedByteBuffer upMap = null;
-        final SpscRing downRing;
-        final SpscRing upRing;
-        try {
-            downMap = IoUtil.mapExistingFile(down.toFile(), "peer ring");
-            upMap = IoUtil.mapExistingFile(up.toFile(), "peer ring");
-            downRing = new SpscRing(new UnsafeBuffer(downMap));
-            upRing = new SpscRing(new UnsafeBuffer(upMap));
-        } catch (final RuntimeException ex) {
-            if (downMap != null) {
-                IoUtil.unmap(downMap);
-            }
-            if (upMap != null) {
-                IoUtil.unmap(upMap);
-            }
+        final ShmPeer mapped = peerId < 1 || peers.size() - freeIndexes.size() >= Math.min(options.maxPeers(), PeerPorts.MAX_PEERS)
+            ? null : ShmPeer.mapExisting(directory, peerId);
+        if (mapped == null) {
             droppedPeers.incrementAndGet();
             return;
         }
@@ -582,16 +472,16 @@ public final class ShmHost implements PacketHost {
             index = freeIndexes.poll();
             port = ports.reuse(index);
         }
-        peers.set(index, new Peer(peerId, port, down, up, downRing, downMap, upRing, upMap));
+        peers.set(index, mapped.withPort(port));
         if (index >= pins.length) {
             pins = Arrays.copyOf(pins, Math.max(index + 1, pins.length * 2));
         }
-        pins[index] = new BroadcastBuffer.Pins(downRing);
+        pins[index] = new BroadcastBuffer.Pins(mapped.down());
         portById.put(peerId, port);
     }
 
     private void forget(final int index) {
-        final Peer peer = peers.set(index, null);
+        final ShmPeer peer = peers.set(index, null);
         pins[index] = null;
         portById.remove(peer.id());
         peer.unmap();
@@ -603,7 +493,7 @@ public final class ShmHost implements PacketHost {
         if (!serving) {
             return port == 0 ? own.up() : null;
         }
-        final Peer peer = ports.current(port, peers.size()) ? peers.get(PeerPorts.index(port)) : null;
+        final ShmPeer peer = ports.current(port, peers.size()) ? peers.get(PeerPorts.index(port)) : null;
         return peer == null ? null : peer.down();
     }
 
@@ -662,7 +552,7 @@ public final class ShmHost implements PacketHost {
                 send(port, buffer, offset, length);
                 continue;
             }
-            final Peer peer = this.ports.current(port, peers.size()) ? peers.get(PeerPorts.index(port)) : null;
+            final ShmPeer peer = this.ports.current(port, peers.size()) ? peers.get(PeerPorts.index(port)) : null;
             if (peer == null) {
                 droppedPeers.incrementAndGet();
                 continue;
@@ -718,29 +608,6 @@ public final class ShmHost implements PacketHost {
     private record Delayed(long dueNs, int port, byte[] bytes) {
     }
 
-    /**
-     * A peer's id, port and two rings with the mappings behind them: down, the switch's packets to
-     * the peer; up, the peer's to the switch. A connecting host keeps its own as one (port 0).
-     */
-    private record Peer(int id, int port, Path downFile, Path upFile, SpscRing down, MappedByteBuffer downMap,
-                        SpscRing up, MappedByteBuffer upMap, ByteBuffer downView, ByteBuffer upView) {
-        Peer(final int id, final int port, final Path downFile, final Path upFile, final SpscRing down,
-             final MappedByteBuffer downMap, final SpscRing up, final MappedByteBuffer upMap) {
-            this(id, port, downFile, upFile, down, downMap, up, upMap, downMap.duplicate().order(ByteOrder.LITTLE_ENDIAN),
-                upMap.duplicate().order(ByteOrder.LITTLE_ENDIAN));
-        }
-
-        void unmap() {
-            IoUtil.unmap(downMap);
-            IoUtil.unmap(upMap);
-        }
-
-        void delete() {
-            IoUtil.deleteIfExists(downFile.toFile());
-            IoUtil.deleteIfExists(upFile.toFile());
-        }
-    }
-
     /** Says goodbye (a connecting host), unmaps every ring and deletes this host's own files. */
     @Override
     public void close() {
@@ -752,7 +619,7 @@ public final class ShmHost implements PacketHost {
             closed = true;
             poller.remove(this);
             if (serving) {
-                for (final Peer peer : peers) {
+                for (final ShmPeer peer : peers) {
                     if (peer != null) {
                         peer.unmap();
                     }
