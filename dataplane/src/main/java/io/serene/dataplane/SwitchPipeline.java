@@ -547,10 +547,8 @@ public final class SwitchPipeline implements PacketEndpoint {
         int recipients = 0;
         for (int w = 0; w < words; w++) {
             long joined = jobs.joined[j * words + w];
-            while (joined != 0) {
-                final int worker = (w << 6) + Long.numberOfTrailingZeros(joined);
-                joined &= joined - 1;
-                multicastPorts[recipients++] = jobs.workerPort[jobs.worker(j, worker)];
+            for (; joined != 0; joined &= joined - 1) {
+                multicastPorts[recipients++] = jobs.workerPort[jobs.worker(j, (w << 6) + Long.numberOfTrailingZeros(joined))];
             }
         }
         outbox.multicast(multicastPorts, recipients, deparser.buffer(), 0, length);
