@@ -39,8 +39,6 @@ import java.util.function.Supplier;
  * protocol's loss recovery resends it. The files are the user's own (directory 0700, rings 0600).
  */
 public final class ShmHost implements PacketHost {
-    static final String SWITCH_RING = ShmFiles.SWITCH_RING;
-    static final String BROADCAST = ShmFiles.BROADCAST;
     /** The control ring carries hellos and goodbyes only (16 bytes each). */
     static final int CONTROL_RING_BYTES = 1 << 16;
     private static final int READ_LIMIT = 256;
@@ -134,12 +132,12 @@ public final class ShmHost implements PacketHost {
                          final ShmOptions options) {
         ShmFiles.createDirectory(directory);
         ShmFiles.removeStaleSwitch(directory);
-        final Path broadcastFile = directory.resolve(BROADCAST);
+        final Path broadcastFile = directory.resolve(ShmFiles.BROADCAST);
         IoUtil.deleteIfExists(broadcastFile.toFile());
         ShmFiles.createFile(broadcastFile);
         final MappedByteBuffer broadcastMap = ShmFiles.mapOwnFile(broadcastFile, options.inboundRingBytes());
         // the control ring last: a peer that finds it stamped finds the broadcast buffer too
-        final Path file = directory.resolve(SWITCH_RING);
+        final Path file = directory.resolve(ShmFiles.SWITCH_RING);
         ShmFiles.createFile(file);
         final MappedByteBuffer map = ShmFiles.mapOwnFile(file, CONTROL_RING_BYTES + RingBufferDescriptor.TRAILER_LENGTH);
         final ShmHost host = new ShmHost(poller, endpoint, directory, options, true, 0, map, null, broadcastMap);
@@ -151,19 +149,16 @@ public final class ShmHost implements PacketHost {
     static ShmHost connect(final ShmTransport.Poller poller, final PacketEndpoint endpoint, final Path directory,
                            final ShmOptions options) {
         final MappedByteBuffer switchMap = ShmFiles.mapLiveSwitchRing(directory);
-        final MappedByteBuffer broadcastMap;
+        MappedByteBuffer broadcastMap = null;
         final int id;
         try {
             broadcastMap = ShmFiles.mapBroadcast(directory);
-        } catch (final RuntimeException ex) {
-            IoUtil.unmap(switchMap);
-            throw ex;
-        }
-        try {
             id = ShmFiles.claimPeerId(directory);
         } catch (final RuntimeException ex) {
             IoUtil.unmap(switchMap);
-            IoUtil.unmap(broadcastMap);
+            if (broadcastMap != null) {
+                IoUtil.unmap(broadcastMap);
+            }
             throw ex;
         }
         final Path down = ShmFiles.downFile(directory, id);
@@ -192,7 +187,7 @@ public final class ShmHost implements PacketHost {
             IoUtil.unmap(broadcastMap);
             own.delete();
             throw new IllegalStateException("the switch at shm:" + directory + " takes no hellos (its control ring "
-                + directory.resolve(SWITCH_RING) + " is full)");
+                + directory.resolve(ShmFiles.SWITCH_RING) + " is full)");
         }
         host.start();
         return host;
@@ -493,8 +488,13 @@ public final class ShmHost implements PacketHost {
         if (!serving) {
             return port == 0 ? own.up() : null;
         }
-        final ShmPeer peer = ports.current(port, peers.size()) ? peers.get(PeerPorts.index(port)) : null;
+        final ShmPeer peer = peerOf(port);
         return peer == null ? null : peer.down();
+    }
+
+    /** A serving host's peer known as {@code port}, or null if the number is not (or no longer) a peer's. */
+    private ShmPeer peerOf(final int port) {
+        return ports.current(port, peers.size()) ? peers.get(PeerPorts.index(port)) : null;
     }
 
     private void send(final int port, final ByteBuffer buffer, final int offset, final int length) {
@@ -552,7 +552,7 @@ public final class ShmHost implements PacketHost {
                 send(port, buffer, offset, length);
                 continue;
             }
-            final ShmPeer peer = this.ports.current(port, peers.size()) ? peers.get(PeerPorts.index(port)) : null;
+            final ShmPeer peer = peerOf(port);
             if (peer == null) {
                 droppedPeers.incrementAndGet();
                 continue;
@@ -625,9 +625,9 @@ public final class ShmHost implements PacketHost {
                     }
                 }
                 IoUtil.unmap(controlMap);
-                IoUtil.deleteIfExists(directory.resolve(SWITCH_RING).toFile());
+                IoUtil.deleteIfExists(directory.resolve(ShmFiles.SWITCH_RING).toFile());
                 IoUtil.unmap(broadcastMap);
-                IoUtil.deleteIfExists(directory.resolve(BROADCAST).toFile());
+                IoUtil.deleteIfExists(directory.resolve(ShmFiles.BROADCAST).toFile());
             } else {
                 control.write((id << 1) | 1, new UnsafeBuffer(new byte[1]), 0, 1);
                 IoUtil.unmap(controlMap);

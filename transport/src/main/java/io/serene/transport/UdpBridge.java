@@ -58,11 +58,6 @@ public final class UdpBridge implements AutoCloseable {
         return udp.localAddress();
     }
 
-    /** The UDP host, for its statistics. */
-    public UdpHost udpHost() {
-        return udp;
-    }
-
     /** Packets dropped because a ring between the threads was full. */
     public long dropped() {
         return dropped.get() + switchHost.bridgeDrops();

@@ -113,7 +113,7 @@ class ShmHostTest {
             }
             // both said goodbye: their rings are gone and the switch unmapped them
             try (var files = Files.list(link)) {
-                assertThat(files.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder(ShmHost.SWITCH_RING, ShmHost.BROADCAST);
+                assertThat(files.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder(ShmFiles.SWITCH_RING, ShmFiles.BROADCAST);
             }
         }
         assertThat(link).isEmptyDirectory();
