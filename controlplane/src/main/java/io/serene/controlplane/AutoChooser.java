@@ -12,7 +12,7 @@ import java.util.Locale;
 
 /**
  * The {@code auto} policy's choice (docs/policy.md, "auto"): every round, the last rounds of
- * measured compute times ({@link #WINDOW}) are replayed ({@link GoodputModel}) through each
+ * measured compute times and jitter ({@link #WINDOW}) are replayed ({@link GoodputModel}) through each
  * candidate config, and the one with the most goodput among those that keep at least the
  * floor's share of the samples is chosen once it beats the installed config's predicted goodput by
  * {@value #MARGIN_PERCENT}% for {@link #hold} evaluations in a row (fewer, the more it promises); a
@@ -23,15 +23,16 @@ import java.util.Locale;
  *
  * <p>Candidates for a job of W workers keeping at least F of them (the floor): BSP; BSP excluding
  * the k slowest (by median compute time) with their late gradients dropped, W - k >= F, where those
- * k finished after all the others in most rounds; fastest-k with drop, k >= F, where the next worker
- * finished more than the per-round overhead after the k-th in most rounds; BSP with a timeout at the
- * 50th, 75th and 90th percentile of how long after a round's first worker the others finished, plus
- * the overhead, with drop; SSP with bounds 1 and 2. Not PSP: its unsampled workers' gradients cost
- * far more than their staleness weights say (2-4 points of accuracy in every scenario measured,
- * docs/results.md), and chosen by the model it lost up to a point and a quarter of the time to 0.80.
- * The overhead (communication and the loop's own work) is one number in the model, but the workers
- * do not all spend it alike (on a shared host they take turns on the processors): a cut closer than
- * it would drop gradients by the order they were sent in, so no candidate cuts that close.
+ * k finished after all the others in most rounds; fastest-k with drop, k >= F, where the cut is in a
+ * gap of the arrivals in most rounds ({@link #cutsInAGap}); BSP with a timeout in
+ * each of the widest gaps of the contributions' arrival offsets (how long after a step's first packet
+ * each arrived: their compute times' lag and their jitter, {@link GoodputModel.Rounds};
+ * {@link #timeouts}; from a full window only), with drop; SSP with bounds 1 and 2. Not PSP: its unsampled workers'
+ * gradients cost far more than their staleness weights say (2-4 points of accuracy in every scenario
+ * measured, docs/results.md), and chosen by the model it lost up to a point and a quarter of the time
+ * to 0.80. The jitter is what keeps a cut honest: on a shared host the workers take turns on the
+ * processors, and a timeout inside that spread drops gradients by the order they were sent in; the
+ * model sees the spread, so it predicts the samples such a cut would lose.
  */
 final class AutoChooser {
     /**
@@ -46,8 +47,8 @@ final class AutoChooser {
     static final int MIN_WINDOW = 8;
     /** How much more goodput a candidate must promise than the installed config, in percent. */
     static final int MARGIN_PERCENT = 10;
-    /** The arrival quantiles timeouts are set at. */
-    private static final double[] TIMEOUT_QUANTILES = {0.5, 0.75, 0.9};
+    /** How many gaps in the arrival offsets timeouts are tried in ({@link #timeouts}). */
+    private static final int TIMEOUT_GAPS = 3;
     private static final long TENTH_MS = 100_000;
 
     /** What an evaluation decided: the config to install, the estimates behind it, in words. */
@@ -75,29 +76,35 @@ final class AutoChooser {
         this.maxGrowth = Math.max(1, factor);
     }
 
-    /** A config's estimate on these rounds, with the batches it would lead to when the workers rebalance them. */
-    private GoodputModel.Estimate estimate(final SyncConfig config, final long[][] times, final double measuredGrowth) {
-        return maxGrowth > 1 ? GoodputModel.replayRebalanced(config, times, overheadNs, workers, seed, measuredGrowth, maxGrowth)
-            : GoodputModel.replay(config, times, overheadNs, workers, seed);
+    /**
+     * A config's estimate on the window's rounds from {@code from} (the older ones replayed first, for
+     * the state they leave), with the batches it would lead to when the workers rebalance them.
+     */
+    private GoodputModel.Estimate estimate(final SyncConfig config, final GoodputModel.Rounds window, final int from,
+                                           final double measuredGrowth) {
+        return maxGrowth > 1 ? GoodputModel.replayRebalanced(config, window, from, overheadNs, workers, seed, measuredGrowth, maxGrowth)
+            : GoodputModel.replay(config, window, from, overheadNs, workers, seed);
     }
 
     /**
-     * Evaluates once: {@code window} the last rounds of compute times ({@link ComputeHistory#window}),
-     * {@code measuredRoundNs} the mean time of the last rounds since {@code installed} took over (0:
-     * too few yet, the last calibration stands). Returns a choice to install, or null.
+     * Evaluates once: {@code window} the last rounds of compute times and jitter (from
+     * {@link ComputeHistory#window}), {@code measuredRoundNs} the mean time of the last rounds since
+     * {@code installed} took over (0: too few yet, the last calibration stands). Returns a choice to
+     * install, or null.
      */
-    Choice evaluate(final long[][] window, final SyncConfig installed, final double measuredRoundNs) {
-        final long[][] fit = Arrays.copyOfRange(window, 0, window.length / 2);
-        final long[][] times = Arrays.copyOfRange(window, window.length / 2, window.length);
+    Choice evaluate(final GoodputModel.Rounds window, final SyncConfig installed, final double measuredRoundNs) {
+        final int half = window.count() / 2;
+        final GoodputModel.Rounds fit = window.range(0, half);
         if (measuredRoundNs > 0) {
-            overheadNs = Math.max(0, measuredRoundNs - GoodputModel.replay(installed, times, 0, workers, seed).roundNs());
+            overheadNs = Math.max(0, measuredRoundNs - GoodputModel.replay(installed, window, half, 0, workers, seed).roundNs());
         }
         // the batches the installed config's rounds run at, which the measured times carry
-        final double measuredGrowth = GoodputModel.growth(GoodputModel.replay(installed, times, overheadNs, workers, seed), maxGrowth);
-        final GoodputModel.Estimate now = estimate(installed, times, measuredGrowth);
+        final double measuredGrowth = GoodputModel.growth(GoodputModel.replay(installed, window, half, overheadNs, workers, seed),
+            maxGrowth);
+        final GoodputModel.Estimate now = estimate(installed, window, half, measuredGrowth);
         final List<GoodputModel.Estimate> ranked = new ArrayList<>();
         for (final SyncConfig c : candidates(fit)) {
-            final GoodputModel.Estimate e = estimate(c, times, measuredGrowth);
+            final GoodputModel.Estimate e = estimate(c, window, half, measuredGrowth);
             if (c.equals(SyncConfig.bsp()) || keepsFloor(e)) {
                 ranked.add(e);
             }
@@ -161,21 +168,24 @@ final class AutoChooser {
     }
 
     /**
-     * Whether waiting for the fastest {@code k} cuts off workers that are clearly later: in more than
-     * half of the rounds the next worker to finish finished more than the per-round overhead after the
-     * k-th. Closer than that, the order the switch hears them in is the order they happened to send
-     * in (the overhead's spread among the workers, which the model does not see), and dropping the
-     * last ones drops gradients at random for little time.
+     * Whether waiting for the fastest {@code k} cuts in a gap: in more than half of the rounds the
+     * next contribution arrived more than the median arrival offset ({@link GoodputModel.Rounds#offsets},
+     * the typical spread of the arrivals) after the k-th. A cut inside that spread drops gradients by
+     * the order they were sent in, for little time.
      */
-    private boolean cutsClearlyAfter(final long[][] times, final int k) {
-        final long[] sorted = new long[workers];
-        int rounds = 0;
-        for (final long[] round : times) {
-            System.arraycopy(round, 0, sorted, 0, workers);
+    private boolean cutsInAGap(final GoodputModel.Rounds rounds, final int k) {
+        final double[] offsets = rounds.offsets();
+        final double[] all = offsets.clone();
+        Arrays.sort(all);
+        final double spread = all[all.length / 2];
+        final double[] sorted = new double[workers];
+        int n = 0;
+        for (int r = 0; r < rounds.count(); r++) {
+            System.arraycopy(offsets, r * workers, sorted, 0, workers);
             Arrays.sort(sorted);
-            rounds += sorted[k] - sorted[k - 1] > overheadNs ? 1 : 0;
+            n += sorted[k] - sorted[k - 1] > spread ? 1 : 0;
         }
-        return 2 * rounds > times.length;
+        return 2 * n > rounds.count();
     }
 
     /**
@@ -193,8 +203,43 @@ final class AutoChooser {
         return (int) Math.max(2, Math.min(WINDOW / 2, Math.ceil(WINDOW / 2 * margin / (ratio - 1))));
     }
 
+    /**
+     * The timeouts worth trying on these arrival offsets (ns, rounded up to a tenth of a
+     * millisecond): in each of the {@value #TIMEOUT_GAPS} widest gaps between consecutive offsets
+     * above their median, as far above the gap's lower edge as that edge is above the median (the
+     * spread of the arrivals that are in time), at most midway across the gap. A cut inside a dense
+     * run of offsets drops gradients by the order of arrival and moves with every round's noise; one
+     * in a gap cuts the same contributions round after round.
+     */
+    static List<Long> timeouts(final double[] offsets) {
+        final double[] sorted = offsets.clone();
+        Arrays.sort(sorted);
+        final int median = sorted.length / 2;
+        final Integer[] gaps = new Integer[Math.max(0, sorted.length - 1 - median)];
+        for (int i = 0; i < gaps.length; i++) {
+            gaps[i] = median + i;
+        }
+        // the widest first; of equal widths the lowest
+        Arrays.sort(gaps, (a, b) -> Double.compare(sorted[b + 1] - sorted[b], sorted[a + 1] - sorted[a]));
+        final List<Long> out = new ArrayList<>();
+        for (int g = 0; g < Math.min(TIMEOUT_GAPS, gaps.length); g++) {
+            final double low = sorted[gaps[g]];
+            final double high = sorted[gaps[g] + 1];
+            if (high <= low) {
+                break;
+            }
+            final double at = Math.min(low + (low - sorted[median]), (low + high) / 2);
+            final long timeout = Math.max(1, (long) Math.ceil(at / TENTH_MS)) * TENTH_MS;
+            if (!out.contains(timeout)) {
+                out.add(timeout);
+            }
+        }
+        return out;
+    }
+
     /** The candidate configs fitted to these rounds (see the class comment). */
-    List<SyncConfig> candidates(final long[][] times) {
+    List<SyncConfig> candidates(final GoodputModel.Rounds rounds) {
+        final long[][] times = rounds.computeNs();
         final List<SyncConfig> out = new ArrayList<>();
         out.add(SyncConfig.bsp());
         final Integer[] slowestFirst = new Integer[workers];
@@ -217,29 +262,13 @@ final class AutoChooser {
             }
         }
         for (int k = floorWorkers; k < workers; k++) {
-            if (cutsClearlyAfter(times, k)) {
+            if (cutsInAGap(rounds, k)) {
                 out.add(SyncConfig.fastest(k).withLateMode(LateMode.DROP));
             }
         }
-        final double[] gaps = new double[times.length * (workers - 1)];
-        int n = 0;
-        for (final long[] round : times) {
-            final long first = Arrays.stream(round).min().orElse(0);
-            boolean skipped = false;
-            for (final long t : round) {
-                if (t == first && !skipped) {
-                    skipped = true;
-                } else {
-                    gaps[n++] = t - first;
-                }
-            }
-        }
-        Arrays.sort(gaps);
-        for (final double q : TIMEOUT_QUANTILES) {
-            // past the overhead too: within it, who arrives first is the order of sending, not who is slow
-            final double gap = gaps[(int) Math.min(n - 1, Math.floor(q * n))] + overheadNs;
-            final long tenths = Math.max(1, (long) Math.ceil(gap / TENTH_MS));
-            final SyncConfig timed = SyncConfig.bsp().withTimeoutNs(tenths * TENTH_MS).withLateMode(LateMode.DROP);
+        // a timeout's share depends on how often a worker is slow, which a short window does not tell
+        for (final long timeout : rounds.count() < WINDOW / 2 ? List.<Long>of() : timeouts(rounds.offsets())) {
+            final SyncConfig timed = SyncConfig.bsp().withTimeoutNs(timeout).withLateMode(LateMode.DROP);
             if (!out.contains(timed)) {
                 out.add(timed);
             }

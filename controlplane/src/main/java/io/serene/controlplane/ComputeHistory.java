@@ -3,10 +3,11 @@ package io.serene.controlplane;
 import java.util.Arrays;
 
 /**
- * Each worker's last compute times, one sample per round it contributed to (while R waits, a
- * worker's last time repeats in every sample: it is taken once, when its clock moves). Per-worker
- * rules read the median of the last few ({@code smooth N}); the {@code auto} policy replays a
- * window of them ({@link #window}).
+ * Each worker's last samples of one per-round measure (compute times; for the {@code auto} policy
+ * also its finished rounds' compute times and arrival offsets, taken alike so they pair up), one
+ * sample per round it contributed to (while R waits, a worker's last time repeats in every
+ * telemetry sample: it is taken once, when its clock moves). Per-worker rules read the median of
+ * the last few ({@code smooth N}); the {@code auto} policy replays a window of them ({@link #window}).
  */
 final class ComputeHistory {
     private final long[][] samples;
@@ -19,12 +20,15 @@ final class ComputeHistory {
         this.takenAtClock = new int[workers];
     }
 
-    /** Takes in each worker's last compute time, if it contributed to a new round since the last one taken. */
+    /**
+     * Takes in each worker's last sample, if it is of a round ({@code clocks[w]}) other than the last
+     * one taken; none before the worker's first round (clock -1).
+     */
     void record(final int[] clocks, final long[] iterationNs) {
         final int n = Math.min(samples.length, iterationNs.length);
         for (int w = 0; w < n; w++) {
             final int clock = w < clocks.length ? clocks[w] : -1;
-            if (taken[w] > 0 && clock == takenAtClock[w]) {
+            if (clock < 0 || taken[w] > 0 && clock == takenAtClock[w]) {
                 continue;
             }
             takenAtClock[w] = clock;

@@ -54,6 +54,7 @@ public final class ControlLoop {
             t.releasedAtNs = sample.releasedAtNs();
             t.clocks = sample.clocks();
             t.iterationNs = sample.iterationNs();
+            t.finished = sample.finished();
             t.waitingShare = sample.waitingShare();
             t.staleness = sample.staleness();
             t.failed = sample.failed();

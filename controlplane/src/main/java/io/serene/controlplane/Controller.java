@@ -48,6 +48,8 @@ public final class Controller {
         public int[] clocks;
         /** Per worker: its last iteration's compute time. */
         public long[] iterationNs;
+        /** Per worker: its last finished round, with its compute time and arrival offset there (NONE: not read). */
+        public FinishedRounds finished = FinishedRounds.NONE;
         /** The time per released round since the last evaluation, from the switch's release times (0: not known yet). */
         public long roundTimeNs;
         public double waitingShare;
@@ -112,6 +114,9 @@ public final class Controller {
     private final long[] smoothed;
     /** An auto policy's chooser (null for a policy of rules), and the round times measured since its last change. */
     private final AutoChooser auto;
+    /** An auto policy's: per worker, the compute times and arrival offsets of its finished rounds, paired (null for rules). */
+    private final ComputeHistory finishedCompute;
+    private final ComputeHistory finishedOffsets;
     private int sinceChangeRounds;
     /** The time of each of the last rounds since the change (ns; a ring of half the window): what the chooser calibrates on. */
     private final long[] recentRoundNs = new long[AutoChooser.WINDOW / 2];
@@ -147,6 +152,8 @@ public final class Controller {
         this.workerStreak = new int[policy.rules().size()][workers];
         this.auto = policy.auto() == null ? null : new AutoChooser(workers, policy.auto().floorPercent(), job);
         this.history = new ComputeHistory(workers, auto == null ? policy.smoothing() : AutoChooser.WINDOW);
+        this.finishedCompute = auto == null ? null : new ComputeHistory(workers, AutoChooser.WINDOW);
+        this.finishedOffsets = auto == null ? null : new ComputeHistory(workers, AutoChooser.WINDOW);
         this.smoothed = new long[workers];
     }
 
@@ -248,7 +255,12 @@ public final class Controller {
             measuring.measuredRoundNs = outcomeNs / AutoChooser.MIN_WINDOW;
             measuring = null;
         }
-        final int rounds = Math.min(AutoChooser.WINDOW, history.available()) / 2 * 2;
+        final boolean measured = t.finished.workers() == workers;
+        if (measured) {
+            finishedCompute.record(t.finished.rounds(), t.finished.computeNs());
+            finishedOffsets.record(t.finished.rounds(), t.finished.offsetNs());
+        }
+        final int rounds = Math.min(AutoChooser.WINDOW, (measured ? finishedCompute : history).available()) / 2 * 2;
         // the mean round time over the rounds the chooser judges on (the newer half of its window), as
         // far as they ran under the installed config: the overhead is calibrated on the same rounds
         // it is replayed on (older ones, JIT warm-up included, would inflate it)
@@ -257,13 +269,15 @@ public final class Controller {
         for (int i = 1; i <= recent; i++) {
             sum += recentRoundNs[(sinceChangeRounds - i) % recentRoundNs.length];
         }
-        final double measured = recent >= AutoChooser.MIN_WINDOW / 2 ? sum / recent : 0;
-        final long[][] times = rounds < AutoChooser.MIN_WINDOW ? null : history.window(rounds);
-        if (times == null || measuring != null && !unsynced) {
+        final double roundNs = recent >= AutoChooser.MIN_WINDOW / 2 ? sum / recent : 0;
+        if (rounds < AutoChooser.MIN_WINDOW || measuring != null && !unsynced) {
             // the next change waits for the last one's outcome: the round times it is calibrated on
             return;
         }
-        final AutoChooser.Choice choice = auto.evaluate(times, installed[0], measured);
+        // the switch's pairs of compute time and arrival offset where it sends them, else compute times alone
+        final GoodputModel.Rounds window = measured ? GoodputModel.Rounds.measured(finishedCompute.window(rounds), finishedOffsets.window(rounds))
+            : GoodputModel.Rounds.of(history.window(rounds));
+        final AutoChooser.Choice choice = auto.evaluate(window, installed[0], roundNs);
         if (choice != null) {
             base[0] = choice.chosen().config();
         }

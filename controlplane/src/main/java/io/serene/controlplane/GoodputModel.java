@@ -13,12 +13,17 @@ import java.util.BitSet;
  * last rounds' times, per worker, can be replayed through any config: each worker computes round r
  * once the bound lets it start ({@link SyncRules#gateRound}) and its previous contribution is out,
  * and its contribution arrives a per-round overhead (communication and the loop's own work,
- * calibrated from the measured round times) later; a round is released as the switch releases a
- * chunk ({@code ReleaseRule}): once every worker it waits for (the required set, or PSP's seeded
- * sample of it) and at least its quorum have arrived, or its timeout after the first arrival, and
- * never before the round before it. A contribution that arrives after its round's release is late:
- * dropped, or folded into a later round (counted, one round staler); a worker that gets to a round
- * already released skips it, as the training loop does, and computes the first one still open.
+ * calibrated from the measured round times) later, plus its jitter in that round: how much later
+ * than its compute time explains the switch saw it ({@link Rounds}; on a shared host the workers take
+ * turns on the processors, so the order of their packets is not the order of their computes). A
+ * round is released as the switch releases a chunk ({@code ReleaseRule}): once every worker it waits
+ * for (the required set, or PSP's seeded sample of it) and at least its quorum have arrived, or its
+ * timeout after the first packet (the first compute to end, without jitter), and never before the
+ * round before it. A contribution that arrives after its round's release is late: dropped, or
+ * folded into a later round (counted, one round staler); a worker that gets to a round already
+ * released skips it, as the training loop does, and computes the first one still open, and one that
+ * finds its round released as its compute ends drops the gradient unsent (under drop) and goes on at
+ * once, without the round's overhead.
  *
  * <p>Progress per second (goodput, as in Pollux, OSDI 2021: statistical efficiency times
  * throughput) is the gradient samples a round puts to use, each weighed as the staleness-aware step
@@ -29,6 +34,82 @@ import java.util.BitSet;
  */
 public final class GoodputModel {
     private GoodputModel() {
+    }
+
+    /**
+     * The rounds a config is replayed on: {@code computeNs[r][w]}, worker w's compute time in round
+     * r of the window (oldest first), and {@code jitterNs[r][w]}, how much later than that compute
+     * time explains (its lag behind the round's first compute) the switch saw w's contribution.
+     */
+    public record Rounds(long[][] computeNs, long[][] jitterNs) {
+        public Rounds {
+            if (computeNs.length != jitterNs.length) {
+                throw new IllegalArgumentException(computeNs.length + " rounds of compute times, " + jitterNs.length + " of jitter");
+            }
+        }
+
+        /** Compute times alone: every contribution arrives as its compute time says (no jitter). */
+        public static Rounds of(final long[][] computeNs) {
+            final long[][] none = new long[computeNs.length][];
+            for (int r = 0; r < computeNs.length; r++) {
+                none[r] = new long[computeNs[r].length];
+            }
+            return new Rounds(computeNs, none);
+        }
+
+        /**
+         * Compute times with the arrival offsets the switch measured in the same rounds
+         * ({@code offsetNs[r][w]}, FinishedRounds): a worker's jitter is its offset beyond its
+         * compute time's lag behind the round's fastest compute (never below 0).
+         */
+        public static Rounds measured(final long[][] computeNs, final long[][] offsetNs) {
+            final long[][] jitter = new long[computeNs.length][];
+            for (int r = 0; r < computeNs.length; r++) {
+                final long fastest = Arrays.stream(computeNs[r]).min().orElse(0);
+                jitter[r] = new long[computeNs[r].length];
+                for (int w = 0; w < computeNs[r].length; w++) {
+                    jitter[r][w] = Math.max(0, offsetNs[r][w] - (computeNs[r][w] - fastest));
+                }
+            }
+            return new Rounds(computeNs, jitter);
+        }
+
+        /** The rounds from {@code from} (inclusive) to {@code to} (exclusive). */
+        public Rounds range(final int from, final int to) {
+            return new Rounds(Arrays.copyOfRange(computeNs, from, to), Arrays.copyOfRange(jitterNs, from, to));
+        }
+
+        public int count() {
+            return computeNs.length;
+        }
+
+        /** Each contribution's lag behind its round's first packet, as the switch would measure it under BSP: the timeouts' scale. */
+        public double[] offsets() {
+            int n = 0;
+            for (final long[] round : computeNs) {
+                n += round.length;
+            }
+            final double[] out = new double[n];
+            int i = 0;
+            for (int r = 0; r < computeNs.length; r++) {
+                final long fastest = Arrays.stream(computeNs[r]).min().orElse(0);
+                for (int w = 0; w < computeNs[r].length; w++) {
+                    out[i++] = computeNs[r][w] - fastest + jitterNs[r][w];
+                }
+            }
+            return out;
+        }
+
+        private Rounds scaled(final double factor) {
+            final long[][] out = new long[computeNs.length][];
+            for (int r = 0; r < computeNs.length; r++) {
+                out[r] = new long[computeNs[r].length];
+                for (int w = 0; w < computeNs[r].length; w++) {
+                    out[r][w] = Math.round(computeNs[r][w] * factor);
+                }
+            }
+            return new Rounds(out, jitterNs);
+        }
     }
 
     /**
@@ -46,16 +127,27 @@ public final class GoodputModel {
     }
 
     /**
-     * Replays {@code times[r][w]} (round r of the window, oldest first; worker w's compute time, ns)
-     * through {@code config} for a job of {@code workers} workers, each round costing
-     * {@code overheadNs} besides compute; {@code seed} draws PSP's samples.
+     * Replays {@code window} (its compute times and jitter) through {@code config} for a job of
+     * {@code workers} workers, each round costing {@code overheadNs} besides compute; {@code seed}
+     * draws PSP's samples.
      */
-    public static Estimate replay(final SyncConfig config, final long[][] times, final double overheadNs, final int workers,
+    public static Estimate replay(final SyncConfig config, final Rounds window, final double overheadNs, final int workers,
                                   final long seed) {
+        return replay(config, window, 0, overheadNs, workers, seed);
+    }
+
+    /**
+     * As above, judged on the rounds from {@code from} on: the rounds before it are replayed for the
+     * state they leave the workers in (who is behind, by how much), not counted.
+     */
+    public static Estimate replay(final SyncConfig config, final Rounds window, final int from, final double overheadNs,
+                                  final int workers, final long seed) {
         final SyncConfig.Resolved rule = config.resolve(workers);
+        final long[][] times = window.computeNs();
+        final long[][] jitter = window.jitterNs();
         final int rounds = times.length;
-        if (rounds == 0) {
-            throw new IllegalArgumentException("no rounds to replay");
+        if (from < 0 || from >= rounds) {
+            throw new IllegalArgumentException("no rounds to replay from round " + from + " of " + rounds);
         }
         final double[] release = new double[rounds];
         // when each worker starts the next round it computes (it skips rounds released before then)
@@ -66,8 +158,10 @@ public final class GoodputModel {
         double weight = 0;
         double stale = 0;
         for (int r = 0; r < rounds; r++) {
+            double first = Double.MAX_VALUE;
             for (int w = 0; w < workers; w++) {
-                arrival[w] = start[w] + times[r][w] + overheadNs;
+                first = Math.min(first, start[w] + times[r][w] + overheadNs);
+                arrival[w] = start[w] + times[r][w] + overheadNs + jitter[r][w];
                 sorted[w] = arrival[w];
             }
             Arrays.sort(sorted);
@@ -79,7 +173,7 @@ public final class GoodputModel {
             final double quorum = sorted[Math.min(workers, Math.max(1, rule.quorum)) - 1];
             double at = Math.max(required, quorum);
             if (rule.timeoutNs != SyncConfig.NO_TIMEOUT) {
-                at = Math.min(at, sorted[0] + rule.timeoutNs);
+                at = Math.min(at, first + rule.timeoutNs);
             }
             release[r] = r == 0 ? at : Math.max(at, release[r - 1]);
             // w may start round r + 1 once its contribution is out and the bound clears it
@@ -96,34 +190,38 @@ public final class GoodputModel {
                 }
                 final int s = SyncRules.staleness(r, released);
                 final boolean late = arrival[w] > release[r];
-                if (!late || rule.lateMode != LateMode.DROP) {
+                if (r >= from && (!late || rule.lateMode != LateMode.DROP)) {
                     final int staleness = late ? s + 1 : s;
                     counted++;
                     weight += 1.0 / (1 + staleness);
                     stale += staleness;
                 }
-                start[w] = gate >= 0 && gate <= r ? Math.max(arrival[w], release[(int) gate]) : arrival[w];
+                // a worker that finds its round released when its compute ends drops the gradient unsent
+                // and goes on from there (TrainingLoop, drop); else it goes on once its contribution is out
+                final double computed = start[w] + times[r][w];
+                final double out = late && rule.lateMode == LateMode.DROP && computed >= release[r] ? computed : arrival[w];
+                start[w] = gate >= 0 && gate <= r ? Math.max(out, release[(int) gate]) : out;
             }
         }
-        final double roundNs = release[rounds - 1] / rounds;
-        final double all = (double) rounds * workers;
+        final double roundNs = (release[rounds - 1] - (from == 0 ? 0 : release[from - 1])) / (rounds - from);
+        final double all = (double) (rounds - from) * workers;
         return new Estimate(config, roundNs, counted / all, counted == 0 ? 0 : stale / counted, weight / all / (roundNs / 1e9));
     }
 
     /**
      * As {@link #replay}, for workers that grow their batches to keep a round's samples while rounds
      * count fewer contributions (serene train's --rebalance: B x W / the mean contributor count, at
-     * most {@code maxGrowth} x B). {@code times} were measured at batches {@code measuredGrowth}
+     * most {@code maxGrowth} x B). {@code window} was measured at batches {@code measuredGrowth}
      * times B; a config is replayed with its compute times scaled to the growth it would lead to (a
      * compute time taken as proportional to its batch), each contribution counting that many samples
      * in the goodput (the share stays the share of contributions a round counts).
      */
-    public static Estimate replayRebalanced(final SyncConfig config, final long[][] times, final double overheadNs, final int workers,
-                                            final long seed, final double measuredGrowth, final double maxGrowth) {
-        final long[][] plain = scaled(times, 1 / measuredGrowth);
-        final Estimate first = replay(config, plain, overheadNs, workers, seed);
+    public static Estimate replayRebalanced(final SyncConfig config, final Rounds window, final int from, final double overheadNs,
+                                            final int workers, final long seed, final double measuredGrowth, final double maxGrowth) {
+        final Rounds plain = window.scaled(1 / measuredGrowth);
+        final Estimate first = replay(config, plain, from, overheadNs, workers, seed);
         final double growth = growth(first, maxGrowth);
-        final Estimate e = growth == 1 ? first : replay(config, scaled(plain, growth), overheadNs, workers, seed);
+        final Estimate e = growth == 1 ? first : replay(config, plain.scaled(growth), from, overheadNs, workers, seed);
         // the share stays the contributions' (what the floor keeps); the goodput counts the grown batches
         return new Estimate(config, e.roundNs(), e.share(), e.staleness(), e.goodput() * growth);
     }
@@ -131,16 +229,5 @@ public final class GoodputModel {
     /** The batch growth a config's rounds lead to under rebalancing: 1 / the share of contributions, at most {@code maxGrowth}. */
     public static double growth(final Estimate e, final double maxGrowth) {
         return e.share() <= 0 ? maxGrowth : Math.min(maxGrowth, Math.max(1, 1 / e.share()));
-    }
-
-    private static long[][] scaled(final long[][] times, final double factor) {
-        final long[][] out = new long[times.length][];
-        for (int r = 0; r < times.length; r++) {
-            out[r] = new long[times[r].length];
-            for (int w = 0; w < times[r].length; w++) {
-                out[r][w] = Math.round(times[r][w] * factor);
-            }
-        }
-        return out;
     }
 }

@@ -13,14 +13,14 @@ import static org.assertj.core.api.Assertions.within;
 class GoodputModelTest {
     private static final long MS = 1_000_000L;
 
-    private static long[][] rounds(final int n, final long... ms) {
+    private static GoodputModel.Rounds rounds(final int n, final long... ms) {
         final long[][] times = new long[n][ms.length];
         for (int r = 0; r < n; r++) {
             for (int w = 0; w < ms.length; w++) {
                 times[r][w] = ms[w] * MS;
             }
         }
-        return times;
+        return GoodputModel.Rounds.of(times);
     }
 
     @Test
@@ -83,10 +83,38 @@ class GoodputModelTest {
     void underJitterABoundAbsorbsWhatBspWaitsFor() {
         // each worker slow (40 ms) in a different round, 10 ms otherwise: BSP waits 40 every round
         final long[][] jitter = {{40 * MS, 10 * MS}, {10 * MS, 40 * MS}, {40 * MS, 10 * MS}, {10 * MS, 40 * MS}};
-        final GoodputModel.Estimate bsp = GoodputModel.replay(SyncConfig.bsp(), jitter, 0, 2, 1);
-        final GoodputModel.Estimate ssp = GoodputModel.replay(SyncConfig.ssp(2), jitter, 0, 2, 1);
+        final GoodputModel.Estimate bsp = GoodputModel.replay(SyncConfig.bsp(), GoodputModel.Rounds.of(jitter), 0, 2, 1);
+        final GoodputModel.Estimate ssp = GoodputModel.replay(SyncConfig.ssp(2), GoodputModel.Rounds.of(jitter), 0, 2, 1);
         assertThat(bsp.roundNs()).isEqualTo(40.0 * MS);
         assertThat(ssp.roundNs()).isLessThan(bsp.roundNs());
+    }
+
+    @Test
+    void jitterIsTheOffsetBeyondTheComputeLag() {
+        // computes of 10 and 14 ms; the switch saw the second 9 ms after the first packet, the first 3 ms after
+        final GoodputModel.Rounds r = GoodputModel.Rounds.measured(new long[][] {{10 * MS, 14 * MS}}, new long[][] {{3 * MS, 9 * MS}});
+        assertThat(r.jitterNs()[0]).containsExactly(3 * MS, 5 * MS);
+        assertThat(r.offsets()).containsExactly(3.0 * MS, 9.0 * MS);
+        // an offset inside the compute lag is no jitter (never below 0)
+        assertThat(GoodputModel.Rounds.measured(new long[][] {{10 * MS, 14 * MS}}, new long[][] {{0, 2 * MS}}).jitterNs()[0])
+            .containsExactly(0L, 0L);
+    }
+
+    @Test
+    void aTimeoutInsideTheJitterDropsWhatArrivesLate() {
+        // equal computes of 10 ms; the second worker's packets come 6 ms after the first's, every round
+        final long[][] compute = {{10 * MS, 10 * MS}, {10 * MS, 10 * MS}};
+        final GoodputModel.Rounds r = GoodputModel.Rounds.measured(compute, new long[][] {{0, 6 * MS}, {0, 6 * MS}});
+        final SyncConfig timed = SyncConfig.bsp().withTimeoutNs(4 * MS).withLateMode(LateMode.DROP);
+        final GoodputModel.Estimate cut = GoodputModel.replay(timed, r, 0, 2, 1);
+        // round 0 released 4 ms after the first packet, at 14, before the second worker's (16): dropped;
+        // round 1: the first out at 24, the second at 16 + 10 + 6 = 32, released at 28: dropped again
+        assertThat(cut.share()).isEqualTo(0.5);
+        assertThat(cut.roundNs()).isEqualTo(14.0 * MS);
+        // without the jitter the same timeout cuts nothing
+        assertThat(GoodputModel.replay(timed, GoodputModel.Rounds.of(compute), 0, 2, 1).share()).isEqualTo(1.0);
+        // BSP waits for it: 16 ms a round
+        assertThat(GoodputModel.replay(SyncConfig.bsp(), r, 0, 2, 1).roundNs()).isEqualTo(16.0 * MS);
     }
 
     @Test
@@ -96,18 +124,18 @@ class GoodputModelTest {
         final SyncConfig excluding = SyncConfig.bsp().excluding(one).withLateMode(LateMode.DROP);
         // measured under BSP (batches B): worker 0 10 ms, worker 1 40 ms. Excluding worker 1, half the
         // contributions count: worker 0's batch doubles (20 ms), each contribution counting twice the samples
-        final GoodputModel.Estimate e = GoodputModel.replayRebalanced(excluding, rounds(4, 10, 40), 0, 2, 1, 1, 2);
+        final GoodputModel.Estimate e = GoodputModel.replayRebalanced(excluding, rounds(4, 10, 40), 0, 0, 2, 1, 1, 2);
         assertThat(e.roundNs()).isEqualTo(20.0 * MS);
         assertThat(e.share()).as("the contributions counted, which the floor keeps").isEqualTo(0.5);
         assertThat(e.goodput()).as("half the contributions, twice the samples each").isCloseTo(1 / 0.020, within(1e-9));
         // the same times measured while the batches were already doubled: 5 ms at B
-        final GoodputModel.Estimate bsp = GoodputModel.replayRebalanced(SyncConfig.bsp(), rounds(4, 10, 40), 0, 2, 1, 2, 2);
+        final GoodputModel.Estimate bsp = GoodputModel.replayRebalanced(SyncConfig.bsp(), rounds(4, 10, 40), 0, 0, 2, 1, 2, 2);
         assertThat(bsp.roundNs()).as("BSP at B: worker 1 at 20 ms").isEqualTo(20.0 * MS);
         // growth capped: three of four excluded would need 4x, at most 2x
         final BitSet three = new BitSet();
         three.set(1, 4);
         final GoodputModel.Estimate capped = GoodputModel.replayRebalanced(SyncConfig.bsp().excluding(three).withLateMode(LateMode.DROP),
-            rounds(4, 10, 40, 40, 40), 0, 4, 1, 1, 2);
+            rounds(4, 10, 40, 40, 40), 0, 0, 4, 1, 1, 2);
         assertThat(capped.share()).isEqualTo(0.25);
         assertThat(capped.goodput()).as("a quarter of the contributions at twice the samples").isCloseTo(0.5 / 0.020, within(1e-9));
         assertThat(capped.roundNs()).isEqualTo(20.0 * MS);

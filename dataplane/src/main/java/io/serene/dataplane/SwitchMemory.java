@@ -64,7 +64,9 @@ public final class SwitchMemory {
 
     public static long fixedBytes(final int maxJobs, final int maxWorkers, final int roundRing, final int chunkElements) {
         final int words = bitmapWords(maxWorkers);
-        final long perWorker = 29L + 4L * JoinPacket.MAX_OFFERS;
+        // per worker: port, clock, arrival round, finished round (4 B each); arrival, compute estimate,
+        // arrival offset, finished compute time and offset (8 B each); its group (1 B); its offers
+        final long perWorker = 57L + 4L * JoinPacket.MAX_OFFERS;
         return (long) maxJobs * (perWorker * maxWorkers + (24L + 8L * ConfigTable.GROUPS) * words + (16L + 8L * words) * roundRing
             + JOB_SCALAR_BYTES)
             + 9L * JobTable.length(maxJobs)

@@ -240,6 +240,31 @@ public final class SwitchPipeline implements PacketEndpoint {
         return j == JobTable.MISSING || worker >= jobs.workers[j] ? -1 : jobs.iterationNs[jobs.worker(j, worker)];
     }
 
+    /**
+     * Worker w's last round before its newest (-1: none yet, or an unknown job or worker); its
+     * compute time and arrival offset there are {@link #finishedComputeNs} and {@link #finishedOffsetNs}.
+     */
+    public int finishedRound(final int job, final int worker) {
+        final int j = jobTable.get(job);
+        return j == JobTable.MISSING || worker < 0 || worker >= jobs.workers[j] ? -1 : jobs.finishedRound[jobs.worker(j, worker)];
+    }
+
+    /** Worker w's compute time in its {@link #finishedRound} (0 before it is known, -1 for an unknown job or worker). */
+    public long finishedComputeNs(final int job, final int worker) {
+        final int j = jobTable.get(job);
+        return j == JobTable.MISSING || worker < 0 || worker >= jobs.workers[j] ? -1 : jobs.finishedComputeNs[jobs.worker(j, worker)];
+    }
+
+    /**
+     * Worker w's arrival offset in its {@link #finishedRound}: the most any of its packets of that
+     * round came after the first packet of the same step from any worker, ns (what a timeout
+     * measured from that first packet compares; -1 for an unknown job or worker).
+     */
+    public long finishedOffsetNs(final int job, final int worker) {
+        final int j = jobTable.get(job);
+        return j == JobTable.MISSING || worker < 0 || worker >= jobs.workers[j] ? -1 : jobs.finishedOffsetNs[jobs.worker(j, worker)];
+    }
+
     /** The context this switch was built from (its limits). */
     public SwitchContext context() {
         return context;
@@ -499,6 +524,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         }
         if (slots.released[idx]) {
             // late: the answer is the released result itself, whose bitmap leaves this worker out
+            arrivedAfterFirst(jobs.worker(j, worker), round, nowNs - slots.firstNs[idx]);
             counters.increment(SwitchCounter.DROP_LATE);
             counters.increment(SwitchCounter.RESULTS_RETRANSMITTED);
             sendResult(j, idx, port, Flags.RETRANSMIT, outbox);
@@ -514,10 +540,22 @@ public final class SwitchPipeline implements PacketEndpoint {
         }
         if (round > jobs.arrivalRound[w]) {
             // the first packet of a round (exponents or values) marks the end of its computation
+            jobs.finishedRound[w] = jobs.arrivalRound[w];
+            jobs.finishedComputeNs[w] = jobs.iterationNs[w];
+            jobs.finishedOffsetNs[w] = jobs.offsetNs[w];
+            jobs.offsetNs[w] = 0;
             jobs.arrivalRound[w] = round;
             estimator.estimate(j, worker, round, nowNs, data.computeTimeNs());
         }
+        arrivedAfterFirst(w, round, nowNs - slots.firstNs[idx]);
         releaseIfDue(j, idx, nowNs, outbox);
+    }
+
+    /** Worker register w's packet of {@code round} came {@code afterNs} after its step's first packet: its arrival offset there. */
+    private void arrivedAfterFirst(final int w, final int round, final long afterNs) {
+        if (round == jobs.arrivalRound[w] && afterNs > jobs.offsetNs[w]) {
+            jobs.offsetNs[w] = afterNs;
+        }
     }
 
     /** Releases the slot if it is due; a release its timeout alone allowed latches its round and marks the late. */

@@ -53,6 +53,18 @@ public final class JobRegisters {
     public final int[] arrivalRound;
     public final long[] arrivalNs;
     public final long[] iterationNs;
+    /**
+     * Each worker's arrival offset in its newest round so far: the most any of its packets of the
+     * round came after the first packet of the same step from any worker (what a timeout compares).
+     */
+    public final long[] offsetNs;
+    /**
+     * Each worker's last round before its newest (-1: none yet), with its compute time and its
+     * arrival offset there, complete: the pair the auto policy's model reads (one round old).
+     */
+    public final int[] finishedRound;
+    public final long[] finishedComputeNs;
+    public final long[] finishedOffsetNs;
 
     public JobRegisters(final int maxJobs, final int maxWorkers, final int words) {
         this.maxWorkers = maxWorkers;
@@ -79,6 +91,10 @@ public final class JobRegisters {
         arrivalRound = new int[maxJobs * maxWorkers];
         arrivalNs = new long[maxJobs * maxWorkers];
         iterationNs = new long[maxJobs * maxWorkers];
+        offsetNs = new long[maxJobs * maxWorkers];
+        finishedRound = new int[maxJobs * maxWorkers];
+        finishedComputeNs = new long[maxJobs * maxWorkers];
+        finishedOffsetNs = new long[maxJobs * maxWorkers];
     }
 
     public long bytes() {
@@ -86,8 +102,8 @@ public final class JobRegisters {
             + 4L * (id.length + workers.length + elementsPerRound.length + chunksPerRound.length + valueLimit.length + epoch.length
                 + firstRound.length + offers.length)
             + 8L * openSeq.length + 8L * lastHeardNs.length + 8L * tag.length + 8L * (joined.length + late.length)
-            + 4L * (workerPort.length + workerClock.length + arrivalRound.length)
-            + 8L * (arrivalNs.length + iterationNs.length);
+            + 4L * (workerPort.length + workerClock.length + arrivalRound.length + finishedRound.length)
+            + 8L * (arrivalNs.length + iterationNs.length + offsetNs.length + finishedComputeNs.length + finishedOffsetNs.length);
     }
 
     /** A new job's registers. */
@@ -111,6 +127,10 @@ public final class JobRegisters {
         Arrays.fill(arrivalRound, j * maxWorkers, (j + 1) * maxWorkers, -1);
         Arrays.fill(arrivalNs, j * maxWorkers, (j + 1) * maxWorkers, NO_ARRIVAL);
         Arrays.fill(iterationNs, j * maxWorkers, (j + 1) * maxWorkers, 0L);
+        Arrays.fill(offsetNs, j * maxWorkers, (j + 1) * maxWorkers, 0L);
+        Arrays.fill(finishedRound, j * maxWorkers, (j + 1) * maxWorkers, -1);
+        Arrays.fill(finishedComputeNs, j * maxWorkers, (j + 1) * maxWorkers, 0L);
+        Arrays.fill(finishedOffsetNs, j * maxWorkers, (j + 1) * maxWorkers, 0L);
         Arrays.fill(workerPort, j * maxWorkers, (j + 1) * maxWorkers, -1);
     }
 

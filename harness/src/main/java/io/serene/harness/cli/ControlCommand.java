@@ -11,6 +11,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
 import io.serene.controlplane.ControlLoop;
 import io.serene.controlplane.Controller;
+import io.serene.controlplane.FinishedRounds;
 import io.serene.controlplane.Policy;
 import io.serene.controlplane.PolicyCompiler;
 import io.serene.controlplane.TelemetrySample;
@@ -425,7 +426,7 @@ public final class ControlCommand implements Runnable {
                     s.getSilentList().forEach(failed::set);
                     return new TelemetrySample(s.getReleasedRound(), s.getReleasedAtNs(),
                         s.getClocksList().stream().mapToInt(Integer::intValue).toArray(),
-                        s.getIterationNsList().stream().mapToLong(Long::longValue).toArray()).withFailed(failed);
+                        s.getIterationNsList().stream().mapToLong(Long::longValue).toArray(), finished(s)).withFailed(failed);
                 });
                 // the first reading starts the round-time clock; only rounds released after it are evaluated
                 loop.start(new TelemetrySample(first.getReleasedRound(), first.getReleasedAtNs(), new int[0], new long[0]));
@@ -538,5 +539,12 @@ public final class ControlCommand implements Runnable {
                 .write(WriteRequest.newBuilder().setJob(job).addUpdates(u).build());
             return Status.valueOf(reply.getResults(0));
         }
+    }
+
+    /** The finished rounds a job state carries (NONE from a switch that does not send them). */
+    private static FinishedRounds finished(final JobState s) {
+        return new FinishedRounds(s.getFinishedRoundList().stream().mapToInt(Integer::intValue).toArray(),
+            s.getFinishedComputeNsList().stream().mapToLong(Long::longValue).toArray(),
+            s.getFinishedOffsetNsList().stream().mapToLong(Long::longValue).toArray());
     }
 }

@@ -7,6 +7,7 @@ import io.serene.controlplane.TelemetrySample;
 import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.node.SilenceWatch;
+import io.serene.harness.node.SwitchView;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.protocol.table.SyncConfigEntry;
@@ -161,7 +162,8 @@ final class JobMonitor extends Thread {
         for (int w = 0; w < n; w++) {
             failed.set(w, silence.silent(job, w));
         }
-        return new TelemetrySample(base + released, pipeline.releasedAtNs(job, released), clocks, iterationNs).withFailed(failed);
+        return new TelemetrySample(base + released, pipeline.releasedAtNs(job, released), clocks, iterationNs,
+            SwitchView.finished(pipeline, job)).withFailed(failed);
     }
 
     /** A write naming the run's rounds, as the switch's job (round 0 = the run's {@code base}) takes it. */

@@ -3,6 +3,7 @@ package io.serene.harness.node;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.serene.controlplane.FinishedRounds;
 import io.serene.controlplane.rpc.ConfigEntry;
 import io.serene.controlplane.rpc.CountersReply;
 import io.serene.controlplane.rpc.CountersRequest;
@@ -282,6 +283,10 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
             b.addClocks(pipeline.clock(job, w));
             b.addIterationNs(pipeline.iterationNs(job, w));
             b.addGroups(pipeline.group(job, w));
+        }
+        final FinishedRounds finished = SwitchView.finished(pipeline, job);
+        for (int w = 0; w < finished.workers(); w++) {
+            b.addFinishedRound(finished.rounds()[w]).addFinishedComputeNs(finished.computeNs()[w]).addFinishedOffsetNs(finished.offsetNs()[w]);
         }
         final SwitchView.Job view = SwitchView.readJob(pipeline, job, Integer.MAX_VALUE);
         view.waitingFor().stream().forEach(b::addWaitingFor);

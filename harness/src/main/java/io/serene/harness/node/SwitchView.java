@@ -1,5 +1,6 @@
 package io.serene.harness.node;
 
+import io.serene.controlplane.FinishedRounds;
 import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
 
@@ -104,6 +105,23 @@ public record SwitchView(long timeNs, Map<SwitchCounter, Long> counters, List<Jo
         }
         return new Job(id, released, p.waitingSinceNs(id), p.configEpoch(id), clocks, iterationNs, groups, configs,
             p.waitingFor(id), first, releaseNs);
+    }
+
+    /** Each worker's last finished round with its compute time and arrival offset there (NONE for an unknown job). Call on the switch's thread. */
+    public static FinishedRounds finished(final SwitchPipeline p, final int id) {
+        final int n = p.workers(id);
+        if (n < 0) {
+            return FinishedRounds.NONE;
+        }
+        final int[] rounds = new int[n];
+        final long[] computeNs = new long[n];
+        final long[] offsetNs = new long[n];
+        for (int w = 0; w < n; w++) {
+            rounds[w] = p.finishedRound(id, w);
+            computeNs[w] = p.finishedComputeNs(id, w);
+            offsetNs[w] = p.finishedOffsetNs(id, w);
+        }
+        return new FinishedRounds(rounds, computeNs, offsetNs);
     }
 
     /** Reads the view through the switch's command queue (from any thread). */

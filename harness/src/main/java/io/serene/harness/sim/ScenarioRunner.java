@@ -6,6 +6,7 @@ import io.serene.controlplane.TelemetrySample;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
+import io.serene.harness.node.SwitchView;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.StepLayout;
@@ -356,7 +357,8 @@ public final class ScenarioRunner {
         stalenessAtEvaluation = stalenessSum;
         startsAtEvaluation = stalenessCount;
         loop.onSample(new TelemetrySample(released, pipeline.releasedAtNs(1, released), clocks, lastComputeNs.clone(),
-            waitingShare, staleness));
+            SwitchView.finished(pipeline, 1),
+            waitingShare, staleness, new BitSet()));
     }
 
     private void randomSwap() {
