@@ -24,15 +24,15 @@ import java.util.Locale;
  * <p>Candidates for a job of W workers keeping at least F of them (the floor): BSP; BSP excluding
  * the k slowest (by median compute time) with their late gradients dropped, W - k >= F, where those
  * k finished after all the others in most rounds; fastest-k with drop, k >= F, where the cut is in a
- * gap of the arrivals in most rounds ({@link #cutsInAGap}); BSP with a timeout in
- * each of the widest gaps of the contributions' arrival offsets (how long after a step's first packet
- * each arrived: their compute times' lag and their jitter, {@link GoodputModel.Rounds};
- * {@link #timeouts}; from a full window only), with drop; SSP with bounds 1 and 2. Not PSP: its unsampled workers'
- * gradients cost far more than their staleness weights say (2-4 points of accuracy in every scenario
- * measured, docs/results.md), and chosen by the model it lost up to a point and a quarter of the time
- * to 0.80. The jitter is what keeps a cut honest: on a shared host the workers take turns on the
- * processors, and a timeout inside that spread drops gradients by the order they were sent in; the
- * model sees the spread, so it predicts the samples such a cut would lose.
+ * gap of the arrivals in most rounds ({@link #cutsInAGap}); BSP with a timeout in each of the widest
+ * gaps of the contributions' arrival offsets (how long after a step's first packet each arrived:
+ * their compute times' lag and their jitter, {@link GoodputModel.Rounds}; {@link #timeouts}; from a
+ * full window only), with drop, alone and with each exclusion; SSP with bounds 1 and 2. Not PSP: its
+ * unsampled workers' gradients cost far more than their staleness weights say (2-4 points of
+ * accuracy in every scenario measured, docs/results.md), and chosen by the model it lost up to a
+ * point and a quarter of the time to 0.80. The jitter is what keeps a cut honest: on a shared host
+ * the workers take turns on the processors, and a timeout inside that spread drops gradients by the
+ * order they were sent in; the model sees the spread, so it predicts the samples such a cut would lose.
  */
 final class AutoChooser {
     /**
@@ -43,8 +43,10 @@ final class AutoChooser {
      * straggler).
      */
     static final int WINDOW = 32;
-    /** The fewest rounds an evaluation reads; also the rounds after a change its outcome is measured over. */
-    static final int MIN_WINDOW = 8;
+    /** The fewest rounds an evaluation reads: two to fit candidates to, two to judge them on (hold() asks more of a small promise). */
+    static final int MIN_WINDOW = 4;
+    /** The rounds after a change its outcome is measured over. */
+    static final int OUTCOME_ROUNDS = 8;
     /** How much more goodput a candidate must promise than the installed config, in percent. */
     static final int MARGIN_PERCENT = 10;
     /** How many gaps in the arrival offsets timeouts are tried in ({@link #timeouts}). */
@@ -237,6 +239,13 @@ final class AutoChooser {
         return out;
     }
 
+    private static List<SyncConfig> concat(final SyncConfig first, final List<SyncConfig> rest) {
+        final List<SyncConfig> all = new ArrayList<>(rest.size() + 1);
+        all.add(first);
+        all.addAll(rest);
+        return all;
+    }
+
     /** The candidate configs fitted to these rounds (see the class comment). */
     List<SyncConfig> candidates(final GoodputModel.Rounds rounds) {
         final long[][] times = rounds.computeNs();
@@ -255,12 +264,14 @@ final class AutoChooser {
         }
         Arrays.sort(slowestFirst, (a, b) -> Long.compare(medians[b], medians[a]));
         final BitSet excluded = new BitSet();
+        final List<SyncConfig> exclusions = new ArrayList<>();
         for (int k = 1; workers - k >= floorWorkers; k++) {
             excluded.set(slowestFirst[k - 1]);
             if (slowestInMostRounds(times, excluded)) {
-                out.add(SyncConfig.bsp().excluding(excluded).withLateMode(LateMode.DROP));
+                exclusions.add(SyncConfig.bsp().excluding(excluded).withLateMode(LateMode.DROP));
             }
         }
+        out.addAll(exclusions);
         for (int k = floorWorkers; k < workers; k++) {
             if (cutsInAGap(rounds, k)) {
                 out.add(SyncConfig.fastest(k).withLateMode(LateMode.DROP));
@@ -268,9 +279,12 @@ final class AutoChooser {
         }
         // a timeout's share depends on how often a worker is slow, which a short window does not tell
         for (final long timeout : rounds.count() < WINDOW / 2 ? List.<Long>of() : timeouts(rounds.offsets())) {
-            final SyncConfig timed = SyncConfig.bsp().withTimeoutNs(timeout).withLateMode(LateMode.DROP);
-            if (!out.contains(timed)) {
-                out.add(timed);
+            // on its own, and with each exclusion: the others' slow rounds cut too
+            for (final SyncConfig base : concat(SyncConfig.bsp(), exclusions)) {
+                final SyncConfig timed = base.withTimeoutNs(timeout).withLateMode(LateMode.DROP);
+                if (!out.contains(timed)) {
+                    out.add(timed);
+                }
             }
         }
         out.add(SyncConfig.ssp(1));

@@ -246,13 +246,13 @@ public final class Controller {
         final int advanced = lastReleased < 0 ? 0 : t.releasedRound - lastReleased;
         lastReleased = t.releasedRound;
         for (int i = 0; t.roundTimeNs > 0 && i < advanced; i++) {
-            if (sinceChangeRounds < AutoChooser.MIN_WINDOW) {
+            if (sinceChangeRounds < AutoChooser.OUTCOME_ROUNDS) {
                 outcomeNs += t.roundTimeNs;
             }
             recentRoundNs[sinceChangeRounds++ % recentRoundNs.length] = t.roundTimeNs;
         }
-        if (measuring != null && sinceChangeRounds >= AutoChooser.MIN_WINDOW) {
-            measuring.measuredRoundNs = outcomeNs / AutoChooser.MIN_WINDOW;
+        if (measuring != null && sinceChangeRounds >= AutoChooser.OUTCOME_ROUNDS) {
+            measuring.measuredRoundNs = outcomeNs / AutoChooser.OUTCOME_ROUNDS;
             measuring = null;
         }
         final boolean measured = t.finished.workers() == workers;

@@ -524,7 +524,8 @@ public final class SwitchPipeline implements PacketEndpoint {
         }
         if (slots.released[idx]) {
             // late: the answer is the released result itself, whose bitmap leaves this worker out
-            arrivedAfterFirst(jobs.worker(j, worker), round, nowNs - slots.firstNs[idx]);
+            // its compute time and arrival still tell how it is doing (a worker excluded or cut off is heard only so)
+            arrived(j, worker, round, nowNs, nowNs - slots.firstNs[idx], data.computeTimeNs());
             counters.increment(SwitchCounter.DROP_LATE);
             counters.increment(SwitchCounter.RESULTS_RETRANSMITTED);
             sendResult(j, idx, port, Flags.RETRANSMIT, outbox);
@@ -538,21 +539,26 @@ public final class SwitchPipeline implements PacketEndpoint {
         if (payload == Flags.VALUES && round > jobs.workerClock[w]) {
             jobs.workerClock[w] = round;
         }
+        arrived(j, worker, round, nowNs, nowNs - slots.firstNs[idx], data.computeTimeNs());
+        releaseIfDue(j, idx, nowNs, outbox);
+    }
+
+    /**
+     * A packet of worker {@code worker}'s for {@code round} came, {@code afterNs} after its step's
+     * first packet, in time or late: the first of a newer round (exponents or values) marks the end
+     * of its computation and settles its last round (FinishedRounds); every one moves its arrival
+     * offset in the round.
+     */
+    private void arrived(final int j, final int worker, final int round, final long nowNs, final long afterNs, final long reportedNs) {
+        final int w = jobs.worker(j, worker);
         if (round > jobs.arrivalRound[w]) {
-            // the first packet of a round (exponents or values) marks the end of its computation
             jobs.finishedRound[w] = jobs.arrivalRound[w];
             jobs.finishedComputeNs[w] = jobs.iterationNs[w];
             jobs.finishedOffsetNs[w] = jobs.offsetNs[w];
             jobs.offsetNs[w] = 0;
             jobs.arrivalRound[w] = round;
-            estimator.estimate(j, worker, round, nowNs, data.computeTimeNs());
+            estimator.estimate(j, worker, round, nowNs, reportedNs);
         }
-        arrivedAfterFirst(w, round, nowNs - slots.firstNs[idx]);
-        releaseIfDue(j, idx, nowNs, outbox);
-    }
-
-    /** Worker register w's packet of {@code round} came {@code afterNs} after its step's first packet: its arrival offset there. */
-    private void arrivedAfterFirst(final int w, final int round, final long afterNs) {
         if (round == jobs.arrivalRound[w] && afterNs > jobs.offsetNs[w]) {
             jobs.offsetNs[w] = afterNs;
         }

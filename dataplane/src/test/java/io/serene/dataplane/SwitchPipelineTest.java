@@ -263,6 +263,36 @@ class SwitchPipelineTest {
     }
 
     @Test
+    void eachWorkersFinishedRoundCarriesItsComputeTimeAndHowLongAfterTheStepsFirstPacketItCame() {
+        join(0, 2, 8);
+        join(1, 2, 8);
+        assertThat(pipeline.finishedRound(JOB, 0)).isEqualTo(-1);
+        // round 0, two chunks (steps 0 and 1): worker 1's first comes 3 ms after worker 0's, its second 5 ms after
+        dataAt(0, 0, 0, 0, 1_000_000, 7_000_000);
+        dataAt(1, 0, 0, 0, 4_000_000, 9_000_000);
+        dataAt(0, 1, 0, 1, 2_000_000, 7_000_000);
+        dataAt(1, 1, 0, 1, 7_000_000, 9_000_000);
+        assertThat(pipeline.releasedRound(JOB)).isEqualTo(0);
+        // still round 0's newest: nothing finished yet
+        assertThat(pipeline.finishedRound(JOB, 1)).isEqualTo(-1);
+        // round 1's first packets settle round 0: its compute times, and the most each came after a step's first
+        // (three steps a round: the exponents' and two chunks')
+        dataAt(1, 3, 1, 0, 20_000_000, 6_000_000);
+        dataAt(0, 3, 1, 0, 21_000_000, 8_000_000);
+        for (final int w : new int[] {0, 1}) {
+            assertThat(pipeline.finishedRound(JOB, w)).isEqualTo(0);
+        }
+        assertThat(pipeline.finishedComputeNs(JOB, 0)).isEqualTo(7_000_000);
+        assertThat(pipeline.finishedComputeNs(JOB, 1)).isEqualTo(9_000_000);
+        assertThat(pipeline.finishedOffsetNs(JOB, 0)).isZero();
+        assertThat(pipeline.finishedOffsetNs(JOB, 1)).isEqualTo(5_000_000);
+        // the newest compute times are round 1's
+        assertThat(pipeline.iterationNs(JOB, 0)).isEqualTo(8_000_000);
+        assertThat(pipeline.finishedRound(JOB, 9)).as("no such worker").isEqualTo(-1);
+        assertThat(pipeline.finishedOffsetNs(JOB + 1, 0)).as("no such job").isEqualTo(-1);
+    }
+
+    @Test
     void shouldCountDuplicateOnceAndResendReleasedResultToTheRetransmitter() {
         join(0, 2, 4);
         join(1, 2, 4);
@@ -579,5 +609,15 @@ class SwitchPipelineTest {
             p.value(i, exps[i]);
         }
         pipeline.onPacket(100 + worker, b, 0, length, 0, outbox);
+    }
+
+    /** Worker's values for step {@code seq} (round {@code round}, chunk {@code chunk}) at {@code nowNs}, reporting {@code computeNs}. */
+    private void dataAt(final int worker, final long seq, final int round, final int chunk, final long nowNs, final long computeNs) {
+        final int length = DataPacket.length(4);
+        final ByteBuffer b = Packet.allocate(length);
+        new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(JOB).tag(tag).workerId(worker).seq(seq).round(round)
+            .chunk(chunk).shadowSet((int) (seq / 2 % 2)).poolIndex((int) (seq % 2)).flags(Flags.VALUES).elementCount(4)
+            .exponent((byte) 0).computeTimeNs(computeNs);
+        pipeline.onPacket(100 + worker, b, 0, length, nowNs, outbox);
     }
 }

@@ -84,6 +84,7 @@ class RemoteControlSystemTest {
                 }
                 r = InProcess.cli("control", "show", "--switch", target, "--job", "" + JOB);
                 assertThat((String) r[1]).contains("R=7 epoch=1 earliest swap round=11 clocks=[7, 7] compute ms=[")
+                    .contains("] finished rounds=[6, 6] arrival offsets ms=[")
                     .contains("from round 0: bound=0 required={0, 1} quorum=2 timeout=none late=fold")
                     .contains("from round 4: bound=2 required={0, 1} quorum=2 timeout=none late=fold");
 

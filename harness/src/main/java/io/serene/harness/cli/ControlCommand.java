@@ -129,6 +129,10 @@ public final class ControlCommand implements Runnable {
         for (int w = 0; w < s.getIterationNsCount(); w++) {
             sb.append(w == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.1f", s.getIterationNs(w) / 1e6));
         }
+        sb.append("] finished rounds=").append(s.getFinishedRoundList()).append(" arrival offsets ms=[");
+        for (int w = 0; w < s.getFinishedOffsetNsCount(); w++) {
+            sb.append(w == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.1f", s.getFinishedOffsetNs(w) / 1e6));
+        }
         sb.append(']');
         if (s.getWaitingForCount() > 0) {
             final double waited = Math.max(0, s.getTimeNs() - s.getWaitingSinceNs()) / 1e9;
