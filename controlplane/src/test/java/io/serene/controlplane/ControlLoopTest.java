@@ -1,6 +1,7 @@
 package io.serene.controlplane;
 
 import io.serene.protocol.Status;
+import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.table.SyncConfigEntry;
 import io.serene.protocol.table.TableWrite;
 
@@ -66,5 +67,37 @@ class ControlLoopTest {
         // the first install came too early: the earliest round was read again
         assertThat(decided.get(0).firstRound).isEqualTo(12);
         assertThat(control.installs).containsExactly("ssp:2@12");
+    }
+
+    @Test
+    void autoCutsAWorkerTheSwitchHearsLateThoughItComputesAsFastAsTheOthers() throws Exception {
+        // four workers computing 10 ms a round; the switch hears worker 1's packets 40 ms after the first
+        // (a slow host or link): only the arrival offsets show it, the compute times do not
+        for (final boolean offsets : new boolean[] {true, false}) {
+            final RacySwitch control = new RacySwitch();
+            final Controller controller = new Controller(PolicyParser.parse("policy auto\nauto"), 1, 4, control);
+            final Deque<TelemetrySample> samples = new ArrayDeque<>();
+            for (int r = 1; r <= 60; r++) {
+                final long[] compute = {10 * MS, 10 * MS, 10 * MS, 10 * MS};
+                final FinishedRounds finished = new FinishedRounds(new int[] {r - 1, r - 1, r - 1, r - 1}, compute.clone(),
+                    new long[] {0, 40 * MS, MS, 2 * MS});
+                samples.add(new TelemetrySample(r, r * 52 * MS, new int[] {r, r, r, r}, compute, offsets ? finished : FinishedRounds.NONE));
+            }
+            final ControlLoop loop = new ControlLoop(controller, samples::poll);
+            final List<Controller.Decision> decided = new ArrayList<>();
+            List<Controller.Decision> fresh;
+            while ((fresh = loop.poll()) != null) {
+                decided.addAll(fresh);
+            }
+            if (!offsets) {
+                assertThat(decided).as("compute times alone: nobody is slow").isEmpty();
+                continue;
+            }
+            assertThat(decided).as("with the offsets").isNotEmpty();
+            final SyncConfig to = ((SyncConfigEntry) decided.get(0).write.entry()).config();
+            assertThat(to.noneRequired() || to.timeoutNs() != SyncConfig.NO_TIMEOUT).as(decided.toString()).isTrue();
+            assertThat(to.timeoutNs() == SyncConfig.NO_TIMEOUT || to.timeoutNs() > 2 * MS && to.timeoutNs() < 40 * MS)
+                .as(decided.toString()).isTrue();
+        }
     }
 }
