@@ -5,6 +5,8 @@ public enum SwitchCounter {
     PACKETS_IN,
     PACKETS_OUT,
     CONTRIBUTIONS,
+    /** A worker's report of its compute time for a round released without it (DATA with flag REPORT): telemetry only. */
+    REPORTS,
     VALUE_CONTRIBUTIONS,
     RELEASES,
     PARTIAL_RELEASES,

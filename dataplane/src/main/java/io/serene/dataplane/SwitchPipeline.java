@@ -453,6 +453,10 @@ public final class SwitchPipeline implements PacketEndpoint {
             counters.increment(SwitchCounter.DROP_NOT_JOINED);
             return;
         }
+        if ((data.flags() & Flags.REPORT) != 0) {
+            onReport(j, worker, nowNs);
+            return;
+        }
         final int payload = data.flags() & Flags.PAYLOAD;
         final int n = data.elementCount();
         if (payload == Flags.PAYLOAD || (payload != 0 ? (n == 0 || n > chunkElements) : n != 0)) {
@@ -562,6 +566,26 @@ public final class SwitchPipeline implements PacketEndpoint {
         if (round == jobs.arrivalRound[w] && afterNs > jobs.offsetNs[w]) {
             jobs.offsetNs[w] = afterNs;
         }
+    }
+
+    /**
+     * A joined worker's report of its compute time for a round released without it: telemetry only
+     * (its finished round and compute estimate move, no arrival offset: it was not sent to arrive),
+     * for a round already released, header only; anything else is a counted drop.
+     */
+    private void onReport(final int j, final int worker, final long nowNs) {
+        final int round = data.round();
+        if (data.elementCount() != 0 || (data.flags() & Flags.PAYLOAD) != 0) {
+            counters.increment(SwitchCounter.DROP_BAD_ELEMENT_COUNT);
+            return;
+        }
+        if (round < 0 || round > releases.releasedRound[j]) {
+            // a round not released yet is reported by contributing to it; this one may not move its arrival round
+            counters.increment(SwitchCounter.DROP_BAD_STEP);
+            return;
+        }
+        counters.increment(SwitchCounter.REPORTS);
+        arrived(j, worker, round, nowNs, 0, data.computeTimeNs());
     }
 
     /** Releases the slot if it is due; a release its timeout alone allowed latches its round and marks the late. */

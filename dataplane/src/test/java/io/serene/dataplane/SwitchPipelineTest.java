@@ -12,6 +12,7 @@ import io.serene.protocol.PacketHeader;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.ResultPacket;
 import io.serene.protocol.Status;
+import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncConfigParser;
 import org.junit.jupiter.api.BeforeEach;
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.Test;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -290,6 +292,43 @@ class SwitchPipelineTest {
         assertThat(pipeline.iterationNs(JOB, 0)).isEqualTo(8_000_000);
         assertThat(pipeline.finishedRound(JOB, 9)).as("no such worker").isEqualTo(-1);
         assertThat(pipeline.finishedOffsetNs(JOB + 1, 0)).as("no such job").isEqualTo(-1);
+    }
+
+    @Test
+    void aReportOfARoundReleasedWithoutItsWorkerMovesItsTelemetryOnlyAndNothingElse() {
+        join(0, 2, 8);
+        join(1, 2, 8);
+        // rounds 0 to 2 of both workers, each step of them (the exponents', then two chunks')
+        for (int r = 0; r < 3; r++) {
+            roundAt(r, 10_000_000L * r, new long[] {7_000_000, 9_000_000}, 0, 1);
+        }
+        assertThat(pipeline.releasedRound(JOB)).isEqualTo(2);
+        // worker 1 left out from the earliest round a change may name: that round released with worker 0 alone
+        final int e = pipeline.earliestSwapRound(JOB);
+        final BitSet one = new BitSet();
+        one.set(1);
+        assertThat(pipeline.installConfig(JOB, e, SyncConfig.bsp().excluding(one).withLateMode(LateMode.DROP))).isEqualTo(Status.OK);
+        for (int r = 3; r < e; r++) {
+            roundAt(r, 10_000_000L * r, new long[] {7_000_000, 9_000_000}, 0, 1);
+        }
+        roundAt(e, 10_000_000L * e, new long[] {6_000_000}, 0);
+        assertThat(pipeline.releasedRound(JOB)).isEqualTo(e);
+        sent.clear();
+        final long contributions = pipeline.counters().get(SwitchCounter.CONTRIBUTIONS);
+        // a round not released yet is contributed to, not reported
+        report(1, 3L * (e + 1), e + 1, 10_000_000L * e + 1_000_000, 30_000_000);
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_BAD_STEP)).isEqualTo(1);
+        // worker 1 reports round e, released without it: its telemetry moves, nothing else
+        report(1, 3L * e, e, 10_000_000L * e + 2_000_000, 3_000_000);
+        assertThat(pipeline.counters().get(SwitchCounter.REPORTS)).isEqualTo(1);
+        assertThat(pipeline.iterationNs(JOB, 1)).isEqualTo(3_000_000);
+        assertThat(pipeline.finishedRound(JOB, 1)).isEqualTo(e - 1);
+        assertThat(pipeline.finishedComputeNs(JOB, 1)).isEqualTo(9_000_000);
+        assertThat(pipeline.finishedOffsetNs(JOB, 1)).as("its last round's, in which it came with worker 0").isLessThan(3);
+        assertThat(pipeline.counters().get(SwitchCounter.CONTRIBUTIONS)).isEqualTo(contributions);
+        assertThat(pipeline.clock(JOB, 1)).as("a report is no contribution").isEqualTo(e - 1);
+        assertThat(sent).as("a report is answered with nothing").isEmpty();
+        assertThat(errors).isEmpty();
     }
 
     @Test
@@ -619,5 +658,35 @@ class SwitchPipelineTest {
             .chunk(chunk).shadowSet((int) (seq / 2 % 2)).poolIndex((int) (seq % 2)).flags(Flags.VALUES).elementCount(4)
             .exponent((byte) 0).computeTimeNs(computeNs);
         pipeline.onPacket(100 + worker, b, 0, length, nowNs, outbox);
+    }
+
+    /** Worker's report of its compute time {@code computeNs} for {@code round} (step {@code seq}) at {@code nowNs}. */
+    private void report(final int worker, final long seq, final int round, final long nowNs, final long computeNs) {
+        final int length = DataPacket.length(0);
+        final ByteBuffer b = Packet.allocate(length);
+        new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(JOB).tag(tag).workerId(worker).seq(seq).round(round)
+            .poolIndex((int) (seq % 2)).shadowSet((int) (seq / 2 % 2)).flags(Flags.REPORT).elementCount(0)
+            .exponent(Packet.NO_EXPONENT).computeTimeNs(computeNs);
+        pipeline.onPacket(100 + worker, b, 0, length, nowNs, outbox);
+    }
+
+    /**
+     * Every step of round {@code round} of a job of 8 elements in chunks of 4 (seq 3r: exponents;
+     * 3r + 1, 3r + 2: values), each step from each of {@code workers} in turn, worker i reporting {@code computeNs[i]}.
+     */
+    private void roundAt(final int round, final long nowNs, final long[] computeNs, final int... workers) {
+        for (int t = 0; t < 3; t++) {
+            final long seq = 3L * round + t;
+            final int n = t == 0 ? 2 : 4;
+            for (int i = 0; i < workers.length; i++) {
+                final int length = DataPacket.length(n);
+                final ByteBuffer b = Packet.allocate(length);
+                new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(JOB).tag(tag).workerId(workers[i]).seq(seq)
+                    .round(round).chunk(t == 0 ? 0 : t - 1).shadowSet((int) (seq / 2 % 2)).poolIndex((int) (seq % 2))
+                    .flags(t == 0 ? Flags.EXPONENTS : Flags.VALUES).elementCount(n).exponent(t == 0 ? Packet.NO_EXPONENT : (byte) 0)
+                    .computeTimeNs(computeNs[i]);
+                pipeline.onPacket(100 + workers[i], b, 0, length, nowNs + t, outbox);
+            }
+        }
     }
 }

@@ -20,6 +20,12 @@ public final class Flags {
      * sends their mean with its next contribution, {@code SyncConfig.busy()}).
      */
     public static final int BUSY = 32;
+    /**
+     * DATA: a report, no contribution: the worker computed (or skipped) a round released without it
+     * and tells the switch its compute time there (header only, no payload). The switch takes it as
+     * telemetry only, for a round it has released: nothing summed, nothing answered.
+     */
+    public static final int REPORT = 64;
     /** Either payload kind. */
     public static final int PAYLOAD = VALUES | EXPONENTS;
 

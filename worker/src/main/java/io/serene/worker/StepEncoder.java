@@ -50,6 +50,27 @@ final class StepEncoder {
     }
 
     /** The DATA packet of step seq (step t of its round) from the round's buffers. */
+    /** A report of this worker's compute time for {@code round}, released without it (flag REPORT, header only). */
+    int report(final StepLayout layout, final long seq, final int round, final long computeNs, final int epoch) {
+        final int length = DataPacket.length(0);
+        data.wrap(txBuffer, 0, length)
+            .initHeader(PacketType.DATA)
+            .jobId(ctx.jobId())
+            .tag(ctx.tag())
+            .workerId(ctx.workerId())
+            .seq(seq)
+            .round(round)
+            .chunk(0)
+            .poolIndex(layout.slot(seq))
+            .shadowSet(layout.shadowSet(seq))
+            .configEpoch(epoch)
+            .computeTimeNs(computeNs)
+            .elementCount(0)
+            .exponent(Packet.NO_EXPONENT)
+            .flags(Flags.REPORT);
+        return length;
+    }
+
     int step(final StepLayout layout, final long seq, final int round, final int t, final RoundBuffers b,
              final long computeNs, final int epoch) {
         final boolean valueStep = layout.isValueStep(t);

@@ -6,6 +6,8 @@ public enum WorkerCounter {
     PACKETS_OUT,
     STEPS_SENT,
     STEPS_SKIPPED,
+    /** Reports of this worker's compute time for a round released without it (so the switch hears it while it is left out). */
+    REPORTS_SENT,
     RETRANSMISSIONS,
     FAST_RETRANSMISSIONS,
     RESENDS_AVOIDED,

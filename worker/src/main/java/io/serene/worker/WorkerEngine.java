@@ -519,6 +519,11 @@ public final class WorkerEngine implements PacketEndpoint {
                     return;
                 }
                 counters.increment(WorkerCounter.STEPS_SKIPPED);
+                if (t == 0 && st.computeNs > 0) {
+                    // but its compute time, once a round: the switch hears how it is doing while it is left out
+                    send(encoder.report(layout, seq, round, st.computeNs, config.knownEpoch()), outbox);
+                    counters.increment(WorkerCounter.REPORTS_SENT);
+                }
                 continue;
             }
             if (window.full()) {

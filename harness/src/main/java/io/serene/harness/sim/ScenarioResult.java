@@ -29,6 +29,8 @@ public final class ScenarioResult {
     public long dropped;
     public long refusals;
     public long late;
+    /** Reports of compute times for rounds released without their workers (DATA with flag REPORT). */
+    public long reports;
     public long partialReleases;
     public long timeoutReleases;
     public long configInstalls;

@@ -436,6 +436,7 @@ public final class ScenarioRunner {
         r.dropped = dropped;
         r.refusals = pipeline.counters().get(SwitchCounter.DROP_BEYOND_BOUND);
         r.late = pipeline.counters().get(SwitchCounter.DROP_LATE);
+        r.reports = pipeline.counters().get(SwitchCounter.REPORTS);
         r.partialReleases = pipeline.counters().get(SwitchCounter.PARTIAL_RELEASES);
         r.timeoutReleases = pipeline.counters().get(SwitchCounter.TIMEOUT_RELEASES);
         r.configInstalls = pipeline.counters().get(SwitchCounter.CONFIG_INSTALLS);

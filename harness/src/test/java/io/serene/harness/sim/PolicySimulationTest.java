@@ -71,6 +71,8 @@ class PolicySimulationTest {
         assertThat(r.decisions).isNotEmpty();
         assertThat(r.decisions.get(0).to).contains("exclude:2");
         assertThat(r.folded).isPositive();
+        // left out, the straggler still tells the switch its compute times
+        assertThat(r.reports).isPositive();
     }
 
     @Test
