@@ -49,7 +49,7 @@ import java.util.function.Consumer;
  *
  * Blocks: {@link JobTable} and {@link JobRegisters}, {@link GroupTable}, {@link ConfigTable} with
  * {@link SwitchTables} (the only write path), {@link SlotPool} and {@link Aggregator},
- * {@link ReleaseRule}, {@link ReleaseRing}, {@link IterationEstimator}, {@link TimeoutScanner},
+ * {@link ReleaseRule}, {@link ReleaseRing}, {@link ArrivalRecorder}, {@link TimeoutScanner},
  * {@link Deparser}, {@link JobLifecycle}, and {@link SwitchCommands} (the command proxy).
  *
  * A slot of set s is reused for step seq only once step seq - P (the other set) is released:
@@ -86,7 +86,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final Deparser deparser;
     private final JobLifecycle lifecycle;
     private final Aggregator aggregator;
-    private final IterationEstimator estimator;
+    private final ArrivalRecorder arrivals;
     private final NextRound nextRound;
 
     public SwitchPipeline(final SwitchContext context, final Consumer<Throwable> errorHandler) {
@@ -112,7 +112,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         multicastPorts = new int[words << 6];
         lifecycle = new JobLifecycle(context, memory, counters, jobTable, jobs, groups, configs, slots, releases, scanner, deparser);
         aggregator = new Aggregator(counters, jobs, slots, words, chunkElements);
-        estimator = new IterationEstimator(jobs, groups, configs, releases);
+        arrivals = new ArrivalRecorder(jobs, groups, configs, releases);
         nextRound = new NextRound(words, poolSize, jobs, groups, configs, slots, releases);
     }
 
@@ -233,7 +233,7 @@ public final class SwitchPipeline implements PacketEndpoint {
 
     /**
      * Worker w's last compute time, as it reported it or the switch estimates it (see
-     * {@link IterationEstimator}); 0 before it is known, -1 for an unknown job or worker.
+     * {@link ArrivalRecorder}); 0 before it is known, -1 for an unknown job or worker.
      */
     public long iterationNs(final int job, final int worker) {
         final int j = jobTable.get(job);
@@ -454,7 +454,7 @@ public final class SwitchPipeline implements PacketEndpoint {
             return;
         }
         if ((data.flags() & Flags.REPORT) != 0) {
-            onReport(j, worker, nowNs);
+            counters.increment(arrivals.report(j, worker, data.round(), data.elementCount(), data.flags(), nowNs, data.computeTimeNs()));
             return;
         }
         final int payload = data.flags() & Flags.PAYLOAD;
@@ -529,7 +529,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         if (slots.released[idx]) {
             // late: the answer is the released result itself, whose bitmap leaves this worker out
             // its compute time and arrival still tell how it is doing (a worker excluded or cut off is heard only so)
-            arrived(j, worker, round, nowNs, nowNs - slots.firstNs[idx], data.computeTimeNs());
+            arrivals.arrived(j, worker, round, nowNs, nowNs - slots.firstNs[idx], data.computeTimeNs());
             counters.increment(SwitchCounter.DROP_LATE);
             counters.increment(SwitchCounter.RESULTS_RETRANSMITTED);
             sendResult(j, idx, port, Flags.RETRANSMIT, outbox);
@@ -543,49 +543,8 @@ public final class SwitchPipeline implements PacketEndpoint {
         if (payload == Flags.VALUES && round > jobs.workerClock[w]) {
             jobs.workerClock[w] = round;
         }
-        arrived(j, worker, round, nowNs, nowNs - slots.firstNs[idx], data.computeTimeNs());
+        arrivals.arrived(j, worker, round, nowNs, nowNs - slots.firstNs[idx], data.computeTimeNs());
         releaseIfDue(j, idx, nowNs, outbox);
-    }
-
-    /**
-     * A packet of worker {@code worker}'s for {@code round} came, {@code afterNs} after its step's
-     * first packet, in time or late: the first of a newer round (exponents or values) marks the end
-     * of its computation and settles its last round (FinishedRounds); every one moves its arrival
-     * offset in the round.
-     */
-    private void arrived(final int j, final int worker, final int round, final long nowNs, final long afterNs, final long reportedNs) {
-        final int w = jobs.worker(j, worker);
-        if (round > jobs.arrivalRound[w]) {
-            jobs.finishedRound[w] = jobs.arrivalRound[w];
-            jobs.finishedComputeNs[w] = jobs.iterationNs[w];
-            jobs.finishedOffsetNs[w] = jobs.offsetNs[w];
-            jobs.offsetNs[w] = 0;
-            jobs.arrivalRound[w] = round;
-            estimator.estimate(j, worker, round, nowNs, reportedNs);
-        }
-        if (round == jobs.arrivalRound[w] && afterNs > jobs.offsetNs[w]) {
-            jobs.offsetNs[w] = afterNs;
-        }
-    }
-
-    /**
-     * A joined worker's report of its compute time for a round released without it: telemetry only
-     * (its finished round and compute estimate move, no arrival offset: it was not sent to arrive),
-     * for a round already released, header only; anything else is a counted drop.
-     */
-    private void onReport(final int j, final int worker, final long nowNs) {
-        final int round = data.round();
-        if (data.elementCount() != 0 || (data.flags() & Flags.PAYLOAD) != 0) {
-            counters.increment(SwitchCounter.DROP_BAD_ELEMENT_COUNT);
-            return;
-        }
-        if (round < 0 || round > releases.releasedRound[j]) {
-            // a round not released yet is reported by contributing to it; this one may not move its arrival round
-            counters.increment(SwitchCounter.DROP_BAD_STEP);
-            return;
-        }
-        counters.increment(SwitchCounter.REPORTS);
-        arrived(j, worker, round, nowNs, 0, data.computeTimeNs());
     }
 
     /** Releases the slot if it is due; a release its timeout alone allowed latches its round and marks the late. */

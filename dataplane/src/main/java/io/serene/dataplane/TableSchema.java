@@ -107,7 +107,11 @@ public final class TableSchema {
             new Register("earliest_swap_round", "[job]", "i32", "the first round a write may name"),
             new Register("clock", "[job][worker]", "i32", "the highest round the worker contributed to"),
             new Register("group_members", "[job][group]", "bitmap", "the workers of each group (from worker_group)"),
-            new Register("compute_ns", "[job][worker]", "u64", "the worker's last compute time, reported or estimated"));
+            new Register("compute_ns", "[job][worker]", "u64", "the worker's last compute time, reported or estimated"),
+            new Register("finished_round", "[job][worker]", "i32", "the worker's round before its newest (-1: none yet)"),
+            new Register("finished_compute_ns", "[job][worker]", "u64", "the worker's compute time in its finished round"),
+            new Register("finished_offset_ns", "[job][worker]", "u64",
+                "the most any of its packets of its finished round came after the first packet of the same step"));
         final List<String> counters = new ArrayList<>();
         for (final SwitchCounter c : SwitchCounter.values()) {
             counters.add(c.name().toLowerCase(Locale.ROOT));

@@ -163,7 +163,8 @@ class SwitchTablesTest {
         assertThat(groups.key).extracting(f -> f.name).containsExactly("job", "worker");
         assertThat(groups.value).extracting(f -> f.name).containsExactly("group");
         assertThat(schema.registers).extracting(r -> r.name)
-            .contains("released_round", "release_ns", "config_epoch", "earliest_swap_round", "clock", "group_members", "compute_ns");
+            .contains("released_round", "release_ns", "config_epoch", "earliest_swap_round", "clock", "group_members", "compute_ns",
+                "finished_round", "finished_compute_ns", "finished_offset_ns");
         assertThat(schema.counters).hasSize(SwitchCounter.values().length).contains("drop_late", "partial_releases");
         assertThat(schema.describe()).contains("table sync_config", "table worker_group", "bitmap[8]", "DUPLICATE_ENTRY", "register clock");
     }

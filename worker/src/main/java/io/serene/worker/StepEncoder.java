@@ -49,47 +49,20 @@ final class StepEncoder {
         }
     }
 
-    /** The DATA packet of step seq (step t of its round) from the round's buffers. */
     /** A report of this worker's compute time for {@code round}, released without it (flag REPORT, header only). */
     int report(final StepLayout layout, final long seq, final int round, final long computeNs, final int epoch) {
-        final int length = DataPacket.length(0);
-        data.wrap(txBuffer, 0, length)
-            .initHeader(PacketType.DATA)
-            .jobId(ctx.jobId())
-            .tag(ctx.tag())
-            .workerId(ctx.workerId())
-            .seq(seq)
-            .round(round)
-            .chunk(0)
-            .poolIndex(layout.slot(seq))
-            .shadowSet(layout.shadowSet(seq))
-            .configEpoch(epoch)
-            .computeTimeNs(computeNs)
-            .elementCount(0)
-            .exponent(Packet.NO_EXPONENT)
-            .flags(Flags.REPORT);
+        final int length = header(layout, seq, round, 0, 0, computeNs, epoch);
+        data.exponent(Packet.NO_EXPONENT).flags(Flags.REPORT);
         return length;
     }
 
+    /** The DATA packet of step seq (step t of its round) from the round's buffers. */
     int step(final StepLayout layout, final long seq, final int round, final int t, final RoundBuffers b,
              final long computeNs, final int epoch) {
         final boolean valueStep = layout.isValueStep(t);
         final int chunk = layout.chunkOf(t);
         final int n = layout.elementCount(t);
-        final int length = DataPacket.length(n);
-        data.wrap(txBuffer, 0, length)
-            .initHeader(PacketType.DATA)
-            .jobId(ctx.jobId())
-            .tag(ctx.tag())
-            .workerId(ctx.workerId())
-            .seq(seq)
-            .round(round)
-            .chunk(chunk)
-            .poolIndex(layout.slot(seq))
-            .shadowSet(layout.shadowSet(seq))
-            .configEpoch(epoch)
-            .computeTimeNs(computeNs)
-            .elementCount(n);
+        final int length = header(layout, seq, round, chunk, n, computeNs, epoch);
         if (!valueStep) {
             data.exponent(Packet.NO_EXPONENT).flags(Flags.EXPONENTS);
             for (int i = 0; i < n; i++) {
@@ -136,5 +109,25 @@ final class StepEncoder {
         header.wrap(txBuffer, 0, Packet.HEADER_LENGTH).initHeader(PacketType.CONFIG_REQUEST)
             .jobId(ctx.jobId()).tag(ctx.tag()).workerId(ctx.workerId()).configEpoch(knownEpoch);
         return Packet.HEADER_LENGTH;
+    }
+
+    /** A DATA header of this worker's for step seq of {@code round}, chunk {@code chunk}, {@code n} elements; its length. */
+    private int header(final StepLayout layout, final long seq, final int round, final int chunk, final int n, final long computeNs,
+                       final int epoch) {
+        final int length = DataPacket.length(n);
+        data.wrap(txBuffer, 0, length)
+            .initHeader(PacketType.DATA)
+            .jobId(ctx.jobId())
+            .tag(ctx.tag())
+            .workerId(ctx.workerId())
+            .seq(seq)
+            .round(round)
+            .chunk(chunk)
+            .poolIndex(layout.slot(seq))
+            .shadowSet(layout.shadowSet(seq))
+            .configEpoch(epoch)
+            .computeTimeNs(computeNs)
+            .elementCount(n);
+        return length;
     }
 }
