@@ -67,8 +67,8 @@ public final class UdpHost implements PacketHost {
     private volatile long datagramsWritten;
     private volatile long packetsReceived;
     private volatile long readBursts;
-    private Channel channel;
-    private EventLoop loop;
+    private volatile Channel channel;
+    private volatile EventLoop loop;
     private ScheduledFuture<?> timer;
     private long timerAtNs = PacketEndpoint.NO_DEADLINE;
     private volatile Throwable lastError;
@@ -395,6 +395,17 @@ public final class UdpHost implements PacketHost {
     }
 
     private final class Handler extends ChannelInboundHandlerAdapter {
+        /**
+         * The channel, known here on the event loop before its first read: peers already sending to the
+         * address (a switch restarted under its workers) may be read, and answered, before bind() returns.
+         */
+        @Override
+        public void channelRegistered(final ChannelHandlerContext ctx) {
+            channel = ctx.channel();
+            loop = ctx.channel().eventLoop();
+            ctx.fireChannelRegistered();
+        }
+
         @Override
         public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
             if (!(msg instanceof DatagramPacket)) {
