@@ -171,23 +171,21 @@ final class AutoChooser {
 
     /**
      * Whether waiting for the fastest {@code k} cuts in a gap: in more than half of the rounds the
-     * next contribution arrived more than the median arrival offset ({@link GoodputModel.Rounds#offsets},
-     * the typical spread of the arrivals) after the k-th. A cut inside that spread drops gradients by
+     * next contribution arrived more than {@code spread} (the median arrival offset,
+     * {@link GoodputModel.Rounds#offsets}: the typical spread of the arrivals) after the k-th; {@code
+     * offsets} holds the rounds' offsets one round of W after another. A cut inside that spread drops gradients by
      * the order they were sent in, for little time.
      */
-    private boolean cutsInAGap(final GoodputModel.Rounds rounds, final int k) {
-        final double[] offsets = rounds.offsets();
-        final double[] all = offsets.clone();
-        Arrays.sort(all);
-        final double spread = all[all.length / 2];
+    private boolean cutsInAGap(final double[] offsets, final double spread, final int k) {
+        final int rounds = offsets.length / workers;
         final double[] sorted = new double[workers];
         int n = 0;
-        for (int r = 0; r < rounds.count(); r++) {
+        for (int r = 0; r < rounds; r++) {
             System.arraycopy(offsets, r * workers, sorted, 0, workers);
             Arrays.sort(sorted);
             n += sorted[k] - sorted[k - 1] > spread ? 1 : 0;
         }
-        return 2 * n > rounds.count();
+        return 2 * n > rounds;
     }
 
     /**
@@ -239,13 +237,6 @@ final class AutoChooser {
         return out;
     }
 
-    private static List<SyncConfig> concat(final SyncConfig first, final List<SyncConfig> rest) {
-        final List<SyncConfig> all = new ArrayList<>(rest.size() + 1);
-        all.add(first);
-        all.addAll(rest);
-        return all;
-    }
-
     /** The candidate configs fitted to these rounds (see the class comment). */
     List<SyncConfig> candidates(final GoodputModel.Rounds rounds) {
         final long[][] times = rounds.computeNs();
@@ -272,15 +263,21 @@ final class AutoChooser {
             }
         }
         out.addAll(exclusions);
+        final double[] offsets = rounds.offsets();
+        final double[] ascending = offsets.clone();
+        Arrays.sort(ascending);
+        final double spread = ascending[ascending.length / 2];
         for (int k = floorWorkers; k < workers; k++) {
-            if (cutsInAGap(rounds, k)) {
+            if (cutsInAGap(offsets, spread, k)) {
                 out.add(SyncConfig.fastest(k).withLateMode(LateMode.DROP));
             }
         }
+        // on its own, and with each exclusion: the others' slow rounds cut too
+        final List<SyncConfig> bases = new ArrayList<>(List.of(SyncConfig.bsp()));
+        bases.addAll(exclusions);
         // a timeout's share depends on how often a worker is slow, which a short window does not tell
-        for (final long timeout : rounds.count() < WINDOW / 2 ? List.<Long>of() : timeouts(rounds.offsets())) {
-            // on its own, and with each exclusion: the others' slow rounds cut too
-            for (final SyncConfig base : concat(SyncConfig.bsp(), exclusions)) {
+        for (final long timeout : rounds.count() < WINDOW / 2 ? List.<Long>of() : timeouts(offsets)) {
+            for (final SyncConfig base : bases) {
                 final SyncConfig timed = base.withTimeoutNs(timeout).withLateMode(LateMode.DROP);
                 if (!out.contains(timed)) {
                     out.add(timed);

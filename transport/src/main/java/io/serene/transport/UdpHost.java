@@ -106,8 +106,8 @@ public final class UdpHost implements PacketHost {
         if (transport.isEpoll() && options.gro()) {
             bootstrap.option(EpollChannelOption.UDP_GRO, true);
         }
-        host.channel = bootstrap.bind(local).syncUninterruptibly().channel();
-        host.loop = host.channel.eventLoop();
+        // the channel and its loop are the host's from registration on, before bind() returns (Handler)
+        bootstrap.bind(local).syncUninterruptibly();
         host.execute(() -> { });
         return host;
     }
