@@ -65,6 +65,15 @@ final class AutoChooser {
     private double maxGrowth = 1;
     /** The per-round overhead last calibrated (ns): the measured round time beyond the replayed compute. */
     private double overheadNs;
+    /**
+     * Whether the config last chosen beat BSP on the compute times alone, the jitter left out. Once it
+     * does not, its gain is in the jitter only, and the jitter measured under a cut is the cut's own:
+     * on a shared host most of it is the workers taking turns on the processors, and the workers a cut
+     * leaves behind start their next rounds behind the others, so they look late under any config
+     * replayed (a worker late on its link is another matter: that shows under BSP, where every worker
+     * starts together, and a config chosen for it is left to the other rules).
+     */
+    private boolean chosenOnComputeTimes;
 
     /** A chooser for a job of {@code workers} workers that keeps at least {@code floorPercent}% of their samples. */
     AutoChooser(final int workers, final int floorPercent, final long seed) {
@@ -104,39 +113,54 @@ final class AutoChooser {
         final double measuredGrowth = GoodputModel.growth(GoodputModel.replay(installed, window, half, overheadNs, workers, seed),
             maxGrowth);
         final GoodputModel.Estimate now = estimate(installed, window, half, measuredGrowth);
+        // the same rounds without the jitter: what the compute times alone say of each config against BSP
+        final GoodputModel.Rounds computeOnly = GoodputModel.Rounds.of(window.computeNs());
+        final double bspWithoutJitter = estimate(SyncConfig.bsp(), computeOnly, half, measuredGrowth).goodput();
+        final boolean belowFloor = !installed.equals(SyncConfig.bsp()) && !keepsFloor(now);
+        // chosen for what the compute times showed, which they show no more: the jitter measured since
+        // is the cut's own (below), so the configs are ranked on the compute times alone
+        final boolean jitterOnly = chosenOnComputeTimes && !installed.equals(SyncConfig.bsp()) && !belowFloor
+            && estimate(installed, computeOnly, half, measuredGrowth).goodput() <= bspWithoutJitter;
+        final GoodputModel.Estimate current = jitterOnly ? estimate(installed, computeOnly, half, measuredGrowth) : now;
         final List<GoodputModel.Estimate> ranked = new ArrayList<>();
         for (final SyncConfig c : candidates(fit)) {
-            final GoodputModel.Estimate e = estimate(c, window, half, measuredGrowth);
+            final GoodputModel.Estimate e = estimate(c, jitterOnly ? computeOnly : window, half, measuredGrowth);
             if (c.equals(SyncConfig.bsp()) || keepsFloor(e)) {
                 ranked.add(e);
             }
         }
         ranked.sort(Comparator.comparingDouble(GoodputModel.Estimate::goodput).reversed());
-        final boolean belowFloor = !installed.equals(SyncConfig.bsp()) && !keepsFloor(now);
         // toward fewer samples or more staleness only for a margin of goodput; back toward more samples
         // as soon as that costs none (the band between is the hysteresis). Configs within the margin of
         // the best are as good as it: of those, the one keeping the most samples
         final double band = ranked.get(0).goodput() / (1 + MARGIN_PERCENT / 100.0);
         final GoodputModel.Estimate best = ranked.stream().filter(e -> e.goodput() >= band)
             .max(Comparator.comparingDouble(GoodputModel.Estimate::share)).orElseThrow();
-        GoodputModel.Estimate target = ranked.get(0).goodput() > now.goodput() * (1 + MARGIN_PERCENT / 100.0) || belowFloor ? best : null;
+        GoodputModel.Estimate target = ranked.get(0).goodput() > current.goodput() * (1 + MARGIN_PERCENT / 100.0) || belowFloor
+            || jitterOnly ? best : null;
         if (target == null) {
-            target = ranked.stream().filter(e -> e.share() > now.share() + 1e-9 && e.goodput() >= now.goodput()).findFirst().orElse(null);
+            target = ranked.stream().filter(e -> e.share() > current.share() + 1e-9 && e.goodput() >= current.goodput()).findFirst()
+                .orElse(null);
         }
         if (target == null || target.config().equals(installed)) {
             streak = 0;
             return null;
         }
-        final double ratio = target.goodput() / now.goodput();
+        final double ratio = target.goodput() / current.goodput();
         if (!belowFloor && ++streak < hold(ratio)) {
             return null;
         }
         final int held = streak;
         streak = 0;
         final GoodputModel.Estimate chosen = target;
+        chosenOnComputeTimes = !chosen.config().equals(SyncConfig.bsp())
+            && estimate(chosen.config(), computeOnly, half, measuredGrowth).goodput() > bspWithoutJitter;
         final GoodputModel.Estimate runnerUp = ranked.stream().filter(e -> !e.config().equals(chosen.config())).findFirst().orElse(null);
         final String why = belowFloor
             ? String.format(Locale.ROOT, "auto: %s keeps %.0f%% of the samples, under the floor; %s", installed, 100 * now.share(), chosen)
+            : jitterOnly
+            ? String.format(Locale.ROOT, "auto: %s gains on BSP only in the arrivals' jitter, not in the compute times, for %d evaluations; %s",
+                installed, held, chosen)
             : String.format(Locale.ROOT, "auto: %s, %.2fx the goodput of %s (%.2f ms/round, %.0f%%) for %d evaluations; runner-up %s",
                 chosen, ratio, installed, now.roundNs() / 1e6, 100 * now.share(), held, runnerUp);
         return new Choice(chosen, runnerUp, now, why);
