@@ -119,9 +119,10 @@ final class AutoChooser {
         final boolean belowFloor = !installed.equals(SyncConfig.bsp()) && !keepsFloor(now);
         // chosen for what the compute times showed, which they show no more: the jitter measured since
         // is the cut's own (below), so the configs are ranked on the compute times alone
-        final boolean jitterOnly = chosenOnComputeTimes && !installed.equals(SyncConfig.bsp()) && !belowFloor
-            && estimate(installed, computeOnly, half, measuredGrowth).goodput() <= bspWithoutJitter;
-        final GoodputModel.Estimate current = jitterOnly ? estimate(installed, computeOnly, half, measuredGrowth) : now;
+        final GoodputModel.Estimate withoutJitter = chosenOnComputeTimes && !installed.equals(SyncConfig.bsp()) && !belowFloor
+            ? estimate(installed, computeOnly, half, measuredGrowth) : null;
+        final boolean jitterOnly = withoutJitter != null && withoutJitter.goodput() <= bspWithoutJitter;
+        final GoodputModel.Estimate current = jitterOnly ? withoutJitter : now;
         final List<GoodputModel.Estimate> ranked = new ArrayList<>();
         for (final SyncConfig c : candidates(fit)) {
             final GoodputModel.Estimate e = estimate(c, jitterOnly ? computeOnly : window, half, measuredGrowth);
