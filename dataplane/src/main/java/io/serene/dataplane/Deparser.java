@@ -105,13 +105,13 @@ final class Deparser {
     }
 
     /** The JOIN_ACK to the JOIN {@code in}, with the switch's limits and the job's first round. */
-    int joinAck(final Packet<?> in, final Status status, final int workers, final int elements, final int ring,
-                final int maxWorkers, final int firstRound) {
+    int joinAck(final int jobId, final long tag, final int worker, final Status status, final int workers, final int elements,
+                final int ring, final int maxWorkers, final int firstRound) {
         join.wrap(txBuffer, 0, JoinPacket.ACK_LENGTH)
             .initHeader(PacketType.JOIN_ACK)
-            .jobId(in.jobId())
-            .tag(in.tag())
-            .workerId(in.workerId())
+            .jobId(jobId)
+            .tag(tag)
+            .workerId(worker)
             .round(firstRound)
             .status(status.code())
             .workerCount(workers)

@@ -130,14 +130,27 @@ final class JobLifecycle {
                 jobs.offer(j, worker, i, rebuild ? in.offer(i) : -1);
             }
             if (!jobs.allJoined(j)) {
-                send(port, deparser.joinAck(in, Status.PENDING, workers, elements, ring, maxWorkers, 0), outbox);
+                send(port, deparser.joinAck(job, tag, worker, Status.PENDING, workers, elements, ring, maxWorkers, 0), outbox);
                 return;
             }
             // every worker is in: the job goes on after the most rounds all of them can go on after
             jobs.firstRound[j] = jobs.commonOffer(j);
             jobs.forming[j] = false;
+            // the workers told PENDING hear it now, not at their next retry: the rounds the others release
+            // meanwhile are multicast to them too, and a worker still joining drops what it receives
+            for (int w = 0; w < workers; w++) {
+                if (w != worker) {
+                    acceptJoin(j, w, jobs.workerPort[jobs.worker(j, w)], outbox);
+                }
+            }
         }
-        send(port, deparser.joinAck(in, Status.OK, workers, elements, ring, maxWorkers, jobs.firstRound[j]), outbox);
+        acceptJoin(j, worker, port, outbox);
+    }
+
+    /** Answers a worker of job j that it is in: the JOIN_ACK (with the job's first round), then its group's config list. */
+    private void acceptJoin(final int j, final int worker, final int port, final Outbox outbox) {
+        send(port, deparser.joinAck(jobs.id[j], jobs.tag[j], worker, Status.OK, jobs.workers[j], jobs.elementsPerRound[j], ring,
+            maxWorkers, jobs.firstRound[j]), outbox);
         sendConfigs(j, worker, port, outbox);
     }
 
@@ -220,7 +233,8 @@ final class JobLifecycle {
 
     private void refuseJoin(final JoinPacket in, final int port, final Status status, final Outbox outbox) {
         counters.increment(SwitchCounter.JOIN_REFUSED);
-        send(port, deparser.joinAck(in, status, in.workerCount(), in.elementsPerRound(), ring, maxWorkers, 0), outbox);
+        send(port, deparser.joinAck(in.jobId(), in.tag(), in.workerId(), status, in.workerCount(), in.elementsPerRound(), ring, maxWorkers,
+            0), outbox);
     }
 
     private int allocateJob(final int job, final long tag, final int workers, final int elements, final long nowNs) {

@@ -214,9 +214,19 @@ class SwitchPipelineTest {
         assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.PENDING);
         dataFrom(100, JOB, 0, 0, 0, 0, new int[] {1, 1, 1, 1});
         assertThat(Status.fromCode(last().packet.status())).as("no round while the job forms").isEqualTo(Status.UNKNOWN_JOB);
+        sent.clear();
         rebuild(101, 1, 30, 20);
         assertThat(Status.fromCode(sent.get(sent.size() - 2).packet.status())).isEqualTo(Status.OK);
         assertThat(sent.get(sent.size() - 2).packet.round()).as("the most rounds both can go on after").isEqualTo(30);
+        // worker 0, told PENDING, hears it at once (rounds released before its next retry would be lost on it)
+        assertThat(sent).filteredOn(s -> s.port == 100 && s.packet.type() == PacketType.JOIN_ACK).singleElement()
+            .satisfies(s -> {
+                assertThat(Status.fromCode(s.packet.status())).isEqualTo(Status.OK);
+                assertThat(s.join.workerId()).isZero();
+                assertThat(s.packet.round()).isEqualTo(30);
+                assertThat(s.packet.tag()).isEqualTo(tag);
+            });
+        assertThat(sent).filteredOn(s -> s.port == 100 && s.packet.type() == PacketType.CONFIG).as("and its config list").isNotEmpty();
         rebuild(100, 0, 40, 30, 20);
         assertThat(sent.get(sent.size() - 2).packet.round()).as("a JOIN retried is answered alike").isEqualTo(30);
         assertThat(pipeline.counters().get(SwitchCounter.JOBS_REBUILT)).isZero();

@@ -26,6 +26,7 @@ final class RoundAssembler {
         CompletableFuture<Aggregate> future;
         boolean submitted;
         int chunksReleased;
+        int expStepsReleased;
         boolean saturated;
         /** The compute time the caller reported for this round (sent in every DATA packet; 0: none). */
         long computeNs;
@@ -117,6 +118,7 @@ final class RoundAssembler {
                 return false;
             }
             b.expStepReleased[t] = true;
+            st.expStepsReleased++;
             for (int i = 0; i < n; i++) {
                 b.agreedExp[chunk + i] = (byte) buffer.getInt(at + 4 * i);
                 b.expKnown[chunk + i] = true;
@@ -160,13 +162,17 @@ final class RoundAssembler {
     }
 
     /**
-     * Hands out complete rounds in order, up to {@code submitted}: every chunk released and every
-     * own step passed ({@code nextSeq} beyond the round).
+     * Hands out complete rounds in order, up to {@code submitted}: every chunk and every exponent step
+     * released (the sums are read at the agreed exponents) and every own step passed ({@code nextSeq}
+     * beyond the round).
      */
     void deliver(final int submitted, final long nextSeq) {
         while (baseRound < submitted) {
             final RoundState st = rounds[baseRound & (rounds.length - 1)];
-            if (st == null || st.chunksReleased < layout.chunks() || nextSeq < layout.firstSeq(baseRound + 1)) {
+            // a worker can pass steps released without it whose results it missed (they came while it
+            // was still joining, or were lost); it asks for them again, and a round missing an exponent is no aggregate
+            if (st == null || st.chunksReleased < layout.chunks() || st.expStepsReleased < layout.exponentSteps()
+                || nextSeq < layout.firstSeq(baseRound + 1)) {
                 return;
             }
             rounds[baseRound & (rounds.length - 1)] = null;
