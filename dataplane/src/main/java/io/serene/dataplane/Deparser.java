@@ -104,7 +104,7 @@ final class Deparser {
         return Packet.HEADER_LENGTH;
     }
 
-    /** The JOIN_ACK to the JOIN {@code in}, with the switch's limits and the job's first round. */
+    /** A JOIN_ACK to worker {@code worker} of job {@code jobId} (its tag echoed), with the switch's limits and the job's first round. */
     int joinAck(final int jobId, final long tag, final int worker, final Status status, final int workers, final int elements,
                 final int ring, final int maxWorkers, final int firstRound) {
         join.wrap(txBuffer, 0, JoinPacket.ACK_LENGTH)

@@ -169,8 +169,8 @@ final class RoundAssembler {
     void deliver(final int submitted, final long nextSeq) {
         while (baseRound < submitted) {
             final RoundState st = rounds[baseRound & (rounds.length - 1)];
-            // a worker can pass steps released without it whose results it missed (they came while it
-            // was still joining, or were lost); it asks for them again, and a round missing an exponent is no aggregate
+            // every own step sent is not enough: a worker that missed a round's exponent results (multicast
+            // while it was still joining, or lost) sent its exponent step again and waits for the answer
             if (st == null || st.chunksReleased < layout.chunks() || st.expStepsReleased < layout.exponentSteps()
                 || nextSeq < layout.firstSeq(baseRound + 1)) {
                 return;
