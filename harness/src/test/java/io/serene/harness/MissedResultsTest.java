@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiPredicate;
+import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -55,7 +56,7 @@ class MissedResultsTest {
         }
 
         /** Delivers packets and fires timers (1 ms of virtual time a step) until {@code done} or 10,000 steps. */
-        boolean runUntil(final java.util.function.BooleanSupplier done) {
+        boolean runUntil(final BooleanSupplier done) {
             for (int step = 0; step < 10_000 && !done.getAsBoolean(); step++) {
                 while (!queue.isEmpty()) {
                     final Object[] p = queue.poll();
