@@ -4,7 +4,9 @@
 N processes on 127.0.0.1, one thread each, allreduce (sum) a float32 tensor of E elements R times
 after W warm-up rounds, every process's result checked exactly against the known sum (the inputs are
 small integers, so a float32 sum is exact). Rank 0 prints one JSON line: elementsPerSecond
-(E * R / the measured seconds, as serene bench counts it), seconds, exact.
+(E * R / the measured seconds, as serene bench counts it), seconds, exact, and cpuSecondsPerRound
+(the processor time all ranks spent in the measured all_reduce calls, every thread of each process
+counted, per round).
 
 Needs Debian's python3-torch (apt-get install python3-torch); run with /usr/bin/python3.
 """
@@ -42,20 +44,26 @@ def worker(rank, args, port, queue):
         dist.all_reduce(tensor)
     dist.barrier()
     measured = 0.0
+    cpu = 0.0
     for _ in range(args.rounds):
         tensor.copy_(source)
         dist.barrier()
         start = time.perf_counter()
+        cpu_start = time.process_time()
         dist.all_reduce(tensor)
         measured += time.perf_counter() - start
+        cpu += time.process_time() - cpu_start
         exact = exact and bool(torch.equal(tensor, expected))
     # the slowest rank's time is the round's
     times = torch.tensor([measured, 0.0 if exact else 1.0], dtype=torch.float64)
     dist.all_reduce(times, op=dist.ReduceOp.MAX)
+    cpu_sum = torch.tensor([cpu], dtype=torch.float64)
+    dist.all_reduce(cpu_sum)
     if rank == 0:
         queue.put({"baseline": "gloo", "workers": args.workers, "elements": args.elements, "rounds": args.rounds,
                    "seconds": times[0].item(), "exact": times[1].item() == 0.0,
-                   "elementsPerSecond": args.elements * args.rounds / times[0].item()})
+                   "elementsPerSecond": args.elements * args.rounds / times[0].item(),
+                   "cpuSecondsPerRound": cpu_sum.item() / args.rounds})
     dist.destroy_process_group()
 
 

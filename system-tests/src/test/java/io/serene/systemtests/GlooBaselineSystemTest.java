@@ -15,6 +15,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 /**
  * {@code serene bench allreduce --baseline gloo}: Serene and PyTorch's gloo allreduce with the same
@@ -38,7 +39,8 @@ class GlooBaselineSystemTest {
         final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(240, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).as(out + err).isZero();
-        assertThat(out).contains("against PyTorch gloo (2 processes)", "repeat 2:", "PyTorch gloo: ", "(medians of 2)");
+        assertThat(out).contains("against PyTorch gloo (2 processes)", "repeat 2:", "PyTorch gloo: ", "(medians of 2)",
+            "CPU per round, every thread: aggregation ", "PyTorch gloo (all its processes): ", "would allow at most ");
         final String[] lines = out.strip().split("\n");
         final JsonNode json = new ObjectMapper().readTree(lines[lines.length - 1]);
         assertThat(json.path("baseline").asText()).isEqualTo("gloo");
@@ -46,9 +48,18 @@ class GlooBaselineSystemTest {
         assertThat(json.path("runs")).hasSize(2);
         assertThat(json.path("runs").get(0).path("baselineExact").asBoolean()).as("gloo's sums checked too").isTrue();
         assertThat(json.path("baselineElementsPerSecond").asDouble()).isPositive();
+        // both sides' processor time per round, every thread of Serene's and of gloo's processes counted
+        assertThat(json.path("medianCpuMsPerRound").asDouble()).isPositive();
+        assertThat(json.path("baselineCpuMsPerRound").asDouble()).isPositive();
+        assertThat(json.path("runs").get(1).path("baselineCpuMsPerRound").asDouble()).isPositive();
+        assertThat(json.path("cpuBoundElementsPerSecond").asDouble()).isPositive();
+        // the ratio reported is the median of the runs' ratios (two runs: their mean), each run's its own goodputs' ratio
+        for (final JsonNode run : json.path("runs")) {
+            assertThat(run.path("ratio").asDouble()).isCloseTo(
+                run.path("elementsPerSecond").asDouble() / run.path("baselineElementsPerSecond").asDouble(), within(1e-9));
+        }
         assertThat(json.path("baselineRatio").asDouble()).isCloseTo(
-            json.path("medianElementsPerSecond").asDouble() / json.path("baselineElementsPerSecond").asDouble(),
-            org.assertj.core.api.Assertions.within(0.5));
+            (json.path("runs").get(0).path("ratio").asDouble() + json.path("runs").get(1).path("ratio").asDouble()) / 2, within(1e-9));
     }
 
     @Test

@@ -183,6 +183,18 @@ public final class AllreduceBench {
         public String memory;
         public double switchBusy;
         public double workerBusy;
+        /** Processor time of a measured aggregation round: the switch's, the workers' and the caller's threads (ms). */
+        public double cpuMsPerRound;
+        /** Processor time of a measured round of the raw echo: its server's and clients' threads (ms). */
+        public double echoCpuMsPerRound;
+
+        /**
+         * The most elements a second the aggregation's processor time would allow if it kept every
+         * one of the host's cores busy: above the measured goodput by what the round leaves idle.
+         */
+        public double cpuBoundElementsPerSecond(final int elements) {
+            return elements * CORES / (cpuMsPerRound / 1e3);
+        }
 
         public Map<String, Object> toJson(final Config config) {
             final Map<String, Object> m = new LinkedHashMap<>();
@@ -206,9 +218,15 @@ public final class AllreduceBench {
             m.put("retransmissions", retransmissions);
             m.put("switchDuplicates", switchDuplicates);
             m.put("maxErrorBound", maxErrorBound);
+            m.put("cpuMsPerRound", cpuMsPerRound);
+            m.put("echoCpuMsPerRound", echoCpuMsPerRound);
+            m.put("cores", CORES);
             return m;
         }
     }
+
+    /** The processors this host gives the process: what a run's processor time is spread over. */
+    public static final int CORES = Runtime.getRuntime().availableProcessors();
 
     private AllreduceBench() {
     }
@@ -243,6 +261,7 @@ public final class AllreduceBench {
             long switchCpuNs = 0;
             long workerCpuNs = 0;
             long echoCpuNs = 0;
+            long callerCpuNs = 0;
             for (int round = 0; round < config.warmupRounds + config.rounds; round++) {
                 fill(verifier.gradients, random);
                 final boolean measured = round >= config.warmupRounds;
@@ -254,8 +273,11 @@ public final class AllreduceBench {
                 long echoCpu = threads.getThreadCpuTime(switchThread) + cpuNs(threads, workerThreads) - echoCpu0;
                 final long switchCpu0 = threads.getThreadCpuTime(switchThread);
                 final long workerCpu0 = cpuNs(threads, workerThreads);
+                // the caller hands the gradients over (and scans their chunk exponents) on this thread
+                final long callerCpu0 = threads.getCurrentThreadCpuTime();
                 final List<Aggregate> aggregates = new ArrayList<>();
                 final long aggregateRoundNs = aggregation.round(round, verifier.gradients, aggregates, progress);
+                final long callerCpu = threads.getCurrentThreadCpuTime() - callerCpu0;
                 final long switchCpu = threads.getThreadCpuTime(switchThread) - switchCpu0;
                 final long workerCpu = cpuNs(threads, workerThreads) - workerCpu0;
                 if (round % 2 == 1) {
@@ -270,6 +292,7 @@ public final class AllreduceBench {
                     echoNs += echoRoundNs;
                     switchCpuNs += switchCpu;
                     workerCpuNs += workerCpu;
+                    callerCpuNs += callerCpu;
                     echoCpuNs += echoCpu;
                 }
                 progress.printf("%s round %d: aggregation %.1f ms (exact=%s), raw echo %.1f ms%n",
@@ -280,6 +303,8 @@ public final class AllreduceBench {
             result.maxErrorBound = verifier.maxBound;
             result.switchBusy = (double) switchCpuNs / aggregateNs;
             result.workerBusy = (double) workerCpuNs / aggregateNs;
+            result.cpuMsPerRound = (switchCpuNs + workerCpuNs + callerCpuNs) / 1e6 / config.rounds;
+            result.echoCpuMsPerRound = echoCpuNs / 1e6 / config.rounds;
             final double totalElements = (double) config.elements * config.rounds;
             result.elementsPerSecond = totalElements / (aggregateNs / 1e9);
             result.rawEchoElementsPerSecond = totalElements / (echoNs / 1e9);
@@ -290,8 +315,9 @@ public final class AllreduceBench {
             progress.println("echo server link: " + echo.server.batchingStats());
             progress.println("echo client 0 link: " + echo.hosts.get(0).batchingStats());
             progress.printf("event loop threads busy during measured aggregation: switch %.0f%%, workers %.0f%% (%d threads, together); "
-                + "CPU per round: aggregation %.1f ms, raw echo %.1f ms%n", 100 * result.switchBusy, 100 * result.workerBusy,
-                workerThreads.length, (switchCpuNs + workerCpuNs) / 1e6 / config.rounds, echoCpuNs / 1e6 / config.rounds);
+                + "CPU per round: aggregation %.1f ms (%.1f of it the caller's), raw echo %.1f ms%n", 100 * result.switchBusy,
+                100 * result.workerBusy, workerThreads.length, result.cpuMsPerRound, callerCpuNs / 1e6 / config.rounds,
+                result.echoCpuMsPerRound);
         }
         return result;
     }

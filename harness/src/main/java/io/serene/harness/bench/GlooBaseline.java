@@ -15,9 +15,12 @@ import java.util.concurrent.TimeUnit;
  * 127.0.0.1), elements and rounds, every result checked exactly. Needs Debian's {@code python3-torch}.
  */
 public final class GlooBaseline {
-    /** One run of the script: its goodput (elements times rounds per measured second), time and exactness. */
+    /**
+     * One run of the script: its goodput (elements times rounds per measured second), time, exactness
+     * and the processor time all its processes spent in a measured round (seconds, every thread counted).
+     */
     public record Result(String baseline, int workers, int elements, int rounds, double seconds, boolean exact,
-                         double elementsPerSecond) {
+                         double elementsPerSecond, double cpuSecondsPerRound) {
     }
 
     private final Path script;

@@ -127,6 +127,9 @@ public final class BenchCommand implements Runnable {
             final List<Double> serene = new ArrayList<>();
             final List<Double> base = new ArrayList<>();
             final List<Double> ratios = new ArrayList<>();
+            final List<Double> cpu = new ArrayList<>();
+            final List<Double> baseCpu = new ArrayList<>();
+            final List<Double> cpuBound = new ArrayList<>();
             final List<Map<String, Object>> runs = new ArrayList<>();
             boolean exact = true;
             AllreduceBench.Result r = null;
@@ -134,28 +137,36 @@ public final class BenchCommand implements Runnable {
                 r = AllreduceBench.run(config, out);
                 exact &= r.exact;
                 final double b;
+                final double bCpu;
                 boolean baseExact = true;
                 if (gloo != null) {
                     final GlooBaseline.Result g = gloo.run(workers, elements, rounds, Math.min(warmup, 3), seed, timeoutSeconds);
                     b = g.elementsPerSecond();
+                    bCpu = g.cpuSecondsPerRound() * 1e3;
                     baseExact = g.exact();
                     exact &= g.exact();
                 } else {
                     b = r.rawEchoElementsPerSecond;
+                    bCpu = r.echoCpuMsPerRound;
                 }
                 serene.add(r.elementsPerSecond);
                 base.add(b);
                 ratios.add(r.elementsPerSecond / b);
+                cpu.add(r.cpuMsPerRound);
+                baseCpu.add(bCpu);
+                cpuBound.add(r.cpuBoundElementsPerSecond(elements));
                 final Map<String, Object> run = new LinkedHashMap<>();
                 run.put("elementsPerSecond", r.elementsPerSecond);
                 run.put("baselineElementsPerSecond", b);
                 run.put("ratio", r.elementsPerSecond / b);
                 run.put("exact", r.exact);
                 run.put("baselineExact", baseExact);
+                run.put("cpuMsPerRound", r.cpuMsPerRound);
+                run.put("baselineCpuMsPerRound", bCpu);
                 runs.add(run);
                 if (repeats > 1) {
-                    out.printf("repeat %d: aggregation %.3g elements/s, %s %.3g elements/s, ratio %.3f%n", i + 1, r.elementsPerSecond, baseline,
-                        b, r.elementsPerSecond / b);
+                    out.printf("repeat %d: aggregation %.3g elements/s, %s %.3g elements/s, ratio %.3f; CPU per round %.1f ms against %.1f ms%n",
+                        i + 1, r.elementsPerSecond, baseline, b, r.elementsPerSecond / b, r.cpuMsPerRound, bCpu);
                 }
             }
             out.printf("transport %s (gso %s), pool %d slots%n", r.transport, r.gso, r.poolSize);
@@ -163,6 +174,10 @@ public final class BenchCommand implements Runnable {
             out.printf("max |error| vs float sum: %.3g (bound %.3g)%n", r.maxAbsError, r.maxErrorBound);
             out.printf("aggregation: %.3g elements/s; %s: %.3g elements/s; ratio %.3f%s%n", median(serene),
                 gloo != null ? "PyTorch gloo" : "raw " + link + " echo", median(base), median(ratios), repeats > 1 ? " (medians of " + repeats + ")" : "");
+            out.printf("CPU per round, every thread: aggregation %.1f ms; %s: %.1f ms%s%n", median(cpu),
+                gloo != null ? "PyTorch gloo (all its processes)" : "raw " + link + " echo", median(baseCpu), repeats > 1 ? " (medians)" : "");
+            out.printf("with all %d cores busy, the aggregation's CPU per round would allow at most %.3g elements/s%n", AllreduceBench.CORES,
+                median(cpuBound));
             out.printf("retransmissions %d, switch duplicates %d%n", r.retransmissions, r.switchDuplicates);
             if (json) {
                 final Map<String, Object> line = new LinkedHashMap<>(r.toJson(config));
@@ -171,6 +186,9 @@ public final class BenchCommand implements Runnable {
                 line.put("medianElementsPerSecond", median(serene));
                 line.put("baselineElementsPerSecond", median(base));
                 line.put("baselineRatio", median(ratios));
+                line.put("medianCpuMsPerRound", median(cpu));
+                line.put("baselineCpuMsPerRound", median(baseCpu));
+                line.put("cpuBoundElementsPerSecond", median(cpuBound));
                 line.put("allExact", exact);
                 line.put("runs", runs);
                 out.println(Json.write(line));

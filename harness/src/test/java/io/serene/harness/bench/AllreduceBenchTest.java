@@ -38,6 +38,9 @@ class AllreduceBenchTest {
             .workerThreads(2), result);
         assertThat(result[0].exact).as(out).isTrue();
         assertThat(out).contains("(2 threads, together)");
+        // processor time of the switch's, the workers' and the caller's threads; of the echo's threads
+        assertThat(result[0].cpuMsPerRound).as(out).isPositive();
+        assertThat(result[0].echoCpuMsPerRound).as(out).isPositive();
     }
 
     @Test
