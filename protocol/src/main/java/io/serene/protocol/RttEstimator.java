@@ -39,6 +39,11 @@ public final class RttEstimator {
         return rtoNs;
     }
 
+    /** The longest timeout: no resend waits longer; a packet this late is taken for lost. */
+    public long maxRtoNs() {
+        return maxRtoNs;
+    }
+
     /** The timeout after {@code retries} resends: doubled each time, capped at the maximum. */
     public long backedOffRtoNs(final int retries) {
         return Math.min(maxRtoNs, rtoNs << Math.min(retries, 16));

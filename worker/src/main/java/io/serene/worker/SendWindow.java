@@ -50,6 +50,9 @@ final class SendWindow {
     /** Loss-recovery hint from the latest result: the job's lowest open step, and whether the switch has ours. */
     private long openSeq = -1;
     private boolean openHasMine;
+    /** The first step still missing its result that the switch answered STALE (-1: none), and when. */
+    private long staleSeq = -1;
+    private long staleAtNs;
 
     SendWindow(final Counters<WorkerCounter> counters, final RttEstimator rtt, final Resender resender) {
         this.counters = counters;
@@ -138,6 +141,41 @@ final class SendWindow {
             fastRetransmit(seq, entrySendStamp[e], nowNs, outbox);
             advanceOldest();
         }
+    }
+
+    /**
+     * The switch answered step seq with NACK STALE: its registers went on to a later step, so the
+     * step's result, if this worker still misses it, can only be on its way already. The first
+     * such step is watched ({@link #lostSeq}).
+     */
+    void onStale(final long seq, final long nowNs) {
+        if (staleSeq < 0 && missing(seq)) {
+            staleSeq = seq;
+            staleAtNs = nowNs;
+        }
+    }
+
+    /**
+     * A step whose result is gone: the switch answered it STALE the longest retransmission timeout
+     * ago or more (the result may trail the NACK, reordered, but not by longer than the loss
+     * recovery ever waits for a packet) and it has not come since (-1: none). No resend can bring it back.
+     */
+    long lostSeq(final long nowNs) {
+        if (staleSeq >= 0 && !missing(staleSeq)) {
+            staleSeq = -1;
+        }
+        return staleSeq >= 0 && nowNs >= staleDeadlineNs() ? staleSeq : -1;
+    }
+
+    /** When a step answered STALE, if its result is still missing then, is taken for lost. */
+    long staleDeadlineNs() {
+        return staleSeq < 0 ? PacketEndpoint.NO_DEADLINE : staleAtNs + rtt.maxRtoNs();
+    }
+
+    /** Whether step seq was sent and its result is still missing and needed. */
+    private boolean missing(final long seq) {
+        final int e = (int) seq & mask;
+        return seq >= oldestSeq && seq < nextSeq && entrySeq[e] == seq && !entryDone[e] && resender.needsResult(seq);
     }
 
     /** Moves the oldest pending step past every answered one. */

@@ -324,6 +324,9 @@ public final class WorkerEngine implements PacketEndpoint {
                     break;
                 case NACK:
                     counters.increment(WorkerCounter.NACKS);
+                    if (Status.fromCode(in.status()) == Status.STALE && membership.phase() == JoinHandshake.Phase.READY) {
+                        window.onStale(in.seq(), nowNs);
+                    }
                     if (Status.fromCode(in.status()) == Status.UNKNOWN_JOB && membership.phase() == JoinHandshake.Phase.READY) {
                         fail(new WorkerException("the switch has no job " + ctx.jobId() + " any more (it restarted, the job's lease "
                             + "ran out, or a worker back from a checkpoint rebuilds it): the aggregates in flight are gone; go on from "
@@ -375,7 +378,15 @@ public final class WorkerEngine implements PacketEndpoint {
                     }
                     assembler.deliver(submittedRounds, window.nextSeq());
                     clearance.wake();
-                    return Math.min(next, window.earliestDeadlineNs());
+                    final long lost = window.lostSeq(nowNs);
+                    if (lost >= 0) {
+                        fail(new WorkerException("worker " + ctx.workerId() + " fell too far behind job " + ctx.jobId()
+                            + ": the switch reused the registers of its step " + lost + " (round " + (firstRound + layout.round(lost))
+                            + ") before this worker had the result (NACK STALE), and the job went on without it; restart it with "
+                            + "serene worker --rejoin to go on from the workers' checkpoints"));
+                        return NO_DEADLINE;
+                    }
+                    return Math.min(next, Math.min(window.earliestDeadlineNs(), window.staleDeadlineNs()));
                 }
                 default:
                     return NO_DEADLINE;
