@@ -2,9 +2,7 @@ package io.serene.harness;
 
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
-import io.serene.protocol.Outbox;
 import io.serene.protocol.Packet;
-import io.serene.protocol.PacketEndpoint;
 import io.serene.protocol.PacketHeader;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.Status;
@@ -17,13 +15,9 @@ import io.serene.worker.WorkerException;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.BiConsumer;
-import java.util.function.BooleanSupplier;
-import java.util.function.IntPredicate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -38,64 +32,8 @@ class FallenBehindTest {
     private static final int ELEMENTS = 10;
     private static final int SWITCH = 0;
 
-    /** Switch at address 0, worker w at w + 1; packets in order, one at a time; a cut address sends and receives nothing. */
-    private static final class Wire {
-        final List<PacketEndpoint> nodes = new ArrayList<>();
-        final ArrayDeque<Object[]> queue = new ArrayDeque<>();
-        IntPredicate cut = a -> false;
-        /** Sees each packet delivered (source, bytes) just after its destination took it. */
-        BiConsumer<Integer, ByteBuffer> tap = (source, packet) -> { };
-        /** Packets put on the wire (source, destination, bytes) besides the nodes' own, delivered first: a forged answer, say. */
-        final ArrayDeque<Object[]> injected = new ArrayDeque<>();
-        /** Packets to worker 0 (address 1) wait until this time (a result delayed behind a NACK). */
-        long holdForWorker0UntilNs;
-        private final ArrayDeque<Object[]> held = new ArrayDeque<>();
-        long nowNs;
-
-        Outbox from(final int address) {
-            return (port, buffer, offset, length) -> {
-                final ByteBuffer copy = Packet.allocate(length);
-                for (int i = 0; i < length; i++) {
-                    copy.put(i, buffer.get(offset + i));
-                }
-                queue.add(new Object[] {address, port, copy});
-            };
-        }
-
-        /** Delivers packets and fires timers (1 ms of virtual time a step) until {@code done} or {@code steps} steps. */
-        boolean runUntil(final BooleanSupplier done, final int steps) {
-            for (int step = 0; step < steps && !done.getAsBoolean(); step++) {
-                if (nowNs >= holdForWorker0UntilNs) {
-                    queue.addAll(held);
-                    held.clear();
-                }
-                while (!queue.isEmpty() || !injected.isEmpty()) {
-                    final boolean forged = !injected.isEmpty();
-                    final Object[] p = forged ? injected.poll() : queue.poll();
-                    final int source = (Integer) p[0];
-                    final int to = (Integer) p[1];
-                    final ByteBuffer packet = (ByteBuffer) p[2];
-                    if (cut.test(source) || cut.test(to)) {
-                        continue;
-                    }
-                    if (to == 1 && nowNs < holdForWorker0UntilNs && !forged) {
-                        held.add(p);
-                        continue;
-                    }
-                    nodes.get(to).onPacket(source, packet, 0, packet.capacity(), nowNs, from(to));
-                    tap.accept(source, packet);
-                }
-                nowNs += 1_000_000;
-                for (int a = 0; a < nodes.size(); a++) {
-                    nodes.get(a).onTimer(nowNs, from(a));
-                }
-            }
-            return done.getAsBoolean();
-        }
-    }
-
     private final List<Throwable> errors = new ArrayList<>();
-    private final Wire wire = new Wire();
+    private final ManualWire wire = new ManualWire();
     private final List<WorkerEngine> workers = new ArrayList<>();
 
     /** A switch with 4 slots a set (8 steps of memory) releasing each step with 2 of 3 workers, and 3 joined workers. */
@@ -124,7 +62,7 @@ class FallenBehindTest {
     void aWorkerWhoseRoundsResultsAreGoneFromTheSwitchFailsSayingSoInsteadOfWaitingOutItsTimeout() {
         start();
         // worker 0 (address 1) submits round 0 and is cut off before any of it reaches the switch
-        wire.cut = a -> a == 1;
+        wire.cut = (source, to) -> source == 1 || to == 1;
         final CompletableFuture<Aggregate> behind = workers.get(0).allreduce(0, gradient(0, 0));
         // workers 1 and 2 go on without it, six rounds: more than twice the switch's 4 slots a set of steps
         for (int round = 0; round < 6; round++) {
@@ -136,7 +74,7 @@ class FallenBehindTest {
             others.forEach(f -> f.join().release());
         }
         // back: its steps are answered STALE; once the longest timeout (100 ms here) passed without their results, it fails, naming why
-        wire.cut = a -> false;
+        wire.cut = (source, to) -> false;
         final long back = wire.nowNs;
         assertThat(wire.runUntil(behind::isDone, 10_000)).as("the round ends").isTrue();
         assertThat(behind).isCompletedExceptionally();
@@ -167,8 +105,8 @@ class FallenBehindTest {
                 final ByteBuffer nack = Packet.allocate(Packet.HEADER_LENGTH);
                 new PacketHeader().wrap(nack, 0, Packet.HEADER_LENGTH).initHeader(PacketType.NACK).jobId(1).workerId(0)
                     .seq(seen.seq()).round(seen.round()).status(Status.STALE.code());
-                wire.injected.add(new Object[] {SWITCH, 1, nack});
-                wire.holdForWorker0UntilNs = wire.nowNs + 30_000_000;
+                wire.inject(SWITCH, 1, nack);
+                wire.hold(1, wire.nowNs + 30_000_000);
             }
         };
         assertThat(wire.runUntil(() -> rounds.stream().allMatch(CompletableFuture::isDone), 10_000)).isTrue();

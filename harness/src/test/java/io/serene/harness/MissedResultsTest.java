@@ -3,10 +3,6 @@ package io.serene.harness;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.protocol.Flags;
-import io.serene.protocol.Outbox;
-import io.serene.protocol.Packet;
-import io.serene.protocol.PacketEndpoint;
-import io.serene.protocol.PacketHeader;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.sync.SyncConfigParser;
 import io.serene.worker.Aggregate;
@@ -14,13 +10,9 @@ import io.serene.worker.WorkerContext;
 import io.serene.worker.WorkerEngine;
 import org.junit.jupiter.api.Test;
 
-import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.BiPredicate;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -33,57 +25,14 @@ class MissedResultsTest {
     private static final int WORKERS = 3;
     private static final int ELEMENTS = 10;
 
-    /** Switch at address 0, worker w at w + 1; packets delivered in order, one at a time, unless {@code drop} says so. */
-    private static final class Wire {
-        private final List<PacketEndpoint> nodes = new ArrayList<>();
-        private final ArrayDeque<Object[]> queue = new ArrayDeque<>();
-        private final BiPredicate<Integer, PacketHeader> drop;
-        private final PacketHeader header = new PacketHeader();
-        private long nowNs;
-
-        Wire(final BiPredicate<Integer, PacketHeader> drop) {
-            this.drop = drop;
-        }
-
-        Outbox from(final int address) {
-            return (port, buffer, offset, length) -> {
-                final ByteBuffer copy = Packet.allocate(length);
-                for (int i = 0; i < length; i++) {
-                    copy.put(i, buffer.get(offset + i));
-                }
-                queue.add(new Object[] {address, port, copy});
-            };
-        }
-
-        /** Delivers packets and fires timers (1 ms of virtual time a step) until {@code done} or 10,000 steps. */
-        boolean runUntil(final BooleanSupplier done) {
-            for (int step = 0; step < 10_000 && !done.getAsBoolean(); step++) {
-                while (!queue.isEmpty()) {
-                    final Object[] p = queue.poll();
-                    final int source = (Integer) p[0];
-                    final int to = (Integer) p[1];
-                    final ByteBuffer packet = (ByteBuffer) p[2];
-                    if (drop.test(to, header.wrap(packet, 0, packet.capacity()))) {
-                        continue;
-                    }
-                    nodes.get(to).onPacket(source, packet, 0, packet.capacity(), nowNs, from(to));
-                }
-                nowNs += 1_000_000;
-                for (int a = 0; a < nodes.size(); a++) {
-                    nodes.get(a).onTimer(nowNs, from(a));
-                }
-            }
-            return done.getAsBoolean();
-        }
-    }
-
     @Test
     void aWorkerTakesARoundReleasedWithoutItOnlyOnceItHoldsItsExponents() {
         final List<Throwable> errors = new ArrayList<>();
         final boolean[] dropping = {true};
         // worker 0 (address 1) loses every exponent result of round 0 multicast to it
-        final Wire wire = new Wire((to, h) -> dropping[0] && to == 1 && h.type() == PacketType.RESULT
-            && (h.flags() & Flags.EXPONENTS) != 0 && h.round() == 0);
+        final ManualWire wire = new ManualWire();
+        wire.drop = (to, h) -> dropping[0] && to == 1 && h.type() == PacketType.RESULT
+            && (h.flags() & Flags.EXPONENTS) != 0 && h.round() == 0;
         wire.nodes.add(new SwitchPipeline(new SwitchContext().budgetBytes(1 << 20).maxJobs(1).maxWorkers(4).chunkElements(4)
             .maxPoolSize(4).roundRing(8).defaultSync(SyncConfigParser.parse("fastest:2+drop")).conclude(), errors::add));
         final List<WorkerEngine> workers = new ArrayList<>();
@@ -94,7 +43,7 @@ class MissedResultsTest {
             workers.add(engine);
             wire.nodes.add(engine);
         }
-        assertThat(wire.runUntil(() -> workers.stream().allMatch(e -> e.joined().isDone()))).isTrue();
+        assertThat(wire.runUntil(() -> workers.stream().allMatch(e -> e.joined().isDone()), 10_000)).isTrue();
         // workers 1 and 2 release round 0 by themselves; worker 0 gets its sums, not its exponents
         final List<CompletableFuture<Aggregate>> others = new ArrayList<>();
         for (int w = 1; w < WORKERS; w++) {
@@ -104,14 +53,14 @@ class MissedResultsTest {
             }
             others.add(workers.get(w).allreduce(0, g));
         }
-        assertThat(wire.runUntil(() -> others.stream().allMatch(CompletableFuture::isDone))).isTrue();
+        assertThat(wire.runUntil(() -> others.stream().allMatch(CompletableFuture::isDone), 10_000)).isTrue();
         // worker 0 skips the round: it has every chunk's sums but not the exponents to read them at
         final CompletableFuture<Aggregate> late = workers.get(0).skip(0, 0);
-        wire.runUntil(late::isDone);
+        wire.runUntil(late::isDone, 10_000);
         assertThat(late).as("no round without its exponents").isNotDone();
         // asked again (its exponent step), the switch answers with the released result
         dropping[0] = false;
-        assertThat(wire.runUntil(late::isDone)).isTrue();
+        assertThat(wire.runUntil(late::isDone, 10_000)).isTrue();
         final float[] mine = new float[ELEMENTS];
         final float[] theirs = new float[ELEMENTS];
         late.join().averageInto(mine);
