@@ -34,7 +34,9 @@ public final class BenchCommand implements Runnable {
                 + "workers equal) and measures the aggregation goodput, then, in the same run, the goodput of a raw "
                 + "UDP echo through the same topology, link, threads and batching, and reports their ratio.",
             "Aggregation and echo alternate round by round, under the same injected loss (applied to every "
-                + "packet any of them sends) and the same loss recovery."})
+                + "packet any of them sends) and the same loss recovery.",
+            "Also prints the processor time a round of both sides (Serene's switch, worker and caller threads; the "
+                + "echo's threads, or all of gloo's processes) and the goodput the aggregation's would allow with every core busy."})
     static final class Allreduce implements Callable<Integer> {
         @Option(names = "--workers", defaultValue = "4", description = "Workers (1-64). Default: ${DEFAULT-VALUE}.")
         int workers;
