@@ -25,7 +25,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Recovery under BSP ends with the model of the run without faults (DESIGN.md invariant 7): a switch
  * that loses its state, a worker killed and brought back, a worker dying unplanned under
  * --max-restarts, and a run stopped and resumed with --resume; each time the job goes on from the
- * newest checkpoint every worker holds. Multi-process: tagged slow.
+ * newest checkpoint every worker holds. Under fastest:2, a worker brought back rejoins the others'
+ * job, and one that fell too far behind after they finished is not brought back. Multi-process:
+ * tagged slow.
  */
 @Tag("slow")
 class RecoverySystemTest {
@@ -134,6 +136,53 @@ class RecoverySystemTest {
         // the others went on while worker 1 was down: the job goes back to a checkpoint they hold, worker 1 taking a peer's model
         assertThat(s.path("relaunches").get(0).path("fromRound").asInt()).isGreaterThan(20);
         assertThat(s.path("stdout").asText()).contains("worker 1 restarted");
+    }
+
+    @Test
+    @Timeout(300)
+    void aWorkerStoppedUntilTheOthersFinishedFailsSayingWhyAndIsNotBroughtBackToAJobThatIsOver(@TempDir final Path dir)
+        throws Exception {
+        final Path out = dir.resolve("run");
+        final List<String> args = train(out, "--checkpoint-every", "50", "--max-restarts", "1");
+        args.set(args.indexOf("bsp"), "fastest:2");
+        args.set(args.indexOf("90"), "600");
+        final Process p = SereneProcess.start(args.toArray(String[]::new));
+        awaitCheckpoints(out, 50, p);
+        final ProcessHandle stopped = p.descendants().filter(h -> commandLine(h).contains(" --id 1 ")).findFirst().orElseThrow();
+        signal("STOP", stopped);
+        // the others go on without it (2 of 3 release a round) to the end of training, and wait there to evaluate
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (!recorded(out, 0, 598) || !recorded(out, 2, 598)) {
+            assertThat(p.isAlive()).as("the run is still going").isTrue();
+            assertThat(System.nanoTime()).as("workers 0 and 2 done").isLessThan(deadline);
+            Thread.sleep(50);
+        }
+        signal("CONT", stopped);
+        final String stdout = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(stdout + err).isZero();
+        // its rounds' results are gone from the switch: it fails at once, naming why, instead of after --timeout-seconds
+        assertThat(stdout).contains("worker 1 fell too far behind job 1", "(NACK STALE)",
+            "worker 1 is not brought back: every other worker finished training, so there is no job left to rejoin");
+        final JsonNode s = JSON.readTree(out.resolve("summary.json").toFile());
+        assertThat(s.path("failures")).hasSize(1);
+        assertThat(s.path("failures").get(0).path("worker").asInt()).isEqualTo(1);
+        assertThat(s.path("relaunches")).isEmpty();
+        assertThat(s.path("modelHashes")).as("the two that finished").hasSize(2);
+        assertThat(s.path("modelsEqual").asBoolean()).isTrue();
+    }
+
+    /** Whether worker w's round records hold {@code round} (a round without evaluation: written when it ends). */
+    private static boolean recorded(final Path out, final int w, final int round) throws IOException {
+        final Path records = out.resolve("workers").resolve("worker-" + w + ".jsonl");
+        return Files.exists(records) && Files.readString(records).contains("\"round\":" + round + ",");
+    }
+
+    /** Sends a signal (STOP, CONT) to a process. */
+    private static void signal(final String name, final ProcessHandle h) throws IOException, InterruptedException {
+        final Process kill = new ProcessBuilder("kill", "-" + name, "" + h.pid()).inheritIO().start();
+        assertThat(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0).as("kill -" + name + " " + h.pid()).isTrue();
     }
 
     @Test

@@ -300,8 +300,11 @@ public final class TrainRun {
             rebuildReason = why;
             rebuildPlanned = planned;
             try {
-                workers.restart(w, workerCommand(w, rounds, on.switchAddress(), epochMs, on.base(), true), Map.of(JobTag.SECRET_ENV, secret),
-                    logFile(w));
+                if (!workers.restart(w, workerCommand(w, rounds, on.switchAddress(), epochMs, on.base(), true),
+                    Map.of(JobTag.SECRET_ENV, secret), logFile(w))) {
+                    // the others are done: no rebuild will follow
+                    rebuildReason = null;
+                }
             } catch (final IOException ex) {
                 plannedRelaunch = planned;
                 workers.relaunch(why + "; the worker could not be started again (" + ex.getMessage() + "): the job is relaunched");

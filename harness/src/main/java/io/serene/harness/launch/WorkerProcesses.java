@@ -69,17 +69,31 @@ final class WorkerProcesses {
 
     /**
      * Starts dead worker w again ({@code command}: it rejoins its job from its checkpoints); its log
-     * goes on in the same file. Its death stays in {@link #failures}.
+     * goes on in the same file. Its death stays in {@link #failures}. Not when every other worker
+     * still alive finished training already: the job has nothing left to rejoin, and the run goes on
+     * to evaluate without it (false).
      */
-    void restart(final int w, final List<String> command, final Map<String, String> env, final Path log) throws IOException {
-        final Process p = launch(command, env);
+    boolean restart(final int w, final List<String> command, final Map<String, String> env, final Path log) throws IOException {
+        final Process p;
         synchronized (this) {
-            processes.set(w, p);
-            tails.set(w, new ArrayDeque<>());
-            results.set(w, null);
-            killedFor.set(w, null);
-            deadNow.remove(w);
-            rejoining.add(w);
+            // decided and started under the lock: a worker finishing training meanwhile sees it rejoining (trained())
+            if (trained >= processes.size() - deadNow.size()) {
+                p = null;
+            } else {
+                p = launch(command, env);
+                processes.set(w, p);
+                tails.set(w, new ArrayDeque<>());
+                results.set(w, null);
+                killedFor.set(w, null);
+                deadNow.remove(w);
+                rejoining.add(w);
+            }
+        }
+        if (p == null) {
+            progress.println("worker " + w + " is not brought back: every other worker finished training, so there is no job left to "
+                + "rejoin");
+            evaluateIfAllTrained();
+            return false;
         }
         progress.revived(w);
         progress.println("worker " + w + " restarted (pid " + p.pid() + "): it rejoins its job from its checkpoints");
@@ -87,6 +101,7 @@ final class WorkerProcesses {
         reader.setDaemon(true);
         reader.start();
         readers.set(w, reader);
+        return true;
     }
 
     /**
