@@ -82,7 +82,9 @@ class FallenBehindTest {
             .isInstanceOf(WorkerException.class)
             .hasMessageContaining("worker 0 fell too far behind job 1")
             .hasMessageContaining("NACK STALE")
-            .hasMessageContaining("serene worker --rejoin");
+            .hasMessageContaining("join again from the workers' checkpoints")
+            .matches(ex -> ((WorkerException) ex).lost() == WorkerException.Lost.PLACE, "its place lost: a caller with checkpoints "
+                + "may join again");
         assertThat(wire.nowNs - back).as("about the longest timeout, not the caller's timeout").isLessThan(300_000_000L);
         assertThat(errors).isEmpty();
     }

@@ -26,8 +26,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * that loses its state, a worker killed and brought back, a worker dying unplanned under
  * --max-restarts, and a run stopped and resumed with --resume; each time the job goes on from the
  * newest checkpoint every worker holds. Under fastest:2, a worker brought back rejoins the others'
- * job, and one that fell too far behind after they finished is not brought back. Multi-process:
- * tagged slow.
+ * job, one the job went on without joins again by itself, and one that fell too far behind after
+ * they finished is not brought back. Multi-process: tagged slow.
  */
 @Tag("slow")
 class RecoverySystemTest {
@@ -140,6 +140,35 @@ class RecoverySystemTest {
 
     @Test
     @Timeout(300)
+    void aWorkerStoppedWhileTheJobWentOnWithoutItJoinsAgainFromTheWorkersCheckpointsByItself(@TempDir final Path dir)
+        throws Exception {
+        final Path out = dir.resolve("run");
+        final List<String> args = train(out, "--checkpoint-every", "50");
+        args.set(args.indexOf("bsp"), "fastest:2");
+        args.set(args.indexOf("90"), "1500");
+        final Process p = SereneProcess.start(args.toArray(String[]::new));
+        awaitCheckpoints(out, 50, p);
+        final ProcessHandle stopped = p.descendants().filter(h -> commandLine(h).contains(" --id 1 ")).findFirst().orElseThrow();
+        signal("STOP", stopped);
+        // the others go on without it (2 of 3 release a round), past the rounds whose results it holds
+        Thread.sleep(3_000);
+        signal("CONT", stopped);
+        final String stdout = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(180, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(stdout + err).isZero();
+        assertThat(stdout).contains("worker 1 fell too far behind job 1", "joining again from the workers' checkpoints");
+        final JsonNode s = JSON.readTree(out.resolve("summary.json").toFile());
+        assertThat(s.path("failures")).as("no process died: it rejoined by itself").isEmpty();
+        assertThat(s.path("relaunches")).hasSize(1);
+        // back to a checkpoint the others wrote while it was stopped, its model a peer's
+        assertThat(s.path("relaunches").get(0).path("fromRound").asInt()).isGreaterThan(50);
+        assertThat(s.path("modelHashes")).as("all three").hasSize(3);
+        assertThat(s.path("modelsEqual").asBoolean()).isTrue();
+    }
+
+    @Test
+    @Timeout(300)
     void aWorkerStoppedUntilTheOthersFinishedFailsSayingWhyAndIsNotBroughtBackToAJobThatIsOver(@TempDir final Path dir)
         throws Exception {
         final Path out = dir.resolve("run");
@@ -162,7 +191,8 @@ class RecoverySystemTest {
         final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).as(stdout + err).isZero();
-        // its rounds' results are gone from the switch: it fails at once, naming why, instead of after --timeout-seconds
+        // its rounds' results are gone from the switch: it says why at once; joining again, it waits for the others in vain,
+        // and once it gives up it is not started again
         assertThat(stdout).contains("worker 1 fell too far behind job 1", "(NACK STALE)",
             "worker 1 is not brought back: every other worker finished training, so there is no job left to rejoin");
         final JsonNode s = JSON.readTree(out.resolve("summary.json").toFile());

@@ -68,12 +68,18 @@ public final class TrainingLoop {
         WorkerHost join(int[] offers) throws Exception;
     }
 
-    /** The switch lost the job (it restarted, or a worker back from a checkpoint rebuilds it). */
-    private static final class JobLost extends RuntimeException {
+    /**
+     * The worker lost its place in the job: the switch lost the job (it restarted, or a worker back
+     * from a checkpoint rebuilds it), or went on past rounds whose results the worker never got.
+     */
+    private static final class PlaceLost extends RuntimeException {
         private static final long serialVersionUID = 1L;
+        /** The job went on without this worker (it joins again as a restarted worker does), not the switch lost it. */
+        final boolean behind;
 
-        JobLost(final String message) {
+        PlaceLost(final String message, final boolean behind) {
             super(message);
+            this.behind = behind;
         }
     }
 
@@ -213,7 +219,7 @@ public final class TrainingLoop {
             try {
                 train();
                 break;
-            } catch (final JobLost lost) {
+            } catch (final PlaceLost lost) {
                 if (!recovers()) {
                     throw new IllegalStateException(lost.getMessage());
                 }
@@ -431,29 +437,38 @@ public final class TrainingLoop {
      * Joins the lost job again, rebuilding it: a new connection offers the rounds this worker can go
      * on after (its two newest snapshots in memory, its two newest checkpoints on disk); once every
      * worker joined, the switch names the most rounds all of them offered (0: the start), and this
-     * worker goes back there and trains on as the job's new round 0.
+     * worker goes back there and trains on as the job's new round 0. A worker the job went on
+     * without offers what a restarted one does instead: the rounds any worker has a checkpoint after
+     * (its own snapshots are older than the others'), taking a peer's model where it has none.
      */
-    private void recover(final JobLost lost) throws Exception {
-        System.out.println(lost.getMessage() + "; joining again from its checkpoints");
+    private void recover(final PlaceLost lost) throws Exception {
+        System.out.println(lost.getMessage() + "; joining again from " + (lost.behind ? "the workers'" : "its") + " checkpoints");
         System.out.flush();
         worker.close();
-        final TreeSet<Integer> offers = new TreeSet<>(Comparator.reverseOrder());
-        for (final Snapshot s : new Snapshot[] {current, previous}) {
-            if (s != null) {
-                offers.add(s.roundsDone);
+        final int workers = worker.workers();
+        final int[] offered;
+        if (lost.behind) {
+            offered = Checkpoint.rejoinOffers(options.checkpointDir(), options.id(), workers, JoinPacket.MAX_OFFERS);
+        } else {
+            final TreeSet<Integer> offers = new TreeSet<>(Comparator.reverseOrder());
+            for (final Snapshot s : new Snapshot[] {current, previous}) {
+                if (s != null) {
+                    offers.add(s.roundsDone);
+                }
             }
+            offers.addAll(Checkpoint.rounds(options.checkpointDir(), options.id()));
+            offered = offers.stream().filter(r -> r > 0).limit(JoinPacket.MAX_OFFERS).mapToInt(Integer::intValue).toArray();
         }
-        offers.addAll(Checkpoint.rounds(options.checkpointDir(), options.id()));
-        final int[] offered = offers.stream().filter(r -> r > 0).limit(JoinPacket.MAX_OFFERS).mapToInt(Integer::intValue).toArray();
         worker = options.rejoin().join(offered);
         final int first = await(worker.call(WorkerEngine::firstRound), "the round the rebuilt job goes on after");
         pending.clear();
-        final Snapshot memory = first == 0 ? start : current != null && current.roundsDone == first ? current
+        final Snapshot memory = first == 0 ? start : lost.behind ? null : current != null && current.roundsDone == first ? current
             : previous != null && previous.roundsDone == first ? previous : null;
         if (memory != null) {
             restore(memory);
         } else {
-            final Checkpoint disk = Checkpoint.read(Checkpoint.file(options.checkpointDir(), options.id(), first));
+            final Checkpoint disk = lost.behind ? Checkpoint.forRejoin(options.checkpointDir(), options.id(), workers, first)
+                : Checkpoint.read(Checkpoint.file(options.checkpointDir(), options.id(), first));
             held = restore(disk);
             lastComputeNs = disk.lastComputeNs();
         }
@@ -577,8 +592,8 @@ public final class TrainingLoop {
             throw new IllegalStateException("worker " + options.id() + ": no " + what + " within " + options.settings().timeoutSeconds()
                 + " s (is the switch at " + options.switchAddress() + " running?)");
         } catch (final ExecutionException ex) {
-            if (ex.getCause() instanceof WorkerException w && w.jobLost()) {
-                throw new JobLost("worker " + options.id() + ": " + w.getMessage());
+            if (ex.getCause() instanceof WorkerException w && w.lost() != WorkerException.Lost.NOTHING) {
+                throw new PlaceLost("worker " + options.id() + ": " + w.getMessage(), w.lost() == WorkerException.Lost.PLACE);
             }
             throw new IllegalStateException("worker " + options.id() + ": " + what + " failed: " + ex.getCause().getMessage());
         }

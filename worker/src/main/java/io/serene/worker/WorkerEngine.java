@@ -330,7 +330,8 @@ public final class WorkerEngine implements PacketEndpoint {
                     if (Status.fromCode(in.status()) == Status.UNKNOWN_JOB && membership.phase() == JoinHandshake.Phase.READY) {
                         fail(new WorkerException("the switch has no job " + ctx.jobId() + " any more (it restarted, the job's lease "
                             + "ran out, or a worker back from a checkpoint rebuilds it): the aggregates in flight are gone; go on from "
-                            + "the workers' checkpoints (serene worker --checkpoint-every rejoins by itself; else --resume-after N)", true));
+                            + "the workers' checkpoints (serene worker --checkpoint-every rejoins by itself; else --resume-after N)",
+                            WorkerException.Lost.JOB));
                     }
                     break;
                 case LEAVE_ACK:
@@ -382,8 +383,9 @@ public final class WorkerEngine implements PacketEndpoint {
                     if (lost >= 0) {
                         fail(new WorkerException("worker " + ctx.workerId() + " fell too far behind job " + ctx.jobId()
                             + ": the switch reused the registers of its step " + lost + " (round " + (firstRound + layout.round(lost))
-                            + ") before this worker had the result (NACK STALE), and the job went on without it; restart it with "
-                            + "serene worker --rejoin to go on from the workers' checkpoints"));
+                            + ") before this worker had the result (NACK STALE), and the job went on without it; it can only join "
+                            + "again from the workers' checkpoints (serene worker --checkpoint-every does by itself; else restart it "
+                            + "with --rejoin)", WorkerException.Lost.PLACE));
                         return NO_DEADLINE;
                     }
                     return Math.min(next, Math.min(window.earliestDeadlineNs(), window.staleDeadlineNs()));
