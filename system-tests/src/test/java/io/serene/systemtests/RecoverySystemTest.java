@@ -143,20 +143,10 @@ class RecoverySystemTest {
     void aWorkerStoppedWhileTheJobWentOnWithoutItJoinsAgainFromTheWorkersCheckpointsByItself(@TempDir final Path dir)
         throws Exception {
         final Path out = dir.resolve("run");
-        final List<String> args = train(out, "--checkpoint-every", "50");
-        args.set(args.indexOf("bsp"), "fastest:2");
-        args.set(args.indexOf("90"), "1500");
-        final Process p = SereneProcess.start(args.toArray(String[]::new));
-        awaitCheckpoints(out, 50, p);
-        final ProcessHandle stopped = p.descendants().filter(h -> commandLine(h).contains(" --id 1 ")).findFirst().orElseThrow();
-        signal("STOP", stopped);
+        final StoppedRun run = stopWorker1(out, 1500);
         // the others go on without it (2 of 3 release a round), past the rounds whose results it holds
         Thread.sleep(3_000);
-        signal("CONT", stopped);
-        final String stdout = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(180, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as(stdout + err).isZero();
+        final String stdout = run.resume();
         assertThat(stdout).contains("worker 1 fell too far behind job 1", "joining again from the workers' checkpoints");
         final JsonNode s = JSON.readTree(out.resolve("summary.json").toFile());
         assertThat(s.path("failures")).as("no process died: it rejoined by itself").isEmpty();
@@ -172,25 +162,15 @@ class RecoverySystemTest {
     void aWorkerStoppedUntilTheOthersFinishedFailsSayingWhyAndIsNotBroughtBackToAJobThatIsOver(@TempDir final Path dir)
         throws Exception {
         final Path out = dir.resolve("run");
-        final List<String> args = train(out, "--checkpoint-every", "50", "--max-restarts", "1");
-        args.set(args.indexOf("bsp"), "fastest:2");
-        args.set(args.indexOf("90"), "600");
-        final Process p = SereneProcess.start(args.toArray(String[]::new));
-        awaitCheckpoints(out, 50, p);
-        final ProcessHandle stopped = p.descendants().filter(h -> commandLine(h).contains(" --id 1 ")).findFirst().orElseThrow();
-        signal("STOP", stopped);
+        final StoppedRun run = stopWorker1(out, 600, "--max-restarts", "1");
         // the others go on without it (2 of 3 release a round) to the end of training, and wait there to evaluate
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (!recorded(out, 0, 598) || !recorded(out, 2, 598)) {
-            assertThat(p.isAlive()).as("the run is still going").isTrue();
+            assertThat(run.process().isAlive()).as("the run is still going").isTrue();
             assertThat(System.nanoTime()).as("workers 0 and 2 done").isLessThan(deadline);
             Thread.sleep(50);
         }
-        signal("CONT", stopped);
-        final String stdout = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as(stdout + err).isZero();
+        final String stdout = run.resume();
         // its rounds' results are gone from the switch: it says why at once; joining again, it waits for the others in vain,
         // and once it gives up it is not started again
         assertThat(stdout).contains("worker 1 fell too far behind job 1", "(NACK STALE)",
@@ -201,6 +181,31 @@ class RecoverySystemTest {
         assertThat(s.path("relaunches")).isEmpty();
         assertThat(s.path("modelHashes")).as("the two that finished").hasSize(2);
         assertThat(s.path("modelsEqual").asBoolean()).isTrue();
+    }
+
+    /** A run under fastest:2 with checkpoints 50 rounds apart, worker 1's process stopped (SIGSTOP) once every worker wrote one. */
+    private record StoppedRun(Process process, ProcessHandle stopped) {
+        /** Lets worker 1 go on (SIGCONT) and waits for the run's end, which must succeed; what it printed. */
+        String resume() throws IOException, InterruptedException {
+            signal("CONT", stopped);
+            final String stdout = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            final String err = new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(process.waitFor(180, TimeUnit.SECONDS)).isTrue();
+            assertThat(process.exitValue()).as(stdout + err).isZero();
+            return stdout;
+        }
+    }
+
+    private static StoppedRun stopWorker1(final Path out, final int rounds, final String... more) throws Exception {
+        final List<String> args = train(out, "--checkpoint-every", "50");
+        args.addAll(List.of(more));
+        args.set(args.indexOf("bsp"), "fastest:2");
+        args.set(args.indexOf("90"), "" + rounds);
+        final Process p = SereneProcess.start(args.toArray(String[]::new));
+        awaitCheckpoints(out, 50, p);
+        final ProcessHandle stopped = p.descendants().filter(h -> commandLine(h).contains(" --id 1 ")).findFirst().orElseThrow();
+        signal("STOP", stopped);
+        return new StoppedRun(p, stopped);
     }
 
     /** Whether worker w's round records hold {@code round} (a round without evaluation: written when it ends). */
