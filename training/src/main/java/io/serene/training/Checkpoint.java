@@ -250,6 +250,19 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
     }
 
     /**
+     * The rounds worker w can go on after by itself (newest first, at most {@code max}): those it holds
+     * in memory ({@code inMemory}, rounds done) and those it has a checkpoint after in {@code dir}.
+     */
+    public static int[] ownOffers(final Path dir, final int w, final int max, final int... inMemory) throws IOException {
+        final TreeSet<Integer> rounds = new TreeSet<>(Comparator.reverseOrder());
+        for (final int r : inMemory) {
+            rounds.add(r);
+        }
+        rounds.addAll(rounds(dir, w));
+        return rounds.stream().filter(r -> r > 0).limit(max).mapToInt(Integer::intValue).toArray();
+    }
+
+    /**
      * The rounds worker w can go on after when it rejoins (newest first, at most {@code max}): those
      * any worker of the job has a checkpoint after in {@code dir} (see {@link #forRejoin}).
      */

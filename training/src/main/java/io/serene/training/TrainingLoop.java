@@ -16,16 +16,16 @@ import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.TreeSet;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
 
 /**
  * One worker's training loop over a joined {@link WorkerHost}. Each round: a batch of its seeded
@@ -446,29 +446,19 @@ public final class TrainingLoop {
         System.out.flush();
         worker.close();
         final int workers = worker.workers();
-        final int[] offered;
-        if (lost.behind) {
-            offered = Checkpoint.rejoinOffers(options.checkpointDir(), options.id(), workers, JoinPacket.MAX_OFFERS);
-        } else {
-            final TreeSet<Integer> offers = new TreeSet<>(Comparator.reverseOrder());
-            for (final Snapshot s : new Snapshot[] {current, previous}) {
-                if (s != null) {
-                    offers.add(s.roundsDone);
-                }
-            }
-            offers.addAll(Checkpoint.rounds(options.checkpointDir(), options.id()));
-            offered = offers.stream().filter(r -> r > 0).limit(JoinPacket.MAX_OFFERS).mapToInt(Integer::intValue).toArray();
-        }
+        final int[] offered = lost.behind ? Checkpoint.rejoinOffers(options.checkpointDir(), options.id(), workers, JoinPacket.MAX_OFFERS)
+            : Checkpoint.ownOffers(options.checkpointDir(), options.id(), JoinPacket.MAX_OFFERS,
+                Stream.of(current, previous).filter(Objects::nonNull).mapToInt(s -> s.roundsDone).toArray());
         worker = options.rejoin().join(offered);
         final int first = await(worker.call(WorkerEngine::firstRound), "the round the rebuilt job goes on after");
         pending.clear();
-        final Snapshot memory = first == 0 ? start : lost.behind ? null : current != null && current.roundsDone == first ? current
+        final Snapshot memory = first == 0 ? start : current != null && current.roundsDone == first ? current
             : previous != null && previous.roundsDone == first ? previous : null;
         if (memory != null) {
             restore(memory);
         } else {
-            final Checkpoint disk = lost.behind ? Checkpoint.forRejoin(options.checkpointDir(), options.id(), workers, first)
-                : Checkpoint.read(Checkpoint.file(options.checkpointDir(), options.id(), first));
+            // its own checkpoint after that round, or (a round it offered from a peer's) the peer's model
+            final Checkpoint disk = Checkpoint.forRejoin(options.checkpointDir(), options.id(), workers, first);
             held = restore(disk);
             lastComputeNs = disk.lastComputeNs();
         }

@@ -130,8 +130,8 @@ final class SendWindow {
 
     /** The result of step seq arrived: if it is an own step in flight, sample the RTT and look for losses before it. */
     void onResult(final long seq, final long nowNs, final Outbox outbox) {
-        final int e = (int) seq & mask;
-        if (seq < nextSeq && entrySeq[e] == seq && !entryDone[e]) {
+        if (inFlight(seq)) {
+            final int e = (int) seq & mask;
             entryDone[e] = true;
             if (entryRetries[e] == 0) {
                 counters.increment(WorkerCounter.RTT_SAMPLES);
@@ -174,8 +174,13 @@ final class SendWindow {
 
     /** Whether step seq was sent and its result is still missing and needed. */
     private boolean missing(final long seq) {
+        return seq >= oldestSeq && inFlight(seq) && resender.needsResult(seq);
+    }
+
+    /** Whether step seq is an own step sent and not answered yet. */
+    private boolean inFlight(final long seq) {
         final int e = (int) seq & mask;
-        return seq >= oldestSeq && seq < nextSeq && entrySeq[e] == seq && !entryDone[e] && resender.needsResult(seq);
+        return seq < nextSeq && entrySeq[e] == seq && !entryDone[e];
     }
 
     /** Moves the oldest pending step past every answered one. */

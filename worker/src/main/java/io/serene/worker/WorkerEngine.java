@@ -324,10 +324,10 @@ public final class WorkerEngine implements PacketEndpoint {
                     break;
                 case NACK:
                     counters.increment(WorkerCounter.NACKS);
-                    if (Status.fromCode(in.status()) == Status.STALE && membership.phase() == JoinHandshake.Phase.READY) {
+                    final Status status = Status.fromCode(in.status());
+                    if (status == Status.STALE && membership.phase() == JoinHandshake.Phase.READY) {
                         window.onStale(in.seq(), nowNs);
-                    }
-                    if (Status.fromCode(in.status()) == Status.UNKNOWN_JOB && membership.phase() == JoinHandshake.Phase.READY) {
+                    } else if (status == Status.UNKNOWN_JOB && membership.phase() == JoinHandshake.Phase.READY) {
                         fail(new WorkerException("the switch has no job " + ctx.jobId() + " any more (it restarted, the job's lease "
                             + "ran out, or a worker back from a checkpoint rebuilds it): the aggregates in flight are gone; go on from "
                             + "the workers' checkpoints (serene worker --checkpoint-every rejoins by itself; else --resume-after N)",

@@ -151,16 +151,17 @@ public final class BenchCommand implements Runnable {
                     b = r.rawEchoElementsPerSecond;
                     bCpu = r.echoCpuMsPerRound;
                 }
+                final double ratio = r.elementsPerSecond / b;
                 serene.add(r.elementsPerSecond);
                 base.add(b);
-                ratios.add(r.elementsPerSecond / b);
+                ratios.add(ratio);
                 cpu.add(r.cpuMsPerRound);
                 baseCpu.add(bCpu);
                 cpuBound.add(r.cpuBoundElementsPerSecond(elements));
                 final Map<String, Object> run = new LinkedHashMap<>();
                 run.put("elementsPerSecond", r.elementsPerSecond);
                 run.put("baselineElementsPerSecond", b);
-                run.put("ratio", r.elementsPerSecond / b);
+                run.put("ratio", ratio);
                 run.put("exact", r.exact);
                 run.put("baselineExact", baseExact);
                 run.put("cpuMsPerRound", r.cpuMsPerRound);
@@ -168,7 +169,7 @@ public final class BenchCommand implements Runnable {
                 runs.add(run);
                 if (repeats > 1) {
                     out.printf("repeat %d: aggregation %.3g elements/s, %s %.3g elements/s, ratio %.3f; CPU per round %.1f ms against %.1f ms%n",
-                        i + 1, r.elementsPerSecond, baseline, b, r.elementsPerSecond / b, r.cpuMsPerRound, bCpu);
+                        i + 1, r.elementsPerSecond, baseline, b, ratio, r.cpuMsPerRound, bCpu);
                 }
             }
             out.printf("transport %s (gso %s), pool %d slots%n", r.transport, r.gso, r.poolSize);
