@@ -12,13 +12,14 @@ final class BusyGradients {
     private int images;
     private long computeNs;
     private long injectedNs;
+    private long hostNs;
 
     BusyGradients(final int elements) {
         sum = new float[elements];
     }
 
     /** One more gradient (already weighed by {@code w}), of {@code batch} images, computed in the given times. */
-    void add(final float[] gradient, final float w, final int batch, final long elapsedNs, final long extraNs) {
+    void add(final float[] gradient, final float w, final int batch, final long elapsedNs, final long extraNs, final long realNs) {
         for (int i = 0; i < gradient.length; i++) {
             sum[i] = count == 0 ? gradient[i] : sum[i] + gradient[i];
         }
@@ -27,6 +28,7 @@ final class BusyGradients {
         images += batch;
         computeNs += elapsedNs;
         injectedNs += extraNs;
+        hostNs += realNs;
     }
 
     /**
@@ -42,7 +44,7 @@ final class BusyGradients {
         for (int i = 0; i < gradient.length; i++) {
             gradient[i] = (gradient[i] + sum[i]) * share;
         }
-        log.alsoComputed(round, images, computeNs, injectedNs);
+        log.alsoComputed(round, images, computeNs, injectedNs, hostNs);
         clear();
     }
 
@@ -53,5 +55,6 @@ final class BusyGradients {
         images = 0;
         computeNs = 0;
         injectedNs = 0;
+        hostNs = 0;
     }
 }

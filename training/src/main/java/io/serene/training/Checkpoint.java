@@ -39,7 +39,7 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
                          float lastLoss, long drawn, int[] globalBatch, float[] unreleased, float[] averaged, float[] folded,
                          Held held, long lastComputeNs, List<Copy> copies, RoundRecords.Saved records) {
     private static final int MAGIC = 0x53434b50; // "SCKP"
-    private static final int VERSION = 1;
+    private static final int VERSION = 2;
     /** Checkpoints kept per worker: the newest common round is among them (a worker back late reads a peer's). */
     public static final int KEEP = 3;
     private static final Pattern NAME = Pattern.compile("worker-(\\d+)-after-(\\d+)\\.ckpt");
@@ -47,11 +47,12 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
     /**
      * A gradient computed but not sent yet (its round was released while it was computed), kept for
      * the next open round (fold), with how it was made: {@code measuredNs} the compute time on the
-     * reported clock without injected straggling, {@code appliedBefore} the rounds applied to the
-     * model it was computed on.
+     * reported clock without injected straggling (with a modelled device: the modelled step, as
+     * {@code elapsedNs}), {@code appliedBefore} the rounds applied to the model it was computed on,
+     * {@code hostNs} the host's real compute time.
      */
     public record Held(float[] gradient, int round, int batch, long elapsedNs, long measuredNs, long injectedNs, int appliedBefore,
-                       float loss) {
+                       float loss, long hostNs) {
         /** What the worker reports to the switch as its compute time. */
         public long reportedNs() {
             return measuredNs + injectedNs;
@@ -59,7 +60,7 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
 
         /** The same gradient's record over another array (a copy of it). */
         public Held withGradient(final float[] other) {
-            return new Held(other, round, batch, elapsedNs, measuredNs, injectedNs, appliedBefore, loss);
+            return new Held(other, round, batch, elapsedNs, measuredNs, injectedNs, appliedBefore, loss, hostNs);
         }
     }
 
@@ -137,6 +138,7 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
                 out.writeLong(held.injectedNs);
                 out.writeInt(held.appliedBefore);
                 out.writeFloat(held.loss);
+                out.writeLong(held.hostNs);
             }
             out.writeLong(lastComputeNs);
             out.writeInt(copies.size());
@@ -162,6 +164,7 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
             doubles(out, r.evaluated());
             out.writeLong(r.evaluationNs());
             out.writeDouble(r.trainingStartSeconds());
+            longs(out, r.hostComputeNs());
             out.flush();
             // the CRC of everything before it, written past the checked stream
             final long sum = crc.getValue();
@@ -213,7 +216,7 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
             Held held = null;
             if (in.readBoolean()) {
                 held = new Held(floats(in), in.readInt(), in.readInt(), in.readLong(), in.readLong(), in.readLong(), in.readInt(),
-                    in.readFloat());
+                    in.readFloat(), in.readLong());
             }
             final long lastComputeNs = in.readLong();
             final int n = in.readInt();
@@ -223,7 +226,7 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
             }
             final RoundRecords.Saved records = new RoundRecords.Saved(doubles(in), longs(in), longs(in), longs(in), doubles(in),
                 doubles(in), ints(in), ints(in), floats(in), booleans(in), booleans(in), doubles(in), doubles(in), in.readLong(),
-                in.readDouble());
+                in.readDouble(), longs(in));
             return new Checkpoint(worker, workers, roundsDone, settings, parameters, velocity, steps, lastLoss, drawn, globalBatch, unreleased,
                 averaged, folded, held, lastComputeNs, copies, records);
         } catch (final EOFException ex) {
@@ -303,7 +306,7 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
         final int elements = peer.parameters().length;
         final RoundRecords.Saved records = own != null ? own.records() : new RoundRecords.Saved(new double[0], new long[0], new long[0],
             new long[0], new double[0], new double[0], new int[0], new int[0], new float[0], new boolean[0], new boolean[0], new double[0],
-            new double[0], 0, peer.records().trainingStartSeconds());
+            new double[0], 0, peer.records().trainingStartSeconds(), new long[0]);
         return new Checkpoint(w, workers, n, peer.settings(), peer.parameters(), peer.velocity(), peer.steps(), peer.lastLoss(),
             own != null ? own.drawn() : 0, peer.globalBatch(), new float[elements], peer.averaged(), new float[elements], null,
             own != null ? own.lastComputeNs() : 0, own != null ? own.copies() : List.of(), records);

@@ -122,6 +122,25 @@ public final class DjlModel implements AutoCloseable {
     }
 
     /**
+     * Runs {@code count} forward and backward passes of {@code batch} blank images on the model as it
+     * is and on a copy of its parameters ({@link #computeGradientAt}), so that the JIT and PyTorch have
+     * warmed up before a job's clock starts (a modelled step must not overrun for a cold start). No
+     * step is taken, nothing of the model changes.
+     */
+    public void warmUpSteps(final int batch, final int count) {
+        final float[] pixels = new float[batch * PIXELS];
+        final int[] labels = new int[batch];
+        final float[] at = new float[elements];
+        copyParameters(at);
+        for (int i = 0; i < count; i++) {
+            computeGradient(pixels, labels);
+            computeGradientAt(at, pixels, labels);
+        }
+        heldAtStep = -1;
+        lastLoss = Float.NaN;
+    }
+
+    /**
      * Checks that a parameter's direct buffer is the tensor's own memory (a contiguous tensor), not a
      * copy a write would be lost in: writes a changed first element through it and reads it back
      * through PyTorch, then puts it back.

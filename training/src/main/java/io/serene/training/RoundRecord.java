@@ -14,8 +14,11 @@ package io.serene.training;
  * @param batch            images in the gradient
  * @param sendSeconds      when the gradient was sent
  * @param releaseSeconds   when the round's aggregate arrived
+ * @param hostComputeSeconds with a modelled device ({@code computeSeconds} its step): the host's real compute
+ *                         inside it; null when nothing is modelled ({@code computeSeconds} is the host's)
  */
 public record RoundRecord(int worker, int round, double startSeconds, double computeSeconds, double injectedSeconds,
                           double waitingSeconds, int staleness, int batch, double sendSeconds, double releaseSeconds,
-                          boolean skipped, boolean dropped, Float loss, Double accuracy, Double evaluatedSeconds) {
+                          boolean skipped, boolean dropped, Float loss, Double accuracy, Double evaluatedSeconds,
+                          Double hostComputeSeconds) {
 }

@@ -29,6 +29,10 @@ public final class RoundRecords implements AutoCloseable {
     private final long[] waitingNs;
     private final long[] computeNs;
     private final long[] injectedNs;
+    /** The host's real compute of each round's gradients (with a modelled device, inside {@link #computeNs}'s modelled time). */
+    private final long[] hostComputeNs;
+    /** Whether a device is modelled: compute times are modelled, and the records carry the host's beside them. */
+    private final boolean modelled;
     private final long[] sendNs;
     private final long[] releaseNs;
     private final int[] staleness;
@@ -46,7 +50,13 @@ public final class RoundRecords implements AutoCloseable {
      * @param originMs the time axis' origin (ms since 1970), or null for now
      */
     public RoundRecords(final int worker, final int rounds, final Path file, final Long originMs) throws IOException {
+        this(worker, rounds, file, originMs, false);
+    }
+
+    /** @param modelled whether a device is modelled (the records then carry the host's compute beside the modelled one) */
+    public RoundRecords(final int worker, final int rounds, final Path file, final Long originMs, final boolean modelled) throws IOException {
         this.worker = worker;
+        this.modelled = modelled;
         final Instant now = Instant.now();
         this.baseNs = System.nanoTime();
         this.baseMicros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
@@ -57,6 +67,7 @@ public final class RoundRecords implements AutoCloseable {
         waitingNs = new long[rounds];
         computeNs = new long[rounds];
         injectedNs = new long[rounds];
+        hostComputeNs = new long[rounds];
         sendNs = new long[rounds];
         releaseNs = new long[rounds];
         staleness = new int[rounds];
@@ -70,7 +81,7 @@ public final class RoundRecords implements AutoCloseable {
         if (out != null) {
             // Jackson builds a record's serializer on first use: most of a second on a worker's quick
             // JIT with the other workers on the cores; here, before the job starts, not in round 1
-            Json.write(new RoundRecord(worker, 0, 0, 0, 0, 0, 0, 0, 0, 0, false, false, 0f, 0.0, 0.0));
+            Json.write(new RoundRecord(worker, 0, 0, 0, 0, 0, 0, 0, 0, 0, false, false, 0f, 0.0, 0.0, 0.0));
         }
     }
 
@@ -92,7 +103,7 @@ public final class RoundRecords implements AutoCloseable {
         }
         return new Saved(start, Arrays.copyOf(waitingNs, n), Arrays.copyOf(computeNs, n), Arrays.copyOf(injectedNs, n), send, release,
             Arrays.copyOf(staleness, n), Arrays.copyOf(batch, n), Arrays.copyOf(loss, n), Arrays.copyOf(skipped, n),
-            Arrays.copyOf(dropped, n), Arrays.copyOf(accuracy, n), evaluated, evaluationNs, startSeconds());
+            Arrays.copyOf(dropped, n), Arrays.copyOf(accuracy, n), evaluated, evaluationNs, startSeconds(), Arrays.copyOf(hostComputeNs, n));
     }
 
     /**
@@ -114,6 +125,7 @@ public final class RoundRecords implements AutoCloseable {
         System.arraycopy(saved.waitingNs(), 0, waitingNs, 0, n);
         System.arraycopy(saved.computeNs(), 0, computeNs, 0, n);
         System.arraycopy(saved.injectedNs(), 0, injectedNs, 0, n);
+        System.arraycopy(saved.hostComputeNs(), 0, hostComputeNs, 0, Math.min(n, saved.hostComputeNs().length));
         System.arraycopy(saved.staleness(), 0, staleness, 0, n);
         System.arraycopy(saved.batch(), 0, batch, 0, n);
         System.arraycopy(saved.loss(), 0, loss, 0, n);
@@ -136,6 +148,7 @@ public final class RoundRecords implements AutoCloseable {
             waitingNs[r] = 0;
             computeNs[r] = 0;
             injectedNs[r] = 0;
+            hostComputeNs[r] = 0;
             sendNs[r] = 0;
             releaseNs[r] = 0;
             staleness[r] = 0;
@@ -161,7 +174,7 @@ public final class RoundRecords implements AutoCloseable {
     /** A checkpoint's part of the records: rounds 0..n-1, times in seconds on the shared axis. */
     public record Saved(double[] start, long[] waitingNs, long[] computeNs, long[] injectedNs, double[] send, double[] release,
                         int[] staleness, int[] batch, float[] loss, boolean[] skipped, boolean[] dropped, double[] accuracy,
-                        double[] evaluated, long evaluationNs, double trainingStartSeconds) {
+                        double[] evaluated, long evaluationNs, double trainingStartSeconds, long[] hostComputeNs) {
     }
 
     /** {@code System.nanoTime()} at a time on the shared axis (the inverse of {@link #seconds}, to the microsecond). */
@@ -199,20 +212,23 @@ public final class RoundRecords implements AutoCloseable {
         waitingNs[round] += ns;
     }
 
-    public void computed(final int round, final int images, final long measuredNs, final long extraNs, final int stale, final float roundLoss) {
+    public void computed(final int round, final int images, final long measuredNs, final long extraNs, final long hostNs, final int stale,
+                         final float roundLoss) {
         batch[round] = images;
         computeNs[round] = measuredNs;
         injectedNs[round] = extraNs;
+        hostComputeNs[round] = hostNs;
         staleness[round] = stale;
         loss[round] = roundLoss;
         sendNs[round] = System.nanoTime();
     }
 
     /** More gradients of the round (WBSP: computed while waiting for clearance): their images and times join its own. */
-    public void alsoComputed(final int round, final int images, final long measuredNs, final long extraNs) {
+    public void alsoComputed(final int round, final int images, final long measuredNs, final long extraNs, final long hostNs) {
         batch[round] += images;
         computeNs[round] += measuredNs;
         injectedNs[round] += extraNs;
+        hostComputeNs[round] += hostNs;
     }
 
     /** The round was released without this worker before it started it: not computed, only applied. */
@@ -227,8 +243,8 @@ public final class RoundRecords implements AutoCloseable {
      * The worker computed the round, but it was released without it before the gradient was sent,
      * under a late mode of drop: the gradient is dropped, counted here and in no sample count.
      */
-    public void dropped(final int round, final int images, final long measuredNs, final long extraNs, final int stale) {
-        computed(round, images, measuredNs, extraNs, stale, Float.NaN);
+    public void dropped(final int round, final int images, final long measuredNs, final long extraNs, final long hostNs, final int stale) {
+        computed(round, images, measuredNs, extraNs, hostNs, stale, Float.NaN);
         dropped[round] = true;
     }
 
@@ -322,7 +338,7 @@ public final class RoundRecords implements AutoCloseable {
         final RoundRecord line = new RoundRecord(worker, round, seconds(startNs[round]), computeNs[round] / 1e9, injectedNs[round] / 1e9,
             waitingNs[round] / 1e9, staleness[round], batch[round], seconds(sendNs[round]), seconds(releaseNs[round]), skipped[round],
             dropped[round], noLoss ? null : loss[round], evaluated ? accuracy[round] : null,
-            evaluated ? seconds(evaluatedNs[round]) : null);
+            evaluated ? seconds(evaluatedNs[round]) : null, modelled ? hostComputeNs[round] / 1e9 : null);
         out.write(Json.write(line));
         out.newLine();
         out.flush();

@@ -12,8 +12,9 @@ import java.util.Map;
 
 /**
  * Seeded straggler injection: a slowdown factor (at least 1) for each worker and round, by which
- * a worker's compute time is multiplied. Stateless: the factor of (worker, round) depends only on
- * the seed, so every process of a job computes the same schedule, in any order.
+ * a worker's step is multiplied (the modelled step when a device is modelled, else the host's
+ * compute time), and a pause of its own that some parts add. Stateless: the factor of (worker,
+ * round) depends only on the seed, so every process of a job computes the same schedule, in any order.
  *
  * <pre>
  *   none                      no stragglers
@@ -26,17 +27,28 @@ import java.util.Map;
  *   heavytail:alpha=A         every worker and round: a Pareto(A) factor (heavy-tailed times)
  *   classes:0-3=x1,4-7=x2.5   mixed hardware: workers in each range are that much slower
  *   trace:FILE                factors from a file of lines "worker,round,factor" (rounds cycle)
+ *   slow:p=P,pause=A-B        Serene's slow pattern: each worker, each step, with probability P, pauses
+ *                             U[A, B] times its step on top of it (factor 1 + U[A, B])
+ *   failure:W,p=P,pause=D     Serene's failure pattern: worker W pauses for the duration D (240s) once, at
+ *                             the first step whose draw falls under P (geometric, so stateless)
  * </pre>
  * Parts combine with {@code +}; their factors multiply.
  */
 public final class StragglerProfile {
     public static final String SYNTAX = "none, persistent:W:xF, transient:p=P,xF[,rounds=L], moving:xF,rounds=L, heavytail:alpha=A, classes:A-B=xF,..., "
-        + "trace:FILE (combined with +)";
+        + "trace:FILE, slow:p=P,pause=A-B, failure:W,p=P,pause=D (combined with +)";
 
-    /** One part of a profile. */
+    /** One part of a profile: a factor, and for some a pause of its own. */
     private interface Part {
         double factor(long seed, int worker, int round);
+
+        default long pauseNs(final long seed, final int worker, final int round) {
+            return 0;
+        }
     }
+
+    /** Added to a part's stream for a second draw of the same (worker, round). */
+    private static final int SECOND_DRAW = 1 << 20;
 
     private final String text;
     private final long seed;
@@ -90,6 +102,12 @@ public final class StragglerProfile {
                 case "trace":
                     parts.add(trace(part, arg));
                     break;
+                case "slow":
+                    parts.add(slow(part, arg, stream));
+                    break;
+                case "failure":
+                    parts.add(failure(part, arg, stream));
+                    break;
                 default:
                     throw new IllegalArgumentException("unknown straggler profile part '" + part + "' (expected "
                         + SYNTAX + ")");
@@ -105,6 +123,15 @@ public final class StragglerProfile {
             f *= part.factor(seed, worker, round);
         }
         return f;
+    }
+
+    /** A pause in the worker's round on top of its factor, in nanoseconds (0 for most profiles). */
+    public long pauseNs(final int worker, final int round) {
+        long ns = 0;
+        for (final Part part : parts) {
+            ns += part.pauseNs(seed, worker, round);
+        }
+        return ns;
     }
 
     public long seed() {
@@ -131,10 +158,7 @@ public final class StragglerProfile {
         if (fields.length < 2 || fields.length > 3 || !fields[0].trim().startsWith("p=")) {
             throw bad(part, "transient:p=P,xF or transient:p=P,xF,rounds=L, as in transient:p=0.05,x4");
         }
-        final double p = number(part, fields[0].trim().substring(2));
-        if (!(p >= 0 && p <= 1)) {
-            throw bad(part, "a probability p in [0, 1]");
-        }
+        final double p = probability(part, fields[0].trim().substring(2));
         final double factor = factor(part, fields[1]);
         final int length = fields.length == 3 ? spellLength(part, fields[2].trim()) : 1;
         if (length == 1) {
@@ -166,6 +190,72 @@ public final class StragglerProfile {
             final int stretch = round / length;
             return w == (int) (uniform(seed, stream, 0, stretch) * workers) ? factor : 1.0;
         };
+    }
+
+    private static Part slow(final String part, final String arg, final int stream) {
+        final String[] fields = arg.split(",");
+        if (fields.length != 2 || !fields[0].trim().startsWith("p=") || !fields[1].trim().startsWith("pause=")) {
+            throw bad(part, "slow:p=P,pause=A-B, as in slow:p=0.15,pause=0.5-2.0 (a pause of U[A, B] steps)");
+        }
+        final double p = probability(part, fields[0].trim().substring(2));
+        final String[] range = fields[1].trim().substring(6).split("-");
+        if (range.length != 2) {
+            throw bad(part, "a range of steps A-B, as in pause=0.5-2.0");
+        }
+        final double from = number(part, range[0]);
+        final double to = number(part, range[1]);
+        if (!(from >= 0 && to >= from) || Double.isInfinite(to)) {
+            throw bad(part, "a range of steps A-B with 0 <= A <= B, not '" + fields[1].trim() + "'");
+        }
+        // the pause's length is drawn apart from whether there is one (a stream of its own)
+        return (seed, w, round) -> uniform(seed, stream, w, round) < p
+            ? 1 + from + (to - from) * uniform(seed, stream + SECOND_DRAW, w, round) : 1.0;
+    }
+
+    private static Part failure(final String part, final String arg, final int stream) {
+        final String[] fields = arg.split(",");
+        if (fields.length != 3 || !fields[1].trim().startsWith("p=") || !fields[2].trim().startsWith("pause=")) {
+            throw bad(part, "failure:W,p=P,pause=D, as in failure:0,p=0.01,pause=240s");
+        }
+        final int worker = worker(part, fields[0]);
+        final double p = probability(part, fields[1].trim().substring(2));
+        final long pauseNs;
+        try {
+            pauseNs = DeviceModel.durationNs("pause", fields[2].trim().substring(6));
+        } catch (final IllegalArgumentException ex) {
+            throw bad(part, "a pause with a unit, as in pause=240s or pause=500ms, not '" + fields[2].trim() + "'");
+        }
+        // the first step whose draw falls under p, drawn at once: a geometric number of steps
+        return new Part() {
+            @Override
+            public double factor(final long seed, final int w, final int round) {
+                return 1.0;
+            }
+
+            @Override
+            public long pauseNs(final long seed, final int w, final int round) {
+                return w == worker && round == firstFailure(seed, stream, w, p) ? pauseNs : 0;
+            }
+        };
+    }
+
+    /** The first round at which a draw of probability p succeeds (geometric from one uniform; never for p = 0). */
+    static long firstFailure(final long seed, final int stream, final int worker, final double p) {
+        if (p <= 0) {
+            return -1;
+        }
+        if (p >= 1) {
+            return 0;
+        }
+        return (long) Math.floor(Math.log1p(-uniform(seed, stream, worker, -1)) / Math.log1p(-p));
+    }
+
+    private static double probability(final String part, final String text) {
+        final double p = number(part, text);
+        if (!(p >= 0 && p <= 1)) {
+            throw bad(part, "a probability p in [0, 1], not '" + text.trim() + "'");
+        }
+        return p;
     }
 
     private static int spellLength(final String part, final String field) {

@@ -20,6 +20,8 @@ public final class TrainDefaults {
     public static final String STALE_SCALE = "inverse";
     public static final String DELAY_COMPENSATION = "0";
     public static final String COMPUTE_CLOCK = "cpu";
+    /** The modelled step (serene worker --step-time): 0, the host's speed; the demo and experiment files set their own. */
+    public static final String STEP_TIME = "0";
     public static final String WORKER_JIT = "c1";
     /** Test-set evaluation every this many rounds (0: only at the end). */
     public static final String EVAL_EVERY = "25";

@@ -22,18 +22,19 @@ import java.util.Map;
  * @param freshWait  how long a worker that may compute ahead waits for its pending aggregates first
  * @param staleScale how a worker weighs a gradient it computed ahead before contributing it
  * @param delayCompensation DC-ASGD's lambda for a gradient computed ahead (0: none)
+ * @param device    the modelled accelerator ({@code --step-time}; {@link DeviceModel#HOST}: the host's speed)
  * @param data      the Fashion-MNIST directory
  */
 public record TrainSettings(ModelKind model, String stragglers, Integer rounds, Double epochs, int batch, boolean rebalance,
                             float learningRate, float momentum, LrSchedule lrSchedule, StaleMomentum staleMomentum,
                             ComputeClock computeClock, ComputeOn computeOn, FreshWait freshWait, StaleScale staleScale,
-                            float delayCompensation, int evalEvery,
+                            float delayCompensation, DeviceModel device, int evalEvery,
                             boolean deferredEval, long seed,
                             Path data, int timeoutSeconds) {
     /** Validates; called by {@link Builder#build()}. */
     public TrainSettings {
         if (model == null || stragglers == null || lrSchedule == null || staleMomentum == null || computeClock == null
-            || computeOn == null || freshWait == null || staleScale == null || data == null) {
+            || computeOn == null || freshWait == null || staleScale == null || device == null || data == null) {
             throw new IllegalArgumentException("model, stragglers, schedules, clock and data directory must be set");
         }
         RunLength.check(batch, evalEvery, rounds, epochs);
@@ -65,7 +66,7 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         return new Builder().model(model).stragglers(stragglers).rounds(rounds).epochs(epochs).batch(batch).rebalance(rebalance)
             .learningRate(learningRate).momentum(momentum).lrSchedule(lrSchedule).staleMomentum(staleMomentum)
             .computeClock(computeClock).computeOn(computeOn).freshWait(freshWait).staleScale(staleScale).evalEvery(evalEvery)
-            .delayCompensation(delayCompensation).deferredEval(deferredEval).seed(seed).data(data)
+            .delayCompensation(delayCompensation).device(device).deferredEval(deferredEval).seed(seed).data(data)
             .timeoutSeconds(timeoutSeconds);
     }
 
@@ -95,7 +96,7 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         a.addAll(List.of("--batch", "" + batch, rebalance ? "--rebalance" : "--no-rebalance", "--lr", "" + learningRate,
             "--momentum", "" + momentum, "--lr-schedule", lrSchedule.text(), "--stale-momentum", staleMomentum.text(),
             "--compute-clock", computeClock.text(), "--compute-on", computeOn.text(), "--fresh-wait", freshWait.text(),
-            "--stale-scale", staleScale.text(), "--delay-compensation", "" + delayCompensation,
+            "--stale-scale", staleScale.text(), "--delay-compensation", "" + delayCompensation, "--step-time", device.text(),
             "--eval-every", "" + evalEvery,
             deferredEval ? "--deferred-eval" : "--no-deferred-eval", "--seed", "" + seed, "--stragglers", stragglers,
             "--data", data.toString(), "--timeout-seconds", "" + timeoutSeconds));
@@ -116,6 +117,7 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         m.put("freshWait", freshWait.text());
         m.put("staleScale", staleScale.text());
         m.put("delayCompensation", Double.parseDouble(Float.toString(delayCompensation)));
+        m.put("stepTime", device.text());
         m.put("evalEvery", evalEvery);
         m.put("evaluation", deferredEval ? "deferred" : "inline");
         return m;
@@ -138,6 +140,7 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         private FreshWait freshWait = FreshWait.parse("--fresh-wait", TrainDefaults.FRESH_WAIT);
         private StaleScale staleScale = StaleScale.parse("--stale-scale", TrainDefaults.STALE_SCALE);
         private float delayCompensation = Float.parseFloat(TrainDefaults.DELAY_COMPENSATION);
+        private DeviceModel device = DeviceModel.parse("--step-time", TrainDefaults.STEP_TIME);
         private int evalEvery = TrainDefaults.evalEvery();
         private boolean deferredEval = true;
         private long seed = TrainDefaults.seed();
@@ -223,6 +226,12 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
             return this;
         }
 
+        /** The modelled accelerator ({@link DeviceModel#HOST}: none). */
+        public Builder device(final DeviceModel value) {
+            device = value;
+            return this;
+        }
+
         public Builder evalEvery(final int value) {
             evalEvery = value;
             return this;
@@ -253,7 +262,7 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         public TrainSettings build() {
             final Double passes = rounds == null && epochs == null ? Double.valueOf(1) : epochs;
             return new TrainSettings(model, stragglers, rounds, passes, batch, rebalance, learningRate, momentum, lrSchedule,
-                staleMomentum, computeClock, computeOn, freshWait, staleScale, delayCompensation, evalEvery, deferredEval, seed,
+                staleMomentum, computeClock, computeOn, freshWait, staleScale, delayCompensation, device, evalEvery, deferredEval, seed,
                 data != null ? data : FashionMnist.DEBIAN_DIR,
                 timeoutSeconds);
         }

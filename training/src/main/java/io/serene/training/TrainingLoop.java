@@ -166,6 +166,8 @@ public final class TrainingLoop {
     private long lastComputeNs;
     /** When this worker expects its pending aggregates (fresh waits, WBSP). */
     private final Arrivals arrivals = new Arrivals();
+    /** The steps on the modelled device (with --step-time): each waited out, overruns counted for the fidelity verdict. */
+    private final ModelledSteps steps = ModelledSteps.onTheMonotonicClock();
     /** WBSP: the gradients computed while waiting for this round's clearance. */
     private final BusyGradients busy;
     /** With checkpoints: the state at the start, and after the two newest rounds that left nothing pending. */
@@ -280,7 +282,7 @@ public final class TrainingLoop {
                 // for the first round still open (fold) or drop it (drop: the next open round gets a
                 // gradient computed fresh, on the model as it is then)
                 if (held != null && held.round() == round && lateMode(round) == LateMode.DROP) {
-                    log.dropped(round, held.batch(), held.elapsedNs(), held.injectedNs(), round - held.appliedBefore());
+                    log.dropped(round, held.batch(), held.elapsedNs(), held.injectedNs(), held.hostNs(), round - held.appliedBefore());
                     lastComputeNs = held.reportedNs();
                     held = null;
                 } else {
@@ -291,7 +293,7 @@ public final class TrainingLoop {
                 // reports its last compute time: it is still that slow
                 pending.add(worker.skip(wire, lastComputeNs).whenComplete((a, e) -> log.released(r)));
             } else {
-                log.computed(round, held.batch(), held.elapsedNs(), held.injectedNs(), round - held.appliedBefore(), held.loss());
+                log.computed(round, held.batch(), held.elapsedNs(), held.injectedNs(), held.hostNs(), round - held.appliedBefore(), held.loss());
                 lastComputeNs = held.reportedNs();
                 busy.mergeInto(held.gradient(), weightOf(held.round(), held.appliedBefore()), log, round);
                 pending.add(worker.allreduce(wire, held.gradient(), lastComputeNs).whenComplete((a, e) -> log.released(r)));
@@ -330,10 +332,14 @@ public final class TrainingLoop {
         System.out.printf(Locale.ROOT, "worker %d done: %d rounds in %.2f s (compute %.2f s, injected straggling %.2f s, waiting %.2f s), "
             + "loss %.4f, accuracy %.4f, model %s%n", options.id(), total, seconds, log.computeNs() / 1e9, log.injectedNs() / 1e9,
             log.waitingNs() / 1e9, finalLoss, accuracy, modelHash);
+        if (options.settings().device().modelled()) {
+            System.out.printf(Locale.ROOT, "worker %d: modelled steps of %s; the host's compute %.2f s; %d of %d steps overran their "
+                + "modelled time%n", options.id(), options.settings().device(), steps.hostNs() / 1e9, steps.overrunSteps(), steps.steps());
+        }
         final WorkerResult result = new WorkerResult(options.id(), total, seconds, log.startSeconds(), endSeconds, log.computeNs() / 1e9,
             log.injectedNs() / 1e9, log.skippedRounds(), log.droppedRounds(), log.samples(), options.settings().rebalance(),
             log.waitingNs() / 1e9, log.evaluationNs() / 1e9, copies != null, options.profile().toString(), finalLoss, accuracy,
-            modelHash, options.settings().seed());
+            modelHash, options.settings().seed(), options.settings().device().modelled() ? steps.report() : null);
         System.out.println(Json.write(result));
         System.out.flush();
     }
@@ -355,15 +361,33 @@ public final class TrainingLoop {
         // worker copied the last one it was given before this round's start (its calls run in order)
         final float[] gradient = computingAhead ? net.computeGradientAt(ahead.model(), pixels, batches.labels())
             : net.computeGradient(pixels, batches.labels());
-        final long elapsedNs = System.nanoTime() - t0;
-        final long measuredNs = options.settings().computeClock().nanos() - c0;
-        // the injected straggling stays a multiple of the elapsed time, whichever clock is reported; a
-        // straggler computes its gradients slower, so the time spent preparing the model it computes
-        // ahead on is not multiplied
-        final long viewNs = computingAhead ? predictNs + net.lastViewNs() : 0;
-        final long injectedNs = Math.max(0, (long) ((options.profile().factor(options.id(), slowAs) - 1) * (elapsedNs - viewNs)));
-        if (injectedNs > 0) {
-            LockSupport.parkNanos(injectedNs);
+        final double factor = options.profile().factor(options.id(), slowAs);
+        final long pauseNs = options.profile().pauseNs(options.id(), slowAs);
+        final long stepNs = options.settings().device().stepNs(options.settings().model(), batch, options.settings().batch());
+        final long elapsedNs;
+        final long measuredNs;
+        final long injectedNs;
+        final long hostNs;
+        if (stepNs > 0) {
+            // the modelled device: the step lasts its modelled time, straggling included, the real compute
+            // inside it, the rest waited out parked; the compute reported is the modelled step's
+            final long modelledNs = Math.round(stepNs * factor) + pauseNs;
+            hostNs = steps.finish(t0, modelledNs);
+            elapsedNs = stepNs;
+            measuredNs = stepNs;
+            injectedNs = modelledNs - stepNs;
+        } else {
+            elapsedNs = System.nanoTime() - t0;
+            hostNs = elapsedNs;
+            measuredNs = options.settings().computeClock().nanos() - c0;
+            // the injected straggling stays a multiple of the elapsed time, whichever clock is reported; a
+            // straggler computes its gradients slower, so the time spent preparing the model it computes
+            // ahead on is not multiplied
+            final long viewNs = computingAhead ? predictNs + net.lastViewNs() : 0;
+            injectedNs = Math.max(0, (long) ((factor - 1) * (elapsedNs - viewNs))) + pauseNs;
+            if (injectedNs > 0) {
+                LockSupport.parkNanos(injectedNs);
+            }
         }
         arrivals.computed(elapsedNs + injectedNs);
         if (computingAhead && options.settings().delayCompensation() > 0) {
@@ -375,7 +399,7 @@ public final class TrainingLoop {
                 gradient[i] *= weight;
             }
         }
-        return new Checkpoint.Held(gradient, round, batch, elapsedNs, measuredNs, injectedNs, applied, net.lastLoss());
+        return new Checkpoint.Held(gradient, round, batch, elapsedNs, measuredNs, injectedNs, applied, net.lastLoss(), hostNs);
     }
 
     /**
@@ -420,7 +444,7 @@ public final class TrainingLoop {
             // as slow as the worker was when it computed the round it waits on (a straggler's slowness is that of a time)
             final Checkpoint.Held extra = compute(round, nextToApply, round - 1);
             busy.add(extra.gradient(), weightOf(extra.round(), extra.appliedBefore()), extra.batch(), extra.elapsedNs(),
-                extra.injectedNs());
+                extra.injectedNs(), extra.hostNs());
         }
     }
 

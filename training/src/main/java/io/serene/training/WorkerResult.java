@@ -9,9 +9,10 @@ package io.serene.training;
  * @param droppedRounds      rounds whose gradient was computed, then dropped (released without it, late mode drop)
  * @param samples            images in the gradients it sent
  * @param deferredEvaluation evaluated after training, off the clock (not part of end minus start)
+ * @param device             with a modelled device: its steps and their overruns (null: compute took the host's time)
  */
 public record WorkerResult(int worker, int rounds, double seconds, double startSeconds, double endSeconds, double computeSeconds,
                            double injectedSeconds, int skippedRounds, int droppedRounds, long samples, boolean rebalance,
                            double waitingSeconds, double evaluationSeconds, boolean deferredEvaluation, String stragglers,
-                           float finalLoss, double finalAccuracy, String modelHash, long seed) {
+                           float finalLoss, double finalAccuracy, String modelHash, long seed, ModelledSteps.Report device) {
 }

@@ -18,8 +18,8 @@ class BusyGradientsTest {
             busy.mergeInto(own, 1f, log, 0);
             assertThat(own).as("nothing held: unchanged").containsExactly(2f, 4f);
             // two held, each computed one round ahead and weighed 1/2 already: (1, 1) and (3, -1) at weight 1/2
-            busy.add(new float[] {0.5f, 0.5f}, 0.5f, 32, 5_000_000L, 0L);
-            busy.add(new float[] {1.5f, -0.5f}, 0.5f, 32, 6_000_000L, 1_000_000L);
+            busy.add(new float[] {0.5f, 0.5f}, 0.5f, 32, 5_000_000L, 0L, 0L);
+            busy.add(new float[] {1.5f, -0.5f}, 0.5f, 32, 6_000_000L, 1_000_000L, 0L);
             busy.mergeInto(own, 1f, log, 1);
             // (2 + 0.5 + 1.5) / 2 = 2, (4 + 0.5 - 0.5) / 2 = 2
             assertThat(own[0]).isCloseTo(2f, within(1e-6f));
@@ -27,7 +27,7 @@ class BusyGradientsTest {
             final float[] next = {1f, 1f};
             busy.mergeInto(next, 1f, log, 2);
             assertThat(next).as("merged once, then forgotten").containsExactly(1f, 1f);
-            busy.add(new float[] {9f, 9f}, 1f, 32, 1L, 0L);
+            busy.add(new float[] {9f, 9f}, 1f, 32, 1L, 0L, 0L);
             busy.clear();
             busy.mergeInto(next, 1f, log, 2);
             assertThat(next).as("cleared").containsExactly(1f, 1f);

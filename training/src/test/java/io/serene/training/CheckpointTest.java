@@ -23,7 +23,7 @@ class CheckpointTest {
             ns[i] = 1_000L * i;
             k[i] = 32 + i;
         }
-        return new RoundRecords.Saved(t, ns, ns, ns, t, t, k, k, new float[n], new boolean[n], new boolean[n], new double[n], t, 77, 0.25);
+        return new RoundRecords.Saved(t, ns, ns, ns, t, t, k, k, new float[n], new boolean[n], new boolean[n], new double[n], t, 77, 0.25, ns);
     }
 
     private static Checkpoint checkpoint(final int worker, final int roundsDone, final Checkpoint.Held held) {
@@ -36,7 +36,7 @@ class CheckpointTest {
 
     @Test
     void aCheckpointReadsBackAsItWasWritten(@TempDir final Path dir) throws IOException {
-        final Checkpoint c = checkpoint(1, 25, new Checkpoint.Held(new float[] {1f, 2f, 3f, 4f}, 25, 40, 11L, 12L, 13L, 24, 0.3f));
+        final Checkpoint c = checkpoint(1, 25, new Checkpoint.Held(new float[] {1f, 2f, 3f, 4f}, 25, 40, 11L, 12L, 13L, 24, 0.3f, 14L));
         final Path file = c.write(dir);
         assertThat(file.getFileName().toString()).isEqualTo("worker-1-after-25.ckpt");
         final Checkpoint back = Checkpoint.read(file);

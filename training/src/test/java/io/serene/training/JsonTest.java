@@ -13,11 +13,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class JsonTest {
     @Test
     void aRoundRecordRoundTripsAndItsFloatLossPrintsAsTheFloat() {
-        final RoundRecord r = new RoundRecord(1, 7, 2.5, 0.01, 0.0, 0.002, 1, 64, 2.6, 2.7, false, false, 0.3f, 0.8123, 9.5);
+        final RoundRecord r = new RoundRecord(1, 7, 2.5, 0.01, 0.0, 0.002, 1, 64, 2.6, 2.7, false, false, 0.3f, 0.8123, 9.5, null);
         final String line = Json.write(r);
         assertThat(line).startsWith("{\"worker\":1,\"round\":7,\"startSeconds\":2.5,").contains("\"loss\":0.3,");
         assertThat(Json.read(line, RoundRecord.class)).isEqualTo(r);
-        final RoundRecord skipped = new RoundRecord(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, true, false, null, null, null);
+        final RoundRecord skipped = new RoundRecord(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, true, false, null, null, null, null);
         assertThat(Json.read(Json.write(skipped), RoundRecord.class)).isEqualTo(skipped);
     }
 

@@ -160,4 +160,64 @@ class StragglerProfileTest {
         assertThatThrownBy(() -> StragglerProfile.parse("persistent:3:x0.5", 1)).hasMessageContaining(">= 1");
         assertThatThrownBy(() -> StragglerProfile.parse("", 1)).hasMessageContaining("empty straggler profile");
     }
+
+    @Test
+    void slowPatternPausesSerenesShareOfStepsForAStretchFromItsRange() {
+        // Serene's slow pattern: with probability 0.15 a pause of U[0.5, 2.0] steps on top of the step
+        final StragglerProfile p = StragglerProfile.parse("slow:p=0.15,pause=0.5-2.0", 3);
+        int slow = 0;
+        double pauses = 0;
+        final int n = 64 * 1000;
+        for (int w = 0; w < 64; w++) {
+            for (int round = 0; round < 1000; round++) {
+                final double f = p.factor(w, round);
+                assertThat(f == 1.0 || (f >= 1.5 && f <= 3.0)).as("factor %s of worker %d round %d", f, w, round).isTrue();
+                if (f > 1) {
+                    slow++;
+                    pauses += f - 1;
+                }
+                assertThat(p.pauseNs(w, round)).isZero();
+            }
+        }
+        assertThat(slow / (double) n).isBetween(0.14, 0.16);
+        assertThat(pauses / slow).as("the mean pause, in steps").isBetween(1.2, 1.3);
+    }
+
+    @Test
+    void failurePausesItsWorkerOnceForItsDuration() {
+        final StragglerProfile p = StragglerProfile.parse("failure:0,p=0.01,pause=240s", 9);
+        final Set<Integer> firstRounds = new HashSet<>();
+        for (long seed = 1; seed <= 200; seed++) {
+            final StragglerProfile s = StragglerProfile.parse("failure:0,p=0.01,pause=240s", seed);
+            int paused = 0;
+            for (int round = 0; round < 5_000; round++) {
+                final long ns = s.pauseNs(0, round);
+                assertThat(ns).isIn(0L, 240_000_000_000L);
+                assertThat(s.factor(0, round)).isEqualTo(1.0);
+                assertThat(s.pauseNs(1, round)).as("only worker 0 fails").isZero();
+                if (ns > 0) {
+                    paused++;
+                    firstRounds.add(round);
+                }
+            }
+            assertThat(paused).as("seed %d: at most once", seed).isLessThanOrEqualTo(1);
+        }
+        // geometric with p = 0.01: a mean of about 100 steps, spread out
+        assertThat(firstRounds.size()).isGreaterThan(100);
+        assertThat(p.pauseNs(0, (int) StragglerProfile.firstFailure(9, 0, 0, 0.01))).isEqualTo(240_000_000_000L);
+        assertThat(StragglerProfile.firstFailure(9, 0, 0, 1.0)).isZero();
+        assertThat(StragglerProfile.firstFailure(9, 0, 0, 0.0)).as("never").isNegative();
+    }
+
+    @Test
+    void serenesPatternsRefuseBadRangesAndProbabilities() {
+        assertThatThrownBy(() -> StragglerProfile.parse("slow:p=1.5,pause=0.5-2.0", 1)).hasMessageContaining("probability p in [0, 1]");
+        assertThatThrownBy(() -> StragglerProfile.parse("slow:p=0.15,pause=2.0-0.5", 1)).hasMessageContaining("0 <= A <= B");
+        assertThatThrownBy(() -> StragglerProfile.parse("slow:p=0.15,pause=2.0", 1)).hasMessageContaining("range of steps A-B");
+        assertThatThrownBy(() -> StragglerProfile.parse("slow:p=0.15", 1)).hasMessageContaining("slow:p=P,pause=A-B");
+        assertThatThrownBy(() -> StragglerProfile.parse("failure:0,p=-0.1,pause=240s", 1)).hasMessageContaining("probability");
+        assertThatThrownBy(() -> StragglerProfile.parse("failure:0,p=0.01,pause=240", 1)).hasMessageContaining("a pause with a unit");
+        assertThatThrownBy(() -> StragglerProfile.parse("failure:x,p=0.01,pause=2s", 1)).hasMessageContaining("a worker id");
+        assertThatThrownBy(() -> StragglerProfile.parse("transient:p=2,x4", 1)).hasMessageContaining("probability p in [0, 1]");
+    }
 }

@@ -2,6 +2,7 @@ package io.serene.harness.cli;
 
 import io.serene.training.ComputeClock;
 import io.serene.training.ComputeOn;
+import io.serene.training.DeviceModel;
 import io.serene.training.FreshWait;
 import io.serene.training.LrSchedule;
 import io.serene.training.ModelKind;
@@ -25,7 +26,8 @@ public final class TrainingOptions {
     String model;
 
     @Option(names = "--stragglers", defaultValue = TrainDefaults.STRAGGLERS, description = "Straggler profile (" + StragglerProfile.SYNTAX
-        + "), seeded: a worker sleeps (F - 1) times its measured compute time after each gradient. Default: ${DEFAULT-VALUE}.")
+        + "), seeded: a worker's step lasts F times its modelled step (--step-time), or it sleeps (F - 1) times its measured "
+        + "compute time with no device modelled; pauses come on top. Default: ${DEFAULT-VALUE}.")
     String stragglers;
 
     @Option(names = "--rounds", description = "Rounds (one batch per worker each). Default: one epoch (--epochs 1).")
@@ -92,6 +94,14 @@ public final class TrainingOptions {
         + "(0.04 in the paper); 0: none. Default: ${DEFAULT-VALUE}.")
     float delayCompensation;
 
+    @Option(names = "--step-time", defaultValue = TrainDefaults.STEP_TIME, description = "The modelled accelerator: a step of "
+        + "--batch images takes this long (40ms; a batch of b images b / batch of it), or a file of lines "
+        + "'model,batch,milliseconds'. The real forward and backward pass runs inside it and the worker waits out the rest, "
+        + "parked; straggler factors and pauses lengthen the modelled step, not the host's compute. The run counts every step "
+        + "whose real compute overran its modelled time and says whether it was faithful. 0: no model, steps take the host's "
+        + "time. Default: ${DEFAULT-VALUE}.")
+    String stepTime;
+
     @Option(names = "--eval-every", defaultValue = TrainDefaults.EVAL_EVERY,
         description = "Test-set evaluation every E rounds (0: only at the end). Default: ${DEFAULT-VALUE}.")
     int evalEvery;
@@ -131,6 +141,7 @@ public final class TrainingOptions {
             .freshWait(FreshWait.parse("--fresh-wait", freshWait))
             .staleScale(StaleScale.parse("--stale-scale", staleScale))
             .delayCompensation(delayCompensation)
+            .device(DeviceModel.parse("--step-time", stepTime))
             .evalEvery(evalEvery)
             .deferredEval(deferredEval)
             .seed(seed)

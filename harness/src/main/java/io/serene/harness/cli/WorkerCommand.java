@@ -49,6 +49,9 @@ import java.util.function.Supplier;
 @Command(name = "worker", mixinStandardHelpOptions = true,
     description = "Runs one training worker against a switch (serene switch) on Fashion-MNIST.")
 public final class WorkerCommand implements Callable<Integer> {
+    /** Passes run on blank images before a job on a modelled device starts (DjlModel#warmUpSteps). */
+    private static final int WARM_UP_STEPS = 20;
+
     @Mixin
     TrainingOptions training = new TrainingOptions();
 
@@ -161,7 +164,7 @@ public final class WorkerCommand implements Callable<Integer> {
         }
         try (DjlModel net = new DjlModel(t.model(), t.batch(), t.learningRate(), t.momentum(), t.seed());
              AutoCloseable transport = shm ? ShmTransport.create(1) : UdpTransport.create(1, true);
-             RoundRecords log = new RoundRecords(id, total, records, epochMs)) {
+             RoundRecords log = new RoundRecords(id, total, records, epochMs, t.device().modelled())) {
             t.lrSchedule().applyTo(net, total);
             final Function<Supplier<int[]>, WorkerHost> connect = offers -> {
                 final WorkerContext context = new WorkerContext().jobId(job).tag(tag).workerId(id).workers(workers)
@@ -173,6 +176,10 @@ public final class WorkerCommand implements Callable<Integer> {
             // the connection in use: a job the switch lost is joined again on a new one (TrainingLoop.recover)
             // read anew for every JOIN: the others' checkpoints move on while the rebuilt job waits for them
             final Supplier<int[]> offered = rejoin ? () -> rejoinOffers(checkpointDir, id, workers) : null;
+            if (t.device().modelled()) {
+                // warm before the clock starts: a cold first step would overrun its modelled time
+                net.warmUpSteps(t.batch(), WARM_UP_STEPS);
+            }
             final WorkerHost[] live = {connect.apply(offered)};
             try {
                 awaitJoin(live[0], t.timeoutSeconds());

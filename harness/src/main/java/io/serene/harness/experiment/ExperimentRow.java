@@ -17,11 +17,13 @@ import java.util.List;
 /**
  * One run of an experiment: a row of {@code summary.csv} and an element of {@code summary.json}'s
  * {@code runs}, written and read as this type. A time to accuracy is null when the run never
- * reached the target; in sim mode accuracy and time to accuracy are null.
+ * reached the target; in sim mode accuracy and time to accuracy are null. {@code clock} says which
+ * clock made the times: {@code modelled} (a modelled device, and the run was faithful to it),
+ * {@code modelled-not-faithful}, {@code host} (this host's time, no device modelled) or {@code virtual} (sim).
  */
 public record ExperimentRow(String scenario, String model, int workers, String stragglers, String policy, long seed, double jctSeconds,
                             Double ttaSeconds, double cumulativeWaitingSeconds, double computeShare, Double finalAccuracy,
-                            int modeSwitches) {
+                            int modeSwitches, String clock) {
     /** Columns in the record's order (CsvMapper would sort them). */
     private static final CsvMapper CSV = CsvMapper.builder().disable(MapperFeature.SORT_PROPERTIES_ALPHABETICALLY).build();
     private static final CsvSchema SCHEMA = CSV.schemaFor(ExperimentRow.class).withHeader().withNullValue("");
@@ -29,13 +31,22 @@ public record ExperimentRow(String scenario, String model, int workers, String s
     /** A training run's row. */
     static ExperimentRow of(final ExperimentRunner.Run run, final RunSummary s) {
         return new ExperimentRow(run.scenario, run.model.toString(), run.workers, run.stragglers, run.policy.name, run.seed, s.jctSeconds(),
-            s.ttaSeconds(), s.cumulativeWaitingSeconds(), s.computeShare(), s.finalAccuracy(), s.modeSwitches());
+            s.ttaSeconds(), s.cumulativeWaitingSeconds(), s.computeShare(), s.finalAccuracy(), s.modeSwitches(), clockOf(s));
     }
 
     /** A simulated run's row (no accuracy). */
     static ExperimentRow of(final ExperimentRunner.Run run, final SimRunSummary s) {
         return new ExperimentRow(run.scenario, run.model == null ? null : run.model.toString(), run.workers, run.stragglers, run.policy.name,
-            run.seed, s.jctSeconds(), null, s.cumulativeWaitingSeconds(), s.computeShare(), null, s.modeSwitches());
+            run.seed, s.jctSeconds(), null, s.cumulativeWaitingSeconds(), s.computeShare(), null, s.modeSwitches(), "virtual");
+    }
+
+    /** The clock that made a training run's times (a summary written before verdicts existed: the host's). */
+    static String clockOf(final RunSummary s) {
+        final RunSummary.Fidelity f = s.fidelity();
+        if (f == null || !f.clock().equals("modelled")) {
+            return "host";
+        }
+        return f.faithful() ? "modelled" : "modelled-not-faithful";
     }
 
     /** Writes the rows as CSV with a header (RFC 4180 quoting: commas, quotes and line breaks stay in their cell). */

@@ -13,6 +13,7 @@ import io.serene.harness.launch.RunSettings;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.ComputeClock;
 import io.serene.training.ComputeOn;
+import io.serene.training.DeviceModel;
 import io.serene.training.FreshWait;
 import io.serene.training.LrSchedule;
 import io.serene.training.ModelKind;
@@ -57,6 +58,7 @@ import java.util.regex.Pattern;
  * delayCompensation: 0.04      # train: DC-ASGD's lambda for gradients computed ahead (default 0; --delay-compensation)
  * staleScale: none             # train: every gradient at full weight (default inverse: 1/(1+t) t rounds ahead; --stale-scale)
  * computeClock: wall           # train: the compute time workers report, cpu (default) or wall (serene worker --compute-clock)
+ * stepTime: 40ms               # train: the modelled accelerator's step (default 0: the host's speed; serene worker --step-time)
  * workerJit: tiered            # train: the worker JVMs' JIT, c1 (default) or tiered (serene train --worker-jit)
  * link: shm                    # train: how workers reach the switch, udp (default) or shm (serene train --link)
  * policies:                    # presets, schedules (N: the worker count), or policy files
@@ -113,7 +115,7 @@ public final class ExperimentSpec {
 
     private static final Set<String> KEYS = Set.of("name", "mode", "model", "workers", "epochs", "rounds", "targetAccuracy",
         "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "computeClock", "computeOn", "freshWait", "staleScale",
-        "delayCompensation", "workerJit", "link",
+        "delayCompensation", "stepTime", "workerJit", "link",
         "momentum", "computeMs", "policies", "stragglers", "seeds", "quick", "faults");
 
     public final String name;
@@ -215,6 +217,12 @@ public final class ExperimentSpec {
         }
         if (n.has("computeClock")) {
             t.computeClock(ComputeClock.parse("'computeClock'", string(n, "computeClock", null)));
+        }
+        if (n.has("stepTime")) {
+            // a number first is a duration (or 0); else a step-time file, beside the experiment file or the working directory's
+            final String step = n.get("stepTime").asText().trim();
+            final boolean file = !step.isEmpty() && !Character.isDigit(step.charAt(0)) && step.charAt(0) != '.';
+            t.device(DeviceModel.parse("'stepTime'", file && Files.isRegularFile(base.resolve(step)) ? base.resolve(step).toString() : step));
         }
         training = t.build();
         workerJit = WorkerJit.parse("'workerJit'", string(n, "workerJit", TrainDefaults.WORKER_JIT));

@@ -48,6 +48,9 @@ public final class ReportWriter {
             .append(spec.mode.equals("train") ? ", models <b>" + esc(spec.models.toString()) + "</b>" : "")
             .append(quick ? ", <b>--quick</b>" : "").append(", seeds ").append(esc(spec.seeds.toString())).append(", written ")
             .append(esc(ZonedDateTime.now().format(DateTimeFormatter.RFC_1123_DATE_TIME))).append(".</p>\n");
+        if (spec.mode.equals("train")) {
+            sb.append("<p>").append(esc(clockNote(spec, runs))).append("</p>\n");
+        }
         final String baseline = summary.baseline();
         for (final ExperimentResult.Scenario sc : summary.scenarios()) {
             final String id = sc.id();
@@ -95,6 +98,28 @@ public final class ReportWriter {
             + "<code>summary.csv</code>, per scenario and policy the statistics in <code>scenarios.csv</code> and <code>summary.json</code>; "
             + "each chart as its own SVG file under <code>charts/</code>.</p>\n</body></html>\n");
         return sb.toString();
+    }
+
+    /**
+     * Which clock made the training runs' times: a modelled device (and how many runs held to it, naming
+     * those that did not), or the host's.
+     */
+    static String clockNote(final ExperimentSpec spec, final Map<ExperimentRunner.Run, RunSummary> runs) {
+        if (!spec.training.device().modelled()) {
+            return "Clock: this host's (no device modelled, stepTime 0): the times are this host's, not a cluster's.";
+        }
+        final List<String> unfaithful = new ArrayList<>();
+        for (final Map.Entry<ExperimentRunner.Run, RunSummary> e : runs.entrySet()) {
+            if (!ExperimentRow.clockOf(e.getValue()).equals("modelled")) {
+                final RunSummary.Fidelity f = e.getValue().fidelity();
+                unfaithful.add(e.getKey().scenario + " " + e.getKey().policy.name + " seed " + e.getKey().seed
+                    + (f == null ? "" : " (" + f.verdict() + ")"));
+            }
+        }
+        return "Clock: a modelled device, a step of " + spec.training.device() + " for a batch of " + spec.training.batch()
+            + " images (communication on this host's clock); " + (runs.size() - unfaithful.size()) + " of " + runs.size()
+            + " runs faithful to it" + (unfaithful.isEmpty() ? "." : "; not faithful, so not a cluster's times: "
+            + String.join("; ", unfaithful) + ".");
     }
 
     /**

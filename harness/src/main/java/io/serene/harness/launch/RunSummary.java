@@ -16,13 +16,26 @@ import java.util.Map;
  * @param relaunches             each time the job was relaunched from its checkpoints, and why
  * @param run                    the job's shape and the workers' training settings
  * @param switchCounters         the switch's counters at the end
+ * @param fidelity               which clock made the times, and whether the host kept up with the modelled one
  */
 public record RunSummary(int schemaVersion, double finalAccuracy, double jctSeconds, double targetAccuracy, Double ttaSeconds,
                          double cumulativeWaitingSeconds, double computeShare, List<String> modelHashes, boolean modelsEqual,
                          List<Double> finalAccuracies, double finalLoss, PerRound perRound, Staleness staleness,
                          List<CurvePoint> accuracyCurve, List<Double> waitingSecondsPerWorker, List<Integer> skippedRoundsPerWorker,
                          List<Integer> droppedRoundsPerWorker, List<Long> samplesPerWorker, int modeSwitches, List<ModeSwitch> switches,
-                         List<Failure> failures, List<Relaunch> relaunches, Map<String, Object> run, Map<String, Long> switchCounters, long seed) {
+                         List<Failure> failures, List<Relaunch> relaunches, Map<String, Object> run, Map<String, Long> switchCounters, long seed,
+                         Fidelity fidelity) {
+    /**
+     * Which clock made a run's times and whether it held. {@code clock} is {@code modelled} (a device
+     * modelled by {@code stepTime}) or {@code host} (no device: the times are this host's, never a
+     * cluster's); {@code faithful} only for a modelled clock whose steps overran their modelled time in
+     * at most {@link TrainSummary#FAITHFUL_OVERRUN_SHARE} of the steps; {@code verdict} says so in words,
+     * with the cause and what to change when it did not hold.
+     */
+    public record Fidelity(String clock, String stepTime, long steps, long overrunSteps, double overrunShare, double maxOverrunMs,
+                           double hostComputeSeconds, Double hostBusyShare, boolean faithful, String verdict) {
+    }
+
     /** A worker that died: its exit code, why (killed by --faults, or its exit), and the rounds it had finished. */
     public record Failure(int worker, int exitCode, String cause, int roundsDone) {
     }
@@ -64,10 +77,10 @@ public record RunSummary(int schemaVersion, double finalAccuracy, double jctSeco
     /** This summary with the run's settings and what the launcher saw added to the measured figures. */
     RunSummary with(final List<ModeSwitch> modeSwitchList, final List<Failure> died, final List<Relaunch> relaunchList,
                     final Map<String, Object> runSettings,
-                    final Map<String, Long> counters, final long runSeed) {
+                    final Map<String, Long> counters, final long runSeed, final Fidelity verdict) {
         return new RunSummary(schemaVersion, finalAccuracy, jctSeconds, targetAccuracy, ttaSeconds, cumulativeWaitingSeconds, computeShare,
             modelHashes, modelsEqual, finalAccuracies, finalLoss, perRound, staleness, accuracyCurve, waitingSecondsPerWorker,
             skippedRoundsPerWorker, droppedRoundsPerWorker, samplesPerWorker, modeSwitchList.size(), modeSwitchList, died, relaunchList, runSettings,
-            counters, runSeed);
+            counters, runSeed, verdict);
     }
 }

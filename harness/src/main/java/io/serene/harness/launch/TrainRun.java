@@ -105,7 +105,7 @@ public final class TrainRun {
             if (reason == null) {
                 final SyncConfig initial = s.policy() != null ? s.policy().start() : schedule.configFor(0);
                 return summarize(workers, launch.failures, launch.relaunches, rounds, decisions, launch.counters,
-                    syncChanges(initial, schedule, decisions), epochMs);
+                    syncChanges(initial, schedule, decisions), epochMs, launch.load.busyShare());
             }
             final boolean planned = launch.plannedRelaunch;
             if (!planned && ++restarts > s.maxRestarts()) {
@@ -128,6 +128,8 @@ public final class TrainRun {
         final List<RunSummary.Failure> failures = new ArrayList<>();
         /** The switch counters, summed over the launches. */
         final Map<String, Long> counters = new LinkedHashMap<>();
+        /** The host's processor load while the workers ran, over the launches. */
+        final HostLoad load = new HostLoad();
         final List<RunSummary.Relaunch> relaunches = Collections.synchronizedList(new ArrayList<>());
         /** The faults that fired (each fires once, whatever launch it falls in). */
         private final Set<FaultPlan.Fault> fired = ConcurrentHashMap.newKeySet();
@@ -189,14 +191,16 @@ public final class TrainRun {
                     .ifPresent(j -> fire(faults, workers, on, base + j.releasedRound(), stalls.stalled(j, view.timeNs()))));
                 switchMonitor.start();
                 final ControlServer server = s.controlPort() < 0 ? null : ControlServer.start(control, "127.0.0.1", s.controlPort());
-                say.printf(Locale.ROOT, "train: %d workers, %s, policy %s, stragglers %s, %d rounds of batch %d, seed %d; switch on %s%s%n",
-                    s.workers(), t.model(), s.policyName(), t.stragglers(), rounds, t.batch(), t.seed(), link.describe(),
+                say.printf(Locale.ROOT, "train: %d workers, %s, policy %s, stragglers %s, %d rounds of batch %d, seed %d, %s; switch on %s%s%n",
+                    s.workers(), t.model(), s.policyName(), t.stragglers(), rounds, t.batch(), t.seed(),
+                    t.device().modelled() ? "modelled step " + t.device() : "the host's clock (no --step-time)", link.describe(),
                     (server == null ? "" : ", control on tcp " + server.address())
                         + (metrics == null ? "" : ", metrics on http://127.0.0.1:" + metrics.port() + "/metrics"));
                 say.println("records in " + s.out());
                 say.flush();
                 final Thread hook = new Thread(workers::stop, "train-shutdown");
                 Runtime.getRuntime().addShutdownHook(hook);
+                load.begin();
                 try {
                     for (int w = 0; w < s.workers(); w++) {
                         workers.start(w, workerCommand(w, rounds, link.address(), epochMs, base, false),
@@ -216,6 +220,7 @@ public final class TrainRun {
                         throw monitor.failure;
                     }
                 } finally {
+                    load.end();
                     workers.stop();
                     failures.addAll(workers.failures());
                     if (workers.relaunchReason() == null) {
@@ -431,7 +436,7 @@ public final class TrainRun {
                                  final List<RunSummary.Relaunch> relaunches, final int rounds,
                                  final List<Controller.Decision> decisions,
                                           final Map<String, Long> switchCounters, final List<RunTraces.SyncChange> changes,
-                                          final long epochMs) throws IOException {
+                                          final long epochMs, final Double hostBusy) throws IOException {
         final List<RoundRecord> all = new ArrayList<>();
         final List<String> lines = new ArrayList<>();
         for (int w = 0; w < s.workers(); w++) {
@@ -472,7 +477,7 @@ public final class TrainRun {
         run.put("rounds", rounds);
         run.putAll(s.trainingSummary());
         final RunSummary summary = TrainSummary.of(all, results, s.targetAccuracy()).with(switches, failures, relaunches, run,
-            switchCounters, t.seed());
+            switchCounters, t.seed(), TrainSummary.fidelity(results, t.device().text(), hostBusy));
         Files.writeString(s.out().resolve("summary.json"), Json.write(summary) + "\n", StandardCharsets.UTF_8);
         return summary;
     }
@@ -512,6 +517,9 @@ public final class TrainRun {
         }
         if (summary.modeSwitches() > 0) {
             out.println("mode switches: " + summary.modeSwitches());
+        }
+        if (summary.fidelity() != null) {
+            out.println("clock: " + summary.fidelity().verdict());
         }
     }
 

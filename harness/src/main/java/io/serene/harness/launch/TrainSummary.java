@@ -1,6 +1,7 @@
 package io.serene.harness.launch;
 
 import io.serene.training.Json;
+import io.serene.training.ModelledSteps;
 import io.serene.training.RoundRecord;
 import io.serene.training.WorkerResult;
 
@@ -9,7 +10,9 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 
 /**
@@ -29,7 +32,37 @@ import java.util.TreeMap;
  * </ul>
  */
 final class TrainSummary {
+    /** A modelled clock held if at most this share of the steps overran their modelled time. */
+    static final double FAITHFUL_OVERRUN_SHARE = 0.01;
+
     private TrainSummary() {
+    }
+
+    /**
+     * The fidelity verdict of a run whose workers reported {@code results}, with device model
+     * {@code stepTime} ("0": none) and the host's processors {@code hostBusy} busy (null: unknown).
+     */
+    static RunSummary.Fidelity fidelity(final List<WorkerResult> results, final String stepTime, final Double hostBusy) {
+        final String busy = hostBusy == null ? "" : String.format(Locale.ROOT, "; the host's processors were %.0f%% busy", 100 * hostBusy);
+        final List<ModelledSteps.Report> devices = results.stream().map(WorkerResult::device).filter(Objects::nonNull).toList();
+        if (devices.isEmpty()) {
+            return new RunSummary.Fidelity("host", stepTime, 0, 0, 0, 0, 0, hostBusy, false, "the host's clock: no device modelled "
+                + "(--step-time 0), so every time is this host's, not a cluster's" + busy);
+        }
+        final long steps = devices.stream().mapToLong(ModelledSteps.Report::steps).sum();
+        final long overrun = devices.stream().mapToLong(ModelledSteps.Report::overrunSteps).sum();
+        final double maxMs = 1e3 * devices.stream().mapToDouble(ModelledSteps.Report::maxOverrunSeconds).max().orElse(0);
+        final double host = devices.stream().mapToDouble(ModelledSteps.Report::hostComputeSeconds).sum();
+        final double share = steps == 0 ? 0 : (double) overrun / steps;
+        final boolean faithful = share <= FAITHFUL_OVERRUN_SHARE;
+        final String counted = String.format(Locale.ROOT, "%d of %d steps (%.1f%%) overran their modelled time of %s a batch", overrun,
+            steps, 100 * share, stepTime);
+        final String verdict = faithful
+            ? "faithful: the modelled clock held (" + counted + busy + ")"
+            : String.format(Locale.ROOT, "NOT faithful: %s, by up to %.1f ms%s: this host could not keep up with the modelled device, so "
+                + "the times are not a cluster's; use fewer workers, a slower device (a longer --step-time), or serene sim", counted,
+                maxMs, busy);
+        return new RunSummary.Fidelity("modelled", stepTime, steps, overrun, share, maxMs, host, hostBusy, faithful, verdict);
     }
 
     /** The summary's measured figures (the caller adds the run's settings, switches and counters: {@link RunSummary#with}). */
@@ -74,7 +107,7 @@ final class TrainSummary {
             byWorker.stream().mapToDouble(WorkerResult::finalLoss).average().orElse(0), perRound, staleness(rounds), curve,
             byWorker.stream().map(WorkerResult::waitingSeconds).toList(), byWorker.stream().map(WorkerResult::skippedRounds).toList(),
             byWorker.stream().map(WorkerResult::droppedRounds).toList(), byWorker.stream().map(WorkerResult::samples).toList(),
-            0, List.of(), List.of(), List.of(), Map.of(), Map.of(), 0);
+            0, List.of(), List.of(), List.of(), Map.of(), Map.of(), 0, null);
     }
 
     /** Per evaluated round that every worker evaluated: mean accuracy, at the time the last one evaluated it. */

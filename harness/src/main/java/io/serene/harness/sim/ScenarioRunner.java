@@ -243,10 +243,10 @@ public final class ScenarioRunner {
         network.schedule(now + duration, () -> busy(w, round, cleared));
     }
 
-    /** A worker's compute time for a round: the base time, jittered, times its straggler factor. */
+    /** A worker's compute time for a round: the base time, jittered, times its straggler factor, and any straggler pause. */
     private long duration(final int w, final int round) {
         final double jitter = 1 + s.computeJitter * (2 * StragglerProfile.uniform(s.seed, 99, w, round) - 1);
-        return (long) (s.computeNs * jitter * profile.factor(w, round));
+        return (long) (s.computeNs * jitter * profile.factor(w, round)) + profile.pauseNs(w, round);
     }
 
     private void compute(final int w, final int round) {

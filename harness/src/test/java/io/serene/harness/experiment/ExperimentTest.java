@@ -359,8 +359,8 @@ class ExperimentTest {
     @Test
     void theCsvKeepsCommasQuotesAndLineBreaksInTheirCellsAndSmallValues(@TempDir final Path dir) throws Exception {
         final List<ExperimentRow> rows = List.of(
-            new ExperimentRow("w4,trace", "mlp", 4, "trace:file=a \"b\".csv\r\nnext", "bsp+exclude:2", 3, 1.25e-7, null, 0.5, 0.1, 0.81, 2),
-            new ExperimentRow("w4", null, 8, "none", "ssp:2", 4, 12.5, 10.0, 1e-12, 0.9, null, 0));
+            new ExperimentRow("w4,trace", "mlp", 4, "trace:file=a \"b\".csv\r\nnext", "bsp+exclude:2", 3, 1.25e-7, null, 0.5, 0.1, 0.81, 2, "modelled"),
+            new ExperimentRow("w4", null, 8, "none", "ssp:2", 4, 12.5, 10.0, 1e-12, 0.9, null, 0, "virtual"));
         ExperimentRow.writeCsv(dir.resolve("summary.csv"), rows);
         assertThat(ExperimentRow.readCsv(dir.resolve("summary.csv"))).isEqualTo(rows);
         assertThat(Files.readString(dir.resolve("summary.csv"))).contains("1.25E-7", "1.0E-12").doesNotContain("0.000000");

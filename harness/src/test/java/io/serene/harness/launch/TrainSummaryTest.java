@@ -1,6 +1,7 @@
 package io.serene.harness.launch;
 
 import io.serene.training.Json;
+import io.serene.training.ModelledSteps;
 import io.serene.training.RoundRecord;
 import io.serene.training.WorkerResult;
 import org.junit.jupiter.api.Test;
@@ -14,13 +15,13 @@ import static org.assertj.core.api.Assertions.within;
 /** The training summary's figures on hand-computed records of 2 workers and 2 rounds. */
 class TrainSummaryTest {
     private static final List<RoundRecord> ROUNDS = List.of(
-        new RoundRecord(0, 0, 1.0, 0.1, 0.0, 0.2, 0, 32, 1.1, 1.5, false, false, 2.0f, null, null),
-        new RoundRecord(1, 0, 1.0, 0.3, 0.1, 0.05, 0, 32, 1.4, 1.5, false, false, 2.1f, null, null),
-        new RoundRecord(0, 1, 1.5, 0.1, 0.0, 0.3, 1, 32, 1.6, 2.0, false, false, 1.0f, 0.7, 2.1),
-        new RoundRecord(1, 1, 1.5, 0.3, 0.0, 0.05, 0, 32, 1.9, 2.0, false, false, 1.1f, 0.9, 2.2));
+        new RoundRecord(0, 0, 1.0, 0.1, 0.0, 0.2, 0, 32, 1.1, 1.5, false, false, 2.0f, null, null, null),
+        new RoundRecord(1, 0, 1.0, 0.3, 0.1, 0.05, 0, 32, 1.4, 1.5, false, false, 2.1f, null, null, null),
+        new RoundRecord(0, 1, 1.5, 0.1, 0.0, 0.3, 1, 32, 1.6, 2.0, false, false, 1.0f, 0.7, 2.1, null),
+        new RoundRecord(1, 1, 1.5, 0.3, 0.0, 0.05, 0, 32, 1.9, 2.0, false, false, 1.1f, 0.9, 2.2, null));
     private static final List<WorkerResult> RESULTS = List.of(
-        new WorkerResult(1, 2, 2.3 - 1.0, 1.0, 2.3, 0.6, 0.1, 0, 0, 64, true, 0.1, 0.1, false, "none", 1.0f, 0.8, "aa", 1),
-        new WorkerResult(0, 2, 2.2 - 1.0, 1.0, 2.2, 0.2, 0.0, 0, 0, 64, true, 0.5, 0.1, false, "none", 1.2f, 0.8, "aa", 1));
+        new WorkerResult(1, 2, 2.3 - 1.0, 1.0, 2.3, 0.6, 0.1, 0, 0, 64, true, 0.1, 0.1, false, "none", 1.0f, 0.8, "aa", 1, null),
+        new WorkerResult(0, 2, 2.2 - 1.0, 1.0, 2.2, 0.2, 0.0, 0, 0, 64, true, 0.5, 0.1, false, "none", 1.2f, 0.8, "aa", 1, null));
 
     @Test
     void computesJctTimeToAccuracyWaitingAndComputeShare() {
@@ -50,7 +51,7 @@ class TrainSummaryTest {
         final RunSummary s = TrainSummary.of(ROUNDS, RESULTS, 0.75).with(List.of(new RunSummary.ModeSwitch(1, 0, "bsp", "ssp:2", "why")),
             List.of(new RunSummary.Failure(2, 137, "killed by --faults kill:2@1 at round 1", 1)),
             List.of(new RunSummary.Relaunch("--faults restart:2@2", 0, true)), Map.of("workers", 2, "policy", "p"),
-            Map.of("releases", 4L), 7);
+            Map.of("releases", 4L), 7, TrainSummary.fidelity(RESULTS, "0", 0.5));
         final String json = Json.write(s);
         assertThat(json).startsWith("{\"schemaVersion\":2,\"finalAccuracy\":0.8,");
         assertThat(Json.read(json, RunSummary.class)).isEqualTo(s);
@@ -63,5 +64,39 @@ class TrainSummaryTest {
         assertThat(s.staleness()).isEqualTo(new RunSummary.Staleness(1, 0.25, Map.of("0", 3, "1", 1)));
         final RunSummary reached = TrainSummary.of(ROUNDS, RESULTS, 0.8);
         assertThat(reached.ttaSeconds()).isCloseTo(1.2, within(1e-9));
+    }
+
+    private static WorkerResult withSteps(final WorkerResult r, final ModelledSteps.Report device) {
+        return new WorkerResult(r.worker(), r.rounds(), r.seconds(), r.startSeconds(), r.endSeconds(), r.computeSeconds(),
+            r.injectedSeconds(), r.skippedRounds(), r.droppedRounds(), r.samples(), r.rebalance(), r.waitingSeconds(),
+            r.evaluationSeconds(), r.deferredEvaluation(), r.stragglers(), r.finalLoss(), r.finalAccuracy(), r.modelHash(), r.seed(), device);
+    }
+
+    @Test
+    void aRunWithNoDeviceModelledIsOnTheHostsClockAndNeverFaithful() {
+        final RunSummary.Fidelity f = TrainSummary.fidelity(RESULTS, "0", 0.97);
+        assertThat(f.clock()).isEqualTo("host");
+        assertThat(f.faithful()).isFalse();
+        assertThat(f.verdict()).contains("this host's, not a cluster's").contains("97% busy");
+    }
+
+    @Test
+    void aModelledRunIsFaithfulUpToOnePercentOfItsStepsOverrun() {
+        final List<WorkerResult> held = List.of(withSteps(RESULTS.get(0), new ModelledSteps.Report(500, 5, 0.01, 0.004, 1.0)),
+            withSteps(RESULTS.get(1), new ModelledSteps.Report(500, 5, 0.01, 0.002, 1.0)));
+        final RunSummary.Fidelity ok = TrainSummary.fidelity(held, "40ms", null);
+        assertThat(ok.clock()).isEqualTo("modelled");
+        assertThat(ok.faithful()).isTrue();
+        assertThat(ok.overrunSteps()).isEqualTo(10);
+        assertThat(ok.overrunShare()).isEqualTo(0.01);
+        assertThat(ok.verdict()).startsWith("faithful").contains("10 of 1000 steps (1.0%)");
+
+        final List<WorkerResult> over = List.of(withSteps(RESULTS.get(0), new ModelledSteps.Report(500, 6, 0.01, 0.004, 1.0)),
+            withSteps(RESULTS.get(1), new ModelledSteps.Report(500, 5, 0.01, 0.002, 1.0)));
+        final RunSummary.Fidelity not = TrainSummary.fidelity(over, "1ms", 0.99);
+        assertThat(not.faithful()).isFalse();
+        assertThat(not.maxOverrunMs()).isEqualTo(4.0);
+        assertThat(not.verdict()).startsWith("NOT faithful").contains("11 of 1000 steps").contains("fewer workers")
+            .contains("99% busy");
     }
 }

@@ -26,10 +26,10 @@ import static org.assertj.core.api.Assertions.within;
  */
 class RunTracesTest {
     private static final List<RoundRecord> ROUNDS = List.of(
-        new RoundRecord(0, 0, 1.0, 0.010, 0.0, 0.002, 0, 32, 1.012, 1.05, false, false, 2.25f, null, null),
-        new RoundRecord(1, 0, 1.0, 0.011, 0.022, 0.001, 0, 32, 1.034, 1.05, false, false, 2.5f, null, null),
-        new RoundRecord(0, 1, 1.05, 0.010, 0.0, 0.030, 1, 32, 1.09, 1.12, false, false, 1.75f, 0.625, 1.5),
-        new RoundRecord(1, 1, 1.05, 0.011, 0.022, 0.001, 0, 32, 1.084, 1.12, false, false, 1.5f, 0.625, 1.5));
+        new RoundRecord(0, 0, 1.0, 0.010, 0.0, 0.002, 0, 32, 1.012, 1.05, false, false, 2.25f, null, null, null),
+        new RoundRecord(1, 0, 1.0, 0.011, 0.022, 0.001, 0, 32, 1.034, 1.05, false, false, 2.5f, null, null, null),
+        new RoundRecord(0, 1, 1.05, 0.010, 0.0, 0.030, 1, 32, 1.09, 1.12, false, false, 1.75f, 0.625, 1.5, null),
+        new RoundRecord(1, 1, 1.05, 0.011, 0.022, 0.001, 0, 32, 1.084, 1.12, false, false, 1.5f, 0.625, 1.5, null));
     private static final List<RunTraces.SyncChange> CHANGES = List.of(new RunTraces.SyncChange(0, "bsp", null),
         new RunTraces.SyncChange(1, "ssp:2", "lag >= 2 for 3 rounds"));
 

@@ -1,0 +1,69 @@
+package io.serene.training;
+
+import org.junit.jupiter.api.Test;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ModelledStepsTest {
+    /** A fake clock the waiter advances. */
+    private long now;
+    private final List<Long> waitedUntil = new ArrayList<>();
+
+    private ModelledSteps fake() {
+        return new ModelledSteps(() -> now, deadline -> {
+            waitedUntil.add(deadline);
+            now = Math.max(now, deadline);
+        });
+    }
+
+    @Test
+    void aStepThatFitsIsWaitedOutToItsModelledTime() {
+        final ModelledSteps steps = fake();
+        now = 1_000;
+        final long start = now;
+        now += 3_000_000;
+        assertThat(steps.finish(start, 40_000_000)).as("the real compute").isEqualTo(3_000_000);
+        assertThat(now).as("the step ends at its modelled time").isEqualTo(start + 40_000_000);
+        assertThat(waitedUntil).containsExactly(start + 40_000_000);
+        assertThat(steps.overrunSteps()).isZero();
+        assertThat(steps.steps()).isEqualTo(1);
+    }
+
+    @Test
+    void aStepThatOverranItsModelledTimeIsCountedAndNotWaited() {
+        final ModelledSteps steps = fake();
+        for (int i = 0; i < 10; i++) {
+            final long start = now;
+            now += i == 3 ? 5_000_000 : i == 7 ? 2_500_000 : 1_000_000;
+            steps.finish(start, 2_000_000);
+        }
+        assertThat(steps.steps()).isEqualTo(10);
+        assertThat(steps.overrunSteps()).isEqualTo(2);
+        assertThat(steps.overrunNs()).isEqualTo(3_000_000 + 500_000);
+        assertThat(steps.maxOverrunNs()).isEqualTo(3_000_000);
+        assertThat(waitedUntil).hasSize(8);
+        assertThat(steps.hostNs()).isEqualTo(8 * 1_000_000 + 5_000_000 + 2_500_000);
+        final ModelledSteps.Report r = steps.report();
+        assertThat(r.overrunSteps()).isEqualTo(2);
+        assertThat(r.maxOverrunSeconds()).isEqualTo(0.003);
+    }
+
+    @Test
+    void aPauseTakesNoProcessor() {
+        final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        final ModelledSteps steps = ModelledSteps.onTheMonotonicClock();
+        final long cpu0 = threads.getCurrentThreadCpuTime();
+        final long start = System.nanoTime();
+        steps.finish(start, 300_000_000);
+        final long elapsed = System.nanoTime() - start;
+        final long cpu = threads.getCurrentThreadCpuTime() - cpu0;
+        assertThat(elapsed).as("waited out the modelled time").isGreaterThanOrEqualTo(300_000_000);
+        assertThat(cpu).as("processor time of a 300 ms pause").isLessThan(30_000_000);
+        assertThat(steps.overrunSteps()).isZero();
+    }
+}
