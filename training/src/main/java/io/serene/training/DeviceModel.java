@@ -1,10 +1,11 @@
 package io.serene.training;
 
+import io.serene.protocol.Units;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -48,7 +49,7 @@ public final class DeviceModel {
             return HOST;
         }
         if (Character.isDigit(v.charAt(0)) || v.charAt(0) == '.') {
-            final long ns = durationNs(what, v);
+            final long ns = Units.durationNs(what, v);
             if (ns <= 0) {
                 throw new IllegalArgumentException(what + " must be 0 or a positive duration, was '" + value + "'");
             }
@@ -107,28 +108,6 @@ public final class DeviceModel {
     @Override
     public int hashCode() {
         return text.hashCode();
-    }
-
-    /** A duration with its unit: ns, us, ms or s. */
-    static long durationNs(final String what, final String value) {
-        final String v = value.trim().toLowerCase(Locale.ROOT);
-        final String[][] units = {{"ns", "1"}, {"us", "1e3"}, {"ms", "1e6"}, {"s", "1e9"}};
-        for (final String[] unit : units) {
-            if (v.endsWith(unit[0])) {
-                final String number = v.substring(0, v.length() - unit[0].length()).trim();
-                try {
-                    final double ns = Double.parseDouble(number) * Double.parseDouble(unit[1]);
-                    if (!(ns >= 0) || ns > 3.6e12) {
-                        throw new NumberFormatException();
-                    }
-                    return Math.round(ns);
-                } catch (final NumberFormatException ex) {
-                    break;
-                }
-            }
-        }
-        throw new IllegalArgumentException(what + ": '" + value + "' is not a duration of at most an hour with a unit (ns, us, ms or s), "
-            + "as in 40ms");
     }
 
     private static DeviceModel file(final String what, final String name) {

@@ -1,5 +1,7 @@
 package io.serene.training;
 
+import io.serene.protocol.Units;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -221,7 +223,7 @@ public final class StragglerProfile {
         final double p = probability(part, fields[1].trim().substring(2));
         final long pauseNs;
         try {
-            pauseNs = DeviceModel.durationNs("pause", fields[2].trim().substring(6));
+            pauseNs = Units.durationNs("pause", fields[2].trim().substring(6));
         } catch (final IllegalArgumentException ex) {
             throw bad(part, "a pause with a unit, as in pause=240s or pause=500ms, not '" + fields[2].trim() + "'");
         }

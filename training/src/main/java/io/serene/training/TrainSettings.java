@@ -1,6 +1,7 @@
 package io.serene.training;
 
 import io.serene.training.data.FashionMnist;
+import io.serene.transport.LinkModel;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -23,18 +24,19 @@ import java.util.Map;
  * @param staleScale how a worker weighs a gradient it computed ahead before contributing it
  * @param delayCompensation DC-ASGD's lambda for a gradient computed ahead (0: none)
  * @param device    the modelled accelerator ({@code --step-time}; {@link DeviceModel#HOST}: the host's speed)
+ * @param link      the modelled link to the switch ({@code --link-rate}, {@code --link-delay}; {@link LinkModel#NONE}: the host's)
  * @param data      the Fashion-MNIST directory
  */
 public record TrainSettings(ModelKind model, String stragglers, Integer rounds, Double epochs, int batch, boolean rebalance,
                             float learningRate, float momentum, LrSchedule lrSchedule, StaleMomentum staleMomentum,
                             ComputeClock computeClock, ComputeOn computeOn, FreshWait freshWait, StaleScale staleScale,
-                            float delayCompensation, DeviceModel device, int evalEvery,
+                            float delayCompensation, DeviceModel device, LinkModel link, int evalEvery,
                             boolean deferredEval, long seed,
                             Path data, int timeoutSeconds) {
     /** Validates; called by {@link Builder#build()}. */
     public TrainSettings {
         if (model == null || stragglers == null || lrSchedule == null || staleMomentum == null || computeClock == null
-            || computeOn == null || freshWait == null || staleScale == null || device == null || data == null) {
+            || computeOn == null || freshWait == null || staleScale == null || device == null || link == null || data == null) {
             throw new IllegalArgumentException("model, stragglers, schedules, clock and data directory must be set");
         }
         RunLength.check(batch, evalEvery, rounds, epochs);
@@ -66,7 +68,7 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         return new Builder().model(model).stragglers(stragglers).rounds(rounds).epochs(epochs).batch(batch).rebalance(rebalance)
             .learningRate(learningRate).momentum(momentum).lrSchedule(lrSchedule).staleMomentum(staleMomentum)
             .computeClock(computeClock).computeOn(computeOn).freshWait(freshWait).staleScale(staleScale).evalEvery(evalEvery)
-            .delayCompensation(delayCompensation).device(device).deferredEval(deferredEval).seed(seed).data(data)
+            .delayCompensation(delayCompensation).device(device).link(link).deferredEval(deferredEval).seed(seed).data(data)
             .timeoutSeconds(timeoutSeconds);
     }
 
@@ -97,6 +99,7 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
             "--momentum", "" + momentum, "--lr-schedule", lrSchedule.text(), "--stale-momentum", staleMomentum.text(),
             "--compute-clock", computeClock.text(), "--compute-on", computeOn.text(), "--fresh-wait", freshWait.text(),
             "--stale-scale", staleScale.text(), "--delay-compensation", "" + delayCompensation, "--step-time", device.text(),
+            "--link-rate", link.rateText(), "--link-delay", link.delayText(),
             "--eval-every", "" + evalEvery,
             deferredEval ? "--deferred-eval" : "--no-deferred-eval", "--seed", "" + seed, "--stragglers", stragglers,
             "--data", data.toString(), "--timeout-seconds", "" + timeoutSeconds));
@@ -118,6 +121,8 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         m.put("staleScale", staleScale.text());
         m.put("delayCompensation", Double.parseDouble(Float.toString(delayCompensation)));
         m.put("stepTime", device.text());
+        m.put("linkRate", link.rateText());
+        m.put("linkDelay", link.delayText());
         m.put("evalEvery", evalEvery);
         m.put("evaluation", deferredEval ? "deferred" : "inline");
         return m;
@@ -141,6 +146,7 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         private StaleScale staleScale = StaleScale.parse("--stale-scale", TrainDefaults.STALE_SCALE);
         private float delayCompensation = Float.parseFloat(TrainDefaults.DELAY_COMPENSATION);
         private DeviceModel device = DeviceModel.parse("--step-time", TrainDefaults.STEP_TIME);
+        private LinkModel link = LinkModel.NONE;
         private int evalEvery = TrainDefaults.evalEvery();
         private boolean deferredEval = true;
         private long seed = TrainDefaults.seed();
@@ -232,6 +238,12 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
             return this;
         }
 
+        /** The modelled link to the switch ({@link LinkModel#NONE}: none). */
+        public Builder link(final LinkModel value) {
+            link = value;
+            return this;
+        }
+
         public Builder evalEvery(final int value) {
             evalEvery = value;
             return this;
@@ -262,7 +274,7 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         public TrainSettings build() {
             final Double passes = rounds == null && epochs == null ? Double.valueOf(1) : epochs;
             return new TrainSettings(model, stragglers, rounds, passes, batch, rebalance, learningRate, momentum, lrSchedule,
-                staleMomentum, computeClock, computeOn, freshWait, staleScale, delayCompensation, device, evalEvery, deferredEval, seed,
+                staleMomentum, computeClock, computeOn, freshWait, staleScale, delayCompensation, device, link, evalEvery, deferredEval, seed,
                 data != null ? data : FashionMnist.DEBIAN_DIR,
                 timeoutSeconds);
         }

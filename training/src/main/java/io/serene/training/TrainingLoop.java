@@ -339,7 +339,8 @@ public final class TrainingLoop {
         final WorkerResult result = new WorkerResult(options.id(), total, seconds, log.startSeconds(), endSeconds, log.computeNs() / 1e9,
             log.injectedNs() / 1e9, log.skippedRounds(), log.droppedRounds(), log.samples(), options.settings().rebalance(),
             log.waitingNs() / 1e9, log.evaluationNs() / 1e9, copies != null, options.profile().toString(), finalLoss, accuracy,
-            modelHash, options.settings().seed(), options.settings().device().modelled() ? steps.report() : null);
+            modelHash, options.settings().seed(), options.settings().device().modelled() ? steps.report() : null,
+            worker.linkReport());
         System.out.println(Json.write(result));
         System.out.flush();
     }

@@ -1,6 +1,7 @@
 package io.serene.worker;
 
 import io.serene.protocol.JobTag;
+import io.serene.transport.LinkModel;
 import io.serene.protocol.JoinPacket;
 
 import java.util.function.Supplier;
@@ -20,6 +21,7 @@ public final class WorkerContext {
     private long joinRetryNs = 100_000_000L;
     private int maxJoinAttempts = 50;
     private int maxWindow = Integer.MAX_VALUE;
+    private LinkModel link = LinkModel.NONE;
 
     public WorkerContext jobId(final int id) {
         this.jobId = id;
@@ -121,6 +123,16 @@ public final class WorkerContext {
         return this;
     }
 
+    /** A modelled access link to the switch, paced in user space ({@link LinkModel#NONE}: the host's own). */
+    public WorkerContext link(final LinkModel value) {
+        this.link = value;
+        return this;
+    }
+
+    public LinkModel link() {
+        return link;
+    }
+
     public int jobId() {
         return jobId;
     }
@@ -175,6 +187,7 @@ public final class WorkerContext {
         require(joinRetryNs > 0, "joinRetryNs must be > 0, was " + joinRetryNs);
         require(maxJoinAttempts >= 1, "maxJoinAttempts must be >= 1, was " + maxJoinAttempts);
         require(maxWindow >= 1, "maxWindow must be >= 1, was " + maxWindow);
+        require(link != null, "link must be set (LinkModel.NONE: none)");
         return this;
     }
 

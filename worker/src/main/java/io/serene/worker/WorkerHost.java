@@ -1,7 +1,9 @@
 package io.serene.worker;
 
 import io.serene.protocol.Counters;
+import io.serene.protocol.PacketEndpoint;
 import io.serene.protocol.sync.StepLayout;
+import io.serene.transport.ModelledLink;
 import io.serene.transport.PacketHost;
 import io.serene.transport.ShmOptions;
 import io.serene.transport.ShmTransport;
@@ -22,10 +24,22 @@ import java.util.function.Function;
 public final class WorkerHost implements AutoCloseable {
     private final WorkerEngine engine;
     private final PacketHost host;
+    /** The modelled link the engine's packets cross, or null. */
+    private final ModelledLink link;
 
-    private WorkerHost(final WorkerEngine engine, final PacketHost host) {
+    private WorkerHost(final WorkerEngine engine, final ModelledLink link, final PacketHost host) {
         this.engine = engine;
+        this.link = link;
         this.host = host;
+    }
+
+    /** The engine, behind the context's modelled link if it models one. */
+    private static PacketEndpoint endpoint(final WorkerEngine engine, final ModelledLink link) {
+        return link != null ? link : engine;
+    }
+
+    private static ModelledLink linkOf(final WorkerContext context, final WorkerEngine engine) {
+        return context.link().modelled() ? new ModelledLink(engine, context.link()) : null;
     }
 
     /**
@@ -36,7 +50,8 @@ public final class WorkerHost implements AutoCloseable {
                                   final InetSocketAddress local, final UdpTransport transport, final UdpOptions options,
                                   final Consumer<Throwable> errorHandler) {
         final WorkerEngine engine = new WorkerEngine(context.switchPort(0), errorHandler);
-        return new WorkerHost(engine, transport.bind(engine, local, options, switchAddress));
+        final ModelledLink link = linkOf(context, engine);
+        return new WorkerHost(engine, link, transport.bind(endpoint(engine, link), local, options, switchAddress));
     }
 
     /**
@@ -47,7 +62,8 @@ public final class WorkerHost implements AutoCloseable {
                                      final ShmTransport transport, final ShmOptions options,
                                      final Consumer<Throwable> errorHandler) {
         final WorkerEngine engine = new WorkerEngine(context.switchPort(0), errorHandler);
-        return new WorkerHost(engine, transport.connect(engine, directory, options));
+        final ModelledLink link = linkOf(context, engine);
+        return new WorkerHost(engine, link, transport.connect(endpoint(engine, link), directory, options));
     }
 
     /** Workers in the job (the context's, fixed at start: readable from any thread). */
@@ -120,6 +136,11 @@ public final class WorkerHost implements AutoCloseable {
     /** Runs a function on the engine's thread. */
     public <T> CompletableFuture<T> call(final Function<WorkerEngine, T> function) {
         return host.call(() -> function.apply(engine));
+    }
+
+    /** What the modelled link carried so far, or null without one (from any thread). */
+    public ModelledLink.Report linkReport() {
+        return link == null ? null : host.call(link::report).join();
     }
 
     public PacketHost host() {

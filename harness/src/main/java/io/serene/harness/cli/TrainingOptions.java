@@ -12,6 +12,7 @@ import io.serene.training.StragglerProfile;
 import io.serene.training.TrainDefaults;
 import io.serene.training.TrainSettings;
 import io.serene.training.data.GlobalBatch;
+import io.serene.transport.LinkModel;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -102,6 +103,16 @@ public final class TrainingOptions {
         + "time. Default: ${DEFAULT-VALUE}.")
     String stepTime;
 
+    @Option(names = "--link-rate", defaultValue = "0", description = "A modelled link between each worker and the switch: its rate "
+        + "each way (100mbit, 1gbit), paced in user space: every packet waits for the link, takes its size over the rate, and "
+        + "arrives --link-delay later; packets handed on over 1 ms late count against the run's fidelity. 0: no model, the host's "
+        + "own link. Default: ${DEFAULT-VALUE}.")
+    String linkRate;
+
+    @Option(names = "--link-delay", defaultValue = "0", description = "The modelled link's one-way propagation delay (50us; needs "
+        + "--link-rate). Default: ${DEFAULT-VALUE}.")
+    String linkDelay;
+
     @Option(names = "--eval-every", defaultValue = TrainDefaults.EVAL_EVERY,
         description = "Test-set evaluation every E rounds (0: only at the end). Default: ${DEFAULT-VALUE}.")
     int evalEvery;
@@ -142,6 +153,7 @@ public final class TrainingOptions {
             .staleScale(StaleScale.parse("--stale-scale", staleScale))
             .delayCompensation(delayCompensation)
             .device(DeviceModel.parse("--step-time", stepTime))
+            .link(LinkModel.parse(linkRate, linkDelay))
             .evalEvery(evalEvery)
             .deferredEval(deferredEval)
             .seed(seed)

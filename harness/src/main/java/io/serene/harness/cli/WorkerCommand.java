@@ -167,7 +167,7 @@ public final class WorkerCommand implements Callable<Integer> {
              RoundRecords log = new RoundRecords(id, total, records, epochMs, t.device().modelled())) {
             t.lrSchedule().applyTo(net, total);
             final Function<Supplier<int[]>, WorkerHost> connect = offers -> {
-                final WorkerContext context = new WorkerContext().jobId(job).tag(tag).workerId(id).workers(workers)
+                final WorkerContext context = new WorkerContext().link(t.link()).jobId(job).tag(tag).workerId(id).workers(workers)
                     .elementsPerRound(net.elements()).rebuild(offers).maxJoinAttempts(rejoinAttempts(t.timeoutSeconds(), offers));
                 final Consumer<Throwable> errors = ex -> System.err.println("worker " + id + " error: " + ex);
                 return shm ? WorkerHost.connect(context, shmDirectory, (ShmTransport) transport, ShmOptions.defaults(), errors)

@@ -23,6 +23,7 @@ import io.serene.training.StragglerProfile;
 import io.serene.training.TrainDefaults;
 import io.serene.training.TrainSettings;
 import io.serene.training.WorkerJit;
+import io.serene.transport.LinkModel;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -59,6 +60,8 @@ import java.util.regex.Pattern;
  * staleScale: none             # train: every gradient at full weight (default inverse: 1/(1+t) t rounds ahead; --stale-scale)
  * computeClock: wall           # train: the compute time workers report, cpu (default) or wall (serene worker --compute-clock)
  * stepTime: 40ms               # train: the modelled accelerator's step (default 0: the host's speed; serene worker --step-time)
+ * linkRate: 100mbit            # train: a modelled link to the switch, paced in user space (default 0: none; --link-rate)
+ * linkDelay: 50us              # train: its one-way delay (default 0; --link-delay)
  * workerJit: tiered            # train: the worker JVMs' JIT, c1 (default) or tiered (serene train --worker-jit)
  * link: shm                    # train: how workers reach the switch, udp (default) or shm (serene train --link)
  * policies:                    # presets, schedules (N: the worker count), or policy files
@@ -115,7 +118,7 @@ public final class ExperimentSpec {
 
     private static final Set<String> KEYS = Set.of("name", "mode", "model", "workers", "epochs", "rounds", "targetAccuracy",
         "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "computeClock", "computeOn", "freshWait", "staleScale",
-        "delayCompensation", "stepTime", "workerJit", "link",
+        "delayCompensation", "stepTime", "linkRate", "linkDelay", "workerJit", "link",
         "momentum", "computeMs", "policies", "stragglers", "seeds", "quick", "faults");
 
     public final String name;
@@ -217,6 +220,9 @@ public final class ExperimentSpec {
         }
         if (n.has("computeClock")) {
             t.computeClock(ComputeClock.parse("'computeClock'", string(n, "computeClock", null)));
+        }
+        if (n.has("linkRate") || n.has("linkDelay")) {
+            t.link(LinkModel.parse(string(n, "linkRate", "0"), string(n, "linkDelay", "0")));
         }
         if (n.has("stepTime")) {
             // a number first is a duration (or 0); else a step-time file, beside the experiment file or the working directory's

@@ -29,11 +29,13 @@ public record RunSummary(int schemaVersion, double finalAccuracy, double jctSeco
      * Which clock made a run's times and whether it held. {@code clock} is {@code modelled} (a device
      * modelled by {@code stepTime}) or {@code host} (no device: the times are this host's, never a
      * cluster's); {@code faithful} only for a modelled clock whose steps overran their modelled time in
-     * at most {@link TrainSummary#FAITHFUL_OVERRUN_SHARE} of the steps; {@code verdict} says so in words,
-     * with the cause and what to change when it did not hold.
+     * at most {@link TrainSummary#FAITHFUL_OVERRUN_SHARE} of the steps (and, with a modelled link, whose
+     * packets were handed on late in at most that share); {@code verdict} says so in words, with the
+     * cause and what to change when it did not hold.
      */
     public record Fidelity(String clock, String stepTime, long steps, long overrunSteps, double overrunShare, double maxOverrunMs,
-                           double hostComputeSeconds, Double hostBusyShare, boolean faithful, String verdict) {
+                           double hostComputeSeconds, String link, long linkPackets, long lateLinkPackets, long droppedLinkPackets,
+                           double maxLinkLateMs, Double hostBusyShare, boolean faithful, String verdict) {
     }
 
     /** A worker that died: its exit code, why (killed by --faults, or its exit), and the rounds it had finished. */

@@ -193,7 +193,8 @@ public final class TrainRun {
                 final ControlServer server = s.controlPort() < 0 ? null : ControlServer.start(control, "127.0.0.1", s.controlPort());
                 say.printf(Locale.ROOT, "train: %d workers, %s, policy %s, stragglers %s, %d rounds of batch %d, seed %d, %s; switch on %s%s%n",
                     s.workers(), t.model(), s.policyName(), t.stragglers(), rounds, t.batch(), t.seed(),
-                    t.device().modelled() ? "modelled step " + t.device() : "the host's clock (no --step-time)", link.describe(),
+                    (t.device().modelled() ? "modelled step " + t.device() : "the host's clock (no --step-time)")
+                        + (t.link().modelled() ? ", modelled link " + t.link() : ""), link.describe(),
                     (server == null ? "" : ", control on tcp " + server.address())
                         + (metrics == null ? "" : ", metrics on http://127.0.0.1:" + metrics.port() + "/metrics"));
                 say.println("records in " + s.out());
@@ -477,7 +478,7 @@ public final class TrainRun {
         run.put("rounds", rounds);
         run.putAll(s.trainingSummary());
         final RunSummary summary = TrainSummary.of(all, results, s.targetAccuracy()).with(switches, failures, relaunches, run,
-            switchCounters, t.seed(), TrainSummary.fidelity(results, t.device().text(), hostBusy));
+            switchCounters, t.seed(), TrainSummary.fidelity(results, t.device().text(), t.link(), hostBusy));
         Files.writeString(s.out().resolve("summary.json"), Json.write(summary) + "\n", StandardCharsets.UTF_8);
         return summary;
     }

@@ -4,6 +4,8 @@ import io.serene.training.Json;
 import io.serene.training.ModelledSteps;
 import io.serene.training.RoundRecord;
 import io.serene.training.WorkerResult;
+import io.serene.transport.LinkModel;
+import io.serene.transport.ModelledLink;
 
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -43,26 +45,43 @@ final class TrainSummary {
      * {@code stepTime} ("0": none) and the host's processors {@code hostBusy} busy (null: unknown).
      */
     static RunSummary.Fidelity fidelity(final List<WorkerResult> results, final String stepTime, final Double hostBusy) {
+        return fidelity(results, stepTime, LinkModel.NONE, hostBusy);
+    }
+
+    /** The same, with the modelled link {@code link} ({@link LinkModel#NONE}: none). */
+    static RunSummary.Fidelity fidelity(final List<WorkerResult> results, final String stepTime, final LinkModel link, final Double hostBusy) {
         final String busy = hostBusy == null ? "" : String.format(Locale.ROOT, "; the host's processors were %.0f%% busy", 100 * hostBusy);
         final List<ModelledSteps.Report> devices = results.stream().map(WorkerResult::device).filter(Objects::nonNull).toList();
+        final List<ModelledLink.Report> links = results.stream().map(WorkerResult::link).filter(Objects::nonNull).toList();
+        final long packets = links.stream().mapToLong(ModelledLink.Report::packets).sum();
+        final long late = links.stream().mapToLong(ModelledLink.Report::latePackets).sum();
+        final long dropped = links.stream().mapToLong(ModelledLink.Report::droppedPackets).sum();
+        final double maxLateMs = links.stream().mapToDouble(ModelledLink.Report::maxLateMs).max().orElse(0);
+        final double lateShare = packets == 0 ? 0 : (double) late / packets;
+        final boolean linkHeld = lateShare <= FAITHFUL_OVERRUN_SHARE;
+        final String linkPart = links.isEmpty() ? "" : String.format(Locale.ROOT, "; %d of %d packets (%.1f%%) more than 1 ms late on "
+            + "the modelled link of %s%s", late, packets, 100 * lateShare, link, linkHeld ? "" : String.format(Locale.ROOT,
+            ", by up to %.1f ms", maxLateMs));
         if (devices.isEmpty()) {
-            return new RunSummary.Fidelity("host", stepTime, 0, 0, 0, 0, 0, hostBusy, false, "the host's clock: no device modelled "
-                + "(--step-time 0), so every time is this host's, not a cluster's" + busy);
+            return new RunSummary.Fidelity("host", stepTime, 0, 0, 0, 0, 0, link.toString(), packets, late, dropped, maxLateMs, hostBusy,
+                false, "the host's clock: no device modelled (--step-time 0), so every time is this host's, not a cluster's" + linkPart
+                + busy);
         }
         final long steps = devices.stream().mapToLong(ModelledSteps.Report::steps).sum();
         final long overrun = devices.stream().mapToLong(ModelledSteps.Report::overrunSteps).sum();
         final double maxMs = 1e3 * devices.stream().mapToDouble(ModelledSteps.Report::maxOverrunSeconds).max().orElse(0);
         final double host = devices.stream().mapToDouble(ModelledSteps.Report::hostComputeSeconds).sum();
         final double share = steps == 0 ? 0 : (double) overrun / steps;
-        final boolean faithful = share <= FAITHFUL_OVERRUN_SHARE;
-        final String counted = String.format(Locale.ROOT, "%d of %d steps (%.1f%%) overran their modelled time of %s a batch", overrun,
-            steps, 100 * share, stepTime);
-        final String verdict = faithful
-            ? "faithful: the modelled clock held (" + counted + busy + ")"
-            : String.format(Locale.ROOT, "NOT faithful: %s, by up to %.1f ms%s: this host could not keep up with the modelled device, so "
-                + "the times are not a cluster's; use fewer workers, a slower device (a longer --step-time), or serene sim", counted,
-                maxMs, busy);
-        return new RunSummary.Fidelity("modelled", stepTime, steps, overrun, share, maxMs, host, hostBusy, faithful, verdict);
+        final boolean stepsHeld = share <= FAITHFUL_OVERRUN_SHARE;
+        final String counted = String.format(Locale.ROOT, "%d of %d steps (%.1f%%) overran their modelled time of %s a batch%s", overrun,
+            steps, 100 * share, stepTime, stepsHeld ? "" : String.format(Locale.ROOT, ", by up to %.1f ms", maxMs));
+        final String verdict = stepsHeld && linkHeld
+            ? "faithful: the modelled clock held (" + counted + linkPart + busy + ")"
+            : "NOT faithful: " + counted + linkPart + busy + ": this host could not keep up with the modelled "
+                + (stepsHeld ? "link" : "device") + ", so the times are not a cluster's; use fewer workers, "
+                + (stepsHeld ? "a slower link (a lower --link-rate)" : "a slower device (a longer --step-time)") + ", or serene sim";
+        return new RunSummary.Fidelity("modelled", stepTime, steps, overrun, share, maxMs, host, link.toString(), packets, late, dropped,
+            maxLateMs, hostBusy, stepsHeld && linkHeld, verdict);
     }
 
     /** The summary's measured figures (the caller adds the run's settings, switches and counters: {@link RunSummary#with}). */

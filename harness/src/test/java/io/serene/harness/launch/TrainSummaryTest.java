@@ -20,8 +20,8 @@ class TrainSummaryTest {
         new RoundRecord(0, 1, 1.5, 0.1, 0.0, 0.3, 1, 32, 1.6, 2.0, false, false, 1.0f, 0.7, 2.1, null),
         new RoundRecord(1, 1, 1.5, 0.3, 0.0, 0.05, 0, 32, 1.9, 2.0, false, false, 1.1f, 0.9, 2.2, null));
     private static final List<WorkerResult> RESULTS = List.of(
-        new WorkerResult(1, 2, 2.3 - 1.0, 1.0, 2.3, 0.6, 0.1, 0, 0, 64, true, 0.1, 0.1, false, "none", 1.0f, 0.8, "aa", 1, null),
-        new WorkerResult(0, 2, 2.2 - 1.0, 1.0, 2.2, 0.2, 0.0, 0, 0, 64, true, 0.5, 0.1, false, "none", 1.2f, 0.8, "aa", 1, null));
+        new WorkerResult(1, 2, 2.3 - 1.0, 1.0, 2.3, 0.6, 0.1, 0, 0, 64, true, 0.1, 0.1, false, "none", 1.0f, 0.8, "aa", 1, null, null),
+        new WorkerResult(0, 2, 2.2 - 1.0, 1.0, 2.2, 0.2, 0.0, 0, 0, 64, true, 0.5, 0.1, false, "none", 1.2f, 0.8, "aa", 1, null, null));
 
     @Test
     void computesJctTimeToAccuracyWaitingAndComputeShare() {
@@ -69,7 +69,7 @@ class TrainSummaryTest {
     private static WorkerResult withSteps(final WorkerResult r, final ModelledSteps.Report device) {
         return new WorkerResult(r.worker(), r.rounds(), r.seconds(), r.startSeconds(), r.endSeconds(), r.computeSeconds(),
             r.injectedSeconds(), r.skippedRounds(), r.droppedRounds(), r.samples(), r.rebalance(), r.waitingSeconds(),
-            r.evaluationSeconds(), r.deferredEvaluation(), r.stragglers(), r.finalLoss(), r.finalAccuracy(), r.modelHash(), r.seed(), device);
+            r.evaluationSeconds(), r.deferredEvaluation(), r.stragglers(), r.finalLoss(), r.finalAccuracy(), r.modelHash(), r.seed(), device, null);
     }
 
     @Test

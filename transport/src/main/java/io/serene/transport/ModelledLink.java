@@ -1,0 +1,202 @@
+package io.serene.transport;
+
+import io.serene.protocol.Outbox;
+import io.serene.protocol.PacketEndpoint;
+
+import java.nio.ByteBuffer;
+
+/**
+ * A modelled access link in front of a sans-IO endpoint, paced in user space (this kernel has no
+ * netem): each packet, either way, waits for the link to be free, takes its size over the link's
+ * rate, and arrives its propagation delay later.
+ *
+ * <pre>
+ *   endpoint --send--> [up queue: rate, delay] --> transport --> switch
+ *   endpoint <-deliver- [down queue: rate, delay] <-- transport <-- switch
+ * </pre>
+ *
+ * Packets wait in two preallocated rings (no allocation per packet); one that finds its ring full is
+ * dropped and counted, as a switch port's full queue drops, and loss recovery sends it again. Every
+ * packet handed on more than {@link #LATE_NS} after its modelled time (the host's timers and
+ * processor could not keep up) is counted: the run's fidelity verdict reads it. Runs on the
+ * transport's thread, as the endpoint does.
+ */
+public final class ModelledLink implements PacketEndpoint {
+    /** How late a packet may be handed on and still count as on time: the event loop's timer resolution. */
+    public static final long LATE_NS = 1_000_000;
+    /** Bytes each direction may hold waiting (a switch port's buffer). */
+    public static final int QUEUE_BYTES = 8 << 20;
+
+    /** What a link carried, for a worker's result. */
+    public record Report(long packets, long latePackets, long droppedPackets, double maxLateMs) {
+    }
+
+    private final PacketEndpoint inner;
+    private final LinkModel link;
+    private final PacketQueue up = new PacketQueue(QUEUE_BYTES);
+    private final PacketQueue down = new PacketQueue(QUEUE_BYTES);
+    /** When each direction's link is free again. */
+    private long upFreeNs;
+    private long downFreeNs;
+    /** The time the endpoint is being called at: what its sends are stamped with. */
+    private long nowNs;
+    private final Outbox toLink = this::queueUp;
+    private long packets;
+    private long late;
+    private long dropped;
+    private long maxLateNs;
+
+    public ModelledLink(final PacketEndpoint inner, final LinkModel link) {
+        if (!link.modelled()) {
+            throw new IllegalArgumentException("a modelled link needs a rate");
+        }
+        this.inner = inner;
+        this.link = link;
+    }
+
+    @Override
+    public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length, final long now, final Outbox out) {
+        downFreeNs = Math.max(now, downFreeNs) + link.serializationNs(length);
+        if (!down.offer(downFreeNs + link.delayNs(), port, buffer, offset, length)) {
+            dropped++;
+        }
+        pump(now, out);
+    }
+
+    @Override
+    public long onTimer(final long now, final Outbox out) {
+        pump(now, out);
+        nowNs = now;
+        final long deadline = inner.onTimer(now, toLink);
+        pump(now, out);
+        return Math.min(deadline, Math.min(up.headDueNs(), down.headDueNs()));
+    }
+
+    /** Hands on every packet due by {@code now}: those arriving to the endpoint, then those leaving it. */
+    private void pump(final long now, final Outbox out) {
+        while (down.headDueNs() <= now) {
+            account(now - down.headDueNs());
+            nowNs = now;
+            inner.onPacket(down.headPort(), down.buffer(), down.headOffset(), down.headLength(), now, toLink);
+            down.poll();
+        }
+        while (up.headDueNs() <= now) {
+            account(now - up.headDueNs());
+            out.send(up.headPort(), up.buffer(), up.headOffset(), up.headLength());
+            up.poll();
+        }
+    }
+
+    private void queueUp(final int port, final ByteBuffer buffer, final int offset, final int length) {
+        upFreeNs = Math.max(nowNs, upFreeNs) + link.serializationNs(length);
+        if (!up.offer(upFreeNs + link.delayNs(), port, buffer, offset, length)) {
+            dropped++;
+        }
+    }
+
+    private void account(final long lateNs) {
+        packets++;
+        if (lateNs > LATE_NS) {
+            late++;
+            maxLateNs = Math.max(maxLateNs, lateNs);
+        }
+    }
+
+    /** What the link carried so far (call on the transport's thread). */
+    public Report report() {
+        return new Report(packets, late, dropped, maxLateNs / 1e6);
+    }
+
+    /**
+     * Packets in order of their due times (a link is FIFO), in one ring of bytes: each entry its due
+     * time, port and length, then its bytes, 8-byte aligned; an entry that does not fit before the
+     * ring's end starts at its beginning, a marker (port -1) saying so where there is room for one.
+     */
+    static final class PacketQueue {
+        private static final int HEADER = 16;
+        private final ByteBuffer ring;
+        private final int capacity;
+        private int head;
+        private int tail;
+        private int count;
+
+        PacketQueue(final int capacity) {
+            this.capacity = capacity;
+            this.ring = ByteBuffer.allocate(capacity);
+        }
+
+        /** Queues a copy of the packet, due at {@code dueNs}; false (nothing queued) if the ring is full. */
+        boolean offer(final long dueNs, final int port, final ByteBuffer src, final int offset, final int length) {
+            final int size = (HEADER + length + 7) & ~7;
+            if (count == 0) {
+                head = 0;
+                tail = 0;
+            }
+            int at = tail;
+            if (count == 0 || tail > head) {
+                if (capacity - tail < size) {
+                    // wrap: only if the entry fits before the head
+                    if (size >= head || (count > 0 && head == 0)) {
+                        return false;
+                    }
+                    if (capacity - tail >= HEADER) {
+                        ring.putInt(tail + 8, -1);
+                    }
+                    at = 0;
+                }
+            } else if (tail + size > head) {
+                return false;
+            }
+            ring.putLong(at, dueNs);
+            ring.putInt(at + 8, port);
+            ring.putInt(at + 12, length);
+            ring.put(at + HEADER, src, offset, length);
+            tail = at + size;
+            count++;
+            return true;
+        }
+
+        /** The due time of the first packet, or {@link PacketEndpoint#NO_DEADLINE} if none waits. */
+        long headDueNs() {
+            if (count == 0) {
+                return NO_DEADLINE;
+            }
+            skipMarker();
+            return ring.getLong(head);
+        }
+
+        int headPort() {
+            return ring.getInt(head + 8);
+        }
+
+        int headLength() {
+            return ring.getInt(head + 12);
+        }
+
+        int headOffset() {
+            return head + HEADER;
+        }
+
+        ByteBuffer buffer() {
+            return ring;
+        }
+
+        void poll() {
+            head += (HEADER + headLength() + 7) & ~7;
+            count--;
+            if (count > 0) {
+                skipMarker();
+            }
+        }
+
+        int size() {
+            return count;
+        }
+
+        private void skipMarker() {
+            if (capacity - head < HEADER || ring.getInt(head + 8) == -1) {
+                head = 0;
+            }
+        }
+    }
+}
