@@ -33,12 +33,14 @@ import java.util.Map;
  *                             U[A, B] times its step on top of it (factor 1 + U[A, B])
  *   failure:W,p=P,pause=D     Serene's failure pattern: worker W pauses for the duration D (240s) once, at
  *                             the first step whose draw falls under P (geometric, so stateless)
+ *   link:W:xF,rounds=A-B      a communication straggler: worker W's modelled link (--link-rate) carries F
+ *                             times slower through rounds A..B
  * </pre>
  * Parts combine with {@code +}; their factors multiply.
  */
 public final class StragglerProfile {
     public static final String SYNTAX = "none, persistent:W:xF, transient:p=P,xF[,rounds=L], moving:xF,rounds=L, heavytail:alpha=A, classes:A-B=xF,..., "
-        + "trace:FILE, slow:p=P,pause=A-B, failure:W,p=P,pause=D (combined with +)";
+        + "trace:FILE, slow:p=P,pause=A-B, failure:W,p=P,pause=D, link:W:xF,rounds=A-B (combined with +)";
 
     /** One part of a profile: a factor, and for some a pause of its own. */
     private interface Part {
@@ -46,6 +48,14 @@ public final class StragglerProfile {
 
         default long pauseNs(final long seed, final int worker, final int round) {
             return 0;
+        }
+
+        default double linkFactor(final long seed, final int worker, final int round) {
+            return 1.0;
+        }
+
+        default boolean slowsLinks() {
+            return false;
         }
     }
 
@@ -110,6 +120,9 @@ public final class StragglerProfile {
                 case "failure":
                     parts.add(failure(part, arg, stream));
                     break;
+                case "link":
+                    parts.add(link(part, arg));
+                    break;
                 default:
                     throw new IllegalArgumentException("unknown straggler profile part '" + part + "' (expected "
                         + SYNTAX + ")");
@@ -134,6 +147,20 @@ public final class StragglerProfile {
             ns += part.pauseNs(seed, worker, round);
         }
         return ns;
+    }
+
+    /** How many times slower than its modelled rate the worker's link carries in this round (at least 1). */
+    public double linkFactor(final int worker, final int round) {
+        double f = 1.0;
+        for (final Part part : parts) {
+            f *= part.linkFactor(seed, worker, round);
+        }
+        return f;
+    }
+
+    /** Whether a part slows links (it needs a modelled link to slow). */
+    public boolean slowsLinks() {
+        return parts.stream().anyMatch(Part::slowsLinks);
     }
 
     public long seed() {
@@ -237,6 +264,41 @@ public final class StragglerProfile {
             @Override
             public long pauseNs(final long seed, final int w, final int round) {
                 return w == worker && round == firstFailure(seed, stream, w, p) ? pauseNs : 0;
+            }
+        };
+    }
+
+    private static Part link(final String part, final String arg) {
+        final String[] fields = arg.split(",");
+        final String[] head = fields[0].split(":");
+        if (fields.length != 2 || head.length != 2 || !fields[1].trim().startsWith("rounds=")) {
+            throw bad(part, "link:W:xF,rounds=A-B, as in link:2:x10,rounds=50-80");
+        }
+        final int worker = worker(part, head[0]);
+        final double factor = factor(part, head[1]);
+        final String[] range = fields[1].trim().substring(7).split("-");
+        if (range.length != 2) {
+            throw bad(part, "a range of rounds A-B, as in rounds=50-80");
+        }
+        final int from = worker(part, range[0]);
+        final int to = worker(part, range[1]);
+        if (to < from) {
+            throw bad(part, "a range of rounds A-B with A <= B, not '" + fields[1].trim() + "'");
+        }
+        return new Part() {
+            @Override
+            public double factor(final long seed, final int w, final int round) {
+                return 1.0;
+            }
+
+            @Override
+            public double linkFactor(final long seed, final int w, final int round) {
+                return w == worker && round >= from && round <= to ? factor : 1.0;
+            }
+
+            @Override
+            public boolean slowsLinks() {
+                return true;
             }
         };
     }

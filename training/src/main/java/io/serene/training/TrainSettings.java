@@ -56,7 +56,9 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
             throw new IllegalArgumentException("--timeout-seconds must be positive, was " + timeoutSeconds);
         }
         // the syntax; a profile naming more workers than a job has is refused by profile(workers)
-        StragglerProfile.parse(stragglers, seed);
+        if (StragglerProfile.parse(stragglers, seed).slowsLinks() && !link.modelled()) {
+            throw new IllegalArgumentException("--stragglers " + stragglers + " slows a link: it needs a modelled link (--link-rate)");
+        }
     }
 
     public static Builder builder() {

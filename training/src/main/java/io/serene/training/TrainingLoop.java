@@ -164,6 +164,8 @@ public final class TrainingLoop {
     /** A gradient computed but not sent yet: its round was released while it was computed. */
     private Checkpoint.Held held;
     private long lastComputeNs;
+    /** How many times slower than its rate the worker's modelled link carries now. */
+    private double linkSlowdown = 1.0;
     /** When this worker expects its pending aggregates (fresh waits, WBSP). */
     private final Arrivals arrivals = new Arrivals();
     /** The steps on the modelled device (with --step-time): each waited out, overruns counted for the fidelity verdict. */
@@ -240,6 +242,12 @@ public final class TrainingLoop {
     private void train() throws InterruptedException, IOException {
         for (int round = base; round < total; round++) {
             log.beginRound(round);
+            final double slowLink = options.profile().linkFactor(options.id(), round);
+            if (slowLink != linkSlowdown) {
+                // a communication straggler: the worker's modelled link, slowed for a spell
+                worker.slowLink(slowLink);
+                linkSlowdown = slowLink;
+            }
             final int r = round;
             final int wire = round - base;
             final WorkerHost.RoundStart start = await(worker.startRound(wire), "the config of round " + round);
@@ -475,6 +483,7 @@ public final class TrainingLoop {
             : Checkpoint.ownOffers(options.checkpointDir(), options.id(), JoinPacket.MAX_OFFERS,
                 Stream.of(current, previous).filter(Objects::nonNull).mapToInt(s -> s.roundsDone).toArray());
         worker = options.rejoin().join(offered);
+        linkSlowdown = 1.0;
         final int first = await(worker.call(WorkerEngine::firstRound), "the round the rebuilt job goes on after");
         pending.clear();
         final Snapshot memory = first == 0 ? start : current != null && current.roundsDone == first ? current

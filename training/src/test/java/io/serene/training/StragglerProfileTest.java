@@ -220,4 +220,19 @@ class StragglerProfileTest {
         assertThatThrownBy(() -> StragglerProfile.parse("failure:x,p=0.01,pause=2s", 1)).hasMessageContaining("a worker id");
         assertThatThrownBy(() -> StragglerProfile.parse("transient:p=2,x4", 1)).hasMessageContaining("probability p in [0, 1]");
     }
+
+    @Test
+    void aCommunicationStragglerSlowsOneWorkersLinkForItsRounds() {
+        final StragglerProfile p = StragglerProfile.parse("link:2:x10,rounds=50-80", 1);
+        assertThat(p.slowsLinks()).isTrue();
+        assertThat(StragglerProfile.parse("slow:p=0.15,pause=0.5-2.0", 1).slowsLinks()).isFalse();
+        for (int round = 0; round < 200; round++) {
+            assertThat(p.factor(2, round)).as("its compute is not slowed").isEqualTo(1.0);
+            assertThat(p.linkFactor(2, round)).isEqualTo(round >= 50 && round <= 80 ? 10.0 : 1.0);
+            assertThat(p.linkFactor(1, round)).isEqualTo(1.0);
+        }
+        assertThatThrownBy(() -> StragglerProfile.parse("link:2:x10,rounds=80-50", 1)).hasMessageContaining("A <= B");
+        assertThatThrownBy(() -> StragglerProfile.parse("link:2:x0.5,rounds=1-5", 1)).hasMessageContaining("factor >= 1");
+        assertThatThrownBy(() -> StragglerProfile.parse("link:2,rounds=1-5", 1)).hasMessageContaining("link:W:xF,rounds=A-B");
+    }
 }

@@ -45,6 +45,8 @@ public final class ModelledLink implements PacketEndpoint {
     private long late;
     private long dropped;
     private long maxLateNs;
+    /** How many times slower than its rate the link carries now (a communication straggler). */
+    private double slowdown = 1.0;
 
     public ModelledLink(final PacketEndpoint inner, final LinkModel link) {
         if (!link.modelled()) {
@@ -56,7 +58,7 @@ public final class ModelledLink implements PacketEndpoint {
 
     @Override
     public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length, final long now, final Outbox out) {
-        downFreeNs = Math.max(now, downFreeNs) + link.serializationNs(length);
+        downFreeNs = Math.max(now, downFreeNs) + carryNs(length);
         if (!down.offer(downFreeNs + link.delayNs(), port, buffer, offset, length)) {
             dropped++;
         }
@@ -88,10 +90,24 @@ public final class ModelledLink implements PacketEndpoint {
     }
 
     private void queueUp(final int port, final ByteBuffer buffer, final int offset, final int length) {
-        upFreeNs = Math.max(nowNs, upFreeNs) + link.serializationNs(length);
+        upFreeNs = Math.max(nowNs, upFreeNs) + carryNs(length);
         if (!up.offer(upFreeNs + link.delayNs(), port, buffer, offset, length)) {
             dropped++;
         }
+    }
+
+    /** The time the link takes to carry {@code length} bytes now. */
+    private long carryNs(final int length) {
+        final long ns = link.serializationNs(length);
+        return slowdown == 1.0 ? ns : (long) (ns * slowdown);
+    }
+
+    /** From now on the link carries {@code factor} times slower than its rate (1: at its rate); call on the transport's thread. */
+    public void slowdown(final double factor) {
+        if (!(factor >= 1.0) || Double.isInfinite(factor)) {
+            throw new IllegalArgumentException("a link's slowdown must be a finite factor >= 1, was " + factor);
+        }
+        slowdown = factor;
     }
 
     private void account(final long lateNs) {

@@ -121,4 +121,19 @@ class ModelledLinkTest {
             assertThat(q.size()).isEqualTo(expected.size());
         }
     }
+
+    @Test
+    void aSlowedLinkCarriesItsFactorSlower() {
+        final Recorder inner = new Recorder();
+        final ModelledLink link = new ModelledLink(inner, LINK);
+        link.slowdown(4);
+        inner.toSend.add(1250);
+        assertThat(link.onTimer(0, wire)).as("4 ms on the link, then 5 ms of delay").isEqualTo(9 * MS);
+        link.slowdown(1);
+        inner.toSend.add(1250);
+        assertThat(link.onTimer(MS, wire)).isEqualTo(9 * MS);
+        now = 9 * MS;
+        assertThat(link.onTimer(now, wire)).as("the second waits for the first, then takes 1 ms").isEqualTo(10 * MS);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> link.slowdown(0.5)).hasMessageContaining(">= 1");
+    }
 }

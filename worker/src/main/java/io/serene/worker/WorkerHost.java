@@ -138,6 +138,13 @@ public final class WorkerHost implements AutoCloseable {
         return host.call(() -> function.apply(engine));
     }
 
+    /** Makes the modelled link carry {@code factor} times slower from now on (1: at its rate); nothing without one (any thread). */
+    public void slowLink(final double factor) {
+        if (link != null) {
+            host.execute(() -> link.slowdown(factor));
+        }
+    }
+
     /** What the modelled link carried so far, or null without one (from any thread). */
     public ModelledLink.Report linkReport() {
         return link == null ? null : host.call(link::report).join();

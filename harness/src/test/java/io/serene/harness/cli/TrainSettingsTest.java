@@ -2,10 +2,12 @@ package io.serene.harness.cli;
 
 import io.serene.training.ComputeClock;
 import io.serene.training.ComputeOn;
+import io.serene.training.DeviceModel;
 import io.serene.training.LrSchedule;
 import io.serene.training.ModelKind;
 import io.serene.training.StaleMomentum;
 import io.serene.training.TrainSettings;
+import io.serene.transport.LinkModel;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.DoubleRange;
@@ -51,11 +53,16 @@ class TrainSettingsTest {
                                            @ForAll final ComputeClock clock, @ForAll final ComputeOn on,
                                            @ForAll @IntRange(max = 500) final int evalEvery,
                                            @ForAll final boolean deferred, @ForAll final long seed,
-                                           @ForAll @IntRange(min = 1, max = 3600) final int timeout) {
+                                           @ForAll @IntRange(min = 1, max = 3600) final int timeout,
+                                           @ForAll @IntRange(max = 3) final int device) {
+        final String[] steps = {"0", "40ms", "1.5s", "500us"};
+        final LinkModel[] links = {LinkModel.NONE, LinkModel.parse("100mbit", "50us"), LinkModel.parse("1gbit", "0"),
+            LinkModel.parse("2.5mbit", "1ms")};
         final TrainSettings settings = TrainSettings.builder().model(cnn ? ModelKind.CNN : ModelKind.MLP)
             .stragglers("transient:p=0.1,x3").rounds(byEpochs ? null : rounds).epochs(byEpochs ? epochs : null).batch(batch)
             .rebalance(rebalance).learningRate(lr).momentum(momentum).lrSchedule(schedule).staleMomentum(stale).computeClock(clock).computeOn(on)
-            .evalEvery(evalEvery).deferredEval(deferred).seed(seed).data(Path.of("/tmp/fashion")).timeoutSeconds(timeout).build();
+            .evalEvery(evalEvery).deferredEval(deferred).seed(seed).data(Path.of("/tmp/fashion")).timeoutSeconds(timeout)
+            .device(DeviceModel.parse("--step-time", steps[device])).link(links[device]).build();
         assertThat(parsed(settings.arguments())).isEqualTo(settings);
         assertThat(settings.toBuilder().build()).isEqualTo(settings);
     }
@@ -67,6 +74,12 @@ class TrainSettingsTest {
         assertThatThrownBy(() -> TrainSettings.builder().rounds(5).epochs(1.0).build()).hasMessage("give --rounds or --epochs, not both");
         assertThatThrownBy(() -> TrainSettings.builder().timeoutSeconds(0).build()).hasMessageContaining("--timeout-seconds");
         assertThatThrownBy(() -> TrainSettings.builder().stragglers("sometimes").build()).hasMessageContaining("straggler");
+        assertThatThrownBy(() -> parsed(List.of("--step-time", "40"))).hasMessageContaining("--step-time").hasMessageContaining("unit");
+        assertThatThrownBy(() -> parsed(List.of("--link-rate", "100mb"))).hasMessageContaining("--link-rate");
+        assertThatThrownBy(() -> parsed(List.of("--link-delay", "1ms"))).hasMessageContaining("--link-delay needs --link-rate");
+        assertThatThrownBy(() -> parsed(List.of("--stragglers", "link:1:x4,rounds=1-9"))).hasMessageContaining("needs a modelled link");
+        assertThat(parsed(List.of("--stragglers", "link:1:x4,rounds=1-9", "--link-rate", "100mbit")).link().bitsPerSecond())
+            .isEqualTo(100_000_000L);
         assertThatThrownBy(() -> parsed(List.of("--lr-schedule", "linear")))
             .hasMessage("--lr-schedule must be constant, cosine or cooldown, was 'linear'");
     }
