@@ -62,6 +62,38 @@ public final class ModelledSteps {
         return computedNs;
     }
 
+    /**
+     * A step's times: {@code computeNs} on the run's clock (the modelled step, or the host's elapsed
+     * compute), {@code measuredNs} on the clock the worker reports (the modelled step, or the
+     * --compute-clock's), {@code injectedNs} the straggling on top, {@code hostNs} the host's real compute.
+     */
+    public record Times(long computeNs, long measuredNs, long injectedNs, long hostNs) {
+    }
+
+    /**
+     * Ends a step begun at {@code startNs} ({@code startClockNs} on {@code clock}), its real compute
+     * done now. On a modelled device ({@code stepNs} > 0) the step lasts {@code stepNs} times
+     * {@code factor} plus {@code pauseNs}, the rest waited out ({@link #finish}); on the host's clock
+     * the worker waits out {@code factor - 1} times its elapsed compute (less {@code viewNs}, the time
+     * preparing a model computed ahead on, which a straggler does not compute slower) plus the pause.
+     */
+    public Times end(final long startNs, final long startClockNs, final ComputeClock clock, final long stepNs, final double factor,
+                     final long pauseNs, final long viewNs) {
+        if (stepNs > 0) {
+            final long modelledNs = Math.round(stepNs * factor) + pauseNs;
+            final long realNs = finish(startNs, modelledNs);
+            return new Times(stepNs, stepNs, modelledNs - stepNs, realNs);
+        }
+        final long elapsedNs = this.clock.getAsLong() - startNs;
+        final long measuredNs = clock.nanos() - startClockNs;
+        // the injected straggling stays a multiple of the elapsed time, whichever clock is reported
+        final long injectedNs = Math.max(0, (long) ((factor - 1) * (elapsedNs - viewNs))) + pauseNs;
+        if (injectedNs > 0) {
+            waiter.waitUntil(this.clock.getAsLong() + injectedNs);
+        }
+        return new Times(elapsedNs, measuredNs, injectedNs, elapsedNs);
+    }
+
     /** What the steps came to, for a worker's result (times in seconds). */
     public record Report(long steps, long overrunSteps, double overrunSeconds, double maxOverrunSeconds, double hostComputeSeconds) {
     }

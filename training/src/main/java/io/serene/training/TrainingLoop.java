@@ -23,7 +23,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 
@@ -164,11 +163,11 @@ public final class TrainingLoop {
     /** A gradient computed but not sent yet: its round was released while it was computed. */
     private Checkpoint.Held held;
     private long lastComputeNs;
-    /** How many times slower than its rate the worker's modelled link carries now. */
+    /** How many times slower than its rate the worker's modelled link carries now (a communication straggler). */
     private double linkSlowdown = 1.0;
     /** When this worker expects its pending aggregates (fresh waits, WBSP). */
     private final Arrivals arrivals = new Arrivals();
-    /** The steps on the modelled device (with --step-time): each waited out, overruns counted for the fidelity verdict. */
+    /** The steps' times; on a modelled device (--step-time) each waited out, overruns counted for the fidelity verdict. */
     private final ModelledSteps steps = ModelledSteps.onTheMonotonicClock();
     /** WBSP: the gradients computed while waiting for this round's clearance. */
     private final BusyGradients busy;
@@ -244,7 +243,6 @@ public final class TrainingLoop {
             log.beginRound(round);
             final double slowLink = options.profile().linkFactor(options.id(), round);
             if (slowLink != linkSlowdown) {
-                // a communication straggler: the worker's modelled link, slowed for a spell
                 worker.slowLink(slowLink);
                 linkSlowdown = slowLink;
             }
@@ -370,35 +368,11 @@ public final class TrainingLoop {
         // worker copied the last one it was given before this round's start (its calls run in order)
         final float[] gradient = computingAhead ? net.computeGradientAt(ahead.model(), pixels, batches.labels())
             : net.computeGradient(pixels, batches.labels());
-        final double factor = options.profile().factor(options.id(), slowAs);
-        final long pauseNs = options.profile().pauseNs(options.id(), slowAs);
-        final long stepNs = options.settings().device().stepNs(options.settings().model(), batch, options.settings().batch());
-        final long elapsedNs;
-        final long measuredNs;
-        final long injectedNs;
-        final long hostNs;
-        if (stepNs > 0) {
-            // the modelled device: the step lasts its modelled time, straggling included, the real compute
-            // inside it, the rest waited out parked; the compute reported is the modelled step's
-            final long modelledNs = Math.round(stepNs * factor) + pauseNs;
-            hostNs = steps.finish(t0, modelledNs);
-            elapsedNs = stepNs;
-            measuredNs = stepNs;
-            injectedNs = modelledNs - stepNs;
-        } else {
-            elapsedNs = System.nanoTime() - t0;
-            hostNs = elapsedNs;
-            measuredNs = options.settings().computeClock().nanos() - c0;
-            // the injected straggling stays a multiple of the elapsed time, whichever clock is reported; a
-            // straggler computes its gradients slower, so the time spent preparing the model it computes
-            // ahead on is not multiplied
-            final long viewNs = computingAhead ? predictNs + net.lastViewNs() : 0;
-            injectedNs = Math.max(0, (long) ((factor - 1) * (elapsedNs - viewNs))) + pauseNs;
-            if (injectedNs > 0) {
-                LockSupport.parkNanos(injectedNs);
-            }
-        }
-        arrivals.computed(elapsedNs + injectedNs);
+        final TrainSettings t = options.settings();
+        final ModelledSteps.Times times = steps.end(t0, c0, t.computeClock(), t.device().stepNs(t.model(), batch, t.batch()),
+            options.profile().factor(options.id(), slowAs), options.profile().pauseNs(options.id(), slowAs),
+            computingAhead ? predictNs + net.lastViewNs() : 0);
+        arrivals.computed(times.computeNs() + times.injectedNs());
         if (computingAhead && options.settings().delayCompensation() > 0) {
             compensateDelay(round, gradient);
         }
@@ -408,7 +382,8 @@ public final class TrainingLoop {
                 gradient[i] *= weight;
             }
         }
-        return new Checkpoint.Held(gradient, round, batch, elapsedNs, measuredNs, injectedNs, applied, net.lastLoss(), hostNs);
+        return new Checkpoint.Held(gradient, round, batch, times.computeNs(), times.measuredNs(), times.injectedNs(), applied,
+            net.lastLoss(), times.hostNs());
     }
 
     /**

@@ -66,4 +66,30 @@ class ModelledStepsTest {
         assertThat(cpu).as("processor time of a 300 ms pause").isLessThan(30_000_000);
         assertThat(steps.overrunSteps()).isZero();
     }
+
+    @Test
+    void onAModelledDeviceAStragglersFactorAndPauseLengthenTheModelledStep() {
+        final ModelledSteps steps = fake();
+        final long start = now;
+        now += 4_000_000;
+        final ModelledSteps.Times t = steps.end(start, 0, ComputeClock.WALL, 40_000_000, 2.5, 7_000_000, 1_000_000);
+        assertThat(t.computeNs()).as("the modelled step").isEqualTo(40_000_000);
+        assertThat(t.measuredNs()).isEqualTo(40_000_000);
+        assertThat(t.injectedNs()).as("1.5 steps and the pause").isEqualTo(60_000_000 + 7_000_000);
+        assertThat(t.hostNs()).isEqualTo(4_000_000);
+        assertThat(now).isEqualTo(start + 107_000_000);
+    }
+
+    @Test
+    void onTheHostsClockAStragglerWaitsOutAMultipleOfItsComputeLessTheViewItPrepared() {
+        final ModelledSteps steps = fake();
+        final long start = now;
+        now += 2_000_000;
+        final ModelledSteps.Times t = steps.end(start, ComputeClock.WALL.nanos(), ComputeClock.WALL, 0, 3.0, 1_000_000, 500_000);
+        assertThat(t.computeNs()).isEqualTo(2_000_000);
+        assertThat(t.hostNs()).isEqualTo(2_000_000);
+        assertThat(t.injectedNs()).as("2 x (2 - 0.5) ms and the pause").isEqualTo(4_000_000);
+        assertThat(now).isEqualTo(start + 6_000_000);
+        assertThat(steps.steps()).as("no modelled step").isZero();
+    }
 }
