@@ -228,7 +228,8 @@ public final class ExperimentSpec {
             // a number first is a duration (or 0); else a step-time file, beside the experiment file or the working directory's
             final String step = n.get("stepTime").asText().trim();
             final boolean file = !step.isEmpty() && !Character.isDigit(step.charAt(0)) && step.charAt(0) != '.';
-            t.device(DeviceModel.parse("'stepTime'", file && Files.isRegularFile(base.resolve(step)) ? base.resolve(step).toString() : step));
+            t.device(DeviceModel.parse("'stepTime'", file && base != null && Files.isRegularFile(base.resolve(step))
+                ? base.resolve(step).toString() : step));
         }
         training = t.build();
         workerJit = WorkerJit.parse("'workerJit'", string(n, "workerJit", TrainDefaults.WORKER_JIT));
@@ -245,7 +246,9 @@ public final class ExperimentSpec {
         stragglers = strings(n, "stragglers", List.of(TrainDefaults.STRAGGLERS));
         for (final String s : stragglers) {
             for (final int w : workers) {
-                StragglerProfile.parse(s, 1, w);
+                if (StragglerProfile.parse(s, 1, w).slowsLinks() && !training.link().modelled()) {
+                    throw new IllegalArgumentException("straggler profile '" + s + "' slows a link: it needs 'linkRate'");
+                }
             }
         }
         final List<Long> seedList = new ArrayList<>();

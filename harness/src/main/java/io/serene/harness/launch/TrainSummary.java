@@ -77,6 +77,7 @@ final class TrainSummary {
             steps, 100 * share, stepTime, stepsHeld ? "" : String.format(Locale.ROOT, ", by up to %.1f ms", maxMs));
         final String verdict = stepsHeld && linkHeld
             ? "faithful: the modelled clock held (" + counted + linkPart + busy + ")"
+                + (links.isEmpty() ? "; communication at this host's speed (no --link-rate)" : "")
             : "NOT faithful: " + counted + linkPart + busy + ": this host could not keep up with the modelled "
                 + (stepsHeld ? "link" : "device") + ", so the times are not a cluster's; use fewer workers, "
                 + (stepsHeld ? "a slower link (a lower --link-rate)" : "a slower device (a longer --step-time)") + ", or serene sim";

@@ -9,6 +9,7 @@ import io.serene.harness.cli.PolicyCommand;
 import io.serene.protocol.sync.LateMode;
 import io.serene.training.Json;
 import io.serene.training.ModelKind;
+import io.serene.transport.LinkModel;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -67,6 +68,11 @@ class ExperimentTest {
         assertThat(train.training.computeClock().text()).as("default").isEqualTo("cpu");
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\ncomputeClock: wall", null, false).training.computeClock().text()).isEqualTo("wall");
         assertThat(train.workerJit.text()).as("default").isEqualTo("c1");
+        assertThat(train.training.device().modelled()).as("default: the host's clock").isFalse();
+        final ExperimentSpec modelled = ExperimentSpec.parse("name: p\npolicies: [bsp]\nstepTime: 40ms\nlinkRate: 100mbit\nlinkDelay: 50us"
+            + "\nstragglers: ['link:1:x4,rounds=1-9']", null, false);
+        assertThat(modelled.training.device().stepNs(ModelKind.MLP, 64, 64)).isEqualTo(40_000_000L);
+        assertThat(modelled.training.link()).isEqualTo(LinkModel.parse("100mbit", "50us"));
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nworkerJit: tiered", null, false).workerJit.text()).isEqualTo("tiered");
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\ndeferredEval: false", null, false).training.deferredEval()).isFalse();
     }
@@ -186,6 +192,9 @@ class ExperimentTest {
         bad("name: t\npolicies: [bsp]\nstaleMomentum: none", "'staleMomentum' must be auto, compensate or fixed, was 'none'");
         bad("name: t\npolicies: [bsp]\ncomputeClock: gpu", "'computeClock' must be cpu or wall, was 'gpu'");
         bad("name: t\npolicies: [bsp]\nworkerJit: c2", "'workerJit' must be c1 or tiered, was 'c2'");
+        bad("name: t\npolicies: [bsp]\nstepTime: 40", "'stepTime': '40' is not a duration");
+        bad("name: t\npolicies: [bsp]\nlinkRate: fast", "--link-rate: 'fast' is not a rate");
+        bad("name: t\npolicies: [bsp]\nstragglers: ['link:1:x4,rounds=1-9']", "needs 'linkRate'");
         bad("name: t\npolicies: [bsp]\ndeferredEval: yes please", "'deferredEval' must be true or false, was \"yes please\"");
         bad("name: t\npolicies: [bsp, bsp]", "policy 'bsp' appears twice");
         bad("name: t\npolicies: [bsp]\nstragglers: [sometimes]", "unknown straggler profile part 'sometimes'");
