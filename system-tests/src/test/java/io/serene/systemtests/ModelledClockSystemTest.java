@@ -8,10 +8,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
+import java.util.ArrayList;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
@@ -23,17 +23,10 @@ class ModelledClockSystemTest {
 
     private static JsonNode train(final Path dir, final String name, final String... extra) throws Exception {
         final Path out = dir.resolve(name);
-        final String[] base = {"train", "--rounds", "30", "--batch", "32", "--eval-every", "10", "--data", dir.toString(), "--seed", "3",
-            "--out", out.toString(), "--json"};
-        final String[] args = new String[base.length + extra.length];
-        System.arraycopy(base, 0, args, 0, base.length);
-        System.arraycopy(extra, 0, args, base.length, extra.length);
-        final Process p = SereneProcess.start(args);
-        final String stdout = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(200, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as(stdout).isZero();
-        final String[] lines = stdout.strip().split("\n");
-        return JSON.readTree(lines[lines.length - 1]);
+        final List<String> args = new ArrayList<>(List.of("train", "--rounds", "30", "--batch", "32", "--eval-every", "10", "--data",
+            dir.toString(), "--seed", "3", "--out", out.toString(), "--json"));
+        args.addAll(List.of(extra));
+        return SereneProcess.lastJsonLine(SereneProcess.expectSuccess(args));
     }
 
     @Test

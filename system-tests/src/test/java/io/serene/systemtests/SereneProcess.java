@@ -1,5 +1,8 @@
 package io.serene.systemtests;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,6 +43,21 @@ final class SereneProcess {
         final ProcessBuilder pb = new ProcessBuilder(command);
         pb.environment().putAll(env);
         return pb.start();
+    }
+
+    /** Runs a command that must succeed within 200 s (a {@code --json} one); returns its whole standard output. */
+    static String expectSuccess(final List<String> args) throws Exception {
+        final Process p = start(args.toArray(new String[0]));
+        final String stdout = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(200, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(stdout).isZero();
+        return stdout;
+    }
+
+    /** The JSON a {@code --json} command's output ends with. */
+    static JsonNode lastJsonLine(final String stdout) throws Exception {
+        final String[] lines = stdout.strip().split("\n");
+        return new ObjectMapper().readTree(lines[lines.length - 1]);
     }
 
     /** Runs a command that must fail with {@code code} and a one-line message, never a stack trace. */

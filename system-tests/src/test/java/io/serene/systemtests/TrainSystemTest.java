@@ -248,15 +248,11 @@ class TrainSystemTest {
         final List<String> args = new ArrayList<>(List.of("train", "--workers", "2", "--rounds", "30", "--batch", "32",
             "--eval-every", "10", "--data", data.toString(), "--seed", "6", "--out", data.resolve(name).toString(), "--json"));
         args.addAll(List.of(extra));
-        final Process p = SereneProcess.start(args.toArray(new String[0]));
-        final String stdout = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(200, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as(stdout).isZero();
+        final String stdout = SereneProcess.expectSuccess(args);
         if (extra.length == 0) {
             assertThat(stdout).contains("all 2 workers finished training").contains("evaluating their copies of the model");
         }
-        final String[] lines = stdout.strip().split("\n");
-        return JSON.readTree(lines[lines.length - 1]);
+        return SereneProcess.lastJsonLine(stdout);
     }
 
     /** The batch of every round worker 0 computed (not skipped). */
@@ -281,12 +277,7 @@ class TrainSystemTest {
             "--eval-every", "0", "--policy", policy, "--stragglers", "persistent:1:x8", "--data", data.toString(), "--seed", "4",
             "--out", data.resolve(name).toString(), "--json"));
         args.addAll(List.of(extra));
-        final Process p = SereneProcess.start(args.toArray(new String[0]));
-        final String stdout = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(200, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as(stdout).isZero();
-        final String[] lines = stdout.strip().split("\n");
-        return JSON.readTree(lines[lines.length - 1]);
+        return SereneProcess.lastJsonLine(SereneProcess.expectSuccess(args));
     }
 
     @Test
