@@ -148,6 +148,9 @@ public final class ExperimentRunner {
         return aggregate;
     }
 
+    /** Settings runs did not record before they existed, and the value they were made with. */
+    private static final Map<String, String> SINCE_ADDED = Map.of("stepTime", "0", "linkRate", "0", "linkDelay", "0");
+
     /**
      * A run kept from an earlier invocation must have been made with the file's settings, or its
      * numbers would sit in the tables beside runs made another way: an error naming the setting.
@@ -162,7 +165,8 @@ public final class ExperimentRunner {
             return;
         }
         for (final Map.Entry<String, Object> e : settings(run).trainingSummary().entrySet()) {
-            final Object value = made.get(e.getKey());
+            // a run made before a setting existed was made with its default
+            final Object value = made.getOrDefault(e.getKey(), SINCE_ADDED.get(e.getKey()));
             if (value != null && !String.valueOf(value).equals(String.valueOf(e.getValue()))) {
                 throw new IllegalArgumentException(run.dir + " was run with " + e.getKey() + " " + value + ", the file says "
                     + e.getValue() + ": use another --out, or delete that run to run it again");

@@ -329,6 +329,15 @@ class ExperimentTest {
             .hasMessage(kept + " was run with lrSchedule constant, the file says cooldown: use another --out, or delete that run to run it again");
         assertThat(runner.executed()).isZero();
         assertThat(runner.matrix().get(0).dir.resolve("summary.json")).doesNotExist();
+
+        // a run from before the modelled clock existed was made on the host's
+        final ExperimentSpec modelled = ExperimentSpec.parse("name: t\nstepTime: 40ms\npolicies: [bsp]", null, false);
+        final ExperimentRunner again = new ExperimentRunner(modelled, dir.resolve("m"),
+            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+        final Path old = again.matrix().get(0).dir;
+        Files.createDirectories(old);
+        Files.writeString(old.resolve("summary.json"), "{\"run\": {\"lrSchedule\": \"constant\"}}");
+        assertThatThrownBy(() -> again.run(false)).hasMessageContaining("was run with stepTime 0, the file says 40ms");
     }
 
     @Test
