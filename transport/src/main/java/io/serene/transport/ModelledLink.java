@@ -131,6 +131,8 @@ public final class ModelledLink implements PacketEndpoint {
     static final class PacketQueue {
         private static final int HEADER = 16;
         private final ByteBuffer ring;
+        /** The same bytes as handed on: whoever reads a packet may set its byte order, which the ring's own fields must not see. */
+        private final ByteBuffer view;
         private final int capacity;
         private int head;
         private int tail;
@@ -139,6 +141,7 @@ public final class ModelledLink implements PacketEndpoint {
         PacketQueue(final int capacity) {
             this.capacity = capacity;
             this.ring = ByteBuffer.allocate(capacity);
+            this.view = ring.duplicate();
         }
 
         /** Queues a copy of the packet, due at {@code dueNs}; false (nothing queued) if the ring is full. */
@@ -193,8 +196,9 @@ public final class ModelledLink implements PacketEndpoint {
             return head + HEADER;
         }
 
+        /** The bytes of the packets, to hand on (a view of the ring of its own: its byte order is the reader's). */
         ByteBuffer buffer() {
-            return ring;
+            return view;
         }
 
         void poll() {

@@ -25,6 +25,8 @@ class ModelledLinkTest {
         @Override
         public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length, final long nowNs,
                              final Outbox out) {
+            // as the protocol's flyweights do: a reader sets the buffer's byte order
+            buffer.order(buffer.order() == java.nio.ByteOrder.BIG_ENDIAN ? java.nio.ByteOrder.LITTLE_ENDIAN : java.nio.ByteOrder.BIG_ENDIAN);
             received.add(new long[] {nowNs, port, length, buffer.get(offset)});
         }
 
