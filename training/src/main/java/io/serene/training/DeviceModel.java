@@ -28,15 +28,24 @@ public final class DeviceModel {
         + "or a file of lines 'model,batch,milliseconds'";
 
     /** No modelled device: steps take the host's time. */
-    public static final DeviceModel HOST = new DeviceModel("0", new TreeMap<>());
+    public static final DeviceModel HOST = new DeviceModel("0", 0, Map.of());
 
     private final String text;
-    /** Per model, step time in nanoseconds by batch (a duration is stored under batch 0: scaled by the run's batch). */
+    /** A duration's step of the run's batch, in nanoseconds (0: none, or a file's steps). */
+    private final long batchStepNs;
+    /** A file's steps: per model, step time in nanoseconds by batch. */
     private final Map<String, TreeMap<Integer, Long>> steps;
 
-    private DeviceModel(final String text, final Map<String, TreeMap<Integer, Long>> steps) {
+    private DeviceModel(final String text, final long batchStepNs, final Map<String, TreeMap<Integer, Long>> steps) {
         this.text = text;
+        this.batchStepNs = batchStepNs;
         this.steps = steps;
+    }
+
+    /** Whether {@code --step-time}'s value names a file (anything not starting as a number does). */
+    public static boolean namesFile(final String value) {
+        final String v = value.trim();
+        return !v.isEmpty() && !Character.isDigit(v.charAt(0)) && v.charAt(0) != '.';
     }
 
     /** Parses {@code --step-time}'s value; errors name {@code what} (a flag or a key) and the syntax. */
@@ -48,21 +57,19 @@ public final class DeviceModel {
         if (v.equals("0")) {
             return HOST;
         }
-        if (Character.isDigit(v.charAt(0)) || v.charAt(0) == '.') {
-            final long ns = Units.durationNs(what, v);
-            if (ns <= 0) {
-                throw new IllegalArgumentException(what + " must be 0 or a positive duration, was '" + value + "'");
-            }
-            final TreeMap<Integer, Long> any = new TreeMap<>();
-            any.put(0, ns);
-            return new DeviceModel(v, Map.of("*", any));
+        if (namesFile(v)) {
+            return file(what, v);
         }
-        return file(what, v);
+        final long ns = Units.durationNs(what, v);
+        if (ns <= 0) {
+            throw new IllegalArgumentException(what + " must be 0 or a positive duration, was '" + value + "'");
+        }
+        return new DeviceModel(v, ns, Map.of());
     }
 
     /** Whether a device is modelled (false: steps take the host's time). */
     public boolean modelled() {
-        return !steps.isEmpty();
+        return batchStepNs > 0 || !steps.isEmpty();
     }
 
     /**
@@ -73,12 +80,12 @@ public final class DeviceModel {
         if (!modelled()) {
             return 0;
         }
-        final TreeMap<Integer, Long> byBatch = steps.containsKey("*") ? steps.get("*") : steps.get(model.toString());
+        if (batchStepNs > 0) {
+            return Math.round((double) batchStepNs * images / batch);
+        }
+        final TreeMap<Integer, Long> byBatch = steps.get(model.toString());
         if (byBatch == null) {
             throw new IllegalArgumentException("step-time file " + text + " has no line for model " + model);
-        }
-        if (byBatch.containsKey(0)) {
-            return Math.round((double) byBatch.get(0) * images / batch);
         }
         final Map.Entry<Integer, Long> below = byBatch.floorEntry(images);
         final Map.Entry<Integer, Long> above = byBatch.ceilingEntry(images);
@@ -102,7 +109,8 @@ public final class DeviceModel {
 
     @Override
     public boolean equals(final Object o) {
-        return o instanceof DeviceModel other && other.text.equals(text) && other.steps.equals(steps);
+        return o instanceof DeviceModel other && other.text.equals(text) && other.batchStepNs == batchStepNs
+            && other.steps.equals(steps);
     }
 
     @Override
@@ -145,6 +153,6 @@ public final class DeviceModel {
         if (steps.isEmpty()) {
             throw new IllegalArgumentException("step-time file " + name + " has no lines 'model,batch,milliseconds'");
         }
-        return new DeviceModel(name, steps);
+        return new DeviceModel(name, 0, steps);
     }
 }

@@ -280,8 +280,8 @@ public final class StragglerProfile {
         if (range.length != 2) {
             throw bad(part, "a range of rounds A-B, as in rounds=50-80");
         }
-        final int from = worker(part, range[0]);
-        final int to = worker(part, range[1]);
+        final int from = whole(part, range[0], "a round");
+        final int to = whole(part, range[1], "a round");
         if (to < from) {
             throw bad(part, "a range of rounds A-B with A <= B, not '" + fields[1].trim() + "'");
         }
@@ -418,14 +418,19 @@ public final class StragglerProfile {
     }
 
     private static int worker(final String part, final String text) {
+        return whole(part, text, "a worker id");
+    }
+
+    /** A whole number >= 0 (a worker id, a round), else an error saying which was expected. */
+    private static int whole(final String part, final String text, final String what) {
         try {
-            final int w = Integer.parseInt(text.trim());
-            if (w < 0) {
+            final int n = Integer.parseInt(text.trim());
+            if (n < 0) {
                 throw new NumberFormatException();
             }
-            return w;
+            return n;
         } catch (final NumberFormatException ex) {
-            throw bad(part, "a worker id, not '" + text + "'");
+            throw bad(part, what + ", not '" + text + "'");
         }
     }
 

@@ -225,10 +225,9 @@ public final class ExperimentSpec {
             t.link(LinkModel.parse(string(n, "linkRate", "0"), string(n, "linkDelay", "0")));
         }
         if (n.has("stepTime")) {
-            // a number first is a duration (or 0); else a step-time file, beside the experiment file or the working directory's
+            // a step-time file beside the experiment file, else as given (a duration, or a file in the working directory)
             final String step = n.get("stepTime").asText().trim();
-            final boolean file = !step.isEmpty() && !Character.isDigit(step.charAt(0)) && step.charAt(0) != '.';
-            t.device(DeviceModel.parse("'stepTime'", file && base != null && Files.isRegularFile(base.resolve(step))
+            t.device(DeviceModel.parse("'stepTime'", DeviceModel.namesFile(step) && base != null && Files.isRegularFile(base.resolve(step))
                 ? base.resolve(step).toString() : step));
         }
         training = t.build();

@@ -42,13 +42,9 @@ final class TrainSummary {
 
     /**
      * The fidelity verdict of a run whose workers reported {@code results}, with device model
-     * {@code stepTime} ("0": none) and the host's processors {@code hostBusy} busy (null: unknown).
+     * {@code stepTime} ("0": none), modelled link {@code link} ({@link LinkModel#NONE}: none) and the
+     * host's processors {@code hostBusy} busy (null: unknown).
      */
-    static RunSummary.Fidelity fidelity(final List<WorkerResult> results, final String stepTime, final Double hostBusy) {
-        return fidelity(results, stepTime, LinkModel.NONE, hostBusy);
-    }
-
-    /** The same, with the modelled link {@code link} ({@link LinkModel#NONE}: none). */
     static RunSummary.Fidelity fidelity(final List<WorkerResult> results, final String stepTime, final LinkModel link, final Double hostBusy) {
         final String busy = hostBusy == null ? "" : String.format(Locale.ROOT, "; the host's processors were %.0f%% busy", 100 * hostBusy);
         final List<ModelledSteps.Report> devices = results.stream().map(WorkerResult::device).filter(Objects::nonNull).toList();

@@ -4,6 +4,7 @@ import io.serene.training.Json;
 import io.serene.training.ModelledSteps;
 import io.serene.training.RoundRecord;
 import io.serene.training.WorkerResult;
+import io.serene.transport.LinkModel;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -51,7 +52,7 @@ class TrainSummaryTest {
         final RunSummary s = TrainSummary.of(ROUNDS, RESULTS, 0.75).with(List.of(new RunSummary.ModeSwitch(1, 0, "bsp", "ssp:2", "why")),
             List.of(new RunSummary.Failure(2, 137, "killed by --faults kill:2@1 at round 1", 1)),
             List.of(new RunSummary.Relaunch("--faults restart:2@2", 0, true)), Map.of("workers", 2, "policy", "p"),
-            Map.of("releases", 4L), 7, TrainSummary.fidelity(RESULTS, "0", 0.5));
+            Map.of("releases", 4L), 7, TrainSummary.fidelity(RESULTS, "0", LinkModel.NONE, 0.5));
         final String json = Json.write(s);
         assertThat(json).startsWith("{\"schemaVersion\":2,\"finalAccuracy\":0.8,");
         assertThat(Json.read(json, RunSummary.class)).isEqualTo(s);
@@ -74,7 +75,7 @@ class TrainSummaryTest {
 
     @Test
     void aRunWithNoDeviceModelledIsOnTheHostsClockAndNeverFaithful() {
-        final RunSummary.Fidelity f = TrainSummary.fidelity(RESULTS, "0", 0.97);
+        final RunSummary.Fidelity f = TrainSummary.fidelity(RESULTS, "0", LinkModel.NONE, 0.97);
         assertThat(f.clock()).isEqualTo("host");
         assertThat(f.faithful()).isFalse();
         assertThat(f.verdict()).contains("this host's, not a cluster's").contains("97% busy");
@@ -84,7 +85,7 @@ class TrainSummaryTest {
     void aModelledRunIsFaithfulUpToOnePercentOfItsStepsOverrun() {
         final List<WorkerResult> held = List.of(withSteps(RESULTS.get(0), new ModelledSteps.Report(500, 5, 0.01, 0.004, 1.0)),
             withSteps(RESULTS.get(1), new ModelledSteps.Report(500, 5, 0.01, 0.002, 1.0)));
-        final RunSummary.Fidelity ok = TrainSummary.fidelity(held, "40ms", null);
+        final RunSummary.Fidelity ok = TrainSummary.fidelity(held, "40ms", LinkModel.NONE, null);
         assertThat(ok.clock()).isEqualTo("modelled");
         assertThat(ok.faithful()).isTrue();
         assertThat(ok.overrunSteps()).isEqualTo(10);
@@ -93,7 +94,7 @@ class TrainSummaryTest {
 
         final List<WorkerResult> over = List.of(withSteps(RESULTS.get(0), new ModelledSteps.Report(500, 6, 0.01, 0.004, 1.0)),
             withSteps(RESULTS.get(1), new ModelledSteps.Report(500, 5, 0.01, 0.002, 1.0)));
-        final RunSummary.Fidelity not = TrainSummary.fidelity(over, "1ms", 0.99);
+        final RunSummary.Fidelity not = TrainSummary.fidelity(over, "1ms", LinkModel.NONE, 0.99);
         assertThat(not.faithful()).isFalse();
         assertThat(not.maxOverrunMs()).isEqualTo(4.0);
         assertThat(not.verdict()).startsWith("NOT faithful").contains("11 of 1000 steps").contains("fewer workers")
