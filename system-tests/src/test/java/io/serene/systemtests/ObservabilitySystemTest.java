@@ -28,6 +28,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -47,7 +48,7 @@ class ObservabilitySystemTest {
     @Timeout(120)
     void metricsFollowTheJobAndAPausedWorkerIsNamedAsTheStall() throws Exception {
         final List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
-        final List<String> log = Collections.synchronizedList(new ArrayList<>());
+        final List<String> log = new CopyOnWriteArrayList<>();  // read by streams while the monitor appends
         final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(4 << 20)
             .defaultSync(SyncConfig.bsp()).conclude(), errors::add);
         final StallWatch stalls = new StallWatch(0.3);
