@@ -12,7 +12,7 @@ import io.serene.transport.ModelledLink;
  * @param samples            images in the gradients it sent
  * @param deferredEvaluation evaluated after training, off the clock (not part of end minus start)
  * @param device             with a modelled device: its steps and their overruns (null: compute took the host's time)
- * @param link               with a modelled link: the packets it carried and how many were late (null: none)
+ * @param link               with a modelled link: the packets and transfers it carried and how many transfers ended late (null: none)
  */
 public record WorkerResult(int worker, int rounds, double seconds, double startSeconds, double endSeconds, double computeSeconds,
                            double injectedSeconds, int skippedRounds, int droppedRounds, long samples, boolean rebalance,

@@ -16,10 +16,14 @@ import java.nio.ByteBuffer;
  * </pre>
  *
  * Packets wait in two preallocated rings (no allocation per packet); one that finds its ring full is
- * dropped and counted, as a switch port's full queue drops, and loss recovery sends it again. Every
- * packet handed on more than {@link #LATE_NS} after its modelled time (the host's timers and
- * processor could not keep up) is counted: the run's fidelity verdict reads it. Runs on the
- * transport's thread, as the endpoint does.
+ * dropped and counted, as a switch port's full queue drops, and loss recovery sends it again.
+ *
+ * <p>A <em>transfer</em> is what the link carries back to back: from a packet that finds the link
+ * idle to the last before it is idle again. A transfer whose last packet is handed on more than
+ * {@link #LATE_NS} after its modelled time is late (the host's timers or processor could not keep
+ * up): the run's fidelity verdict counts those. Single packets inside a transfer may be handed on
+ * late by a coarse timer and still arrive as a whole when the model says; what a round waits for is
+ * the whole. Runs on the transport's thread, as the endpoint does.
  */
 public final class ModelledLink implements PacketEndpoint {
     /** How late a packet may be handed on and still count as on time: the event loop's timer resolution. */
@@ -27,8 +31,11 @@ public final class ModelledLink implements PacketEndpoint {
     /** Bytes each direction may hold waiting (a switch port's buffer). */
     public static final int QUEUE_BYTES = 8 << 20;
 
-    /** What a link carried, for a worker's result. */
-    public record Report(long packets, long latePackets, long droppedPackets, double maxLateMs) {
+    /**
+     * What a link carried, for a worker's result: packets and transfers both ways, the transfers that
+     * ended more than {@link #LATE_NS} late and by how much at most, and the packets dropped.
+     */
+    public record Report(long packets, long transfers, long lateTransfers, long droppedPackets, double maxLateMs) {
     }
 
     private final PacketEndpoint inner;
@@ -42,6 +49,7 @@ public final class ModelledLink implements PacketEndpoint {
     private long nowNs;
     private final Outbox toLink = this::queueUp;
     private long packets;
+    private long transfers;
     private long late;
     private long dropped;
     private long maxLateNs;
@@ -58,8 +66,9 @@ public final class ModelledLink implements PacketEndpoint {
 
     @Override
     public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length, final long now, final Outbox out) {
+        final boolean idle = now >= downFreeNs;
         downFreeNs = Math.max(now, downFreeNs) + carryNs(length);
-        if (!down.offer(downFreeNs + link.delayNs(), port, buffer, offset, length)) {
+        if (!down.offer(downFreeNs + link.delayNs(), idle, port, buffer, offset, length)) {
             dropped++;
         }
         pump(now, out);
@@ -77,21 +86,24 @@ public final class ModelledLink implements PacketEndpoint {
     /** Hands on every packet due by {@code now}: those arriving to the endpoint, then those leaving it. */
     private void pump(final long now, final Outbox out) {
         while (down.headDueNs() <= now) {
-            account(now - down.headDueNs());
+            final long lateNs = now - down.headDueNs();
             nowNs = now;
             inner.onPacket(down.headPort(), down.buffer(), down.headOffset(), down.headLength(), now, toLink);
             down.poll();
+            account(lateNs, down.headStartsTransfer());
         }
         while (up.headDueNs() <= now) {
-            account(now - up.headDueNs());
+            final long lateNs = now - up.headDueNs();
             out.send(up.headPort(), up.buffer(), up.headOffset(), up.headLength());
             up.poll();
+            account(lateNs, up.headStartsTransfer());
         }
     }
 
     private void queueUp(final int port, final ByteBuffer buffer, final int offset, final int length) {
+        final boolean idle = nowNs >= upFreeNs;
         upFreeNs = Math.max(nowNs, upFreeNs) + carryNs(length);
-        if (!up.offer(upFreeNs + link.delayNs(), port, buffer, offset, length)) {
+        if (!up.offer(upFreeNs + link.delayNs(), idle, port, buffer, offset, length)) {
             dropped++;
         }
     }
@@ -110,8 +122,16 @@ public final class ModelledLink implements PacketEndpoint {
         slowdown = factor;
     }
 
-    private void account(final long lateNs) {
+    /**
+     * Counts a packet handed on {@code lateNs} after its modelled time; if it ended a transfer (the
+     * packet after it, if any, found the link idle), counts the transfer, late by as much.
+     */
+    private void account(final long lateNs, final boolean endedTransfer) {
         packets++;
+        if (!endedTransfer) {
+            return;
+        }
+        transfers++;
         if (lateNs > LATE_NS) {
             late++;
             maxLateNs = Math.max(maxLateNs, lateNs);
@@ -120,16 +140,16 @@ public final class ModelledLink implements PacketEndpoint {
 
     /** What the link carried so far (call on the transport's thread). */
     public Report report() {
-        return new Report(packets, late, dropped, maxLateNs / 1e6);
+        return new Report(packets, transfers, late, dropped, maxLateNs / 1e6);
     }
 
     /**
      * Packets in order of their due times (a link is FIFO), in one ring of bytes: each entry its due
-     * time, port and length, then its bytes, 8-byte aligned; an entry that does not fit before the
+     * time, port, length and whether it found the link idle (started a transfer), then its bytes, 8-byte aligned; an entry that does not fit before the
      * ring's end starts at its beginning, a marker (port -1) saying so where there is room for one.
      */
     static final class PacketQueue {
-        private static final int HEADER = 16;
+        private static final int HEADER = 24;
         private final ByteBuffer ring;
         /** The same bytes as handed on: whoever reads a packet may set its byte order, which the ring's own fields must not see. */
         private final ByteBuffer view;
@@ -144,8 +164,12 @@ public final class ModelledLink implements PacketEndpoint {
             this.view = ring.duplicate();
         }
 
-        /** Queues a copy of the packet, due at {@code dueNs}; false (nothing queued) if the ring is full. */
-        boolean offer(final long dueNs, final int port, final ByteBuffer src, final int offset, final int length) {
+        /**
+         * Queues a copy of the packet, due at {@code dueNs}, starting a transfer if {@code startsTransfer};
+         * false (nothing queued) if the ring is full.
+         */
+        boolean offer(final long dueNs, final boolean startsTransfer, final int port, final ByteBuffer src, final int offset,
+                      final int length) {
             final int size = (HEADER + length + 7) & ~7;
             if (count == 0) {
                 head = 0;
@@ -169,6 +193,7 @@ public final class ModelledLink implements PacketEndpoint {
             ring.putLong(at, dueNs);
             ring.putInt(at + 8, port);
             ring.putInt(at + 12, length);
+            ring.putInt(at + 16, startsTransfer ? 1 : 0);
             ring.put(at + HEADER, src, offset, length);
             tail = at + size;
             count++;
@@ -194,6 +219,11 @@ public final class ModelledLink implements PacketEndpoint {
 
         int headOffset() {
             return head + HEADER;
+        }
+
+        /** Whether the first packet started a transfer; true when none waits (whatever comes next will). */
+        boolean headStartsTransfer() {
+            return count == 0 || ring.getInt(head + 16) == 1;
         }
 
         /** The bytes of the packets, to hand on (a view of the ring of its own: its byte order is the reader's). */

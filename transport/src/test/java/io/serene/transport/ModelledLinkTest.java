@@ -60,7 +60,8 @@ class ModelledLinkTest {
         }
         assertThat(sent).extracting(p -> p[0]).containsExactly(6 * MS, 7 * MS, 7 * MS + MS / 2);
         assertThat(link.report().packets()).isEqualTo(3);
-        assertThat(link.report().latePackets()).isZero();
+        assertThat(link.report().transfers()).as("carried back to back").isEqualTo(1);
+        assertThat(link.report().lateTransfers()).isZero();
     }
 
     @Test
@@ -80,15 +81,37 @@ class ModelledLinkTest {
         assertThat(inner.received).extracting(p -> p[0]).containsExactly(6 * MS, 10 * MS + MS / 2);
         assertThat(inner.received).extracting(p -> p[1]).containsExactly(3L, 3L);
         assertThat(inner.received).extracting(p -> p[3]).containsExactly(7L, 7L);
-        assertThat(link.report().latePackets()).as("more than 1 ms late").isEqualTo(1);
+        assertThat(link.report().lateTransfers()).as("its end more than 1 ms late").isEqualTo(1);
         assertThat(link.report().maxLateMs()).isEqualTo(2.5);
+    }
+
+    @Test
+    void aTransferIsLateOnlyIfItsEndIs() {
+        final Recorder inner = new Recorder();
+        final ModelledLink link = new ModelledLink(inner, LINK);
+        final ByteBuffer b = ByteBuffer.allocate(1250);
+        for (int i = 0; i < 4; i++) {
+            link.onPacket(3, b, 0, 1250, 0, wire);
+        }
+        // due at 6, 7, 8 and 9 ms; a coarse timer hands the first three on at 8.5 ms, the last on time
+        link.onTimer(8 * MS + MS / 2, wire);
+        link.onTimer(9 * MS, wire);
+        assertThat(inner.received).hasSize(4);
+        assertThat(link.report().transfers()).isEqualTo(1);
+        assertThat(link.report().lateTransfers()).as("the first packet was 2.5 ms late, the transfer's end on time").isZero();
+        // a packet after the link went idle starts a transfer of its own, here handed on 3 ms late
+        link.onPacket(3, b, 0, 1250, 20 * MS, wire);
+        link.onTimer(29 * MS, wire);
+        assertThat(link.report().transfers()).isEqualTo(2);
+        assertThat(link.report().lateTransfers()).isEqualTo(1);
+        assertThat(link.report().maxLateMs()).isEqualTo(3.0);
     }
 
     @Test
     void aFullQueueDropsAndCountsThePacket() {
         final Recorder inner = new Recorder();
         final ModelledLink link = new ModelledLink(inner, LINK);
-        final int packets = ModelledLink.QUEUE_BYTES / 8_016 + 2;
+        final int packets = ModelledLink.QUEUE_BYTES / 8_024 + 2;
         for (int i = 0; i < packets; i++) {
             inner.toSend.add(8_000);
         }
@@ -101,13 +124,16 @@ class ModelledLinkTest {
         final Random random = new Random(42);
         final ModelledLink.PacketQueue q = new ModelledLink.PacketQueue(4096);
         final ArrayDeque<byte[]> expected = new ArrayDeque<>();
+        final ArrayDeque<Boolean> starts = new ArrayDeque<>();
         long due = 0;
         for (int step = 0; step < 20_000; step++) {
             if (random.nextInt(3) > 0) {
                 final byte[] p = new byte[1 + random.nextInt(700)];
                 random.nextBytes(p);
-                if (q.offer(due++, p.length, ByteBuffer.wrap(p), 0, p.length)) {
+                final boolean start = random.nextBoolean();
+                if (q.offer(due++, start, p.length, ByteBuffer.wrap(p), 0, p.length)) {
                     expected.add(p);
+                    starts.add(start);
                 } else {
                     assertThat(expected).as("full only with something in it, step %d", step).isNotEmpty();
                 }
@@ -115,6 +141,7 @@ class ModelledLinkTest {
                 final byte[] p = expected.poll();
                 assertThat(q.headLength()).isEqualTo(p.length);
                 assertThat(q.headPort()).isEqualTo(p.length);
+                assertThat(q.headStartsTransfer()).isEqualTo(starts.poll());
                 final byte[] got = new byte[p.length];
                 q.buffer().get(q.headOffset(), got);
                 assertThat(got).as("step %d", step).isEqualTo(p);

@@ -30,11 +30,12 @@ public record RunSummary(int schemaVersion, double finalAccuracy, double jctSeco
      * modelled by {@code stepTime}) or {@code host} (no device: the times are this host's, never a
      * cluster's); {@code faithful} only for a modelled clock whose steps overran their modelled time in
      * at most {@link TrainSummary#FAITHFUL_OVERRUN_SHARE} of the steps (and, with a modelled link, whose
-     * packets were handed on late in at most that share); {@code verdict} says so in words, with the
+     * transfers ended late in at most that share: {@link io.serene.transport.ModelledLink}); {@code verdict} says so in words, with the
      * cause and what to change when it did not hold.
      */
     public record Fidelity(String clock, String stepTime, long steps, long overrunSteps, double overrunShare, double maxOverrunMs,
-                           double hostComputeSeconds, String link, long linkPackets, long lateLinkPackets, long droppedLinkPackets,
+                           double hostComputeSeconds, String link, long linkPackets, long linkTransfers, long lateLinkTransfers,
+                           long droppedLinkPackets,
                            double maxLinkLateMs, Double hostBusyShare, boolean faithful, String verdict) {
     }
 

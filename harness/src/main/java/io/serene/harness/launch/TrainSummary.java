@@ -50,17 +50,18 @@ final class TrainSummary {
         final List<ModelledSteps.Report> devices = results.stream().map(WorkerResult::device).filter(Objects::nonNull).toList();
         final List<ModelledLink.Report> links = results.stream().map(WorkerResult::link).filter(Objects::nonNull).toList();
         final long packets = links.stream().mapToLong(ModelledLink.Report::packets).sum();
-        final long late = links.stream().mapToLong(ModelledLink.Report::latePackets).sum();
+        final long transfers = links.stream().mapToLong(ModelledLink.Report::transfers).sum();
+        final long late = links.stream().mapToLong(ModelledLink.Report::lateTransfers).sum();
         final long dropped = links.stream().mapToLong(ModelledLink.Report::droppedPackets).sum();
         final double maxLateMs = links.stream().mapToDouble(ModelledLink.Report::maxLateMs).max().orElse(0);
-        final double lateShare = packets == 0 ? 0 : (double) late / packets;
+        final double lateShare = transfers == 0 ? 0 : (double) late / transfers;
         final boolean linkHeld = lateShare <= FAITHFUL_OVERRUN_SHARE;
-        final String linkPart = links.isEmpty() ? "" : String.format(Locale.ROOT, "; %d of %d packets (%.1f%%) more than 1 ms late on "
-            + "the modelled link of %s%s", late, packets, 100 * lateShare, link, linkHeld ? "" : String.format(Locale.ROOT,
+        final String linkPart = links.isEmpty() ? "" : String.format(Locale.ROOT, "; %d of %d transfers (%.1f%%) ended more than 1 ms "
+            + "late on the modelled link of %s%s", late, transfers, 100 * lateShare, link, linkHeld ? "" : String.format(Locale.ROOT,
             ", by up to %.1f ms", maxLateMs));
         if (devices.isEmpty()) {
-            return new RunSummary.Fidelity("host", stepTime, 0, 0, 0, 0, 0, link.toString(), packets, late, dropped, maxLateMs, hostBusy,
-                false, "the host's clock: no device modelled (--step-time 0), so every time is this host's, not a cluster's" + linkPart
+            return new RunSummary.Fidelity("host", stepTime, 0, 0, 0, 0, 0, link.toString(), packets, transfers, late, dropped, maxLateMs,
+                hostBusy, false, "the host's clock: no device modelled (--step-time 0), so every time is this host's, not a cluster's" + linkPart
                 + busy);
         }
         final long steps = devices.stream().mapToLong(ModelledSteps.Report::steps).sum();
@@ -77,8 +78,8 @@ final class TrainSummary {
             : "NOT faithful: " + counted + linkPart + busy + ": this host could not keep up with the modelled "
                 + (stepsHeld ? "link" : "device") + ", so the times are not a cluster's; use fewer workers, "
                 + (stepsHeld ? "a slower link (a lower --link-rate)" : "a slower device (a longer --step-time)") + ", or serene sim";
-        return new RunSummary.Fidelity("modelled", stepTime, steps, overrun, share, maxMs, host, link.toString(), packets, late, dropped,
-            maxLateMs, hostBusy, stepsHeld && linkHeld, verdict);
+        return new RunSummary.Fidelity("modelled", stepTime, steps, overrun, share, maxMs, host, link.toString(), packets, transfers,
+            late, dropped, maxLateMs, hostBusy, stepsHeld && linkHeld, verdict);
     }
 
     /** The summary's measured figures (the caller adds the run's settings, switches and counters: {@link RunSummary#with}). */

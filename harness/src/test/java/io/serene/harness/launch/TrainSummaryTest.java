@@ -5,6 +5,7 @@ import io.serene.training.ModelledSteps;
 import io.serene.training.RoundRecord;
 import io.serene.training.WorkerResult;
 import io.serene.transport.LinkModel;
+import io.serene.transport.ModelledLink;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -68,9 +69,13 @@ class TrainSummaryTest {
     }
 
     private static WorkerResult withSteps(final WorkerResult r, final ModelledSteps.Report device) {
+        return withLink(r, device, null);
+    }
+
+    private static WorkerResult withLink(final WorkerResult r, final ModelledSteps.Report device, final ModelledLink.Report link) {
         return new WorkerResult(r.worker(), r.rounds(), r.seconds(), r.startSeconds(), r.endSeconds(), r.computeSeconds(),
             r.injectedSeconds(), r.skippedRounds(), r.droppedRounds(), r.samples(), r.rebalance(), r.waitingSeconds(),
-            r.evaluationSeconds(), r.deferredEvaluation(), r.stragglers(), r.finalLoss(), r.finalAccuracy(), r.modelHash(), r.seed(), device, null);
+            r.evaluationSeconds(), r.deferredEvaluation(), r.stragglers(), r.finalLoss(), r.finalAccuracy(), r.modelHash(), r.seed(), device, link);
     }
 
     @Test
@@ -99,5 +104,23 @@ class TrainSummaryTest {
         assertThat(not.maxOverrunMs()).isEqualTo(4.0);
         assertThat(not.verdict()).startsWith("NOT faithful").contains("11 of 1000 steps").contains("fewer workers")
             .contains("99% busy");
+    }
+
+    @Test
+    void aModelledLinkIsJudgedByItsTransfersNotItsPackets() {
+        final ModelledSteps.Report steps = new ModelledSteps.Report(500, 0, 0, 0, 1.0);
+        final LinkModel link = new LinkModel(100_000_000L, 50_000);
+        // many packets late inside transfers, but only 1 of 200 transfers ended late: faithful
+        final RunSummary.Fidelity ok = TrainSummary.fidelity(List.of(withLink(RESULTS.get(0), steps, new ModelledLink.Report(
+            90_000, 100, 1, 0, 3.0)), withLink(RESULTS.get(1), steps, new ModelledLink.Report(90_000, 100, 0, 0, 0))), "80ms", link, 0.5);
+        assertThat(ok.faithful()).as(ok.verdict()).isTrue();
+        assertThat(ok.linkTransfers()).isEqualTo(200);
+        assertThat(ok.verdict()).contains("1 of 200 transfers (0.5%) ended more than 1 ms late on the modelled link of 100mbit");
+
+        final RunSummary.Fidelity not = TrainSummary.fidelity(List.of(withLink(RESULTS.get(0), steps, new ModelledLink.Report(
+            90_000, 100, 3, 0, 7.5))), "80ms", link, 0.5);
+        assertThat(not.faithful()).isFalse();
+        assertThat(not.verdict()).startsWith("NOT faithful").contains("by up to 7.5 ms").contains("could not keep up with the modelled link")
+            .contains("a lower --link-rate");
     }
 }
