@@ -60,7 +60,7 @@ final class Evaluations {
             return;
         }
         if (copies != null) {
-            copies.take(net, round);
+            copies.take(net, round, log.clockNs());
         } else {
             print(round, net.lastLoss(), now(round));
         }
@@ -173,7 +173,7 @@ final class Evaluations {
     /** Test accuracy of the model now, recorded for the round at the time it was evaluated. */
     private double now(final int round) {
         final double accuracy = score();
-        log.evaluated(round, accuracy, System.nanoTime());
+        log.evaluated(round, accuracy, log.clockNs());
         return accuracy;
     }
 

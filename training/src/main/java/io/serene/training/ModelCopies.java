@@ -43,14 +43,14 @@ public final class ModelCopies {
         return new ModelCopies(count, elements);
     }
 
-    /** Copies the model as it is at {@code round}, with the time and its last loss. */
-    public void take(final DjlModel net, final int round) {
+    /** Copies the model as it is at {@code round}, with the time (on the run's clock) and its last loss. */
+    public void take(final DjlModel net, final int round, final long atNs) {
         if (size == parameters.length) {
             throw new IllegalStateException("more evaluation rounds than the " + parameters.length + " copies made room for");
         }
         net.copyParameters(parameters[size]);
         rounds[size] = round;
-        takenNs[size] = System.nanoTime();
+        takenNs[size] = atNs;
         losses[size] = net.lastLoss();
         size++;
     }

@@ -1,6 +1,7 @@
 package io.serene.training;
 
-import java.util.concurrent.locks.LockSupport;
+import io.serene.worker.RunClock;
+
 import java.util.function.LongSupplier;
 
 /**
@@ -8,56 +9,60 @@ import java.util.function.LongSupplier;
  * times the straggler factor, plus any straggler pause), the host's real compute inside it and
  * the rest waited out parked, taking no processor. Counts the steps whose real compute did not
  * fit in their modelled time (overruns): the run's fidelity verdict reads them. Time is a
- * parameter: the clock and the way of waiting are injected, so a test drives it on a fake clock.
+ * parameter: the run's clock (which also waits) and the host's are injected, so a test drives it on a
+ * fake clock, and a run in virtual time on its own.
  */
 public final class ModelledSteps {
-    /** Waits until a time on the injected clock. */
-    @FunctionalInterface
-    public interface Waiter {
-        void waitUntil(long deadlineNs);
-    }
-
-    /** Parks the calling thread until {@code deadlineNs} on {@code System.nanoTime()} (no spinning: a pause takes no processor). */
-    public static final Waiter PARK = deadlineNs -> {
-        long left;
-        while ((left = deadlineNs - System.nanoTime()) > 0) {
-            LockSupport.parkNanos(left);
-        }
-    };
-
-    private final LongSupplier clock;
-    private final Waiter waiter;
+    private final RunClock clock;
+    /** The host's own clock, which the real compute is measured on (on the host's clock: the run's). */
+    private final LongSupplier host;
+    private long runStartNs;
+    private long hostStartNs;
     private long steps;
     private long overrunSteps;
     private long overrunNs;
     private long maxOverrunNs;
     private long hostNs;
 
-    public ModelledSteps(final LongSupplier clock, final Waiter waiter) {
+    /** Steps on {@code clock}, their real compute measured on {@code host}. */
+    public ModelledSteps(final RunClock clock, final LongSupplier host) {
         this.clock = clock;
-        this.waiter = waiter;
+        this.host = host;
     }
 
-    /** On {@code System.nanoTime()}, parking. */
-    public static ModelledSteps onTheMonotonicClock() {
-        return new ModelledSteps(System::nanoTime, PARK);
+    /** On the run's clock, the real compute on this host's ({@code System.nanoTime()}). */
+    public static ModelledSteps on(final RunClock clock) {
+        return new ModelledSteps(clock, System::nanoTime);
+    }
+
+    /** A step starts now: its real compute follows. */
+    public void begin() {
+        runStartNs = clock.nanoTime();
+        hostStartNs = host.getAsLong();
+    }
+
+    /** When the step begun last started, on the run's clock. */
+    public long startNs() {
+        return runStartNs;
     }
 
     /**
-     * Ends a step that started at {@code startNs} and is modelled to last {@code modelledNs}: its
-     * real compute ended now; waits out the rest of the modelled time (nothing if the compute
-     * overran it, which is counted). Returns the real compute time.
+     * Ends the step begun last, modelled to last {@code modelledNs}: its real compute ended now;
+     * waits out the rest of the modelled time (nothing if the compute overran it on the run's clock,
+     * which is counted; in virtual time compute takes no time, and nothing overruns). Returns the
+     * real compute time.
      */
-    public long finish(final long startNs, final long modelledNs) {
-        final long computedNs = clock.getAsLong() - startNs;
+    public long finish(final long modelledNs) throws InterruptedException {
+        final long computedNs = host.getAsLong() - hostStartNs;
+        final long elapsedNs = clock.nanoTime() - runStartNs;
         steps++;
         hostNs += computedNs;
-        if (computedNs > modelledNs) {
+        if (elapsedNs > modelledNs) {
             overrunSteps++;
-            overrunNs += computedNs - modelledNs;
-            maxOverrunNs = Math.max(maxOverrunNs, computedNs - modelledNs);
+            overrunNs += elapsedNs - modelledNs;
+            maxOverrunNs = Math.max(maxOverrunNs, elapsedNs - modelledNs);
         } else {
-            waiter.waitUntil(startNs + modelledNs);
+            clock.parkUntil(runStartNs + modelledNs);
         }
         return computedNs;
     }
@@ -71,25 +76,28 @@ public final class ModelledSteps {
     }
 
     /**
-     * Ends a step begun at {@code startNs} ({@code startClockNs} on {@code clock}), its real compute
-     * done now. On a modelled device ({@code stepNs} > 0) the step lasts {@code stepNs} times
-     * {@code factor} plus {@code pauseNs}, the rest waited out ({@link #finish}); on the host's clock
-     * the worker waits out {@code factor - 1} times its elapsed compute (less {@code viewNs}, the time
-     * preparing a model computed ahead on, which a straggler does not compute slower) plus the pause.
+     * Ends the step begun last ({@code startClockNs} on {@code clock}), its real compute done now.
+     * On a modelled device ({@code stepNs} > 0) the step lasts {@code stepNs} times {@code factor}
+     * plus {@code pauseNs}, the rest waited out ({@link #finish}); on the host's clock the worker
+     * waits out {@code factor - 1} times its elapsed compute (less {@code viewNs}, the time preparing
+     * a model computed ahead on, which a straggler does not compute slower) plus the pause.
      */
-    public Times end(final long startNs, final long startClockNs, final ComputeClock clock, final long stepNs, final double factor,
-                     final long pauseNs, final long viewNs) {
+    public Times end(final long startClockNs, final ComputeClock clock, final long stepNs, final double factor, final long pauseNs,
+                     final long viewNs) throws InterruptedException {
         if (stepNs > 0) {
             final long modelledNs = Math.round(stepNs * factor) + pauseNs;
-            final long realNs = finish(startNs, modelledNs);
+            final long realNs = finish(modelledNs);
             return new Times(stepNs, stepNs, modelledNs - stepNs, realNs);
         }
-        final long elapsedNs = this.clock.getAsLong() - startNs;
+        if (this.clock.virtual()) {
+            throw new IllegalStateException("virtual time needs a modelled device (--step-time): a step must have a modelled length");
+        }
+        final long elapsedNs = this.clock.nanoTime() - runStartNs;
         final long measuredNs = clock.nanos() - startClockNs;
         // the injected straggling stays a multiple of the elapsed time, whichever clock is reported
         final long injectedNs = Math.max(0, (long) ((factor - 1) * (elapsedNs - viewNs))) + pauseNs;
         if (injectedNs > 0) {
-            waiter.waitUntil(this.clock.getAsLong() + injectedNs);
+            this.clock.parkUntil(this.clock.nanoTime() + injectedNs);
         }
         return new Times(elapsedNs, measuredNs, injectedNs, elapsedNs);
     }

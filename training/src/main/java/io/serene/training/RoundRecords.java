@@ -1,5 +1,7 @@
 package io.serene.training;
 
+import io.serene.worker.RunClock;
+
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -43,6 +45,8 @@ public final class RoundRecords implements AutoCloseable {
     private final double[] accuracy;
     private final long[] evaluatedNs;
     private long trainingStartNs;
+    /** The run's clock: every time here is on it. */
+    private final RunClock clock;
     private long evaluationNs;
 
     /**
@@ -55,12 +59,22 @@ public final class RoundRecords implements AutoCloseable {
 
     /** @param modelled whether a device is modelled (the records then carry the host's compute beside the modelled one) */
     public RoundRecords(final int worker, final int rounds, final Path file, final Long originMs, final boolean modelled) throws IOException {
+        this(worker, rounds, file, originMs, modelled, RunClock.HOST);
+    }
+
+    /**
+     * Records on {@code clock}: on the host's, the axis' origin is {@code originMs} (null: now); in
+     * virtual time, the run's time 0.
+     */
+    public RoundRecords(final int worker, final int rounds, final Path file, final Long originMs, final boolean modelled,
+                        final RunClock clock) throws IOException {
         this.worker = worker;
         this.modelled = modelled;
+        this.clock = clock;
         final Instant now = Instant.now();
-        this.baseNs = System.nanoTime();
-        this.baseMicros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
-        this.originMicros = originMs != null ? originMs * 1_000L : baseMicros;
+        this.baseNs = clock.virtual() ? 0 : clock.nanoTime();
+        this.baseMicros = clock.virtual() ? 0 : now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+        this.originMicros = originMs != null && !clock.virtual() ? originMs * 1_000L : baseMicros;
         this.file = file;
         this.out = file == null ? null : Files.newBufferedWriter(file, StandardCharsets.UTF_8);
         startNs = new long[rounds];
@@ -177,7 +191,7 @@ public final class RoundRecords implements AutoCloseable {
                         double[] evaluated, long evaluationNs, double trainingStartSeconds, long[] hostComputeNs) {
     }
 
-    /** {@code System.nanoTime()} at a time on the shared axis (the inverse of {@link #seconds}, to the microsecond). */
+    /** The run's clock at a time on the shared axis (the inverse of {@link #seconds}, to the microsecond). */
     public long nanos(final double seconds) {
         return baseNs + (Math.round(seconds * 1e6) + originMicros - baseMicros) * 1_000L;
     }
@@ -187,12 +201,17 @@ public final class RoundRecords implements AutoCloseable {
         return (baseMicros + (nanoTime - baseNs) / 1_000 - originMicros) / 1e6;
     }
 
+    /** The run's clock now: every time here is on it. */
+    public long clockNs() {
+        return clock.nanoTime();
+    }
+
     double now() {
-        return seconds(System.nanoTime());
+        return seconds(clock.nanoTime());
     }
 
     public void start() {
-        trainingStartNs = System.nanoTime();
+        trainingStartNs = clock.nanoTime();
     }
 
     public double startSeconds() {
@@ -200,7 +219,7 @@ public final class RoundRecords implements AutoCloseable {
     }
 
     public void beginRound(final int round) {
-        startNs[round] = System.nanoTime();
+        startNs[round] = clock.nanoTime();
     }
 
     public long roundStartNs(final int round) {
@@ -220,7 +239,7 @@ public final class RoundRecords implements AutoCloseable {
         hostComputeNs[round] = hostNs;
         staleness[round] = stale;
         loss[round] = roundLoss;
-        sendNs[round] = System.nanoTime();
+        sendNs[round] = clock.nanoTime();
     }
 
     /** More gradients of the round (WBSP: computed while waiting for clearance): their images and times join its own. */
@@ -236,7 +255,7 @@ public final class RoundRecords implements AutoCloseable {
         skipped[round] = true;
         staleness[round] = stale;
         loss[round] = Float.NaN;
-        sendNs[round] = System.nanoTime();
+        sendNs[round] = clock.nanoTime();
     }
 
     /**
@@ -264,12 +283,12 @@ public final class RoundRecords implements AutoCloseable {
         return n;
     }
 
-    /** When the worker sent its gradient for the round (or skipped it), System.nanoTime(); 0 before. */
+    /** When the worker sent its gradient for the round (or skipped it), on the run's clock; 0 before. */
     public long sendNs(final int round) {
         return sendNs[round];
     }
 
-    /** When the round's aggregate arrived, System.nanoTime(); 0 before. */
+    /** When the round's aggregate arrived, on the run's clock; 0 before. */
     public long releaseNs(final int round) {
         return releaseNs[round];
     }
@@ -281,7 +300,7 @@ public final class RoundRecords implements AutoCloseable {
 
     /** The round's aggregate arrived (called on the transport's thread, before the waiting thread resumes). */
     public void released(final int round) {
-        releaseNs[round] = System.nanoTime();
+        releaseNs[round] = clock.nanoTime();
     }
 
     /** Time spent evaluating on the test set (not compute: it is no part of a round's gradient). */
@@ -295,7 +314,7 @@ public final class RoundRecords implements AutoCloseable {
 
     /**
      * The test accuracy of the model a worker held at round {@code round}, and when it held it
-     * ({@code System.nanoTime()}: when it was evaluated, or when it was copied for evaluating later).
+     * (on the run's clock: when it was evaluated, or when it was copied for evaluating later).
      */
     public void evaluated(final int round, final double value, final long atNs) {
         accuracy[round] = value;

@@ -7,6 +7,7 @@ import io.serene.training.data.Batches;
 import io.serene.training.data.GlobalBatch;
 import io.serene.worker.Aggregate;
 import io.serene.worker.Arrivals;
+import io.serene.worker.RunClock;
 import io.serene.worker.WorkerHost;
 import io.serene.worker.WorkerEngine;
 import io.serene.worker.WorkerException;
@@ -49,11 +50,12 @@ public final class TrainingLoop {
      * {@code resumeFrom} (may be null) is the checkpoint to go on from, and {@code rejoin} (may be
      * null) makes a new connection to the switch that joins by rebuilding a lost job;
      * {@code evaluationShare} (may be null) is the directory deferred evaluations are shared through
-     * with the run's other workers on this host ({@link EvaluationShare}).
+     * with the run's other workers on this host ({@link EvaluationShare}); {@code clock} is the run's
+     * ({@link RunClock#HOST}, or virtual time), which every time and wait of the loop is on.
      */
     public record Options(int id, TrainSettings settings, StragglerProfile profile, boolean progressLines, String switchAddress,
                           CompletableFuture<Void> toldToEvaluate, Path checkpointDir, int checkpointEvery, Checkpoint resumeFrom,
-                          Rejoin rejoin, Path evaluationShare) {
+                          Rejoin rejoin, Path evaluationShare, RunClock clock) {
         public Options {
             if (checkpointEvery < 0 || (checkpointEvery > 0 && checkpointDir == null)) {
                 throw new IllegalArgumentException("checkpoints every " + checkpointEvery + " rounds need a directory and a count >= 0");
@@ -168,7 +170,9 @@ public final class TrainingLoop {
     /** When this worker expects its pending aggregates (fresh waits, WBSP). */
     private final Arrivals arrivals = new Arrivals();
     /** The steps' times; on a modelled device (--step-time) each waited out, overruns counted for the fidelity verdict. */
-    private final ModelledSteps steps = ModelledSteps.onTheMonotonicClock();
+    private final ModelledSteps steps;
+    /** The run's clock. */
+    private final RunClock clock;
     /** WBSP: the gradients computed while waiting for this round's clearance. */
     private final BusyGradients busy;
     /** With checkpoints: the state at the start, and after the two newest rounds that left nothing pending. */
@@ -194,14 +198,16 @@ public final class TrainingLoop {
         this.retired = new float[net.elements()];
         this.ahead = new AheadModel(net, options.settings(), worker.workers());
         this.busy = new BusyGradients(net.elements());
+        this.clock = options.clock();
+        this.steps = ModelledSteps.on(clock);
     }
 
     /**
      * Trains every round, then evaluates (deferred: the copies) and prints the worker's result line
-     * and JSON. With checkpoints, a job the switch lost (it restarted, or a worker back from a
+     * and JSON (and returns the result). With checkpoints, a job the switch lost (it restarted, or a worker back from a
      * checkpoint rebuilds it) is joined again from the checkpoints: see {@link #recover}.
      */
-    public void run() throws Exception {
+    public WorkerResult run() throws Exception {
         averaged = new float[net.elements()];
         bounds = new int[total];
         if (recovers()) {
@@ -229,7 +235,7 @@ public final class TrainingLoop {
                 recover(lost);
             }
         }
-        finish();
+        return finish();
     }
 
     /** Whether the worker joins a lost job again from its checkpoints (it writes them, and can make a new switch connection). */
@@ -253,7 +259,7 @@ public final class TrainingLoop {
                 computeWhileWaiting(round, start.cleared());
             }
             final int bound = await(start.cleared(), "clearance for round " + round);
-            log.waited(round, System.nanoTime() - log.roundStartNs(round));
+            log.waited(round, clock.nanoTime() - log.roundStartNs(round));
             bounds[round] = bound;
             // required: every round up to r - 1 - s; then whatever else already arrived
             while (!pending.isEmpty() && (nextToApply <= SyncRules.gateRound(round, bound) || pending.peek().isDone())) {
@@ -263,9 +269,9 @@ public final class TrainingLoop {
                 // a fresher model is allowed and costs no accuracy: wait for each pending aggregate until it
                 // is late (a compute time past its typical arrival), then compute ahead
                 while (!pending.isEmpty()) {
-                    final long w0 = System.nanoTime();
-                    final boolean arrived = Arrivals.arrivesBy(pending.peek(), arrivals.lateNs(log.sendNs(nextToApply)));
-                    log.waited(round, System.nanoTime() - w0);
+                    final long w0 = clock.nanoTime();
+                    final boolean arrived = clock.awaitUntil(pending.peek(), arrivals.lateNs(log.sendNs(nextToApply)));
+                    log.waited(round, clock.nanoTime() - w0);
                     if (!arrived) {
                         break;
                     }
@@ -327,8 +333,8 @@ public final class TrainingLoop {
     }
 
     /** Evaluates (deferred: the copies), prints the result line and JSON. */
-    private void finish() throws IOException, InterruptedException {
-        final long endNs = System.nanoTime();
+    private WorkerResult finish() throws IOException, InterruptedException {
+        final long endNs = clock.nanoTime();
         final double endSeconds = log.seconds(endNs);
         final double seconds = endSeconds - log.startSeconds();
         final String modelHash = net.hash();
@@ -347,8 +353,12 @@ public final class TrainingLoop {
             log.waitingNs() / 1e9, log.evaluationNs() / 1e9, copies != null, options.profile().toString(), finalLoss, accuracy,
             modelHash, options.settings().seed(), options.settings().device().modelled() ? steps.report() : null,
             worker.linkReport());
-        System.out.println(Json.write(result));
+        if (!clock.virtual()) {
+            // for the launcher; a run in virtual time has the result itself
+            System.out.println(Json.write(result));
+        }
         System.out.flush();
+        return result;
     }
 
     /**
@@ -357,7 +367,7 @@ public final class TrainingLoop {
      */
     private Checkpoint.Held compute(final int round, final int applied, final int slowAs) throws InterruptedException, IOException {
         final long c0 = options.settings().computeClock().nanos();
-        final long t0 = System.nanoTime();
+        steps.begin();
         final int batch = sizes.next();
         final float[] pixels = batches.next(batch);
         final long v0 = System.nanoTime();
@@ -369,7 +379,7 @@ public final class TrainingLoop {
         final float[] gradient = computingAhead ? net.computeGradientAt(ahead.model(), pixels, batches.labels())
             : net.computeGradient(pixels, batches.labels());
         final TrainSettings t = options.settings();
-        final ModelledSteps.Times times = steps.end(t0, c0, t.computeClock(), t.device().stepNs(t.model(), batch, t.batch()),
+        final ModelledSteps.Times times = steps.end(c0, t.computeClock(), t.device().stepNs(t.model(), batch, t.batch()),
             options.profile().factor(options.id(), slowAs), options.profile().pauseNs(options.id(), slowAs),
             computingAhead ? predictNs + net.lastViewNs() : 0);
         arrivals.computed(times.computeNs() + times.injectedNs());
@@ -424,7 +434,7 @@ public final class TrainingLoop {
      */
     private void computeWhileWaiting(final int round, final CompletableFuture<?> clearance) throws InterruptedException, IOException {
         while (!clearance.isDone() && !pending.isEmpty()
-            && arrivals.fitsAnother(System.nanoTime(), log.sendNs(nextToApply + pending.size() - 1))) {
+            && arrivals.fitsAnother(clock.nanoTime(), log.sendNs(nextToApply + pending.size() - 1))) {
             // as slow as the worker was when it computed the round it waits on (a straggler's slowness is that of a time)
             final Checkpoint.Held extra = compute(round, nextToApply, round - 1);
             busy.add(extra.gradient(), weightOf(extra.round(), extra.appliedBefore()), extra.batch(), extra.elapsedNs(),
@@ -564,9 +574,9 @@ public final class TrainingLoop {
     private void applyNext() throws InterruptedException, IOException {
         final int round = nextToApply++;
         final float momentum = options.settings().momentumRule().momentum(net.momentum(), bounds[round]);
-        final long t0 = System.nanoTime();
+        final long t0 = clock.nanoTime();
         final Aggregate aggregate = await(pending.poll(), "the aggregate of round " + round);
-        log.waited(round, System.nanoTime() - t0);
+        log.waited(round, clock.nanoTime() - t0);
         if (log.contributed(round)) {
             arrivals.arrived(log.sendNs(round), log.releaseNs(round));
         }
@@ -586,7 +596,10 @@ public final class TrainingLoop {
 
     private <T> T await(final CompletableFuture<T> future, final String what) throws InterruptedException {
         try {
-            return future.get(options.settings().timeoutSeconds(), TimeUnit.SECONDS);
+            if (!clock.awaitUntil(future, clock.nanoTime() + TimeUnit.SECONDS.toNanos(options.settings().timeoutSeconds()))) {
+                throw new TimeoutException();
+            }
+            return future.get();
         } catch (final TimeoutException ex) {
             throw new IllegalStateException("worker " + options.id() + ": no " + what + " within " + options.settings().timeoutSeconds()
                 + " s (is the switch at " + options.switchAddress() + " running?)");

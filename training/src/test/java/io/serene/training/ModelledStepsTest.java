@@ -1,11 +1,13 @@
 package io.serene.training;
 
+import io.serene.worker.RunClock;
 import org.junit.jupiter.api.Test;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -14,20 +16,41 @@ class ModelledStepsTest {
     private long now;
     private final List<Long> waitedUntil = new ArrayList<>();
 
+    private final RunClock fakeClock = new RunClock() {
+        @Override
+        public long nanoTime() {
+            return now;
+        }
+
+        @Override
+        public void parkUntil(final long deadlineNs) {
+            waitedUntil.add(deadlineNs);
+            now = Math.max(now, deadlineNs);
+        }
+
+        @Override
+        public boolean awaitUntil(final CompletableFuture<?> future, final long deadlineNs) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public boolean virtual() {
+            return false;
+        }
+    };
+
     private ModelledSteps fake() {
-        return new ModelledSteps(() -> now, deadline -> {
-            waitedUntil.add(deadline);
-            now = Math.max(now, deadline);
-        });
+        return new ModelledSteps(fakeClock, () -> now);
     }
 
     @Test
-    void aStepThatFitsIsWaitedOutToItsModelledTime() {
+    void aStepThatFitsIsWaitedOutToItsModelledTime() throws InterruptedException {
         final ModelledSteps steps = fake();
         now = 1_000;
         final long start = now;
+        steps.begin();
         now += 3_000_000;
-        assertThat(steps.finish(start, 40_000_000)).as("the real compute").isEqualTo(3_000_000);
+        assertThat(steps.finish(40_000_000)).as("the real compute").isEqualTo(3_000_000);
         assertThat(now).as("the step ends at its modelled time").isEqualTo(start + 40_000_000);
         assertThat(waitedUntil).containsExactly(start + 40_000_000);
         assertThat(steps.overrunSteps()).isZero();
@@ -35,12 +58,12 @@ class ModelledStepsTest {
     }
 
     @Test
-    void aStepThatOverranItsModelledTimeIsCountedAndNotWaited() {
+    void aStepThatOverranItsModelledTimeIsCountedAndNotWaited() throws InterruptedException {
         final ModelledSteps steps = fake();
         for (int i = 0; i < 10; i++) {
-            final long start = now;
+            steps.begin();
             now += i == 3 ? 5_000_000 : i == 7 ? 2_500_000 : 1_000_000;
-            steps.finish(start, 2_000_000);
+            steps.finish(2_000_000);
         }
         assertThat(steps.steps()).isEqualTo(10);
         assertThat(steps.overrunSteps()).isEqualTo(2);
@@ -54,12 +77,13 @@ class ModelledStepsTest {
     }
 
     @Test
-    void aPauseTakesNoProcessor() {
+    void aPauseTakesNoProcessor() throws InterruptedException {
         final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-        final ModelledSteps steps = ModelledSteps.onTheMonotonicClock();
+        final ModelledSteps steps = ModelledSteps.on(RunClock.HOST);
         final long cpu0 = threads.getCurrentThreadCpuTime();
         final long start = System.nanoTime();
-        steps.finish(start, 300_000_000);
+        steps.begin();
+        steps.finish(300_000_000);
         final long elapsed = System.nanoTime() - start;
         final long cpu = threads.getCurrentThreadCpuTime() - cpu0;
         assertThat(elapsed).as("waited out the modelled time").isGreaterThanOrEqualTo(300_000_000);
@@ -68,11 +92,12 @@ class ModelledStepsTest {
     }
 
     @Test
-    void onAModelledDeviceAStragglersFactorAndPauseLengthenTheModelledStep() {
+    void onAModelledDeviceAStragglersFactorAndPauseLengthenTheModelledStep() throws InterruptedException {
         final ModelledSteps steps = fake();
         final long start = now;
+        steps.begin();
         now += 4_000_000;
-        final ModelledSteps.Times t = steps.end(start, 0, ComputeClock.WALL, 40_000_000, 2.5, 7_000_000, 1_000_000);
+        final ModelledSteps.Times t = steps.end(0, ComputeClock.WALL, 40_000_000, 2.5, 7_000_000, 1_000_000);
         assertThat(t.computeNs()).as("the modelled step").isEqualTo(40_000_000);
         assertThat(t.measuredNs()).isEqualTo(40_000_000);
         assertThat(t.injectedNs()).as("1.5 steps and the pause").isEqualTo(60_000_000 + 7_000_000);
@@ -81,11 +106,12 @@ class ModelledStepsTest {
     }
 
     @Test
-    void onTheHostsClockAStragglerWaitsOutAMultipleOfItsComputeLessTheViewItPrepared() {
+    void onTheHostsClockAStragglerWaitsOutAMultipleOfItsComputeLessTheViewItPrepared() throws InterruptedException {
         final ModelledSteps steps = fake();
         final long start = now;
+        steps.begin();
         now += 2_000_000;
-        final ModelledSteps.Times t = steps.end(start, ComputeClock.WALL.nanos(), ComputeClock.WALL, 0, 3.0, 1_000_000, 500_000);
+        final ModelledSteps.Times t = steps.end(ComputeClock.WALL.nanos(), ComputeClock.WALL, 0, 3.0, 1_000_000, 500_000);
         assertThat(t.computeNs()).isEqualTo(2_000_000);
         assertThat(t.hostNs()).isEqualTo(2_000_000);
         assertThat(t.injectedNs()).as("2 x (2 - 0.5) ms and the pause").isEqualTo(4_000_000);

@@ -1,10 +1,6 @@
 package io.serene.worker;
 
 import java.util.Arrays;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * When a worker expects its pending aggregates, from its own last rounds: the median time from
@@ -23,7 +19,7 @@ public final class Arrivals {
         compute.add(ns);
     }
 
-    /** A contribution sent at {@code sentNs} had its aggregate arrive at {@code arrivedNs} (System.nanoTime()). */
+    /** A contribution sent at {@code sentNs} had its aggregate arrive at {@code arrivedNs} (on the run's clock). */
     public void arrived(final long sentNs, final long arrivedNs) {
         latency.add(Math.max(0, arrivedNs - sentNs));
     }
@@ -102,28 +98,6 @@ public final class Arrivals {
             System.arraycopy(ring, 0, sorted, 0, n);
             Arrays.sort(sorted, 0, n);
             return sorted[(n - 1) / 2];
-        }
-    }
-
-    /**
-     * Whether {@code future} is done by {@code deadlineNs} (System.nanoTime()); a failure counts as
-     * done (the caller's await reports it).
-     */
-    public static boolean arrivesBy(final CompletableFuture<?> future, final long deadlineNs) throws InterruptedException {
-        if (future.isDone()) {
-            return true;
-        }
-        final long left = deadlineNs - System.nanoTime();
-        if (left <= 0) {
-            return false;
-        }
-        try {
-            future.get(left, TimeUnit.NANOSECONDS);
-            return true;
-        } catch (final TimeoutException ex) {
-            return false;
-        } catch (final ExecutionException ex) {
-            return true;
         }
     }
 }

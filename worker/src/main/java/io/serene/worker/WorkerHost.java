@@ -3,6 +3,8 @@ package io.serene.worker;
 import io.serene.protocol.Counters;
 import io.serene.protocol.PacketEndpoint;
 import io.serene.protocol.sync.StepLayout;
+import io.serene.transport.InProcessHost;
+import io.serene.transport.InProcessNetwork;
 import io.serene.transport.ModelledLink;
 import io.serene.transport.PacketHost;
 import io.serene.transport.ShmOptions;
@@ -64,6 +66,17 @@ public final class WorkerHost implements AutoCloseable {
         final WorkerEngine engine = new WorkerEngine(context.switchPort(0), errorHandler);
         final ModelledLink link = linkOf(context, engine);
         return new WorkerHost(engine, link, transport.connect(endpoint(engine, link), directory, options));
+    }
+
+    /**
+     * Attaches a worker to an in-process network in virtual time ({@link VirtualClock}) and starts
+     * joining the job at the switch attached there at {@code switchAddress}.
+     */
+    public static WorkerHost inProcess(final WorkerContext context, final InProcessNetwork network, final int switchAddress,
+                                       final Consumer<Throwable> errorHandler) {
+        final WorkerEngine engine = new WorkerEngine(context.switchPort(switchAddress), errorHandler);
+        final ModelledLink link = linkOf(context, engine);
+        return new WorkerHost(engine, link, InProcessHost.attach(network, endpoint(engine, link)));
     }
 
     /** Workers in the job (the context's, fixed at start: readable from any thread). */

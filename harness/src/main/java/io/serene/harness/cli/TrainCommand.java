@@ -87,6 +87,11 @@ public final class TrainCommand implements Callable<Integer> {
         + "there, with the same options it was started with; records and summary go to DIR.")
     Path resume;
 
+    @Option(names = "--clock", defaultValue = "wall", description = "The run's clock: wall (worker processes on this host's clock, "
+        + "a device modelled with --step-time or not) or virtual (every worker in this process, time the modelled device's and link's "
+        + "only: exact and repeatable whatever the host does; needs --step-time and a fixed --policy). Default: ${DEFAULT-VALUE}.")
+    String clock;
+
     @Option(names = "--json", description = "End with the summary as one JSON line.")
     boolean json;
 
@@ -96,7 +101,8 @@ public final class TrainCommand implements Callable<Integer> {
             .workerJit(WorkerJit.parse("--worker-jit", workerJit)).targetAccuracy(targetAccuracy)
             .out(output()).controlPort(controlPort).checkpointEvery(checkpoints.every()).maxRestarts(maxRestarts).resume(resume != null)
             .metricsPort(monitorOptions.metricsPort).stallSeconds(monitorOptions.stallSeconds)
-            .silenceRounds(monitorOptions.silenceRounds).faults(faults).shm(RunSettings.shmLink("--link", link));
+            .silenceRounds(monitorOptions.silenceRounds).faults(faults).shm(RunSettings.shmLink("--link", link))
+            .virtual(RunSettings.virtualClock("--clock", clock));
         final Policy builtIn = PolicyParser.builtIn(policy);
         if (policyFile != null) {
             builder.policy(PolicyCommand.load(policyFile), policyFile.getFileName().toString());

@@ -16,6 +16,7 @@ import io.serene.transport.UdpOptions;
 import io.serene.transport.ShmOptions;
 import io.serene.transport.ShmTransport;
 import io.serene.transport.UdpTransport;
+import io.serene.worker.RunClock;
 import io.serene.worker.WorkerHost;
 import io.serene.worker.WorkerContext;
 import picocli.CommandLine.Command;
@@ -204,7 +205,7 @@ public final class WorkerCommand implements Callable<Integer> {
                         live[0] = connect.apply(() -> rounds);
                         awaitJoin(live[0], t.timeoutSeconds());
                         return live[0];
-                    }, evaluationShare);
+                    }, evaluationShare, RunClock.HOST);
                 new TrainingLoop(live[0], net, () -> new Batches(dataset.train, shard, t.batch(), sizes.max(), t.seed() * 31 + id), sizes,
                     log, copies, testPixels, testLabels, total, options).run();
             } finally {

@@ -32,11 +32,14 @@ import java.util.Map;
  * @param resume      go on from the newest checkpoint every worker holds in {@code out}
  * @param quiet       print only failures (serene experiment prints one line per run)
  * @param shm         the workers reach the switch over shared memory (they share its host) instead of UDP
+ * @param virtual     the run's clock is virtual time: every worker in this process, the switch and the network
+ *                    in-process, time the modelled device's and link's ({@link VirtualRun}); else worker
+ *                    processes on this host's clock
  */
 public record RunSettings(int workers, TrainSettings training, String sync, Policy policy, String policyLabel, WorkerJit workerJit,
                           double targetAccuracy, Path out, int controlPort, int metricsPort, double stallSeconds, double silenceRounds,
                           FaultPlan faults, int checkpointEvery, int maxRestarts, boolean resume,
-                          int job, boolean quiet, boolean shm) {
+                          int job, boolean quiet, boolean shm, boolean virtual) {
     /** Validates; called by {@link Builder#build()}. */
     public RunSettings {
         if (workers <= 0 || workers > 64) {
@@ -84,10 +87,19 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         return "shm".equals(value);
     }
 
+    /** Whether a clock's name ({@code flag} names it in the error) is virtual time: wall or virtual. */
+    public static boolean virtualClock(final String flag, final String value) {
+        if (!"wall".equals(value) && !"virtual".equals(value)) {
+            throw new IllegalArgumentException(flag + " must be wall (this host's clock) or virtual (virtual time), was " + value);
+        }
+        return "virtual".equals(value);
+    }
+
     /** How the workers train, as a run's summary records it (its "run" member, after the job's shape). */
     public Map<String, Object> trainingSummary() {
         final Map<String, Object> m = new LinkedHashMap<>(training.summary());
-        m.put("link", shm ? "shm" : "udp");
+        m.put("clock", virtual ? "virtual" : "wall");
+        m.put("link", virtual ? "in-process" : shm ? "shm" : "udp");
         m.put("workerJit", workerJit.text());
         m.put("faults", faults.toString());
         m.put("checkpointEvery", checkpointEvery);
@@ -115,6 +127,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         private int maxRestarts;
         private boolean resume;
         private boolean shm;
+        private boolean virtual;
 
         private Builder() {
         }
@@ -207,14 +220,25 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
             return this;
         }
 
+        /** Virtual time (true) or this host's clock (false, the default). */
+        public Builder virtual(final boolean value) {
+            virtual = value;
+            return this;
+        }
+
         public Builder quiet(final boolean value) {
             quiet = value;
             return this;
         }
 
         public RunSettings build() {
-            return new RunSettings(workers, training, sync, policy, policyLabel, workerJit, targetAccuracy, out, controlPort, metricsPort,
-                stallSeconds, silenceRounds, FaultPlan.parse(faults, workers), checkpointEvery, maxRestarts, resume, job, quiet, shm);
+            final RunSettings settings = new RunSettings(workers, training, sync, policy, policyLabel, workerJit, targetAccuracy, out,
+                controlPort, metricsPort, stallSeconds, silenceRounds, FaultPlan.parse(faults, workers), checkpointEvery, maxRestarts,
+                resume, job, quiet, shm, virtual);
+            if (virtual) {
+                VirtualRun.check(settings);
+            }
+            return settings;
         }
     }
 }

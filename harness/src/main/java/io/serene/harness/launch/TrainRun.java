@@ -91,6 +91,12 @@ public final class TrainRun {
         }
         // quiet: only failures, which reach the caller as exceptions
         final PrintStream say = s.quiet() ? new PrintStream(OutputStream.nullOutputStream()) : out;
+        if (s.virtual()) {
+            say.println("records in " + s.out());
+            final VirtualRun.Outcome virtual = new VirtualRun(s, rounds, this::recordsFile, evaluationShare(), say).run();
+            return summarize(virtual.results(), List.of(), List.of(), rounds, List.of(), virtual.counters(),
+                syncChanges(schedule.configFor(0), schedule, List.of()), 0, null);
+        }
         final Progress progress = new Progress(say, s.workers(), rounds, t.deferredEval());
         final List<Controller.Decision> decisions = new ArrayList<>();
         final Launch launch = new Launch(schedule, rounds, epochMs, progress, say, decisions);
@@ -104,7 +110,13 @@ public final class TrainRun {
             final String reason = workers.relaunchReason();
             if (reason == null) {
                 final SyncConfig initial = s.policy() != null ? s.policy().start() : schedule.configFor(0);
-                return summarize(workers, launch.failures, launch.relaunches, rounds, decisions, launch.counters,
+                final List<WorkerResult> results = new ArrayList<>();
+                for (int w = 0; w < s.workers(); w++) {
+                    if (!workers.dead(w)) {
+                        results.add(Json.read(workers.result(w), WorkerResult.class));
+                    }
+                }
+                return summarize(results, launch.failures, launch.relaunches, rounds, decisions, launch.counters,
                     syncChanges(initial, schedule, decisions), epochMs, launch.load.busyShare());
             }
             final boolean planned = launch.plannedRelaunch;
@@ -158,19 +170,8 @@ public final class TrainRun {
         WorkerProcesses attempt(final int base) throws Exception {
             plannedRelaunch = false;
             final SyncConfig initial = s.policy() != null ? s.policy().start() : schedule.configFor(base);
-            initial.resolve(s.workers());
-            final SwitchContext context = new SwitchContext().budgetBytes(16 << 20).maxJobs(1).maxWorkers(Math.max(2, s.workers()))
-                .defaultSync(initial).secret(JobTag.secret(secret, "the run's secret"));
-            if (s.policy() != null) {
-                // the policy's worker groups and their start configs, in force from the job's first round
-                context.defaultGroups(s.policy().groupOf(s.workers()));
-                for (int g = 1; g <= s.policy().groups().size(); g++) {
-                    context.groupSync(g, s.policy().start(g));
-                }
-            }
-            context.conclude();
             final List<Throwable> switchErrors = Collections.synchronizedList(new ArrayList<>());
-            final SwitchPipeline pipeline = new SwitchPipeline(context, switchErrors::add);
+            final SwitchPipeline pipeline = new SwitchPipeline(switchContext(s, initial, secret), switchErrors::add);
             final StallWatch stalls = new StallWatch(s.stallSeconds());
             final SilenceWatch silence = new SilenceWatch(s.silenceRounds());
             final FaultPlan faults = s.faults();
@@ -352,6 +353,21 @@ public final class TrainRun {
         }
     }
 
+    /** The switch of a run's job: {@code initial} its config from its first round, with a policy's worker groups. */
+    static SwitchContext switchContext(final RunSettings s, final SyncConfig initial, final String secret) {
+        initial.resolve(s.workers());
+        final SwitchContext context = new SwitchContext().budgetBytes(16 << 20).maxJobs(1).maxWorkers(Math.max(2, s.workers()))
+            .defaultSync(initial).secret(JobTag.secret(secret, "the run's secret"));
+        if (s.policy() != null) {
+            // the policy's worker groups and their start configs, in force from the job's first round
+            context.defaultGroups(s.policy().groupOf(s.workers()));
+            for (int g = 1; g <= s.policy().groups().size(); g++) {
+                context.groupSync(g, s.policy().start(g));
+            }
+        }
+        return context.conclude();
+    }
+
     /** One attempt's switch, as the launcher's fault handling needs it. */
     private record Attempt(SwitchPipeline pipeline, String switchAddress, int base) {
     }
@@ -433,7 +449,7 @@ public final class TrainRun {
         return changes;
     }
 
-    private RunSummary summarize(final WorkerProcesses workers, final List<RunSummary.Failure> failures,
+    private RunSummary summarize(final List<WorkerResult> results, final List<RunSummary.Failure> failures,
                                  final List<RunSummary.Relaunch> relaunches, final int rounds,
                                  final List<Controller.Decision> decisions,
                                           final Map<String, Long> switchCounters, final List<RunTraces.SyncChange> changes,
@@ -459,12 +475,6 @@ public final class TrainRun {
         Files.writeString(s.out().resolve("records.jsonl"), merged, StandardCharsets.UTF_8);
         RunTraces.write(s.out(), "train " + s.policyName(), all, changes, epochMs / 1e3);
 
-        final List<WorkerResult> results = new ArrayList<>();
-        for (int w = 0; w < s.workers(); w++) {
-            if (!workers.dead(w)) {
-                results.add(Json.read(workers.result(w), WorkerResult.class));
-            }
-        }
         final List<RunSummary.ModeSwitch> switches = decisions.stream()
             .map(d -> d.predicted == null ? new RunSummary.ModeSwitch(d.firstRound, d.releasedRound, d.from, d.to, d.reason)
                 : new RunSummary.ModeSwitch(d.firstRound, d.releasedRound, d.from, d.to, d.reason, d.predicted.roundNs() / 1e6,
@@ -478,7 +488,7 @@ public final class TrainRun {
         run.put("rounds", rounds);
         run.putAll(s.trainingSummary());
         final RunSummary summary = TrainSummary.of(all, results, s.targetAccuracy()).with(switches, failures, relaunches, run,
-            switchCounters, t.seed(), TrainSummary.fidelity(results, t.device().text(), t.link(), hostBusy));
+            switchCounters, t.seed(), TrainSummary.fidelity(results, t.device().text(), t.link(), hostBusy, s.virtual()));
         Files.writeString(s.out().resolve("summary.json"), Json.write(summary) + "\n", StandardCharsets.UTF_8);
         return summary;
     }

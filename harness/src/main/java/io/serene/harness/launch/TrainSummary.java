@@ -43,9 +43,11 @@ final class TrainSummary {
     /**
      * The fidelity verdict of a run whose workers reported {@code results}, with device model
      * {@code stepTime} ("0": none), modelled link {@code link} ({@link LinkModel#NONE}: none) and the
-     * host's processors {@code hostBusy} busy (null: unknown).
+     * host's processors {@code hostBusy} busy (null: unknown); {@code virtual}: the run was in virtual
+     * time, where the modelled clock holds by construction.
      */
-    static RunSummary.Fidelity fidelity(final List<WorkerResult> results, final String stepTime, final LinkModel link, final Double hostBusy) {
+    static RunSummary.Fidelity fidelity(final List<WorkerResult> results, final String stepTime, final LinkModel link, final Double hostBusy,
+                                        final boolean virtual) {
         final String busy = hostBusy == null ? "" : String.format(Locale.ROOT, "; the host's processors were %.0f%% busy", 100 * hostBusy);
         final List<ModelledSteps.Report> devices = results.stream().map(WorkerResult::device).filter(Objects::nonNull).toList();
         final List<ModelledLink.Report> links = results.stream().map(WorkerResult::link).filter(Objects::nonNull).toList();
@@ -65,9 +67,15 @@ final class TrainSummary {
                 + busy);
         }
         final long steps = devices.stream().mapToLong(ModelledSteps.Report::steps).sum();
+        final double host = devices.stream().mapToDouble(ModelledSteps.Report::hostComputeSeconds).sum();
+        if (virtual) {
+            return new RunSummary.Fidelity("virtual", stepTime, steps, 0, 0, 0, host, link.toString(), packets, transfers, 0, dropped, 0,
+                hostBusy, true, "virtual time: every time is the modelled cluster's, exactly (steps of " + stepTime + " a batch, "
+                + (links.isEmpty() ? "communication only a switch hop: no --link-rate" : "the modelled link of " + link)
+                + "); the host's own work (the switch, applying aggregates) takes no time in it");
+        }
         final long overrun = devices.stream().mapToLong(ModelledSteps.Report::overrunSteps).sum();
         final double maxMs = 1e3 * devices.stream().mapToDouble(ModelledSteps.Report::maxOverrunSeconds).max().orElse(0);
-        final double host = devices.stream().mapToDouble(ModelledSteps.Report::hostComputeSeconds).sum();
         final double share = steps == 0 ? 0 : (double) overrun / steps;
         final boolean stepsHeld = share <= FAITHFUL_OVERRUN_SHARE;
         final String counted = String.format(Locale.ROOT, "%d of %d steps (%.1f%%) overran their modelled time of %s a batch%s", overrun,

@@ -1,0 +1,157 @@
+package io.serene.harness.launch;
+
+import io.serene.dataplane.SwitchPipeline;
+import io.serene.protocol.JobTag;
+import io.serene.protocol.sync.SyncSchedule;
+import io.serene.training.DjlModel;
+import io.serene.training.ModelCopies;
+import io.serene.training.RoundRecords;
+import io.serene.training.TrainSettings;
+import io.serene.training.TrainingLoop;
+import io.serene.training.WorkerResult;
+import io.serene.training.data.Batches;
+import io.serene.training.data.FashionMnist;
+import io.serene.training.data.GlobalBatch;
+import io.serene.transport.FaultInjector;
+import io.serene.transport.InProcessNetwork;
+import io.serene.worker.VirtualClock;
+import io.serene.worker.WorkerContext;
+import io.serene.worker.WorkerHost;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
+
+/**
+ * A training run in virtual time ({@code serene train --clock virtual}): every worker's training
+ * loop (the same {@link TrainingLoop} a worker process runs) in this process, each with a model of
+ * its own, the switch pipeline and the workers' engines on an {@link InProcessNetwork}, one thread
+ * at a time ({@link VirtualClock}). A step takes the modelled device's time, stragglers pause it,
+ * a modelled link carries the packets at its rate; nothing else takes time (the host's own
+ * overhead does not show), and the same inputs give the same run.
+ */
+final class VirtualRun {
+    /** The network's one-way latency besides a modelled link: a switch hop's. */
+    static final long HOP_NS = 2_000;
+
+    /** What a run in virtual time ended with: the workers' results, the switch's counters, and its virtual and host time. */
+    record Outcome(List<WorkerResult> results, Map<String, Long> counters, double virtualSeconds, double hostSeconds) {
+    }
+
+    private final RunSettings s;
+    private final TrainSettings t;
+    private final int rounds;
+    private final IntFunction<Path> records;
+    private final Path evaluationShare;
+    private final PrintStream say;
+
+    VirtualRun(final RunSettings s, final int rounds, final IntFunction<Path> records, final Path evaluationShare, final PrintStream say) {
+        this.s = s;
+        this.t = s.training();
+        this.rounds = rounds;
+        this.records = records;
+        this.evaluationShare = evaluationShare;
+        this.say = say;
+    }
+
+    /** What virtual time runs today; an error names what it does not. */
+    static void check(final RunSettings s) {
+        final String no = "--clock virtual: ";
+        if (!s.training().device().modelled()) {
+            throw new IllegalArgumentException(no + "needs a modelled device (--step-time, e.g. 40ms): in virtual time a step takes "
+                + "the device's time, never the host's");
+        }
+        if (s.policy() != null || SyncSchedule.parse(s.sync()).entries().size() > 1) {
+            throw new IllegalArgumentException(no + "a fixed sync config only (e.g. bsp, ssp:2, asp): policies and schedules change "
+                + "the config from the controller, which runs on the host's clock");
+        }
+        if (!s.faults().faults().isEmpty() || s.checkpointEvery() > 0 || s.resume() || s.maxRestarts() > 0) {
+            throw new IllegalArgumentException(no + "no faults, checkpoints or restarts (they need worker processes)");
+        }
+        if (s.controlPort() >= 0 || s.metricsPort() >= 0) {
+            throw new IllegalArgumentException(no + "no control or metrics port (they serve on the host's clock)");
+        }
+    }
+
+    Outcome run() throws Exception {
+        final long host0 = System.nanoTime();
+        final InProcessNetwork network = new InProcessNetwork(FaultInjector.none(), HOP_NS, 0, 0);
+        final VirtualClock clock = new VirtualClock(network);
+        final String secret = JobTag.newSecret();
+        final List<Throwable> switchErrors = Collections.synchronizedList(new ArrayList<>());
+        final SwitchPipeline pipeline = new SwitchPipeline(TrainRun.switchContext(s, SyncSchedule.parse(s.sync()).configFor(0), secret),
+            switchErrors::add);
+        final int switchAddress = network.attach(pipeline);
+        final long tag = JobTag.of(JobTag.secret(secret, "the run's secret"), s.job());
+        final FashionMnist dataset = FashionMnist.load(t.data());
+        final float[] testPixels = new float[dataset.test.size() * DjlModel.PIXELS];
+        final int[] testLabels = new int[dataset.test.size()];
+        for (int i = 0; i < testLabels.length; i++) {
+            dataset.test.image(i, testPixels, i * DjlModel.PIXELS);
+            testLabels[i] = dataset.test.label(i);
+        }
+        final List<AutoCloseable> open = new ArrayList<>();
+        try {
+            final List<Callable<WorkerResult>> loops = new ArrayList<>();
+            for (int w = 0; w < s.workers(); w++) {
+                loops.add(worker(w, network, clock, switchAddress, tag, dataset, testPixels, testLabels, open));
+            }
+            say.printf(Locale.ROOT, "train in virtual time: %d workers, %s, policy %s, stragglers %s, %d rounds of batch %d, seed %d, "
+                + "modelled step %s%s; switch and workers in this process%n", s.workers(), t.model(), s.policyName(), t.stragglers(),
+                rounds, t.batch(), t.seed(), t.device(), t.link().modelled() ? ", modelled link " + t.link() : ", no link modelled "
+                    + "(communication takes only the " + HOP_NS / 1000 + " us hop)");
+            say.flush();
+            final List<WorkerResult> results = clock.run(loops, "virtual-worker");
+            if (!switchErrors.isEmpty()) {
+                throw new IllegalStateException("the switch reported " + switchErrors.size() + " errors, first: " + switchErrors.get(0));
+            }
+            final Map<String, Long> counters = new LinkedHashMap<>();
+            pipeline.counters().snapshot().forEach((k, v) -> counters.put(k.name().toLowerCase(Locale.ROOT), v));
+            final double hostSeconds = (System.nanoTime() - host0) / 1e9;
+            say.printf(Locale.ROOT, "%d workers trained %.2f s of virtual time in %.1f s of the host's%n", s.workers(),
+                network.nowNs() / 1e9, hostSeconds);
+            return new Outcome(results, counters, network.nowNs() / 1e9, hostSeconds);
+        } finally {
+            for (final AutoCloseable c : open) {
+                c.close();
+            }
+        }
+    }
+
+    /** Worker {@code w}: its model, records, connection and training loop, to run in virtual time. */
+    private Callable<WorkerResult> worker(final int w, final InProcessNetwork network, final VirtualClock clock, final int switchAddress,
+                                          final long tag, final FashionMnist dataset, final float[] testPixels, final int[] testLabels,
+                                          final List<AutoCloseable> open) throws Exception {
+        final int[] shard = dataset.train.shard(w, s.workers(), t.seed());
+        final DjlModel net = new DjlModel(t.model(), t.batch(), t.learningRate(), t.momentum(), t.seed());
+        open.add(net);
+        final RoundRecords log = new RoundRecords(w, rounds, records.apply(w), null, true, clock);
+        open.add(log);
+        t.lrSchedule().applyTo(net, rounds);
+        final WorkerContext context = new WorkerContext().link(t.link()).jobId(s.job()).tag(tag).workerId(w).workers(s.workers())
+            .elementsPerRound(net.elements());
+        final WorkerHost host = WorkerHost.inProcess(context, network, switchAddress,
+            ex -> System.err.println("worker " + w + " error: " + ex));
+        final GlobalBatch sizes = new GlobalBatch(t.batch(), s.workers(), t.rebalance());
+        final ModelCopies copies = t.deferredEval() ? ModelCopies.forRun(rounds, t.evalEvery(), net.elements()) : null;
+        final TrainingLoop.Options options = new TrainingLoop.Options(w, t, t.profile(s.workers()), false, "the in-process switch",
+            null, null, 0, null, null, evaluationShare, clock);
+        final TrainingLoop loop = new TrainingLoop(host, net, () -> new Batches(dataset.train, shard, t.batch(), sizes.max(),
+            t.seed() * 31 + w), sizes, log, copies, testPixels, testLabels, rounds, options);
+        return () -> {
+            if (!clock.awaitUntil(host.joined(), clock.nanoTime() + TimeUnit.SECONDS.toNanos(t.timeoutSeconds()))) {
+                throw new IllegalStateException("worker " + w + ": not joined within " + t.timeoutSeconds() + " s of virtual time");
+            }
+            host.joined().get();
+            return loop.run();
+        };
+    }
+}
