@@ -19,7 +19,7 @@ import java.util.List;
  * {@code runs}, written and read as this type. A time to accuracy is null when the run never
  * reached the target; in sim mode accuracy and time to accuracy are null. {@code clock} says which
  * clock made the times: {@code modelled} (a modelled device, and the run was faithful to it),
- * {@code modelled-not-faithful}, {@code host} (this host's time, no device modelled) or {@code virtual} (sim).
+ * {@code modelled-not-faithful}, {@code host} (this host's time, no device modelled) or {@code virtual} (virtual time: serene sim, or clock: virtual).
  */
 public record ExperimentRow(String scenario, String model, int workers, String stragglers, String policy, long seed, double jctSeconds,
                             Double ttaSeconds, double cumulativeWaitingSeconds, double computeShare, Double finalAccuracy,
@@ -40,9 +40,15 @@ public record ExperimentRow(String scenario, String model, int workers, String s
             run.seed, s.jctSeconds(), null, s.cumulativeWaitingSeconds(), s.computeShare(), null, s.modeSwitches(), "virtual");
     }
 
-    /** The clock that made a training run's times (a summary written before verdicts existed: the host's). */
+    /**
+     * The clock that made a training run's times: virtual, modelled (and whether faithful), or host (a
+     * summary written before verdicts existed: the host's).
+     */
     static String clockOf(final RunSummary s) {
         final RunSummary.Fidelity f = s.fidelity();
+        if (f != null && f.clock().equals("virtual")) {
+            return "virtual";
+        }
         if (f == null || !f.clock().equals("modelled")) {
             return "host";
         }

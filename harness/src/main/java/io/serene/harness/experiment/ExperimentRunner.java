@@ -149,7 +149,7 @@ public final class ExperimentRunner {
     }
 
     /** Settings runs did not record before they existed, and the value they were made with. */
-    private static final Map<String, String> SINCE_ADDED = Map.of("stepTime", "0", "linkRate", "0", "linkDelay", "0");
+    private static final Map<String, String> SINCE_ADDED = Map.of("stepTime", "0", "linkRate", "0", "linkDelay", "0", "clock", "wall");
 
     /**
      * A run kept from an earlier invocation must have been made with the file's settings, or its
@@ -182,7 +182,8 @@ public final class ExperimentRunner {
     private RunSettings settings(final Run run) {
         final RunSettings.Builder b = RunSettings.builder().workers(run.workers)
             .training(spec.training.toBuilder().model(run.model).stragglers(run.stragglers).seed(run.seed).data(dataDir).build())
-            .workerJit(spec.workerJit).targetAccuracy(spec.targetAccuracy).out(run.dir).faults(spec.faults).shm(spec.shm).quiet(true);
+            .workerJit(spec.workerJit).targetAccuracy(spec.targetAccuracy).out(run.dir).faults(spec.faults).shm(spec.shm).virtual(spec.virtual)
+            .quiet(true);
         if (run.policy.policy != null) {
             b.policy(run.policy.policy, run.policy.name);
         } else {

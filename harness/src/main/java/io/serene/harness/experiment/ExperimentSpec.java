@@ -64,6 +64,7 @@ import java.util.regex.Pattern;
  * linkDelay: 50us              # train: its one-way delay (default 0; --link-delay)
  * workerJit: tiered            # train: the worker JVMs' JIT, c1 (default) or tiered (serene train --worker-jit)
  * link: shm                    # train: how workers reach the switch, udp (default) or shm (serene train --link)
+ * clock: virtual               # train: virtual time, every worker in one process (default wall; serene train --clock)
  * policies:                    # presets, schedules (N: the worker count), or policy files
  *   - bsp
  *   - ssp:2
@@ -118,7 +119,7 @@ public final class ExperimentSpec {
 
     private static final Set<String> KEYS = Set.of("name", "mode", "model", "workers", "epochs", "rounds", "targetAccuracy",
         "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "computeClock", "computeOn", "freshWait", "staleScale",
-        "delayCompensation", "stepTime", "linkRate", "linkDelay", "workerJit", "link",
+        "delayCompensation", "stepTime", "linkRate", "linkDelay", "workerJit", "link", "clock",
         "momentum", "computeMs", "policies", "stragglers", "seeds", "quick", "faults");
 
     public final String name;
@@ -132,6 +133,8 @@ public final class ExperimentSpec {
     final WorkerJit workerJit;
     /** Train mode: the workers reach the switch over shared memory ({@code link: shm}) instead of UDP. */
     final boolean shm;
+    /** Train mode: virtual time ({@code clock: virtual}) instead of worker processes on this host's clock. */
+    final boolean virtual;
     /** Train mode: faults every run injects ({@code kill:W@R}, as {@code serene train --faults}); "none" for none. */
     final String faults;
     final double computeMs;
@@ -233,6 +236,7 @@ public final class ExperimentSpec {
         training = t.build();
         workerJit = WorkerJit.parse("'workerJit'", string(n, "workerJit", TrainDefaults.WORKER_JIT));
         shm = RunSettings.shmLink("'link'", string(n, "link", "udp"));
+        virtual = RunSettings.virtualClock("'clock'", string(n, "clock", "wall"));
         faults = string(n, "faults", "none");
         if (!mode.equals("train") && !faults.equals("none")) {
             throw new IllegalArgumentException("'faults' kills worker processes: it applies to mode train only");

@@ -108,6 +108,12 @@ public final class ReportWriter {
         if (!spec.training.device().modelled()) {
             return "Clock: this host's (no device modelled, stepTime 0): the times are this host's, not a cluster's.";
         }
+        if (spec.virtual) {
+            return "Clock: virtual time, every worker in one process: a step of " + spec.training.device() + " for a batch of "
+                + spec.training.batch() + " images, " + (spec.training.link().modelled() ? "a modelled link of " + spec.training.link()
+                : "communication only a switch hop (no link modelled)") + "; the times are the modelled cluster's, exactly, and the "
+                + "host's own work takes none of them.";
+        }
         final List<String> unfaithful = new ArrayList<>();
         for (final Map.Entry<ExperimentRunner.Run, RunSummary> e : runs.entrySet()) {
             if (!ExperimentRow.clockOf(e.getValue()).equals("modelled")) {

@@ -93,7 +93,8 @@ public final class TrainRun {
         final PrintStream say = s.quiet() ? new PrintStream(OutputStream.nullOutputStream()) : out;
         if (s.virtual()) {
             say.println("records in " + s.out());
-            final VirtualRun.Outcome virtual = new VirtualRun(s, rounds, this::recordsFile, evaluationShare(), say).run();
+            final VirtualRun.Outcome virtual = new VirtualRun(s, rounds, this::recordsFile, evaluationShare(),
+                s.out().resolve("workers").resolve("workers.log"), say).run();
             return summarize(virtual.results(), List.of(), List.of(), rounds, List.of(), virtual.counters(),
                 syncChanges(schedule.configFor(0), schedule, List.of()), 0, null);
         }

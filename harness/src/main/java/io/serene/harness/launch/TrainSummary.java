@@ -69,7 +69,8 @@ final class TrainSummary {
         final long steps = devices.stream().mapToLong(ModelledSteps.Report::steps).sum();
         final double host = devices.stream().mapToDouble(ModelledSteps.Report::hostComputeSeconds).sum();
         if (virtual) {
-            return new RunSummary.Fidelity("virtual", stepTime, steps, 0, 0, 0, host, link.toString(), packets, transfers, 0, dropped, 0,
+            // the host's compute left out: the same inputs give the same summary
+            return new RunSummary.Fidelity("virtual", stepTime, steps, 0, 0, 0, 0, link.toString(), packets, transfers, 0, dropped, 0,
                 hostBusy, true, "virtual time: every time is the modelled cluster's, exactly (steps of " + stepTime + " a batch, "
                 + (links.isEmpty() ? "communication only a switch hop: no --link-rate" : "the modelled link of " + link)
                 + "); the host's own work (the switch, applying aggregates) takes no time in it");

@@ -19,6 +19,8 @@ import io.serene.worker.WorkerContext;
 import io.serene.worker.WorkerHost;
 
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -41,6 +43,9 @@ import java.util.function.IntFunction;
 final class VirtualRun {
     /** The network's one-way latency besides a modelled link: a switch hop's. */
     static final long HOP_NS = 2_000;
+    /** How often a long run says how far it got, in the host's time. */
+    private static final long PROGRESS_NS = 5_000_000_000L;
+    private static final long TICK_NS = 100_000_000L;
 
     /** What a run in virtual time ended with: the workers' results, the switch's counters, and its virtual and host time. */
     record Outcome(List<WorkerResult> results, Map<String, Long> counters, double virtualSeconds, double hostSeconds) {
@@ -51,14 +56,22 @@ final class VirtualRun {
     private final int rounds;
     private final IntFunction<Path> records;
     private final Path evaluationShare;
+    private final Path workerLog;
     private final PrintStream say;
 
-    VirtualRun(final RunSettings s, final int rounds, final IntFunction<Path> records, final Path evaluationShare, final PrintStream say) {
+    /**
+     * A run of {@code rounds} rounds: worker w's records go to {@code records(w)}, deferred evaluations
+     * are shared through {@code evaluationShare}, the workers' lines go to {@code workerLog}, and
+     * progress to {@code say}.
+     */
+    VirtualRun(final RunSettings s, final int rounds, final IntFunction<Path> records, final Path evaluationShare, final Path workerLog,
+               final PrintStream say) {
         this.s = s;
         this.t = s.training();
         this.rounds = rounds;
         this.records = records;
         this.evaluationShare = evaluationShare;
+        this.workerLog = workerLog;
         this.say = say;
     }
 
@@ -109,7 +122,16 @@ final class VirtualRun {
                 rounds, t.batch(), t.seed(), t.device(), t.link().modelled() ? ", modelled link " + t.link() : ", no link modelled "
                     + "(communication takes only the " + HOP_NS / 1000 + " us hop)");
             say.flush();
-            final List<WorkerResult> results = clock.run(loops, "virtual-worker");
+            progress(network, pipeline, host0);
+            // the workers' own lines (rounds evaluated, results) go to their log, as a worker process's do
+            final PrintStream console = System.out;
+            final List<WorkerResult> results;
+            try (PrintStream log = new PrintStream(Files.newOutputStream(workerLog), true, StandardCharsets.UTF_8)) {
+                System.setOut(log);
+                results = clock.run(loops, "virtual-worker");
+            } finally {
+                System.setOut(console);
+            }
             if (!switchErrors.isEmpty()) {
                 throw new IllegalStateException("the switch reported " + switchErrors.size() + " errors, first: " + switchErrors.get(0));
             }
@@ -126,6 +148,25 @@ final class VirtualRun {
         }
     }
 
+    /** Says how far the job got every {@link #PROGRESS_NS} of the host's time (checked every 100 ms of virtual time). */
+    private void progress(final InProcessNetwork network, final SwitchPipeline pipeline, final long host0) {
+        final long[] last = {host0};
+        final Runnable tick = new Runnable() {
+            @Override
+            public void run() {
+                final long now = System.nanoTime();
+                if (now - last[0] >= PROGRESS_NS) {
+                    last[0] = now;
+                    say.printf(Locale.ROOT, "round %d of %d released: %.1f s of virtual time in %.0f s of the host's%n",
+                        pipeline.releasedRound(s.job()) + 1, rounds, network.nowNs() / 1e9, (now - host0) / 1e9);
+                    say.flush();
+                }
+                network.schedule(network.nowNs() + TICK_NS, this);
+            }
+        };
+        network.schedule(TICK_NS, tick);
+    }
+
     /** Worker {@code w}: its model, records, connection and training loop, to run in virtual time. */
     private Callable<WorkerResult> worker(final int w, final InProcessNetwork network, final VirtualClock clock, final int switchAddress,
                                           final long tag, final FashionMnist dataset, final float[] testPixels, final int[] testLabels,
@@ -133,7 +174,8 @@ final class VirtualRun {
         final int[] shard = dataset.train.shard(w, s.workers(), t.seed());
         final DjlModel net = new DjlModel(t.model(), t.batch(), t.learningRate(), t.momentum(), t.seed());
         open.add(net);
-        final RoundRecords log = new RoundRecords(w, rounds, records.apply(w), null, true, clock);
+        // no host compute in the records: a run in virtual time is the same run whatever the host's speed
+        final RoundRecords log = new RoundRecords(w, rounds, records.apply(w), null, false, clock);
         open.add(log);
         t.lrSchedule().applyTo(net, rounds);
         final WorkerContext context = new WorkerContext().link(t.link()).jobId(s.job()).tag(tag).workerId(w).workers(s.workers())

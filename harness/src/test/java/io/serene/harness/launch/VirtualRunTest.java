@@ -1,0 +1,79 @@
+package io.serene.harness.launch;
+
+import io.serene.training.DeviceModel;
+import io.serene.training.TrainSettings;
+import io.serene.training.data.FashionMnist;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+/** {@code serene train --clock virtual}: the same inputs give the same run, bit for bit, whatever the host does. */
+class VirtualRunTest {
+    private static final PrintStream QUIET = new PrintStream(OutputStream.nullOutputStream());
+
+    private static RunSettings.Builder settings(final Path data, final Path out, final String stepTime) {
+        final TrainSettings t = TrainSettings.builder().data(data).rounds(24).batch(32).evalEvery(6).seed(5)
+            .stragglers("slow:p=0.2,pause=0.5-2.0").device(DeviceModel.parse("--step-time", stepTime)).build();
+        return RunSettings.builder().workers(3).training(t).sync("ssp:2").out(out).virtual(true);
+    }
+
+    @Test
+    void theSameInputsGiveTheSameSummaryAndRecordsWhileTheHostIsBusy(@TempDir final Path dir) throws Exception {
+        FashionMnist.writeSynthetic(dir, 3_000, 200, 7);
+        final RunSummary quiet = new TrainRun(settings(dir, dir.resolve("a"), "40ms").build(), QUIET).run();
+        // the host's processors busy with two spinning threads: nothing in virtual time may notice
+        final AtomicBoolean spin = new AtomicBoolean(true);
+        final List<Thread> spinners = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            final Thread t = new Thread(() -> {
+                long x = 0;
+                while (spin.get()) {
+                    x += System.nanoTime() % 7;
+                }
+                assertThat(x).isNotNegative();
+            });
+            t.start();
+            spinners.add(t);
+        }
+        final RunSummary busy;
+        try {
+            busy = new TrainRun(settings(dir, dir.resolve("b"), "40ms").build(), QUIET).run();
+        } finally {
+            spin.set(false);
+            for (final Thread t : spinners) {
+                t.join();
+            }
+        }
+        assertThat(Files.readString(dir.resolve("b").resolve("summary.json"))).isEqualTo(Files.readString(dir.resolve("a")
+            .resolve("summary.json")));
+        assertThat(Files.readString(dir.resolve("b").resolve("records.jsonl"))).isEqualTo(Files.readString(dir.resolve("a")
+            .resolve("records.jsonl")));
+        assertThat(busy.fidelity().clock()).isEqualTo("virtual");
+        assertThat(busy.fidelity().faithful()).isTrue();
+        // a step is the modelled 40 ms, stragglers pause it, and communication takes only the hop
+        assertThat(quiet.perRound().computeSeconds()).isCloseTo(0.040, within(1e-9));
+        assertThat(quiet.perRound().injectedSeconds()).isPositive();
+        assertThat(quiet.perRound().communicationSeconds()).isLessThan(0.001);
+        assertThat(quiet.jctSeconds()).isGreaterThanOrEqualTo(24 * 0.040);
+    }
+
+    @Test
+    void whatVirtualTimeDoesNotRunIsRefusedByName(@TempDir final Path dir) {
+        assertThatThrownBy(() -> settings(dir, dir, "0").build()).hasMessageContaining("--clock virtual: needs a modelled device");
+        assertThatThrownBy(() -> settings(dir, dir, "40ms").sync("bsp@0,ssp:2@10").build())
+            .hasMessageContaining("a fixed sync config only");
+        assertThatThrownBy(() -> settings(dir, dir, "40ms").faults("kill:1@5").build()).hasMessageContaining("no faults");
+        assertThatThrownBy(() -> RunSettings.virtualClock("--clock", "cpu")).hasMessageContaining("--clock must be wall");
+    }
+}
