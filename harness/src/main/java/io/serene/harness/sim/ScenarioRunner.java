@@ -261,7 +261,7 @@ public final class ScenarioRunner {
             return;
         }
         final int released = pipeline.releasedRound(JOB);
-        if (!SyncRules.mayStart(round, released, installed[groupOf[w]].configFor(round).bound(), pipeline.memory().roundRing())) {
+        if (!SyncOracle.mayStart(round, released, installed[groupOf[w]].configFor(round).bound())) {
             boundViolations++;
         }
         // rounds still unreleased before this one; a straggler already past R (its rounds released
@@ -478,16 +478,9 @@ public final class ScenarioRunner {
                 if (members[g].isEmpty()) {
                     continue;
                 }
-                final SyncConfig.Resolved rule = installed[g].configFor(round).resolve(s.workers, members[g]);
+                final SyncConfig config = installed[g].configFor(round).requireAbsolute();
                 for (final BitSet chunk : contributorsByRound.get(round)) {
-                    // PSP: the round's sample of the required set, drawn as the switch draws it
-                    final BitSet missing = rule.requiredFor(JOB, round);
-                    missing.andNot(chunk);
-                    final BitSet fromGroup = (BitSet) chunk.clone();
-                    fromGroup.and(members[g]);
-                    final boolean byRule = missing.isEmpty() && fromGroup.cardinality() >= rule.quorum;
-                    final boolean byTimeout = rule.timeoutNs != SyncConfig.NO_TIMEOUT && chunk.cardinality() >= 1;
-                    if (!byRule && !byTimeout) {
+                    if (!SyncOracle.releasable(config, members[g], chunk)) {
                         return false;
                     }
                 }
