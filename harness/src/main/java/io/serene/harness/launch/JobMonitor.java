@@ -16,13 +16,13 @@ import io.serene.protocol.table.TableWrite;
 import java.util.BitSet;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.IntConsumer;
 import java.util.function.Supplier;
 
 /**
- * Watches the job on the switch's thread every 20 ms: installs the rest of a schedule once the
+ * Watches the job every 20 ms (a thread calling the switch through its command queue, or in virtual
+ * time a task on the switch's own thread: {@link #direct}): installs the rest of a schedule once the
  * job exists, and feeds the policy's controller each advance of R; again for each new incarnation
  * of the job (rebuilt from its workers' checkpoints, reported to {@code onRebuilt}). A job resumed
  * or rebuilt from a checkpoint starts at the run's round {@code base} (its round 0 on the switch):
@@ -63,24 +63,23 @@ final class JobMonitor extends Thread {
         this.onRebuilt = onRebuilt;
     }
 
+    /** How often the monitor looks at the job. */
+    static final long TICK_NS = 20_000_000L;
+
+    /** The job's incarnation served (the switch's count of jobs created when it was seen), -1 before any. */
+    private long incarnation = -1;
+    /** The policy's loop over the incarnation served, or null (no policy, or no job yet). */
+    private ControlLoop loop;
+    /** Calls on the switch run directly (in virtual time, on the thread that runs the switch) instead of through its command queue. */
+    private boolean direct;
+
+    /** Looks at the job every {@link #TICK_NS} until interrupted; a failure is kept in {@link #failure}. */
     @Override
     public void run() {
         try {
-            long incarnation = -1;
             while (!isInterrupted()) {
-                int first;
-                while ((first = call(() -> pipeline.firstRound(job))) < 0) {
-                    Thread.sleep(20);
-                }
-                final long created = call(() -> pipeline.counters().get(SwitchCounter.JOBS_CREATED));
-                if (incarnation >= 0) {
-                    // rebuilt from checkpoints: the job's round 0 is the round its workers agreed on (the run's rounds)
-                    base = first;
-                    onRebuilt.accept(first);
-                }
-                incarnation = created;
-                final long current = created;
-                watch(() -> call(() -> pipeline.firstRound(job) < 0 || pipeline.counters().get(SwitchCounter.JOBS_CREATED) != current));
+                tick();
+                Thread.sleep(TICK_NS / 1_000_000);
             }
         } catch (final InterruptedException ex) {
             // the run ended
@@ -92,11 +91,47 @@ final class JobMonitor extends Thread {
         }
     }
 
+    /** Runs the monitor on the switch's own thread, one {@link #tick} at a time, calling the switch directly (virtual time). */
+    JobMonitor direct() {
+        direct = true;
+        return this;
+    }
+
     /**
-     * Serves one incarnation of the job until {@code gone}: installs the rest of the schedule, or runs
-     * the policy's controller (after a rebuild it installs again what it had decided).
+     * One look at the job: once it exists (again: a new incarnation, rebuilt from its workers'
+     * checkpoints), installs the rest of the schedule or starts the policy's controller (after a
+     * rebuild it installs again what it had decided); then feeds the controller the job's advance.
      */
-    private void watch(final BooleanSupplier gone) throws Exception {
+    void tick() throws Exception {
+        final int first = call(() -> pipeline.firstRound(job));
+        if (first < 0) {
+            return;
+        }
+        final long created = call(() -> pipeline.counters().get(SwitchCounter.JOBS_CREATED));
+        if (created != incarnation) {
+            if (incarnation >= 0) {
+                // rebuilt from checkpoints: the job's round 0 is the round its workers agreed on (the run's rounds)
+                base = first;
+                onRebuilt.accept(first);
+            }
+            incarnation = created;
+            serve();
+        }
+        if (loop == null) {
+            return;
+        }
+        final List<Controller.Decision> fresh = loop.poll();
+        if (fresh == null) {
+            return;
+        }
+        for (final Controller.Decision d : fresh) {
+            decisions.add(d);
+            progress.println("policy " + policy.name() + ": " + d);
+        }
+    }
+
+    /** Starts serving an incarnation of the job: the rest of the schedule, or the policy's controller. */
+    private void serve() {
         if (schedule != null) {
             for (final SyncSchedule.Entry e : schedule.from(base).entries()) {
                 if (e.firstRound > 0) {
@@ -108,9 +143,6 @@ final class JobMonitor extends Thread {
             }
         }
         if (policy == null) {
-            while (!gone.getAsBoolean()) {
-                Thread.sleep(20);
-            }
             return;
         }
         if (controller == null) {
@@ -129,18 +161,7 @@ final class JobMonitor extends Thread {
         } else {
             controller.jobRebuilt();
         }
-        final ControlLoop loop = new ControlLoop(controller, () -> call(() -> telemetry(job)));
-        while (!isInterrupted() && !gone.getAsBoolean()) {
-            final List<Controller.Decision> fresh = loop.poll();
-            if (fresh == null) {
-                return;
-            }
-            for (final Controller.Decision d : fresh) {
-                decisions.add(d);
-                progress.println("policy " + policy.name() + ": " + d);
-            }
-            Thread.sleep(20);
-        }
+        loop = new ControlLoop(controller, () -> call(() -> telemetry(job)));
     }
 
     private TelemetrySample telemetry(final int job) {
@@ -181,7 +202,7 @@ final class JobMonitor extends Thread {
     }
 
     private <T> T call(final Supplier<T> f) {
-        return onSwitch(pipeline, p -> f.get());
+        return direct ? f.get() : onSwitch(pipeline, p -> f.get());
     }
 
     /** Runs f on the switch thread, through its command queue (the control service set its wake-up). */

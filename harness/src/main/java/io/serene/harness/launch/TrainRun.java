@@ -91,15 +91,15 @@ public final class TrainRun {
         }
         // quiet: only failures, which reach the caller as exceptions
         final PrintStream say = s.quiet() ? new PrintStream(OutputStream.nullOutputStream()) : out;
+        final Progress progress = new Progress(say, s.workers(), rounds, t.deferredEval());
+        final List<Controller.Decision> decisions = new ArrayList<>();
         if (s.virtual()) {
             say.println("records in " + s.out());
             final VirtualRun.Outcome virtual = new VirtualRun(s, rounds, this::recordsFile, evaluationShare(),
-                s.out().resolve("workers").resolve("workers.log"), say).run();
-            return summarize(virtual.results(), List.of(), List.of(), rounds, List.of(), virtual.counters(),
-                syncChanges(schedule.configFor(0), schedule, List.of()), 0, null);
+                s.out().resolve("workers").resolve("workers.log"), say).run(decisions, progress);
+            return summarize(virtual.results(), List.of(), List.of(), rounds, decisions, virtual.counters(),
+                syncChanges(s.policy() != null ? s.policy().start() : schedule.configFor(0), schedule, decisions), 0, null);
         }
-        final Progress progress = new Progress(say, s.workers(), rounds, t.deferredEval());
-        final List<Controller.Decision> decisions = new ArrayList<>();
         final Launch launch = new Launch(schedule, rounds, epochMs, progress, say, decisions);
         int restarts = 0;
         while (true) {

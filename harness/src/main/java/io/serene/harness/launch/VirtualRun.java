@@ -1,6 +1,8 @@
 package io.serene.harness.launch;
 
+import io.serene.controlplane.Controller;
 import io.serene.dataplane.SwitchPipeline;
+import io.serene.harness.node.SilenceWatch;
 import io.serene.protocol.JobTag;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.DjlModel;
@@ -82,10 +84,6 @@ final class VirtualRun {
             throw new IllegalArgumentException(no + "needs a modelled device (--step-time, e.g. 40ms): in virtual time a step takes "
                 + "the device's time, never the host's");
         }
-        if (s.policy() != null || SyncSchedule.parse(s.sync()).entries().size() > 1) {
-            throw new IllegalArgumentException(no + "a fixed sync config only (e.g. bsp, ssp:2, asp): policies and schedules change "
-                + "the config from the controller, which runs on the host's clock");
-        }
         if (!s.faults().faults().isEmpty() || s.checkpointEvery() > 0 || s.resume() || s.maxRestarts() > 0) {
             throw new IllegalArgumentException(no + "no faults, checkpoints or restarts (they need worker processes)");
         }
@@ -94,15 +92,43 @@ final class VirtualRun {
         }
     }
 
-    Outcome run() throws Exception {
+    /**
+     * Runs the job; a policy's decisions (its controller watching the job every 20 ms of virtual
+     * time, as on the host's clock) are added to {@code decisions} and told to {@code progress}.
+     */
+    Outcome run(final List<Controller.Decision> decisions, final Progress progress) throws Exception {
         final long host0 = System.nanoTime();
         final InProcessNetwork network = new InProcessNetwork(FaultInjector.none(), HOP_NS, 0, 0);
         final VirtualClock clock = new VirtualClock(network);
         final String secret = JobTag.newSecret();
         final List<Throwable> switchErrors = Collections.synchronizedList(new ArrayList<>());
-        final SwitchPipeline pipeline = new SwitchPipeline(TrainRun.switchContext(s, SyncSchedule.parse(s.sync()).configFor(0), secret),
-            switchErrors::add);
+        final SyncSchedule schedule = s.policy() != null ? null : SyncSchedule.parse(s.sync());
+        final SwitchPipeline pipeline = new SwitchPipeline(TrainRun.switchContext(s, s.policy() != null ? s.policy().start()
+            : schedule.configFor(0), secret), switchErrors::add);
         final int switchAddress = network.attach(pipeline);
+        if (s.policy() != null || schedule.entries().size() > 1) {
+            // the job monitor of a wall-clock run, on the switch's own thread: every 20 ms of virtual time
+            final JobMonitor monitor = new JobMonitor(pipeline, s.job(), s.workers(), s.policy(), schedule, decisions, progress, 0,
+                new SilenceWatch(0), first -> {
+                    throw new IllegalStateException("a job rebuilt in virtual time");
+                }).direct();
+            monitor.maxBatchGrowth = t.rebalance() ? GlobalBatch.MAX_GROWTH : 1;
+            final Runnable tick = new Runnable() {
+                @Override
+                public void run() {
+                    try {
+                        monitor.tick();
+                    } catch (final RuntimeException ex) {
+                        throw ex;
+                    } catch (final Exception ex) {
+                        throw new IllegalStateException("the policy's controller: " + ex.getMessage(), ex);
+                    }
+                    network.wake(switchAddress);
+                    network.schedule(network.nowNs() + JobMonitor.TICK_NS, this);
+                }
+            };
+            network.schedule(0, tick);
+        }
         final long tag = JobTag.of(JobTag.secret(secret, "the run's secret"), s.job());
         final FashionMnist dataset = FashionMnist.load(t.data());
         final float[] testPixels = new float[dataset.test.size() * DjlModel.PIXELS];

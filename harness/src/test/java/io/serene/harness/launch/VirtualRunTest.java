@@ -1,5 +1,6 @@
 package io.serene.harness.launch;
 
+import io.serene.controlplane.PolicyParser;
 import io.serene.training.DeviceModel;
 import io.serene.training.TrainSettings;
 import io.serene.training.data.FashionMnist;
@@ -69,10 +70,21 @@ class VirtualRunTest {
     }
 
     @Test
+    void aPolicyDecidesInVirtualTimeAsOnTheHostsClock(@TempDir final Path dir) throws Exception {
+        FashionMnist.writeSynthetic(dir, 3_000, 200, 7);
+        final TrainSettings t = TrainSettings.builder().data(dir).rounds(30).batch(32).evalEvery(10).seed(5)
+            .stragglers("persistent:2:x8").device(DeviceModel.parse("--step-time", "40ms")).build();
+        final RunSummary s = new TrainRun(RunSettings.builder().workers(4).training(t).policy(PolicyParser.builtIn("auto"), null)
+            .out(dir.resolve("auto")).virtual(true).build(), QUIET).run();
+        assertThat(s.switches()).as("auto excludes the 8x straggler").isNotEmpty();
+        assertThat(s.switches().get(0).to()).contains("exclude:2");
+        assertThat(s.fidelity().clock()).isEqualTo("virtual");
+    }
+
+    @Test
     void whatVirtualTimeDoesNotRunIsRefusedByName(@TempDir final Path dir) {
         assertThatThrownBy(() -> settings(dir, dir, "0").build()).hasMessageContaining("--clock virtual: needs a modelled device");
-        assertThatThrownBy(() -> settings(dir, dir, "40ms").sync("bsp@0,ssp:2@10").build())
-            .hasMessageContaining("a fixed sync config only");
+        assertThatThrownBy(() -> settings(dir, dir, "40ms").checkpointEvery(10).build()).hasMessageContaining("no faults, checkpoints");
         assertThatThrownBy(() -> settings(dir, dir, "40ms").faults("kill:1@5").build()).hasMessageContaining("no faults");
         assertThatThrownBy(() -> RunSettings.virtualClock("--clock", "cpu")).hasMessageContaining("--clock must be wall");
     }
