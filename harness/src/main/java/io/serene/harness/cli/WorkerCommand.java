@@ -157,12 +157,8 @@ public final class WorkerCommand implements Callable<Integer> {
         final FashionMnist dataset = FashionMnist.load(t.data());
         final int[] shard = dataset.train.shard(id, workers, t.seed());
         final int total = t.roundsFor(shard.length);
-        final float[] testPixels = new float[dataset.test.size() * DjlModel.PIXELS];
-        final int[] testLabels = new int[dataset.test.size()];
-        for (int i = 0; i < testLabels.length; i++) {
-            dataset.test.image(i, testPixels, i * DjlModel.PIXELS);
-            testLabels[i] = dataset.test.label(i);
-        }
+        final float[] testPixels = dataset.test.allImages();
+        final int[] testLabels = dataset.test.allLabels();
         try (DjlModel net = new DjlModel(t.model(), t.batch(), t.learningRate(), t.momentum(), t.seed());
              AutoCloseable transport = shm ? ShmTransport.create(1) : UdpTransport.create(1, true);
              RoundRecords log = new RoundRecords(id, total, records, epochMs, t.device().modelled())) {

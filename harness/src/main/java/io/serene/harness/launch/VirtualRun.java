@@ -131,12 +131,8 @@ final class VirtualRun {
         }
         final long tag = JobTag.of(JobTag.secret(secret, "the run's secret"), s.job());
         final FashionMnist dataset = FashionMnist.load(t.data());
-        final float[] testPixels = new float[dataset.test.size() * DjlModel.PIXELS];
-        final int[] testLabels = new int[dataset.test.size()];
-        for (int i = 0; i < testLabels.length; i++) {
-            dataset.test.image(i, testPixels, i * DjlModel.PIXELS);
-            testLabels[i] = dataset.test.label(i);
-        }
+        final float[] testPixels = dataset.test.allImages();
+        final int[] testLabels = dataset.test.allLabels();
         final List<AutoCloseable> open = new ArrayList<>();
         try {
             final List<Callable<WorkerResult>> loops = new ArrayList<>();

@@ -61,6 +61,24 @@ public final class FashionMnist {
             return labels[i];
         }
 
+        /** Every image as floats in [0, 1], one after another (a test set to evaluate on). */
+        public float[] allImages() {
+            final float[] all = new float[size() * features()];
+            for (int i = 0; i < size(); i++) {
+                image(i, all, i * features());
+            }
+            return all;
+        }
+
+        /** Every label, in the images' order. */
+        public int[] allLabels() {
+            final int[] all = new int[size()];
+            for (int i = 0; i < all.length; i++) {
+                all[i] = label(i);
+            }
+            return all;
+        }
+
         /**
          * This worker's disjoint shard: a seeded permutation of all indexes, cut into {@code workers}
          * nearly equal parts. Every worker computes the same permutation from the seed.
