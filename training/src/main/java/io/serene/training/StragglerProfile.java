@@ -458,9 +458,13 @@ public final class StragglerProfile {
         return new IllegalArgumentException("bad straggler profile part '" + part + "': expected " + expected);
     }
 
-    /** A uniform draw in [0, 1) from (seed, stream, worker, round) alone (SplitMix64 finalizer). */
+    /**
+     * A uniform draw in [0, 1) from (seed, stream, worker, round) alone (SplitMix64 finalizer). The
+     * seed and stream are mixed before the worker and round join them: added unmixed, seed s at round
+     * r + 1 drew what seed s + 1 drew at round r, so seeds were shifted copies of each other.
+     */
     public static double uniform(final long seed, final int stream, final int worker, final int round) {
-        long z = seed + 0x9E3779B97F4A7C15L * (1 + stream);
+        long z = mix(seed + 0x9E3779B97F4A7C15L * (1 + stream));
         z = mix(z ^ ((long) worker << 32 | (round & 0xFFFF_FFFFL)));
         z = mix(z + 0x9E3779B97F4A7C15L);
         return (z >>> 11) * 0x1.0p-53;

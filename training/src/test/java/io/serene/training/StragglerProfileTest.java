@@ -235,4 +235,27 @@ class StragglerProfileTest {
         assertThatThrownBy(() -> StragglerProfile.parse("link:2:x0.5,rounds=1-5", 1)).hasMessageContaining("factor >= 1");
         assertThatThrownBy(() -> StragglerProfile.parse("link:2,rounds=1-5", 1)).hasMessageContaining("link:W:xF,rounds=A-B");
     }
+
+    @Test
+    void seedsDrawIndependentSchedulesNotShiftedCopies() {
+        // once seed s at round r + 1 drew exactly what seed s + 1 drew at round r
+        int shifted = 0;
+        int slowedBoth = 0;
+        int slowed1 = 0;
+        int slowed2 = 0;
+        for (int w = 0; w < 8; w++) {
+            for (int r = 0; r < 2_000; r++) {
+                shifted += StragglerProfile.uniform(1, 0, w, r + 1) == StragglerProfile.uniform(2, 0, w, r) ? 1 : 0;
+                final boolean a = StragglerProfile.uniform(1, 0, w, r) < 0.15;
+                final boolean b = StragglerProfile.uniform(2, 0, w, r) < 0.15;
+                slowed1 += a ? 1 : 0;
+                slowed2 += b ? 1 : 0;
+                slowedBoth += a && b ? 1 : 0;
+            }
+        }
+        assertThat(shifted).isZero();
+        assertThat(slowed1).as("about 0.15 of 16,000").isBetween(2_200, 2_600);
+        assertThat(slowed2).isBetween(2_200, 2_600);
+        assertThat(slowedBoth).as("independent: about 0.15 x 0.15 of 16,000").isBetween(270, 450);
+    }
 }

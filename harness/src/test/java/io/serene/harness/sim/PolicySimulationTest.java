@@ -44,7 +44,8 @@ class PolicySimulationTest {
             .schedule(SyncSchedule.parse("bsp")).stragglers("transient:p=0.02,x5").seed(3)).run();
         assertThat(r.allChecks()).isTrue();
         assertThat(r.decisions).isNotEmpty();
-        assertThat(r.decisions.get(0).to).isEqualTo("ssp:2");
+        // it loosens the bound while the workers drift apart (an exclusion of a 5x step may come first)
+        assertThat(r.decisions).as(r.decisions.toString()).anySatisfy(d -> assertThat(d.to).startsWith("ssp:2"));
         assertThat(r.cumulativeWaitingNs).isLessThan(bsp.cumulativeWaitingNs);
     }
 
