@@ -326,7 +326,7 @@ final class WorkerProcesses {
                     running = true;
                 } else if (p.exitValue() != 0 && !dead(w)) {
                     readers.get(w).join(2_000);
-                    died(w, p.exitValue());
+                    died(w, p, p.exitValue());
                 }
             }
             if (!running) {
@@ -347,11 +347,18 @@ final class WorkerProcesses {
         }
     }
 
-    /** Worker w exited with a failure: recorded; a failure nobody caused on purpose ends the run unless it is a consequence of one. */
-    private void died(final int w, final int exit) {
+    /**
+     * Worker w's process {@code p} exited with a failure: recorded; a failure nobody caused on purpose
+     * ends the run unless it is a consequence of one. Nothing if w was brought back meanwhile (a new
+     * process in its place: the old one's death is already recorded).
+     */
+    private void died(final int w, final Process p, final int exit) {
         final String cause;
         final RunSummary.Failure earlier;
         synchronized (this) {
+            if (processes.get(w) != p || deadNow.contains(w)) {
+                return;
+            }
             if (relaunch != null) {
                 // ended for the relaunch, or died while it was under way: no failure of its own
                 return;
