@@ -1,6 +1,10 @@
 package io.serene.harness.experiment;
 
+import io.serene.harness.launch.RunSummary;
+import io.serene.training.Json;
+
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -10,6 +14,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.Stream;
 
 /**
  * Two experiment outputs side by side, cell by cell (a scenario and a policy), over the seeds both
@@ -42,12 +47,34 @@ public final class Comparison {
         return of(rows(a), rows(b));
     }
 
+    /**
+     * The runs of an experiment's output: its summary.csv, or (an invocation still running, or cut
+     * short) the summary.json of every run finished under runs/SCENARIO/POLICY/seed-N (the policy as
+     * the run names it: a preset with N resolved, as fastest:3 for fastest:N-1).
+     */
     private static List<ExperimentRow> rows(final Path dir) throws IOException {
         final Path csv = dir.resolve("summary.csv");
-        if (!Files.isRegularFile(csv)) {
-            throw new IllegalArgumentException(dir + " holds no summary.csv: give the --out directory of a serene experiment");
+        if (Files.isRegularFile(csv)) {
+            return ExperimentRow.readCsv(csv);
         }
-        return ExperimentRow.readCsv(csv);
+        final Path runs = dir.resolve("runs");
+        if (!Files.isDirectory(runs)) {
+            throw new IllegalArgumentException(dir + " holds neither summary.csv nor runs/: give the --out directory of a serene experiment");
+        }
+        final List<ExperimentRow> rows = new ArrayList<>();
+        try (Stream<Path> files = Files.find(runs, 4, (p, a) -> p.getFileName().toString().equals("summary.json")
+            && p.getParent().getFileName().toString().startsWith("seed-"))) {
+            for (final Path f : files.sorted().toList()) {
+                final RunSummary s = Json.read(Files.readString(f, StandardCharsets.UTF_8), RunSummary.class);
+                final Path seedDir = f.getParent();
+                final Map<String, Object> run = s.run();
+                rows.add(new ExperimentRow(seedDir.getParent().getParent().getFileName().toString(), String.valueOf(run.get("model")),
+                    ((Number) run.get("workers")).intValue(), String.valueOf(run.get("stragglers")),
+                    String.valueOf(run.get("policy")), s.seed(), s.jctSeconds(), s.ttaSeconds(), s.cumulativeWaitingSeconds(),
+                    s.computeShare(), s.finalAccuracy(), s.modeSwitches(), ExperimentRow.clockOf(s)));
+            }
+        }
+        return rows;
     }
 
     /** The cells both sets of runs have, in A's order, paired by seed. */
