@@ -46,6 +46,8 @@ public final class InProcessNetwork {
     }
 
     private final List<PacketEndpoint> endpoints = new ArrayList<>();
+    /** Each endpoint's outbox, made once (not per event). */
+    private final List<Outbox> outboxes = new ArrayList<>();
     private final List<Long> scheduledTimer = new ArrayList<>();
     private final PriorityQueue<Event> events = new PriorityQueue<>();
     private final FaultInjector faults;
@@ -76,6 +78,7 @@ public final class InProcessNetwork {
         endpoints.add(endpoint);
         scheduledTimer.add(PacketEndpoint.NO_DEADLINE);
         final int address = endpoints.size() - 1;
+        outboxes.add((port, buffer, offset, length) -> send(address, port, buffer, offset, length));
         wake(address);
         return address;
     }
@@ -121,7 +124,7 @@ public final class InProcessNetwork {
                 continue;
             }
             final PacketEndpoint endpoint = endpoints.get(event.to);
-            final Outbox outbox = outboxOf(event.to);
+            final Outbox outbox = outboxes.get(event.to);
             if (event.data == null) {
                 if (scheduledTimer.get(event.to) != event.timeNs) {
                     continue; // superseded by an earlier timer
@@ -144,10 +147,6 @@ public final class InProcessNetwork {
             scheduledTimer.set(address, atNs);
             events.add(new Event(atNs, order++, address, address, null));
         }
-    }
-
-    private Outbox outboxOf(final int from) {
-        return (port, buffer, offset, length) -> send(from, port, buffer, offset, length);
     }
 
     private void send(final int from, final int to, final ByteBuffer buffer, final int offset, final int length) {
