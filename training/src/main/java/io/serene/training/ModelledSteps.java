@@ -41,11 +41,6 @@ public final class ModelledSteps {
         hostStartNs = host.getAsLong();
     }
 
-    /** When the step begun last started, on the run's clock. */
-    public long startNs() {
-        return runStartNs;
-    }
-
     /**
      * Ends the step begun last, modelled to last {@code modelledNs}: its real compute ended now;
      * waits out the rest of the modelled time (nothing if the compute overran it on the run's clock,

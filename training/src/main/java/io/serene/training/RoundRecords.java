@@ -71,10 +71,17 @@ public final class RoundRecords implements AutoCloseable {
         this.worker = worker;
         this.modelled = modelled;
         this.clock = clock;
-        final Instant now = Instant.now();
-        this.baseNs = clock.virtual() ? 0 : clock.nanoTime();
-        this.baseMicros = clock.virtual() ? 0 : now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
-        this.originMicros = originMs != null && !clock.virtual() ? originMs * 1_000L : baseMicros;
+        if (clock.virtual()) {
+            // the run's time 0 is the axis' origin
+            this.baseNs = 0;
+            this.baseMicros = 0;
+            this.originMicros = 0;
+        } else {
+            final Instant now = Instant.now();
+            this.baseNs = clock.nanoTime();
+            this.baseMicros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+            this.originMicros = originMs != null ? originMs * 1_000L : baseMicros;
+        }
         this.file = file;
         this.out = file == null ? null : Files.newBufferedWriter(file, StandardCharsets.UTF_8);
         startNs = new long[rounds];

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.ToDoubleFunction;
 import java.util.stream.Stream;
 
 /**
@@ -109,7 +110,7 @@ public final class Comparison {
         return cells;
     }
 
-    private static double mean(final List<ExperimentRow> rows, final java.util.function.ToDoubleFunction<ExperimentRow> f) {
+    private static double mean(final List<ExperimentRow> rows, final ToDoubleFunction<ExperimentRow> f) {
         return rows.stream().mapToDouble(f).average().orElse(Double.NaN);
     }
 

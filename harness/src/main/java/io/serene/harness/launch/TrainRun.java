@@ -96,9 +96,9 @@ public final class TrainRun {
         if (s.virtual()) {
             say.println("records in " + s.out());
             final VirtualRun.Outcome virtual = new VirtualRun(s, rounds, this::recordsFile, evaluationShare(),
-                s.out().resolve("workers").resolve("workers.log"), say).run(decisions, progress);
+                s.out().resolve("workers").resolve("workers.log"), say).run(schedule, startConfig(schedule, 0), decisions, progress);
             return summarize(virtual.results(), List.of(), List.of(), rounds, decisions, virtual.counters(),
-                syncChanges(s.policy() != null ? s.policy().start() : schedule.configFor(0), schedule, decisions), 0, null);
+                syncChanges(startConfig(schedule, 0), schedule, decisions), 0, null);
         }
         final Launch launch = new Launch(schedule, rounds, epochMs, progress, say, decisions);
         int restarts = 0;
@@ -110,7 +110,7 @@ public final class TrainRun {
             final WorkerProcesses workers = launch.attempt(base);
             final String reason = workers.relaunchReason();
             if (reason == null) {
-                final SyncConfig initial = s.policy() != null ? s.policy().start() : schedule.configFor(0);
+                final SyncConfig initial = startConfig(schedule, 0);
                 final List<WorkerResult> results = new ArrayList<>();
                 for (int w = 0; w < s.workers(); w++) {
                     if (!workers.dead(w)) {
@@ -170,7 +170,7 @@ public final class TrainRun {
          */
         WorkerProcesses attempt(final int base) throws Exception {
             plannedRelaunch = false;
-            final SyncConfig initial = s.policy() != null ? s.policy().start() : schedule.configFor(base);
+            final SyncConfig initial = startConfig(schedule, base);
             final List<Throwable> switchErrors = Collections.synchronizedList(new ArrayList<>());
             final SwitchPipeline pipeline = new SwitchPipeline(switchContext(s, initial, secret), switchErrors::add);
             final StallWatch stalls = new StallWatch(s.stallSeconds());
@@ -352,6 +352,11 @@ public final class TrainRun {
             progress.println("the job was rebuilt from its workers' checkpoints: it goes on after round " + first + " (" + why + ")");
             rebuildReason = null;
         }
+    }
+
+    /** The config the job starts with at the run's round {@code base}: the policy's start, or the schedule's entry then. */
+    private SyncConfig startConfig(final SyncSchedule schedule, final int base) {
+        return s.policy() != null ? s.policy().start() : schedule.configFor(base);
     }
 
     /** The switch of a run's job: {@code initial} its config from its first round, with a policy's worker groups. */

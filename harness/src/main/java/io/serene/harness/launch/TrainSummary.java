@@ -67,7 +67,6 @@ final class TrainSummary {
                 + busy);
         }
         final long steps = devices.stream().mapToLong(ModelledSteps.Report::steps).sum();
-        final double host = devices.stream().mapToDouble(ModelledSteps.Report::hostComputeSeconds).sum();
         if (virtual) {
             // the host's compute left out: the same inputs give the same summary
             return new RunSummary.Fidelity("virtual", stepTime, steps, 0, 0, 0, 0, link.toString(), packets, transfers, 0, dropped, 0,
@@ -76,6 +75,7 @@ final class TrainSummary {
                 + "); the host's own work (the switch, applying aggregates) takes no time in it");
         }
         final long overrun = devices.stream().mapToLong(ModelledSteps.Report::overrunSteps).sum();
+        final double host = devices.stream().mapToDouble(ModelledSteps.Report::hostComputeSeconds).sum();
         final double maxMs = 1e3 * devices.stream().mapToDouble(ModelledSteps.Report::maxOverrunSeconds).max().orElse(0);
         final double share = steps == 0 ? 0 : (double) overrun / steps;
         final boolean stepsHeld = share <= FAITHFUL_OVERRUN_SHARE;

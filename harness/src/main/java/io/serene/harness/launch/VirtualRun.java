@@ -4,6 +4,7 @@ import io.serene.controlplane.Controller;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.node.SilenceWatch;
 import io.serene.protocol.JobTag;
+import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.DjlModel;
 import io.serene.training.ModelCopies;
@@ -49,8 +50,8 @@ final class VirtualRun {
     private static final long PROGRESS_NS = 5_000_000_000L;
     private static final long TICK_NS = 100_000_000L;
 
-    /** What a run in virtual time ended with: the workers' results, the switch's counters, and its virtual and host time. */
-    record Outcome(List<WorkerResult> results, Map<String, Long> counters, double virtualSeconds, double hostSeconds) {
+    /** What a run in virtual time ended with: the workers' results and the switch's counters. */
+    record Outcome(List<WorkerResult> results, Map<String, Long> counters) {
     }
 
     private final RunSettings s;
@@ -93,18 +94,18 @@ final class VirtualRun {
     }
 
     /**
-     * Runs the job; a policy's decisions (its controller watching the job every 20 ms of virtual
-     * time, as on the host's clock) are added to {@code decisions} and told to {@code progress}.
+     * Runs the job under {@code schedule} (null: the run's policy), starting with {@code initial}; a
+     * policy's decisions (its controller watching the job every 20 ms of virtual time, as on the
+     * host's clock) are added to {@code decisions} and told to {@code progress}.
      */
-    Outcome run(final List<Controller.Decision> decisions, final Progress progress) throws Exception {
+    Outcome run(final SyncSchedule schedule, final SyncConfig initial, final List<Controller.Decision> decisions, final Progress progress)
+        throws Exception {
         final long host0 = System.nanoTime();
         final InProcessNetwork network = new InProcessNetwork(FaultInjector.none(), HOP_NS, 0, 0);
         final VirtualClock clock = new VirtualClock(network);
         final String secret = JobTag.newSecret();
         final List<Throwable> switchErrors = Collections.synchronizedList(new ArrayList<>());
-        final SyncSchedule schedule = s.policy() != null ? null : SyncSchedule.parse(s.sync());
-        final SwitchPipeline pipeline = new SwitchPipeline(TrainRun.switchContext(s, s.policy() != null ? s.policy().start()
-            : schedule.configFor(0), secret), switchErrors::add);
+        final SwitchPipeline pipeline = new SwitchPipeline(TrainRun.switchContext(s, initial, secret), switchErrors::add);
         final int switchAddress = network.attach(pipeline);
         if (s.policy() != null || schedule.entries().size() > 1) {
             // the job monitor of a wall-clock run, on the switch's own thread: every 20 ms of virtual time
@@ -159,10 +160,9 @@ final class VirtualRun {
             }
             final Map<String, Long> counters = new LinkedHashMap<>();
             pipeline.counters().snapshot().forEach((k, v) -> counters.put(k.name().toLowerCase(Locale.ROOT), v));
-            final double hostSeconds = (System.nanoTime() - host0) / 1e9;
             say.printf(Locale.ROOT, "%d workers trained %.2f s of virtual time in %.1f s of the host's%n", s.workers(),
-                network.nowNs() / 1e9, hostSeconds);
-            return new Outcome(results, counters, network.nowNs() / 1e9, hostSeconds);
+                network.nowNs() / 1e9, (System.nanoTime() - host0) / 1e9);
+            return new Outcome(results, counters);
         } finally {
             for (final AutoCloseable c : open) {
                 c.close();
