@@ -16,6 +16,8 @@ public final class SwitchContext {
     public static final int DEFAULT_ROUND_RING = 64;
     /** The pool index is a 16-bit header field. */
     public static final int MAX_POOL_SIZE = 65535;
+    /** The most workers a job may have (a worker id is 16 bits on the wire). */
+    public static final int MAX_WORKERS = 65535;
     /** A RESULT must fit one UDP datagram. */
     public static final int MAX_CHUNK_ELEMENTS = 8192;
 
@@ -163,7 +165,7 @@ public final class SwitchContext {
     /** Validates every setting and derives the pool size; throws naming the bad setting. */
     public SwitchContext conclude() {
         require(maxJobs >= 1 && maxJobs <= 4096, "maxJobs must be in 1..4096, was " + maxJobs);
-        require(maxWorkers >= 1 && maxWorkers <= 65535, "maxWorkers must be in 1..65535, was " + maxWorkers);
+        require(maxWorkers >= 1 && maxWorkers <= MAX_WORKERS, "maxWorkers must be in 1.." + MAX_WORKERS + ", was " + maxWorkers);
         require(chunkElements >= 1 && chunkElements <= MAX_CHUNK_ELEMENTS,
             "chunkElements must be in 1.." + MAX_CHUNK_ELEMENTS + ", was " + chunkElements);
         require(roundRing >= 2 && roundRing <= 1 << 20, "roundRing must be in 2..1048576, was " + roundRing);

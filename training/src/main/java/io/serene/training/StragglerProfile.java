@@ -470,7 +470,8 @@ public final class StragglerProfile {
         return (z >>> 11) * 0x1.0p-53;
     }
 
-    private static long mix(long z) {
+    /** SplitMix64's finalizer: a well-spread 64-bit value from any 64-bit input. */
+    public static long mix(long z) {
         z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
         z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
         return z ^ (z >>> 31);

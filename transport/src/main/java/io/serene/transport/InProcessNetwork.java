@@ -5,8 +5,7 @@ import io.serene.protocol.PacketEndpoint;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Arrays;
 import java.util.PriorityQueue;
 import java.util.function.BooleanSupplier;
 
@@ -45,10 +44,12 @@ public final class InProcessNetwork {
         }
     }
 
-    private final List<PacketEndpoint> endpoints = new ArrayList<>();
+    private PacketEndpoint[] endpoints = new PacketEndpoint[16];
     /** Each endpoint's outbox, made once (not per event). */
-    private final List<Outbox> outboxes = new ArrayList<>();
-    private final List<Long> scheduledTimer = new ArrayList<>();
+    private Outbox[] outboxes = new Outbox[16];
+    /** Each endpoint's earliest timer event queued (NO_DEADLINE: none). */
+    private long[] scheduledTimer = new long[16];
+    private int attached;
     private final PriorityQueue<Event> events = new PriorityQueue<>();
     private final FaultInjector faults;
     private final long latencyNs;
@@ -75,10 +76,15 @@ public final class InProcessNetwork {
 
     /** Attaches an endpoint and returns its address; its first timer call happens at the current time. */
     public int attach(final PacketEndpoint endpoint) {
-        endpoints.add(endpoint);
-        scheduledTimer.add(PacketEndpoint.NO_DEADLINE);
-        final int address = endpoints.size() - 1;
-        outboxes.add((port, buffer, offset, length) -> send(address, port, buffer, offset, length));
+        final int address = attached++;
+        if (address == endpoints.length) {
+            endpoints = Arrays.copyOf(endpoints, 2 * address);
+            outboxes = Arrays.copyOf(outboxes, 2 * address);
+            scheduledTimer = Arrays.copyOf(scheduledTimer, 2 * address);
+        }
+        endpoints[address] = endpoint;
+        scheduledTimer[address] = PacketEndpoint.NO_DEADLINE;
+        outboxes[address] = (port, buffer, offset, length) -> send(address, port, buffer, offset, length);
         wake(address);
         return address;
     }
@@ -123,13 +129,13 @@ public final class InProcessNetwork {
                 event.task.run();
                 continue;
             }
-            final PacketEndpoint endpoint = endpoints.get(event.to);
-            final Outbox outbox = outboxes.get(event.to);
+            final PacketEndpoint endpoint = endpoints[event.to];
+            final Outbox outbox = outboxes[event.to];
             if (event.data == null) {
-                if (scheduledTimer.get(event.to) != event.timeNs) {
+                if (scheduledTimer[event.to] != event.timeNs) {
                     continue; // superseded by an earlier timer
                 }
-                scheduledTimer.set(event.to, PacketEndpoint.NO_DEADLINE);
+                scheduledTimer[event.to] = PacketEndpoint.NO_DEADLINE;
             } else {
                 delivered++;
                 endpoint.onPacket(event.from, ByteBuffer.wrap(event.data).order(ByteOrder.LITTLE_ENDIAN), 0, event.data.length, nowNs, outbox);
@@ -143,14 +149,14 @@ public final class InProcessNetwork {
     }
 
     private void scheduleTimer(final int address, final long atNs) {
-        if (atNs < scheduledTimer.get(address)) {
-            scheduledTimer.set(address, atNs);
+        if (atNs < scheduledTimer[address]) {
+            scheduledTimer[address] = atNs;
             events.add(new Event(atNs, order++, address, address, null));
         }
     }
 
     private void send(final int from, final int to, final ByteBuffer buffer, final int offset, final int length) {
-        if (to < 0 || to >= endpoints.size()) {
+        if (to < 0 || to >= attached) {
             return; // no such address: the packet vanishes, as on a real network
         }
         final int copies = faults.copies();

@@ -73,7 +73,14 @@ public final class Aggregate {
 
     /** Workers that contributed to at least one chunk of the round. */
     public BitSet contributors() {
-        return (BitSet) live().contributors.clone();
+        final RoundBuffers b = live();
+        final long[] words = new long[b.words];
+        for (int c = 0; c < b.chunkBitmaps.length / Math.max(1, b.words); c++) {
+            for (int w = 0; w < b.words; w++) {
+                words[w] |= b.chunkBitmaps[c * b.words + w];
+            }
+        }
+        return BitSet.valueOf(words);
     }
 
     /** Fewest contributors of any chunk (all chunks have the same count under BSP). */

@@ -144,16 +144,10 @@ final class RoundAssembler {
             }
         }
         b.chunkContributors[chunk] = in.contributorCount();
-        final int packetWords = in.bitmapWords();
+        // a worker beyond the job's size is no worker of it: words past the job's are not kept
+        final int packetWords = Math.min(in.bitmapWords(), b.words);
         for (int w = 0; w < packetWords; w++) {
-            long bits = in.bitmapWord(w);
-            if (w < b.words) {
-                b.chunkBitmaps[chunk * b.words + w] = bits;
-            }
-            while (bits != 0) {
-                b.contributors.set((w << 6) + Long.numberOfTrailingZeros(bits));
-                bits &= bits - 1;
-            }
+            b.chunkBitmaps[chunk * b.words + w] = in.bitmapWord(w);
         }
         if (in.hasFlag(Flags.SATURATED)) {
             st.saturated = true;

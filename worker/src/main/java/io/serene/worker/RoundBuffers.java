@@ -1,7 +1,6 @@
 package io.serene.worker;
 
 import java.util.Arrays;
-import java.util.BitSet;
 
 /** The per-round state of a worker that is as large as the gradient; recycled through {@link Aggregate#release()}. */
 final class RoundBuffers {
@@ -16,7 +15,6 @@ final class RoundBuffers {
     final boolean[] carried;
     final boolean[] expStepReleased;
     final float[] data;
-    final BitSet contributors = new BitSet();
     final long[] chunkBitmaps;
     final int words;
 
@@ -48,7 +46,6 @@ final class RoundBuffers {
         Arrays.fill(mineResolved, false);
         Arrays.fill(carried, false);
         Arrays.fill(expStepReleased, false);
-        contributors.clear();
         Arrays.fill(chunkBitmaps, 0L);
     }
 }

@@ -1,6 +1,7 @@
 package io.serene.harness.sim;
 
 import io.serene.controlplane.Policy;
+import io.serene.dataplane.SwitchContext;
 import io.serene.protocol.sync.SyncSchedule;
 
 import java.util.BitSet;
@@ -132,7 +133,8 @@ public final class Scenario {
     }
 
     void validate() {
-        require(workers >= 1 && workers <= 4096, "--workers must be in 1..4096, was " + workers);
+        require(workers >= 1 && workers <= SwitchContext.MAX_WORKERS, "--workers must be in 1.." + SwitchContext.MAX_WORKERS
+            + ", was " + workers);
         require(rounds >= 1, "--rounds must be >= 1, was " + rounds);
         require(elements >= 1, "--elements must be >= 1, was " + elements);
         require(computeNs >= 1, "compute time must be > 0");

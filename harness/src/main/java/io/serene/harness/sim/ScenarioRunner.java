@@ -55,6 +55,8 @@ import java.util.concurrent.CompletableFuture;
 public final class ScenarioRunner {
     /** The job the simulated workers join (PSP seeds its samples with it, as the switch does). */
     private static final int JOB = 1;
+    /** Rounds the switch keeps the state of at once (its round ring). */
+    private static final int ROUND_RING = 64;
 
     private final Scenario s;
     private final InProcessNetwork network;
@@ -65,6 +67,10 @@ public final class ScenarioRunner {
     private final StragglerProfile profile;
     private final SplittableRandom random;
     private final List<Throwable> errors = new ArrayList<>();
+    /** The synthetic gradient of the round being handed in (the engine copies it). */
+    private final float[] gradient;
+    /** Workers that received every round's aggregate. */
+    private int workersDone;
     /** Per worker group (0..3): the configs installed on the switch; per worker: its group. */
     private final SyncSchedule[] installed = new SyncSchedule[4];
     private final int[] groupOf;
@@ -113,8 +119,11 @@ public final class ScenarioRunner {
         this.groupOf = s.groupOf();
         this.members = s.members();
         final SyncConfig first = s.schedule.entries().get(0).config;
-        final SwitchContext context = new SwitchContext().budgetBytes(64L << 20).maxJobs(1)
-            .maxWorkers(Math.max(64, s.workers)).chunkElements(s.chunkElements).roundRing(64).defaultSync(first)
+        // a pool for every round of the ring, no more: each worker's window is as large as the pool
+        final int pool = Math.min(SwitchContext.MAX_POOL_SIZE,
+            ROUND_RING * StepLayout.stepsPerRound(s.elements, s.chunkElements, SwitchContext.MAX_POOL_SIZE));
+        final SwitchContext context = new SwitchContext().budgetBytes(64L << 20).maxJobs(1).maxPoolSize(pool)
+            .maxWorkers(Math.max(64, s.workers)).chunkElements(s.chunkElements).roundRing(ROUND_RING).defaultSync(first)
             .defaultGroups(groupOf);
         for (int g = 0; g < installed.length; g++) {
             final SyncConfig start = s.policy != null && g <= s.policy.groups().size() ? s.policy.start(g) : first;
@@ -162,6 +171,7 @@ public final class ScenarioRunner {
         readySince = new long[s.workers];
         finishedRounds = new int[s.workers];
         sumsHash = new long[s.workers][s.rounds];
+        gradient = new float[s.elements];
     }
 
     /** Runs the scenario to the end and returns what it measured and checked. */
@@ -204,12 +214,7 @@ public final class ScenarioRunner {
     }
 
     private boolean allDelivered() {
-        for (final int f : finishedRounds) {
-            if (f < s.rounds) {
-                return false;
-            }
-        }
-        return true;
+        return workersDone == s.workers;
     }
 
     private void startRound(final int w, final int round) {
@@ -319,7 +324,9 @@ public final class ScenarioRunner {
             contributorsByRound.set(round, chunks);
         }
         aggregate.release();
-        finishedRounds[w]++;
+        if (++finishedRounds[w] == s.rounds) {
+            workersDone++;
+        }
         if (round == s.rounds - 1) {
             // after its last contribution a worker waits for the final aggregates
             waitingNs[w] += network.nowNs() - readySince[w];
@@ -393,14 +400,15 @@ public final class ScenarioRunner {
         }
     }
 
-    /** A seeded synthetic gradient for worker w, round r. */
+    /** A seeded synthetic gradient for worker w, round r, in one array the engine copies at once. */
     private float[] gradient(final int w, final int round) {
-        final float[] g = new float[s.elements];
-        final SplittableRandom r = new SplittableRandom(s.seed * 1_000_003L + w * 7919L + round);
-        for (int i = 0; i < g.length; i++) {
-            g[i] = (float) (r.nextDouble(-1, 1));
+        long state = StragglerProfile.mix(StragglerProfile.mix(s.seed) ^ ((long) w << 32 | (round & 0xFFFF_FFFFL)));
+        for (int i = 0; i < gradient.length; i++) {
+            state += 0x9E3779B97F4A7C15L;
+            // the top 24 bits of a SplitMix64 output, as a float in [-1, 1)
+            gradient[i] = (StragglerProfile.mix(state) >>> 40) * 0x1.0p-23f - 1f;
         }
-        return g;
+        return gradient;
     }
 
     private ScenarioResult result(final boolean done, final long jctNs, final long allDoneNs, final long wallNs) {
