@@ -7,6 +7,7 @@ import io.serene.training.data.Batches;
 import io.serene.training.data.GlobalBatch;
 import io.serene.worker.Aggregate;
 import io.serene.worker.Arrivals;
+import io.serene.worker.RoundPlan;
 import io.serene.worker.RunClock;
 import io.serene.worker.WorkerHost;
 import io.serene.worker.WorkerEngine;
@@ -255,9 +256,7 @@ public final class TrainingLoop {
             final int r = round;
             final int wire = round - base;
             final WorkerHost.RoundStart start = await(worker.startRound(wire), "the config of round " + round);
-            if (held == null && start.busy() && !start.cleared().isDone()) {
-                computeWhileWaiting(round, start.cleared());
-            }
+            computeWhileWaiting(round, start);
             final int bound = await(start.cleared(), "clearance for round " + round);
             log.waited(round, clock.nanoTime() - log.roundStartNs(round));
             bounds[round] = bound;
@@ -285,15 +284,17 @@ public final class TrainingLoop {
                 current = older == null ? new Snapshot(net.elements()) : older;
                 current.take(round);
             }
-            if (held == null && released() < round) {
+            if (RoundPlan.computes(round, released(), held != null)) {
                 held = compute(round, nextToApply, round);
             }
-            if (released() >= round) {
-                // released without this worker (it is excluded, or beyond a quorum), before or while it
-                // computed: a contribution would only be late; take the aggregate, and keep the gradient
-                // for the first round still open (fold) or drop it (drop: the next open round gets a
-                // gradient computed fresh, on the model as it is then)
-                if (held != null && held.round() == round && lateMode(round) == LateMode.DROP) {
+            final int released = released();
+            final RoundPlan.HandIn handIn = RoundPlan.handIn(round, released, held == null ? RoundPlan.NONE : held.round(),
+                RoundPlan.releasedWithout(round, released) ? lateMode(round) : null);
+            if (handIn != RoundPlan.HandIn.CONTRIBUTE) {
+                // released without this worker, before or while it computed: a contribution would only be
+                // late; take the aggregate (drop: the next open round gets a gradient computed fresh, on
+                // the model as it is then)
+                if (handIn == RoundPlan.HandIn.DROP) {
                     log.dropped(round, held.batch(), held.elapsedNs(), held.injectedNs(), held.hostNs(), round - held.appliedBefore());
                     lastComputeNs = held.reportedNs();
                     held = null;
@@ -432,11 +433,10 @@ public final class TrainingLoop {
      * one is expected to be done before the pending aggregate typically arrives, so a worker never
      * holds up a release it could have had; they wait in {@link #busy} for the round's own gradient.
      */
-    private void computeWhileWaiting(final int round, final CompletableFuture<?> clearance) throws InterruptedException, IOException {
-        while (!clearance.isDone() && !pending.isEmpty()
-            && arrivals.fitsAnother(clock.nanoTime(), log.sendNs(nextToApply + pending.size() - 1))) {
-            // as slow as the worker was when it computed the round it waits on (a straggler's slowness is that of a time)
-            final Checkpoint.Held extra = compute(round, nextToApply, round - 1);
+    private void computeWhileWaiting(final int round, final WorkerHost.RoundStart start) throws InterruptedException, IOException {
+        while (RoundPlan.computesWhileWaiting(start.busy(), start.cleared().isDone(), held != null, !pending.isEmpty(), arrivals,
+            clock.nanoTime(), pending.isEmpty() ? 0 : log.sendNs(nextToApply + pending.size() - 1))) {
+            final Checkpoint.Held extra = compute(round, nextToApply, RoundPlan.slowAs(round));
             busy.add(extra.gradient(), weightOf(extra.round(), extra.appliedBefore()), extra.batch(), extra.elapsedNs(),
                 extra.injectedNs(), extra.hostNs());
         }

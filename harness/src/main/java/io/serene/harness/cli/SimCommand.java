@@ -81,10 +81,11 @@ public final class SimCommand implements Callable<Integer> {
         out.printf("virtual JCT %.3f s (all workers done at %.3f s), cumulative waiting %.3f s, compute share %.3f%n",
             r.jctNs / 1e9, r.allWorkersDoneNs / 1e9, r.cumulativeWaitingNs / 1e9, r.computeShare);
         out.printf("staleness max %d, mean %.2f; chunks included %d, folded %d, dropped %d; refusals %d, late %d, "
-                + "reports %d, partial releases %d (timeouts %d), config installs %d, rounds skipped %d, gradients computed while waiting %d%n",
+                + "reports %d, partial releases %d (timeouts %d), config installs %d, rounds skipped %d (gradients dropped %d), "
+                + "gradients computed while waiting %d%n",
             r.maxStaleness, r.meanStaleness, r.included, r.folded, r.dropped, r.refusals, r.late, r.reports, r.partialReleases,
             r.timeoutReleases,
-            r.configInstalls, r.skippedRounds, r.busyGradients);
+            r.configInstalls, r.skippedRounds, r.droppedGradients, r.busyGradients);
         out.printf("checks: completed %s, exactly once %s, agreement %s, bound respected %s, hot-swap consistent %s, "
                 + "errors %d%n", r.completed, r.exactlyOnce, r.agreement, r.boundRespected, r.hotSwapConsistent, r.errors);
         out.printf("mode switches: %d%n", r.decisions.size());

@@ -20,8 +20,10 @@ public final class ScenarioResult {
     public double computeShare;
     public int maxStaleness;
     public double meanStaleness;
-    /** Rounds workers skipped because they were released without them before they started. */
+    /** Rounds workers handed nothing in for: released without them before they started, or while they computed. */
     public long skippedRounds;
+    /** Gradients computed for a round released meanwhile and dropped (late mode drop). */
+    public long droppedGradients;
     /** WBSP: gradients workers computed while they waited for clearance (sent with their next contribution). */
     public long busyGradients;
     public long included;
@@ -56,6 +58,7 @@ public final class ScenarioResult {
         m.put("maxStaleness", maxStaleness);
         m.put("meanStaleness", meanStaleness);
         m.put("skippedRounds", skippedRounds);
+        m.put("droppedGradients", droppedGradients);
         m.put("busyGradients", busyGradients);
         m.put("exactlyOnce", exactlyOnce);
         m.put("agreement", agreement);

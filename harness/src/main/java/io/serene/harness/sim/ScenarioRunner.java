@@ -20,6 +20,7 @@ import io.serene.transport.FaultInjector;
 import io.serene.transport.InProcessNetwork;
 import io.serene.worker.Aggregate;
 import io.serene.worker.Arrivals;
+import io.serene.worker.RoundPlan;
 import io.serene.worker.WorkerContext;
 import io.serene.worker.WorkerCounter;
 import io.serene.worker.WorkerEngine;
@@ -45,9 +46,10 @@ import java.util.concurrent.CompletableFuture;
  * final aggregates; compute share is compute time over the workers' time until all are done.
  *
  * <p>Each worker loops: wait for clearance of round r, compute (base time x straggler factor),
- * contribute, go on with r + 1; a round already released without it (an excluded worker, one
- * beyond a quorum) it skips, as {@code serene worker} does, so its straggler factor follows the
- * rounds the others are in. Sync configs come from the schedule: its first entry is the
+ * contribute, go on with r + 1. What it does with a round is decided by {@link RoundPlan}, the rules
+ * the training loop follows too: a round released without it (an excluded worker, one beyond a
+ * quorum) before or while it computed it skips, keeping the gradient for the next open round (fold)
+ * or dropping it (drop); under WBSP it computes while it waits. Sync configs come from the schedule: its first entry is the
  * switch's default for the job, the others are installed at the start (and, with
  * {@link Scenario#randomSwaps}, random further changes at random times, each from the earliest
  * round the switch allows).
@@ -86,8 +88,13 @@ public final class ScenarioRunner {
     private final List<BitSet[]> contributorsByRound = new ArrayList<>();
     private long stalenessSum;
     private long stalenessCount;
-    /** Rounds a worker skipped: released without it before it started them. */
+    /** Rounds a worker handed nothing in for (released without it), and the gradients it dropped then. */
     private long skippedRounds;
+    private long droppedGradients;
+    /** Per worker: the round of the gradient it holds ({@link RoundPlan#NONE}: none) and its compute time; rounds handed in. */
+    private final int[] heldRound;
+    private final long[] heldComputeNs;
+    private final int[] handedIn;
     private int maxStaleness = Integer.MIN_VALUE;
     private int boundViolations;
     private long lastDeliveryNs;
@@ -172,6 +179,10 @@ public final class ScenarioRunner {
         finishedRounds = new int[s.workers];
         sumsHash = new long[s.workers][s.rounds];
         gradient = new float[s.elements];
+        heldRound = new int[s.workers];
+        Arrays.fill(heldRound, RoundPlan.NONE);
+        heldComputeNs = new long[s.workers];
+        handedIn = new int[s.workers];
     }
 
     /** Runs the scenario to the end and returns what it measured and checked. */
@@ -218,29 +229,24 @@ public final class ScenarioRunner {
     }
 
     private void startRound(final int w, final int round) {
-        final WorkerEngine engine = engines[w];
-        final CompletableFuture<Void> cleared = engine.awaitClearance(round);
-        if (!cleared.isDone() && engine.busyFor(round)) {
-            busy(w, round, cleared);
-        } else {
-            cleared.thenRun(() -> network.schedule(network.nowNs(), () -> compute(w, round)));
-        }
+        final CompletableFuture<Void> cleared = engines[w].awaitClearance(round);
+        busy(w, round, cleared);
         network.wake(addresses[w]);
     }
 
     /**
-     * WBSP: while round {@code round} waits for clearance, the worker computes another gradient
-     * whenever it expects to be done before its pending aggregate arrives (the rule serene worker
-     * follows, {@link Arrivals#fitsAnother}); the time is compute, not waiting.
+     * While round {@code round} waits for clearance, the worker computes another gradient whenever
+     * {@link RoundPlan#computesWhileWaiting} says so (WBSP; the time is compute, not waiting), then
+     * goes on with the round once it is cleared.
      */
     private void busy(final int w, final int round, final CompletableFuture<Void> cleared) {
         final long now = network.nowNs();
-        if (cleared.isDone() || !arrivals[w].fitsAnother(now, lastSentNs[w])) {
-            cleared.thenRun(() -> network.schedule(network.nowNs(), () -> compute(w, round)));
+        if (!RoundPlan.computesWhileWaiting(engines[w].busyFor(round), cleared.isDone(), heldRound[w] != RoundPlan.NONE,
+            handedIn[w] > finishedRounds[w], arrivals[w], now, lastSentNs[w])) {
+            cleared.thenRun(() -> network.schedule(network.nowNs(), () -> cleared(w, round)));
             return;
         }
-        // as slow as the worker was when it computed the round it waits on (a straggler's slowness is that of a time)
-        final long duration = duration(w, Math.max(0, round - 1));
+        final long duration = duration(w, RoundPlan.slowAs(round));
         computeNs[w] += duration;
         readySince[w] += duration;
         arrivals[w].computed(duration);
@@ -254,15 +260,12 @@ public final class ScenarioRunner {
         return (long) (s.computeNs * jitter * profile.factor(w, round)) + profile.pauseNs(w, round);
     }
 
-    private void compute(final int w, final int round) {
+    /** Round {@code round} is cleared: the worker computes its gradient ({@link RoundPlan#computes}), or hands in at once. */
+    private void cleared(final int w, final int round) {
         final long now = network.nowNs();
         waitingNs[w] += now - readySince[w];
-        if (engines[w].releasedRound() >= round) {
-            // released without this worker (it is excluded, or beyond a quorum) before it started:
-            // as serene worker does, it computes nothing for it (skip) and goes on to the first round
-            // still open, reporting its last compute time (it is still that slow)
-            skippedRounds++;
-            handIn(w, round, engines[w].skip(round, lastComputeNs[w]));
+        if (!RoundPlan.computes(round, engines[w].releasedRound(), heldRound[w] != RoundPlan.NONE)) {
+            handIn(w, round);
             return;
         }
         final int released = pipeline.releasedRound(JOB);
@@ -277,26 +280,48 @@ public final class ScenarioRunner {
         stalenessCount++;
         final long duration = duration(w, round);
         computeNs[w] += duration;
-        lastComputeNs[w] = duration;
         arrivals[w].computed(duration);
-        network.schedule(now + duration, () -> contribute(w, round, duration));
+        network.schedule(now + duration, () -> {
+            heldRound[w] = round;
+            heldComputeNs[w] = duration;
+            handIn(w, round);
+        });
     }
 
-    private void contribute(final int w, final int round, final long computeNs) {
-        // reports its compute time, as serene worker does
-        sentNs[w][round] = network.nowNs();
-        lastSentNs[w] = sentNs[w][round];
-        handIn(w, round, engines[w].allreduce(round, gradient(w, round), null, computeNs));
-    }
-
-    /** Waits for a submitted round's aggregate and starts the worker's next round. */
-    private void handIn(final int w, final int round, final CompletableFuture<Aggregate> future) {
-        future.whenComplete((aggregate, failure) -> {
+    /**
+     * Hands round {@code round} in as {@link RoundPlan#handIn} decides: the held gradient as the
+     * round's contribution, or (released without the worker) nothing, the gradient kept for the next
+     * open round or dropped; then waits for the aggregate and starts the next round. A skipped round
+     * reports the worker's last compute time, as serene worker does (it is still that slow).
+     */
+    private void handIn(final int w, final int round) {
+        final WorkerEngine engine = engines[w];
+        final int released = engine.releasedRound();
+        final RoundPlan.HandIn handIn = RoundPlan.handIn(round, released, heldRound[w],
+            RoundPlan.releasedWithout(round, released) ? engine.lateModeFor(round) : null);
+        final CompletableFuture<Aggregate> aggregate;
+        if (handIn == RoundPlan.HandIn.CONTRIBUTE) {
+            lastComputeNs[w] = heldComputeNs[w];
+            heldRound[w] = RoundPlan.NONE;
+            sentNs[w][round] = network.nowNs();
+            lastSentNs[w] = sentNs[w][round];
+            aggregate = engine.allreduce(round, gradient(w, round), null, lastComputeNs[w]);
+        } else {
+            if (handIn == RoundPlan.HandIn.DROP) {
+                droppedGradients++;
+                lastComputeNs[w] = heldComputeNs[w];
+                heldRound[w] = RoundPlan.NONE;
+            }
+            skippedRounds++;
+            aggregate = engine.skip(round, lastComputeNs[w]);
+        }
+        handedIn[w]++;
+        aggregate.whenComplete((a, failure) -> {
             if (failure != null) {
                 errors.add(failure);
                 return;
             }
-            delivered(w, aggregate);
+            delivered(w, a);
         });
         network.wake(addresses[w]);
         readySince[w] = network.nowNs();
@@ -450,6 +475,7 @@ public final class ScenarioRunner {
         r.configInstalls = pipeline.counters().get(SwitchCounter.CONFIG_INSTALLS);
         r.maxStaleness = maxStaleness;
         r.skippedRounds = skippedRounds;
+        r.droppedGradients = droppedGradients;
         r.busyGradients = busyGradients;
         r.meanStaleness = stalenessCount == 0 ? 0 : (double) stalenessSum / stalenessCount;
         r.exactlyOnce = done && resolvedOnce && included == pipeline.counters().get(SwitchCounter.VALUE_CONTRIBUTIONS);

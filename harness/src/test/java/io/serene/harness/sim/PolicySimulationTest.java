@@ -64,6 +64,23 @@ class PolicySimulationTest {
     }
 
     @Test
+    void aStragglerBeyondAQuorumDropsOrKeepsItsGradientsAsTheTrainingLoopDoes() {
+        // released while it computes (RoundPlan): under drop none of its gradients counts; under fold
+        // each goes into its next open round, so it skips fewer rounds and drops nothing
+        final ScenarioResult drop = new ScenarioRunner(new Scenario().workers(4).rounds(100)
+            .schedule(SyncSchedule.parse("fastest:3+drop")).stragglers("persistent:3:x3").seed(2)).run();
+        final ScenarioResult fold = new ScenarioRunner(new Scenario().workers(4).rounds(100)
+            .schedule(SyncSchedule.parse("fastest:3+fold")).stragglers("persistent:3:x3").seed(2)).run();
+        assertThat(drop.allChecks()).isTrue();
+        assertThat(fold.allChecks()).isTrue();
+        assertThat(drop.droppedGradients).isPositive();
+        assertThat(drop.skippedRounds).as("it never contributes").isEqualTo(100);
+        assertThat(fold.droppedGradients).isZero();
+        assertThat(fold.skippedRounds).isBetween(1L, 99L);
+        assertThat(fold.folded).isPositive();
+    }
+
+    @Test
     void excludingAPersistentStragglerKeepsTheInvariants() {
         final Policy policy = PolicyCommand.load(EXAMPLES.resolve("exclude-stragglers.policy"));
         final ScenarioResult r = new ScenarioRunner(new Scenario().workers(8).rounds(120)
