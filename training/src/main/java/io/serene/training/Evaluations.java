@@ -54,16 +54,17 @@ final class Evaluations {
         return copies != null && at(round);
     }
 
-    /** After round {@code round} of the training loop (not the last): the model copied, or evaluated now, if it is due. */
-    void afterRound(final int round) {
+    /** After round {@code round} of the training loop (not the last): the model copied, or evaluated now, if it is due; whether it evaluated now. */
+    boolean afterRound(final int round) {
         if (!at(round) || round + 1 >= total) {
-            return;
+            return false;
         }
         if (copies != null) {
             copies.take(net, round, log.clockNs());
-        } else {
-            print(round, net.lastLoss(), now(round));
+            return false;
         }
+        print(round, net.lastLoss(), now(round));
+        return true;
     }
 
     /** After the last round's aggregate is applied: evaluated now unless evaluation is deferred. */

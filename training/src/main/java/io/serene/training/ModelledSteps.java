@@ -7,8 +7,12 @@ import java.util.function.LongSupplier;
 /**
  * A worker's steps on the modelled clock: each step lasts its modelled time (the device's step,
  * times the straggler factor, plus any straggler pause), the host's real compute inside it and
- * the rest waited out parked, taking no processor. Counts the steps whose real compute did not
- * fit in their modelled time (overruns): the run's fidelity verdict reads them. Time is a
+ * the rest waited out parked, taking no processor. A step is all a worker does on its own device
+ * between the last thing it waited for (clearance, an aggregate: {@link #waited}) or its previous
+ * step and its gradient: applying the aggregates that arrived (the optimizer step), drawing the
+ * batch, the forward and backward pass. So the host's own work there is inside the modelled time,
+ * as a device's is, not added to it. Counts the steps whose work did not fit in their modelled time
+ * (overruns): the run's fidelity verdict reads them. Time is a
  * parameter: the run's clock (which also waits) and the host's are injected, so a test drives it on a
  * fake clock, and a run in virtual time on its own.
  */
@@ -18,6 +22,9 @@ public final class ModelledSteps {
     private final LongSupplier host;
     private long runStartNs;
     private long hostStartNs;
+    /** When the modelled step begun last opened, and when the worker last stopped waiting for others or ended a step. */
+    private long windowStartNs;
+    private long readyNs = Long.MIN_VALUE;
     private long steps;
     private long overrunSteps;
     private long overrunNs;
@@ -35,21 +42,27 @@ public final class ModelledSteps {
         return new ModelledSteps(clock, System::nanoTime);
     }
 
-    /** A step starts now: its real compute follows. */
+    /** The worker stopped waiting for others (clearance, an aggregate) now: its next step opens here at the earliest. */
+    public void waited() {
+        readyNs = clock.nanoTime();
+    }
+
+    /** A step's real compute starts now; on the modelled clock the step opened when the worker was last ready ({@link #waited}). */
     public void begin() {
         runStartNs = clock.nanoTime();
         hostStartNs = host.getAsLong();
+        windowStartNs = readyNs == Long.MIN_VALUE ? runStartNs : Math.min(runStartNs, readyNs);
     }
 
     /**
-     * Ends the step begun last, modelled to last {@code modelledNs}: its real compute ended now;
-     * waits out the rest of the modelled time (nothing if the compute overran it on the run's clock,
-     * which is counted; in virtual time compute takes no time, and nothing overruns). Returns the
-     * real compute time.
+     * Ends the step begun last, modelled to last {@code modelledNs} from when it opened: its real
+     * compute ended now; waits out the rest of the modelled time (nothing if the work overran it on
+     * the run's clock, which is counted; in virtual time the host's work takes no time, and nothing
+     * overruns). Returns the real compute time.
      */
     public long finish(final long modelledNs) throws InterruptedException {
         final long computedNs = host.getAsLong() - hostStartNs;
-        final long elapsedNs = clock.nanoTime() - runStartNs;
+        final long elapsedNs = clock.nanoTime() - windowStartNs;
         steps++;
         hostNs += computedNs;
         if (elapsedNs > modelledNs) {
@@ -57,8 +70,10 @@ public final class ModelledSteps {
             overrunNs += elapsedNs - modelledNs;
             maxOverrunNs = Math.max(maxOverrunNs, elapsedNs - modelledNs);
         } else {
-            clock.parkUntil(runStartNs + modelledNs);
+            clock.parkUntil(windowStartNs + modelledNs);
         }
+        // the next step opens when this one ends, unless the worker waits for others first
+        readyNs = clock.nanoTime();
         return computedNs;
     }
 

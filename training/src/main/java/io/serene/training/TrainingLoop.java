@@ -257,7 +257,7 @@ public final class TrainingLoop {
             final int wire = round - base;
             final WorkerHost.RoundStart start = await(worker.startRound(wire), "the config of round " + round);
             computeWhileWaiting(round, start);
-            final int bound = await(start.cleared(), "clearance for round " + round);
+            final int bound = waitFor(start.cleared(), "clearance for round " + round);
             log.waited(round, clock.nanoTime() - log.roundStartNs(round));
             bounds[round] = bound;
             // required: every round up to r - 1 - s; then whatever else already arrived
@@ -269,7 +269,11 @@ public final class TrainingLoop {
                 // is late (a compute time past its typical arrival), then compute ahead
                 while (!pending.isEmpty()) {
                     final long w0 = clock.nanoTime();
+                    final boolean blocks = !pending.peek().isDone();
                     final boolean arrived = clock.awaitUntil(pending.peek(), arrivals.lateNs(log.sendNs(nextToApply)));
+                    if (blocks) {
+                        steps.waited();
+                    }
                     log.waited(round, clock.nanoTime() - w0);
                     if (!arrived) {
                         break;
@@ -319,13 +323,18 @@ public final class TrainingLoop {
                 // not printf: a formatter costs about a millisecond a round on a worker's quick JIT
                 System.out.println("@progress " + (round + 1) + " " + net.lastLoss());
             }
-            evaluations.afterRound(round);
+            if (evaluations.afterRound(round)) {
+                // evaluating during training is the host's work, not the modelled step's: the next step opens after it
+                steps.waited();
+            }
             if (options.checkpointEvery() > 0 && (round + 1) % options.checkpointEvery() == 0 && round + 1 < total) {
                 // a checkpoint holds a model with nothing pending: every round up to this one applied
                 while (!pending.isEmpty()) {
                     applyNext();
                 }
                 checkpoint(round);
+                // nor is writing it
+                steps.waited();
             }
         }
         while (!pending.isEmpty()) {
@@ -575,7 +584,7 @@ public final class TrainingLoop {
         final int round = nextToApply++;
         final float momentum = options.settings().momentumRule().momentum(net.momentum(), bounds[round]);
         final long t0 = clock.nanoTime();
-        final Aggregate aggregate = await(pending.poll(), "the aggregate of round " + round);
+        final Aggregate aggregate = waitFor(pending.poll(), "the aggregate of round " + round);
         log.waited(round, clock.nanoTime() - t0);
         if (log.contributed(round)) {
             arrivals.arrived(log.sendNs(round), log.releaseNs(round));
@@ -592,6 +601,19 @@ public final class TrainingLoop {
         if (!evaluations.recordWaits(round)) {
             log.write(round);
         }
+    }
+
+    /**
+     * Waits for others (the switch's clearance, an aggregate): if the worker had to wait, its next
+     * modelled step opens when the wait ends ({@link ModelledSteps#waited}).
+     */
+    private <T> T waitFor(final CompletableFuture<T> future, final String what) throws InterruptedException {
+        final boolean blocks = !future.isDone();
+        final T value = await(future, what);
+        if (blocks) {
+            steps.waited();
+        }
+        return value;
     }
 
     private <T> T await(final CompletableFuture<T> future, final String what) throws InterruptedException {

@@ -58,6 +58,35 @@ class ModelledStepsTest {
     }
 
     @Test
+    void theHostsOwnWorkSinceTheLastWaitIsInsideTheStepNotAddedToIt() throws InterruptedException {
+        final ModelledSteps steps = fake();
+        now = 1_000;
+        steps.waited();
+        final long ready = now;
+        // applying the aggregate and drawing the batch on the host: 5 ms, then 3 ms of compute
+        now += 5_000_000;
+        steps.begin();
+        now += 3_000_000;
+        assertThat(steps.finish(40_000_000)).as("the real compute alone").isEqualTo(3_000_000);
+        assertThat(now).as("the step opened when the worker stopped waiting").isEqualTo(ready + 40_000_000);
+        // no wait since: the next step opens where this one ended, the hand-off between them inside it
+        final long end = now;
+        now += 2_000_000;
+        steps.begin();
+        steps.finish(40_000_000);
+        assertThat(now).isEqualTo(end + 40_000_000);
+        // a wait in between: the step opens when it ended
+        now += 7_000_000;
+        steps.waited();
+        final long waited = now;
+        now += 45_000_000;
+        steps.begin();
+        steps.finish(40_000_000);
+        assertThat(steps.overrunSteps()).as("the host's work since the wait did not fit").isEqualTo(1);
+        assertThat(steps.maxOverrunNs()).isEqualTo(now - waited - 40_000_000);
+    }
+
+    @Test
     void aStepThatOverranItsModelledTimeIsCountedAndNotWaited() throws InterruptedException {
         final ModelledSteps steps = fake();
         for (int i = 0; i < 10; i++) {
