@@ -243,7 +243,7 @@ public final class ScenarioRunner {
         final long now = network.nowNs();
         if (!RoundPlan.computesWhileWaiting(engines[w].busyFor(round), cleared.isDone(), heldRound[w] != RoundPlan.NONE,
             handedIn[w] > finishedRounds[w], arrivals[w], now, lastSentNs[w])) {
-            cleared.thenRun(() -> network.schedule(network.nowNs(), () -> cleared(w, round)));
+            cleared.thenRun(() -> network.schedule(network.nowNs(), () -> onCleared(w, round)));
             return;
         }
         final long duration = duration(w, RoundPlan.slowAs(round));
@@ -261,7 +261,7 @@ public final class ScenarioRunner {
     }
 
     /** Round {@code round} is cleared: the worker computes its gradient ({@link RoundPlan#computes}), or hands in at once. */
-    private void cleared(final int w, final int round) {
+    private void onCleared(final int w, final int round) {
         final long now = network.nowNs();
         waitingNs[w] += now - readySince[w];
         if (!RoundPlan.computes(round, engines[w].releasedRound(), heldRound[w] != RoundPlan.NONE)) {

@@ -1,6 +1,10 @@
 package io.serene.harness.launch;
 
 import io.serene.controlplane.PolicyParser;
+import io.serene.harness.sim.Scenario;
+import io.serene.harness.sim.ScenarioResult;
+import io.serene.harness.sim.ScenarioRunner;
+import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.DeviceModel;
 import io.serene.training.TrainSettings;
 import io.serene.training.data.FashionMnist;
@@ -79,6 +83,32 @@ class VirtualRunTest {
         assertThat(s.switches()).as("auto excludes the 8x straggler").isNotEmpty();
         assertThat(s.switches().get(0).to()).contains("exclude:2");
         assertThat(s.fidelity().clock()).isEqualTo("virtual");
+    }
+
+    @Test
+    void aStragglerBeyondAQuorumDropsOrKeepsItsGradientsAsInTheSimulator(@TempDir final Path dir) throws Exception {
+        // RoundPlan's rules in the training loop: released while it computes, the 3x straggler drops its
+        // gradient (drop) and skips the rounds released before it started, about one in three dropped;
+        // or keeps each gradient for its next open round (fold), dropping none
+        FashionMnist.writeSynthetic(dir, 3_000, 200, 7);
+        final int rounds = 30;
+        final int[][] droppedSkipped = new int[2][];
+        final String[] configs = {"fastest:3+drop", "fastest:3+fold"};
+        for (int i = 0; i < configs.length; i++) {
+            final TrainSettings t = TrainSettings.builder().data(dir).rounds(rounds).batch(32).evalEvery(10).seed(5)
+                .stragglers("persistent:3:x3").device(DeviceModel.parse("--step-time", "40ms")).build();
+            final RunSummary s = new TrainRun(RunSettings.builder().workers(4).training(t).sync(configs[i])
+                .out(dir.resolve("q" + i)).virtual(true).build(), QUIET).run();
+            droppedSkipped[i] = new int[] {s.droppedRoundsPerWorker().get(3), s.skippedRoundsPerWorker().get(3)};
+        }
+        assertThat(droppedSkipped[0][0]).as("dropped under drop").isBetween(rounds / 4, rounds / 2);
+        assertThat(droppedSkipped[0][0] + droppedSkipped[0][1]).as("it never contributes").isEqualTo(rounds);
+        assertThat(droppedSkipped[1][0]).as("dropped under fold").isZero();
+        assertThat(droppedSkipped[1][1]).isBetween(1, rounds - 1);
+        // the simulator, on its own clock, drops about the same share
+        final ScenarioResult sim = new ScenarioRunner(new Scenario().workers(4).rounds(100)
+            .schedule(SyncSchedule.parse("fastest:3+drop")).stragglers("persistent:3:x3").seed(2)).run();
+        assertThat(sim.droppedGradients / 100.0).isCloseTo(droppedSkipped[0][0] / (double) rounds, within(0.1));
     }
 
     @Test
