@@ -84,7 +84,22 @@ public final class InProcessNetwork {
         }
         endpoints[address] = endpoint;
         scheduledTimer[address] = PacketEndpoint.NO_DEADLINE;
-        outboxes[address] = (port, buffer, offset, length) -> send(address, port, buffer, offset, length);
+        outboxes[address] = new Outbox() {
+            @Override
+            public void send(final int port, final ByteBuffer buffer, final int offset, final int length) {
+                InProcessNetwork.this.send(address, port, buffer, offset, length, null);
+            }
+
+            @Override
+            public void multicast(final int[] ports, final int count, final ByteBuffer buffer, final int offset, final int length) {
+                // the bytes copied once for every recipient, as a switch's multicast engine replicates a
+                // packet: receivers parse packets in place and never write them (as over shared memory)
+                byte[] shared = null;
+                for (int i = 0; i < count; i++) {
+                    shared = InProcessNetwork.this.send(address, ports[i], buffer, offset, length, shared);
+                }
+            }
+        };
         wake(address);
         return address;
     }
@@ -155,19 +170,28 @@ public final class InProcessNetwork {
         }
     }
 
-    private void send(final int from, final int to, final ByteBuffer buffer, final int offset, final int length) {
+    /**
+     * Sends {@code length} bytes at {@code offset} of {@code buffer} through the fault injector;
+     * {@code shared} (may be null) holds those bytes already. Returns the array the packet's copies
+     * share (null if none was needed).
+     */
+    private byte[] send(final int from, final int to, final ByteBuffer buffer, final int offset, final int length, final byte[] shared) {
         if (to < 0 || to >= attached) {
-            return; // no such address: the packet vanishes, as on a real network
+            return shared; // no such address: the packet vanishes, as on a real network
         }
+        byte[] data = shared;
         final int copies = faults.copies();
         for (int c = 0; c < copies; c++) {
-            final byte[] data = new byte[length];
-            buffer.get(offset, data);
+            if (data == null) {
+                data = new byte[length];
+                buffer.get(offset, data);
+            }
             long delay = latencyNs + faults.nextLong(jitterNs);
             if (faults.reorder()) {
                 delay += faults.nextLong(reorderDelayNs);
             }
             events.add(new Event(nowNs + delay, order++, from, to, data));
         }
+        return data;
     }
 }
