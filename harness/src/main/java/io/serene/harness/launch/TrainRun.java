@@ -493,8 +493,9 @@ public final class TrainRun {
         run.put("stragglers", t.stragglers());
         run.put("rounds", rounds);
         run.putAll(s.trainingSummary());
-        final RunSummary summary = TrainSummary.of(all, results, s.targetAccuracy()).with(switches, failures, relaunches, run,
-            switchCounters, t.seed(), TrainSummary.fidelity(results, t.device().text(), t.link(), hostBusy, s.virtual()));
+        final RunSummary measured = TrainSummary.of(all, results, s.targetAccuracy());
+        final RunSummary summary = measured.with(switches, failures, relaunches, run, switchCounters, t.seed(),
+            TrainSummary.fidelity(results, t.device().text(), t.link(), hostBusy, s.virtual(), measured.perRound().communicationSeconds()));
         Files.writeString(s.out().resolve("summary.json"), Json.write(summary) + "\n", StandardCharsets.UTF_8);
         return summary;
     }

@@ -44,10 +44,12 @@ final class TrainSummary {
      * The fidelity verdict of a run whose workers reported {@code results}, with device model
      * {@code stepTime} ("0": none), modelled link {@code link} ({@link LinkModel#NONE}: none) and the
      * host's processors {@code hostBusy} busy (null: unknown); {@code virtual}: the run was in virtual
-     * time, where the modelled clock holds by construction.
+     * time, where the modelled clock holds by construction. {@code communicationSeconds} (null:
+     * unknown) is a round's mean communication: without a modelled link it is this host's, not the
+     * model's, and the verdict says how much.
      */
     static RunSummary.Fidelity fidelity(final List<WorkerResult> results, final String stepTime, final LinkModel link, final Double hostBusy,
-                                        final boolean virtual) {
+                                        final boolean virtual, final Double communicationSeconds) {
         final String busy = hostBusy == null ? "" : String.format(Locale.ROOT, "; the host's processors were %.0f%% busy", 100 * hostBusy);
         final List<ModelledSteps.Report> devices = results.stream().map(WorkerResult::device).filter(Objects::nonNull).toList();
         final List<ModelledLink.Report> links = results.stream().map(WorkerResult::link).filter(Objects::nonNull).toList();
@@ -83,7 +85,8 @@ final class TrainSummary {
             steps, 100 * share, stepTime, stepsHeld ? "" : String.format(Locale.ROOT, ", by up to %.1f ms", maxMs));
         final String verdict = stepsHeld && linkHeld
             ? "faithful: the modelled clock held (" + counted + linkPart + busy + ")"
-                + (links.isEmpty() ? "; communication at this host's speed (no --link-rate)" : "")
+                + (links.isEmpty() ? "; communication at this host's speed (no --link-rate)" + (communicationSeconds == null ? ""
+                    : String.format(Locale.ROOT, ": %.1f ms a round, on top of the model", 1e3 * communicationSeconds)) : "")
             : "NOT faithful: " + counted + linkPart + busy + ": this host could not keep up with the modelled "
                 + (stepsHeld ? "link" : "device") + ", so the times are not a cluster's; use fewer workers, "
                 + (stepsHeld ? "a slower link (a lower --link-rate)" : "a slower device (a longer --step-time)") + ", or serene sim";

@@ -53,7 +53,7 @@ class TrainSummaryTest {
         final RunSummary s = TrainSummary.of(ROUNDS, RESULTS, 0.75).with(List.of(new RunSummary.ModeSwitch(1, 0, "bsp", "ssp:2", "why")),
             List.of(new RunSummary.Failure(2, 137, "killed by --faults kill:2@1 at round 1", 1)),
             List.of(new RunSummary.Relaunch("--faults restart:2@2", 0, true)), Map.of("workers", 2, "policy", "p"),
-            Map.of("releases", 4L), 7, TrainSummary.fidelity(RESULTS, "0", LinkModel.NONE, 0.5, false));
+            Map.of("releases", 4L), 7, TrainSummary.fidelity(RESULTS, "0", LinkModel.NONE, 0.5, false, null));
         final String json = Json.write(s);
         assertThat(json).startsWith("{\"schemaVersion\":2,\"finalAccuracy\":0.8,");
         assertThat(Json.read(json, RunSummary.class)).isEqualTo(s);
@@ -80,7 +80,7 @@ class TrainSummaryTest {
 
     @Test
     void aRunWithNoDeviceModelledIsOnTheHostsClockAndNeverFaithful() {
-        final RunSummary.Fidelity f = TrainSummary.fidelity(RESULTS, "0", LinkModel.NONE, 0.97, false);
+        final RunSummary.Fidelity f = TrainSummary.fidelity(RESULTS, "0", LinkModel.NONE, 0.97, false, null);
         assertThat(f.clock()).isEqualTo("host");
         assertThat(f.faithful()).isFalse();
         assertThat(f.verdict()).contains("this host's, not a cluster's").contains("97% busy");
@@ -90,8 +90,10 @@ class TrainSummaryTest {
     void aModelledRunIsFaithfulUpToOnePercentOfItsStepsOverrun() {
         final List<WorkerResult> held = List.of(withSteps(RESULTS.get(0), new ModelledSteps.Report(500, 5, 0.01, 0.004, 1.0)),
             withSteps(RESULTS.get(1), new ModelledSteps.Report(500, 5, 0.01, 0.002, 1.0)));
-        final RunSummary.Fidelity ok = TrainSummary.fidelity(held, "40ms", LinkModel.NONE, null, false);
+        final RunSummary.Fidelity ok = TrainSummary.fidelity(held, "40ms", LinkModel.NONE, null, false, 0.0061);
         assertThat(ok.clock()).isEqualTo("modelled");
+        assertThat(ok.verdict()).as("the host's communication, which no link models, is named")
+            .endsWith("communication at this host's speed (no --link-rate): 6.1 ms a round, on top of the model");
         assertThat(ok.faithful()).isTrue();
         assertThat(ok.overrunSteps()).isEqualTo(10);
         assertThat(ok.overrunShare()).isEqualTo(0.01);
@@ -99,7 +101,7 @@ class TrainSummaryTest {
 
         final List<WorkerResult> over = List.of(withSteps(RESULTS.get(0), new ModelledSteps.Report(500, 6, 0.01, 0.004, 1.0)),
             withSteps(RESULTS.get(1), new ModelledSteps.Report(500, 5, 0.01, 0.002, 1.0)));
-        final RunSummary.Fidelity not = TrainSummary.fidelity(over, "1ms", LinkModel.NONE, 0.99, false);
+        final RunSummary.Fidelity not = TrainSummary.fidelity(over, "1ms", LinkModel.NONE, 0.99, false, null);
         assertThat(not.faithful()).isFalse();
         assertThat(not.maxOverrunMs()).isEqualTo(4.0);
         assertThat(not.verdict()).startsWith("NOT faithful").contains("11 of 1000 steps").contains("fewer workers")
@@ -112,13 +114,13 @@ class TrainSummaryTest {
         final LinkModel link = new LinkModel(100_000_000L, 50_000);
         // many packets late inside transfers, but only 1 of 200 transfers ended late: faithful
         final RunSummary.Fidelity ok = TrainSummary.fidelity(List.of(withLink(RESULTS.get(0), steps, new ModelledLink.Report(
-            90_000, 100, 1, 0, 3.0)), withLink(RESULTS.get(1), steps, new ModelledLink.Report(90_000, 100, 0, 0, 0))), "80ms", link, 0.5, false);
+            90_000, 100, 1, 0, 3.0)), withLink(RESULTS.get(1), steps, new ModelledLink.Report(90_000, 100, 0, 0, 0))), "80ms", link, 0.5, false, null);
         assertThat(ok.faithful()).as(ok.verdict()).isTrue();
         assertThat(ok.linkTransfers()).isEqualTo(200);
         assertThat(ok.verdict()).contains("1 of 200 transfers (0.5%) ended more than 1 ms late on the modelled link of 100mbit");
 
         final RunSummary.Fidelity not = TrainSummary.fidelity(List.of(withLink(RESULTS.get(0), steps, new ModelledLink.Report(
-            90_000, 100, 3, 0, 7.5))), "80ms", link, 0.5, false);
+            90_000, 100, 3, 0, 7.5))), "80ms", link, 0.5, false, null);
         assertThat(not.faithful()).isFalse();
         assertThat(not.verdict()).startsWith("NOT faithful").contains("by up to 7.5 ms").contains("could not keep up with the modelled link")
             .contains("a lower --link-rate");
