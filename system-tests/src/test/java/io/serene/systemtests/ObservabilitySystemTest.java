@@ -70,7 +70,10 @@ class ObservabilitySystemTest {
                     w.joined().get(20, TimeUnit.SECONDS);
                 }
                 InProcess.rounds(workers, 600, 0, 10, 5);
-                String text = scrapeAfter(metrics, "serene_job_released_round{job=\"5\"} 9.0");
+                scrapeAfter(metrics, "serene_job_released_round{job=\"5\"} 9.0");
+                // one scrape collects the histogram and the gauges at different moments, and a poll of the
+                // monitor may fall between them (CI saw R at 9 with 8 rounds timed): wait for both
+                String text = scrapeAfter(metrics, "serene_job_round_seconds_count{job=\"5\"} 9");
                 assertThat(text).contains("# TYPE serene_switch_contributions_total counter",
                     "serene_job_workers{job=\"5\"} 3.0", "serene_worker_clock{job=\"5\",worker=\"2\"} 9.0",
                     "serene_worker_lag_rounds{job=\"5\",worker=\"1\"} 0.0", "serene_job_stalled{job=\"5\"} 0.0",
