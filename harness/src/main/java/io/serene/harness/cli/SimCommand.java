@@ -77,7 +77,7 @@ public final class SimCommand implements Callable<Integer> {
         final PrintStream out = System.out;
         out.printf("sim: %d workers, %d rounds, policy %s, stragglers %s, seed %d%n", workers, rounds, policy,
             stragglers, seed);
-        final ScenarioResult r = new ScenarioRunner(scenario).run();
+        final ScenarioResult r = new ScenarioRunner(scenario).progress(System.err).run();
         out.printf("virtual JCT %.3f s (all workers done at %.3f s), cumulative waiting %.3f s, compute share %.3f%n",
             r.jctNs / 1e9, r.allWorkersDoneNs / 1e9, r.cumulativeWaitingNs / 1e9, r.computeShare);
         out.printf("staleness max %d, mean %.2f; chunks included %d, folded %d, dropped %d; refusals %d, late %d, "

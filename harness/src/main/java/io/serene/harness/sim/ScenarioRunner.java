@@ -25,10 +25,12 @@ import io.serene.worker.WorkerContext;
 import io.serene.worker.WorkerCounter;
 import io.serene.worker.WorkerEngine;
 
+import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 
@@ -57,6 +59,8 @@ import java.util.concurrent.CompletableFuture;
 public final class ScenarioRunner {
     /** The job the simulated workers join (PSP seeds its samples with it, as the switch does). */
     private static final int JOB = 1;
+    /** Wall time between progress lines. */
+    private static final long PROGRESS_EVERY_NS = 5_000_000_000L;
     /** Rounds the switch keeps the state of at once (its round ring). */
     private static final int ROUND_RING = 64;
 
@@ -73,6 +77,10 @@ public final class ScenarioRunner {
     private final float[] gradient;
     /** Workers that received every round's aggregate. */
     private int workersDone;
+    /** Where progress goes (null: nowhere), how often the end check ran, and when progress was last printed (wall clock). */
+    private PrintStream progress;
+    private long progressChecks;
+    private long lastProgressNs;
     /** Per worker group (0..3): the configs installed on the switch; per worker: its group. */
     private final SyncSchedule[] installed = new SyncSchedule[4];
     private final int[] groupOf;
@@ -225,7 +233,32 @@ public final class ScenarioRunner {
     }
 
     private boolean allDelivered() {
+        if (progress != null && (++progressChecks & 0xFFFF) == 0) {
+            reportProgress();
+        }
         return workersDone == s.workers;
+    }
+
+    /** Prints a progress line to {@code out} every few seconds of wall time while the scenario runs. */
+    public ScenarioRunner progress(final PrintStream out) {
+        this.progress = out;
+        return this;
+    }
+
+    private void reportProgress() {
+        final long wallNow = System.nanoTime();
+        if (wallNow - lastProgressNs < PROGRESS_EVERY_NS) {
+            return;
+        }
+        if (lastProgressNs == 0) {
+            // the first check starts the clock: a short run prints nothing
+            lastProgressNs = wallNow;
+            return;
+        }
+        lastProgressNs = wallNow;
+        progress.printf(Locale.ROOT, "sim: round %d of %d released, %.3f s of virtual time, %,d events%n",
+            pipeline.releasedRound(JOB) + 1, s.rounds, network.nowNs() / 1e9, network.eventsProcessed());
+        progress.flush();
     }
 
     private void startRound(final int w, final int round) {
