@@ -51,7 +51,7 @@ public final class ModelledSteps {
     public void begin() {
         runStartNs = clock.nanoTime();
         hostStartNs = host.getAsLong();
-        windowStartNs = readyNs == Long.MIN_VALUE ? runStartNs : Math.min(runStartNs, readyNs);
+        windowStartNs = readyNs == Long.MIN_VALUE ? runStartNs : readyNs;
     }
 
     /**

@@ -75,10 +75,9 @@ public final class Aggregate {
     public BitSet contributors() {
         final RoundBuffers b = live();
         final long[] words = new long[b.words];
-        for (int c = 0; c < b.chunkBitmaps.length / Math.max(1, b.words); c++) {
-            for (int w = 0; w < b.words; w++) {
-                words[w] |= b.chunkBitmaps[c * b.words + w];
-            }
+        // the chunks' bitmaps one after another, b.words each
+        for (int i = 0; i < b.chunkBitmaps.length; i++) {
+            words[i % b.words] |= b.chunkBitmaps[i];
         }
         return BitSet.valueOf(words);
     }

@@ -51,18 +51,16 @@ import java.util.concurrent.CompletableFuture;
  * contribute, go on with r + 1. What it does with a round is decided by {@link RoundPlan}, the rules
  * the training loop follows too: a round released without it (an excluded worker, one beyond a
  * quorum) before or while it computed it skips, keeping the gradient for the next open round (fold)
- * or dropping it (drop); under WBSP it computes while it waits. Sync configs come from the schedule: its first entry is the
- * switch's default for the job, the others are installed at the start (and, with
- * {@link Scenario#randomSwaps}, random further changes at random times, each from the earliest
- * round the switch allows).
+ * or dropping it (drop); under WBSP it computes while it waits. Sync configs come from the
+ * schedule: its first entry is the switch's default for the job, the others are installed at the
+ * start (and, with {@link Scenario#randomSwaps}, random further changes at random times, each from
+ * the earliest round the switch allows).
  */
 public final class ScenarioRunner {
     /** The job the simulated workers join (PSP seeds its samples with it, as the switch does). */
     private static final int JOB = 1;
     /** Wall time between progress lines. */
     private static final long PROGRESS_EVERY_NS = 5_000_000_000L;
-    /** Rounds the switch keeps the state of at once (its round ring). */
-    private static final int ROUND_RING = 64;
 
     private final Scenario s;
     private final InProcessNetwork network;
@@ -136,9 +134,9 @@ public final class ScenarioRunner {
         final SyncConfig first = s.schedule.entries().get(0).config;
         // a pool for every round of the ring, no more: each worker's window is as large as the pool
         final int pool = Math.min(SwitchContext.MAX_POOL_SIZE,
-            ROUND_RING * StepLayout.stepsPerRound(s.elements, s.chunkElements, SwitchContext.MAX_POOL_SIZE));
+            SwitchContext.DEFAULT_ROUND_RING * StepLayout.stepsPerRound(s.elements, s.chunkElements, SwitchContext.MAX_POOL_SIZE));
         final SwitchContext context = new SwitchContext().budgetBytes(64L << 20).maxJobs(1).maxPoolSize(pool)
-            .maxWorkers(Math.max(64, s.workers)).chunkElements(s.chunkElements).roundRing(ROUND_RING).defaultSync(first)
+            .maxWorkers(Math.max(64, s.workers)).chunkElements(s.chunkElements).roundRing(SwitchContext.DEFAULT_ROUND_RING).defaultSync(first)
             .defaultGroups(groupOf);
         for (int g = 0; g < installed.length; g++) {
             final SyncConfig start = s.policy != null && g <= s.policy.groups().size() ? s.policy.start(g) : first;
@@ -333,18 +331,17 @@ public final class ScenarioRunner {
         final RoundPlan.HandIn handIn = RoundPlan.handIn(round, released, heldRound[w],
             RoundPlan.releasedWithout(round, released) ? engine.lateModeFor(round) : null);
         final CompletableFuture<Aggregate> aggregate;
-        if (handIn == RoundPlan.HandIn.CONTRIBUTE) {
+        if (handIn != RoundPlan.HandIn.SKIP) {
+            // the held gradient goes (contributed or dropped): its compute time is the one reported
             lastComputeNs[w] = heldComputeNs[w];
             heldRound[w] = RoundPlan.NONE;
+        }
+        if (handIn == RoundPlan.HandIn.CONTRIBUTE) {
             sentNs[w][round] = network.nowNs();
             lastSentNs[w] = sentNs[w][round];
             aggregate = engine.allreduce(round, gradient(w, round), null, lastComputeNs[w]);
         } else {
-            if (handIn == RoundPlan.HandIn.DROP) {
-                droppedGradients++;
-                lastComputeNs[w] = heldComputeNs[w];
-                heldRound[w] = RoundPlan.NONE;
-            }
+            droppedGradients += handIn == RoundPlan.HandIn.DROP ? 1 : 0;
             skippedRounds++;
             aggregate = engine.skip(round, lastComputeNs[w]);
         }
