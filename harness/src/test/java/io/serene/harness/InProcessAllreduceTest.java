@@ -20,6 +20,7 @@ class InProcessAllreduceTest {
         final InProcessCluster cluster = new InProcessCluster(
             new SwitchContext().maxPoolSize(8).chunkElements(64), n, elements, FaultInjector.none(), 10_000, 5_000);
         final SplittableRandom random = new SplittableRandom(1);
+        long previousFingerprint = 0;
         for (int round = 0; round < 3; round++) {
             final float[][] g = new float[n][elements];
             for (int w = 0; w < n; w++) {
@@ -33,7 +34,11 @@ class InProcessAllreduceTest {
             final float[] sum = first.sum();
             for (final CompletableFuture<Aggregate> f : futures) {
                 assertThat(f.join().integerSums()).isEqualTo(first.integerSums());
+                assertThat(f.join().fingerprint()).isEqualTo(first.fingerprint());
             }
+            // another round's aggregate (other sums) has another fingerprint
+            assertThat(first.fingerprint()).isNotEqualTo(previousFingerprint);
+            previousFingerprint = first.fingerprint();
             final int q = BlockFloat.scaleBits(n);
             for (int i = 0; i < elements; i++) {
                 final int exp = first.exponent(i / 64);

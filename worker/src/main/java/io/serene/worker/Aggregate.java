@@ -82,6 +82,16 @@ public final class Aggregate {
         return BitSet.valueOf(words);
     }
 
+    /**
+     * A hash of everything the switch released for the round: the integer sums, the agreed
+     * exponents and each chunk's contributors. Workers that received the same aggregate have the
+     * same fingerprint (the simulator's agreement check compares them without copying the sets).
+     */
+    public long fingerprint() {
+        final RoundBuffers b = live();
+        return ((Arrays.hashCode(b.integerSums) * 31L + Arrays.hashCode(b.agreedExp)) << 32) ^ Arrays.hashCode(b.chunkBitmaps);
+    }
+
     /** Fewest contributors of any chunk (all chunks have the same count under BSP). */
     public int contributorCount() {
         int min = Integer.MAX_VALUE;

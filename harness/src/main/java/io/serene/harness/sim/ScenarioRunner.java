@@ -274,7 +274,13 @@ public final class ScenarioRunner {
         final long now = network.nowNs();
         if (!RoundPlan.computesWhileWaiting(engines[w].busyFor(round), cleared.isDone(), heldRound[w] != RoundPlan.NONE,
             handedIn[w] > finishedRounds[w], arrivals[w], now, lastSentNs[w])) {
-            cleared.thenRun(() -> network.schedule(network.nowNs(), () -> onCleared(w, round)));
+            if (cleared.isDone()) {
+                // cleared already (within the bound): no need to come back through the event queue
+                onCleared(w, round);
+            } else {
+                // cleared inside the engine's packet handling: go on from the queue, outside it
+                cleared.thenRun(() -> network.schedule(network.nowNs(), () -> onCleared(w, round)));
+            }
             return;
         }
         final long duration = duration(w, RoundPlan.slowAs(round));
@@ -365,8 +371,7 @@ public final class ScenarioRunner {
         if (sentNs[w][round] != 0) {
             arrivals[w].arrived(sentNs[w][round], network.nowNs());
         }
-        sumsHash[w][round] = Arrays.hashCode(aggregate.integerSums()) * 31L
-            + aggregate.contributors().hashCode();
+        sumsHash[w][round] = aggregate.fingerprint();
 
         if (w == 0) {
             final BitSet[] chunks = new BitSet[aggregate.chunks()];
@@ -455,13 +460,19 @@ public final class ScenarioRunner {
         }
     }
 
-    /** A seeded synthetic gradient for worker w, round r, in one array the engine copies at once. */
+    /**
+     * A seeded synthetic gradient for worker w, round r, in one array the engine copies at once:
+     * a SplitMix64 seed for the pair, then a 64-bit LCG whose top 48 bits of each output give two
+     * floats in [-1, 1) (24 bits each; the LCG's low bits, which are weak, are not used).
+     */
     private float[] gradient(final int w, final int round) {
         long state = StragglerProfile.mix(StragglerProfile.mix(s.seed) ^ ((long) w << 32 | (round & 0xFFFF_FFFFL)));
-        for (int i = 0; i < gradient.length; i++) {
-            state += 0x9E3779B97F4A7C15L;
-            // the top 24 bits of a SplitMix64 output, as a float in [-1, 1)
-            gradient[i] = (StragglerProfile.mix(state) >>> 40) * 0x1.0p-23f - 1f;
+        for (int i = 0; i < gradient.length; i += 2) {
+            state = state * 0x5851F42D4C957F2DL + 0x14057B7EF767814FL;
+            gradient[i] = (state >>> 40) * 0x1.0p-23f - 1f;
+            if (i + 1 < gradient.length) {
+                gradient[i + 1] = ((state >>> 16) & 0xFF_FFFFL) * 0x1.0p-23f - 1f;
+            }
         }
         return gradient;
     }
