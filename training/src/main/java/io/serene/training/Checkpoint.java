@@ -9,13 +9,19 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -31,9 +37,12 @@ import java.util.zip.CheckedOutputStream;
  * aggregates: under BSP a run stopped and resumed ends with the uninterrupted run's model.
  *
  * <p>Files: {@code DIR/worker-I-after-N.ckpt} (N: rounds done) (binary, big-endian, a CRC-32 last), written to a
- * temporary file and moved into place, so a worker killed while writing leaves the previous
- * checkpoint whole. A worker keeps its newest {@link #KEEP}; a run resumes from the newest round
- * every worker has ({@link #newestCommon}).
+ * temporary file of the writer's own, synced to the disk, moved into place and the directory synced,
+ * all under a lock on the directory (one writer at a time, across processes), so a worker killed
+ * while writing, or the host losing power after, leaves the previous checkpoints whole. A worker
+ * keeps its newest {@link #KEEP}; a run resumes from the newest round every worker has a checkpoint
+ * after that reads clean ({@link #newestCommon}), so a damaged newest one costs a checkpoint
+ * interval, not the run.
  */
 public record Checkpoint(int worker, int workers, int roundsDone, String settings, float[] parameters, float[] velocity, int steps,
                          float lastLoss, long drawn, int[] globalBatch, float[] unreleased, float[] averaged, float[] folded,
@@ -43,6 +52,17 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
     /** Checkpoints kept per worker: the newest common round is among them (a worker back late reads a peer's). */
     public static final int KEEP = 3;
     private static final Pattern NAME = Pattern.compile("worker-(\\d+)-after-(\\d+)\\.ckpt");
+    /** A writer's temporary file ({@link Files#createTempFile} puts digits between the dots). */
+    private static final Pattern TEMPORARY = Pattern.compile("worker-\\d+-after-\\d+\\.ckpt\\.\\d+\\.tmp");
+    /** The lock file in a checkpoint directory: writers take turns on it. */
+    static final String LOCK = ".serene-checkpoints.lock";
+    /**
+     * This process's writers take turns here first: a file lock belongs to the process, and a
+     * second thread asking for it would get an error, not a wait.
+     */
+    private static final Object WRITERS = new Object();
+    /** Checkpoints that read clean, with the size and time they had then (a checkpoint is never rewritten in place). */
+    private static final Map<Path, Long> CLEAN = new ConcurrentHashMap<>();
 
     /**
      * A gradient computed but not sent yet (its round was released while it was computed), kept for
@@ -105,13 +125,63 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
         return dir.resolve("worker-" + worker + "-after-" + roundsDone + ".ckpt");
     }
 
-    /** Writes this checkpoint into {@code dir} (atomically) and deletes the worker's checkpoints older than the newest {@link #KEEP}. */
+    /**
+     * Writes this checkpoint into {@code dir} (atomically and durably: see the class) and deletes the
+     * worker's checkpoints older than the newest {@link #KEEP}, and temporary files writers killed
+     * mid-write left behind.
+     */
     public Path write(final Path dir) throws IOException {
         Files.createDirectories(dir);
         final Path target = file(dir, worker, roundsDone);
-        final Path tmp = dir.resolve(target.getFileName() + ".tmp");
+        synchronized (WRITERS) {
+            try (FileChannel lockFile = FileChannel.open(dir.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+                final FileLock lock = lockFile.lock();
+                try {
+                    writeLocked(dir, target);
+                } finally {
+                    lock.release();
+                }
+            }
+        }
+        return target;
+    }
+
+    /** {@link #write}, with the directory's lock held. */
+    private void writeLocked(final Path dir, final Path target) throws IOException {
+        // under the lock no one else writes: a temporary file here is a dead writer's
+        try (Stream<Path> files = Files.list(dir)) {
+            for (final Path f : (Iterable<Path>) files::iterator) {
+                if (TEMPORARY.matcher(f.getFileName().toString()).matches()) {
+                    Files.deleteIfExists(f);
+                }
+            }
+        }
+        final Path tmp = Files.createTempFile(dir, target.getFileName() + ".", ".tmp");
+        try {
+            writeTo(tmp);
+            Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+        syncDirectory(dir);
+        final List<Integer> rounds = rounds(dir, worker);
+        for (int i = 0; i < rounds.size() - KEEP; i++) {
+            Files.deleteIfExists(file(dir, worker, rounds.get(i)));
+        }
+    }
+
+    /** Syncs a directory's entries (the move of a file into it) to the disk (Linux opens a directory for this). */
+    private static void syncDirectory(final Path dir) throws IOException {
+        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            d.force(true);
+        }
+    }
+
+    /** The checkpoint's bytes into {@code tmp}, synced to the disk before it is closed. */
+    private void writeTo(final Path tmp) throws IOException {
         final CRC32 crc = new CRC32();
-        try (OutputStream raw = Files.newOutputStream(tmp);
+        try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
+             OutputStream raw = Channels.newOutputStream(channel);
              DataOutputStream out = new DataOutputStream(new BufferedOutputStream(new CheckedOutputStream(raw, crc), 1 << 16))) {
             out.writeInt(MAGIC);
             out.writeInt(VERSION);
@@ -171,13 +241,8 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
             final DataOutputStream tail = new DataOutputStream(raw);
             tail.writeLong(sum);
             tail.flush();
+            channel.force(true);
         }
-        Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        final List<Integer> rounds = rounds(dir, worker);
-        for (int i = 0; i < rounds.size() - KEEP; i++) {
-            Files.deleteIfExists(file(dir, worker, rounds.get(i)));
-        }
-        return target;
     }
 
     /** Reads a checkpoint file; a damaged or foreign file is an error naming it. */
@@ -252,27 +317,71 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
         return rounds;
     }
 
+    /** The rounds done of worker w's checkpoints in {@code dir} that read clean ({@link #damage}), oldest first. */
+    public static List<Integer> cleanRounds(final Path dir, final int worker) throws IOException {
+        final List<Integer> clean = new ArrayList<>();
+        for (final int r : rounds(dir, worker)) {
+            if (damage(file(dir, worker, r)) == null) {
+                clean.add(r);
+            }
+        }
+        return clean;
+    }
+
+    /**
+     * Why a checkpoint file does not read clean (cut short, damaged, foreign, gone), or null if it
+     * does. A file read clean once is not read again while its size and time stay the same.
+     */
+    public static String damage(final Path file) {
+        try {
+            final long stamp = Files.size(file) * 31 + Files.getLastModifiedTime(file).toMillis();
+            final Long clean = CLEAN.get(file);
+            if (clean != null && clean == stamp) {
+                return null;
+            }
+            read(file);
+            CLEAN.put(file, stamp);
+            return null;
+        } catch (final IOException ex) {
+            return ex.getMessage() == null ? file + ": " + ex : ex.getMessage();
+        }
+    }
+
+    /** What is wrong with each of workers 0..workers-1's checkpoints in {@code dir} that does not read clean (none: empty). */
+    public static List<String> damaged(final Path dir, final int workers) throws IOException {
+        final List<String> why = new ArrayList<>();
+        for (int w = 0; w < workers; w++) {
+            for (final int r : rounds(dir, w)) {
+                final String d = damage(file(dir, w, r));
+                if (d != null) {
+                    why.add(d);
+                }
+            }
+        }
+        return why;
+    }
+
     /**
      * The rounds worker w can go on after by itself (newest first, at most {@code max}): those it holds
-     * in memory ({@code inMemory}, rounds done) and those it has a checkpoint after in {@code dir}.
+     * in memory ({@code inMemory}, rounds done) and those it has a clean checkpoint after in {@code dir}.
      */
     public static int[] ownOffers(final Path dir, final int w, final int max, final int... inMemory) throws IOException {
         final TreeSet<Integer> rounds = new TreeSet<>(Comparator.reverseOrder());
         for (final int r : inMemory) {
             rounds.add(r);
         }
-        rounds.addAll(rounds(dir, w));
+        rounds.addAll(cleanRounds(dir, w));
         return rounds.stream().filter(r -> r > 0).limit(max).mapToInt(Integer::intValue).toArray();
     }
 
     /**
      * The rounds worker w can go on after when it rejoins (newest first, at most {@code max}): those
-     * any worker of the job has a checkpoint after in {@code dir} (see {@link #forRejoin}).
+     * any worker of the job has a clean checkpoint after in {@code dir} (see {@link #forRejoin}).
      */
     public static int[] rejoinOffers(final Path dir, final int w, final int workers, final int max) throws IOException {
         final TreeSet<Integer> rounds = new TreeSet<>(Comparator.reverseOrder());
         for (int p = 0; p < workers; p++) {
-            rounds.addAll(rounds(dir, p));
+            rounds.addAll(cleanRounds(dir, p));
         }
         return rounds.stream().limit(max).mapToInt(Integer::intValue).toArray();
     }
@@ -285,20 +394,20 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
      * checkpoint before n (or the start), and nothing of its own pending.
      */
     public static Checkpoint forRejoin(final Path dir, final int w, final int workers, final int n) throws IOException {
-        if (Files.exists(file(dir, w, n))) {
+        if (Files.exists(file(dir, w, n)) && damage(file(dir, w, n)) == null) {
             return read(file(dir, w, n));
         }
         Checkpoint peer = null;
         for (int p = 0; p < workers && peer == null; p++) {
-            if (p != w && Files.exists(file(dir, p, n))) {
+            if (p != w && Files.exists(file(dir, p, n)) && damage(file(dir, p, n)) == null) {
                 peer = read(file(dir, p, n));
             }
         }
         if (peer == null) {
-            throw new IOException("no worker has a checkpoint after round " + n + " in " + dir);
+            throw new IOException("no worker has a checkpoint after round " + n + " that reads clean in " + dir);
         }
         Checkpoint own = null;
-        for (final int r : rounds(dir, w)) {
+        for (final int r : cleanRounds(dir, w)) {
             if (r < n) {
                 own = read(file(dir, w, r));
             }
@@ -312,11 +421,14 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
             own != null ? own.lastComputeNs() : 0, own != null ? own.copies() : List.of(), records);
     }
 
-    /** The most rounds done that every worker 0..workers-1 has a checkpoint after in {@code dir}, or 0 if there is none. */
+    /**
+     * The most rounds done that every worker 0..workers-1 has a checkpoint after in {@code dir} that
+     * reads clean, or 0 if there is none ({@link #damaged} says what was passed over).
+     */
     public static int newestCommon(final Path dir, final int workers) throws IOException {
         List<Integer> common = null;
         for (int w = 0; w < workers; w++) {
-            final List<Integer> mine = rounds(dir, w);
+            final List<Integer> mine = cleanRounds(dir, w);
             if (common == null) {
                 common = new ArrayList<>(mine);
             } else {

@@ -496,6 +496,7 @@ public final class TrainingLoop {
         previous = null;
         System.out.printf(Locale.ROOT, "worker %d: the job goes on after round %d (offered %s)%n", options.id(), first,
             Arrays.toString(offered));
+        Checkpoint.damaged(options.checkpointDir(), workers).forEach(d -> System.out.println("worker " + options.id() + ": passed over " + d));
         System.out.flush();
     }
 

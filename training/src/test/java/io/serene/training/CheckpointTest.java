@@ -3,16 +3,29 @@ package io.serene.training;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** A worker's checkpoint: written whole or not at all, read back equal, damage named, the newest kept, the newest common found. */
+/**
+ * A worker's checkpoint: written whole or not at all (also when its writer is killed, or several
+ * write at once), read back equal, damage named, the newest kept, the newest common that reads
+ * clean found.
+ */
 class CheckpointTest {
     private static RoundRecords.Saved records(final int n) {
         final double[] t = new double[n];
@@ -100,5 +113,80 @@ class CheckpointTest {
         assertThat(back.unreleased()).containsOnly(0f);
         assertThat(back.held()).isNull();
         assertThatThrownBy(() -> Checkpoint.forRejoin(dir, 1, 3, 60)).isInstanceOf(IOException.class).hasMessageContaining("after round 60");
+    }
+
+    @Test
+    void aDamagedNewestCheckpointIsPassedOverForTheNewestThatReadsClean(@TempDir final Path dir) throws IOException {
+        for (int w = 0; w < 3; w++) {
+            checkpoint(w, 20, null).write(dir);
+            checkpoint(w, 40, null).write(dir);
+        }
+        // worker 1's newest cut short (a disk that lost its tail), worker 2's with a bit flipped
+        final Path cut = Checkpoint.file(dir, 1, 40);
+        Files.write(cut, Arrays.copyOf(Files.readAllBytes(cut), 100));
+        final Path flipped = Checkpoint.file(dir, 2, 40);
+        final byte[] bytes = Files.readAllBytes(flipped);
+        bytes[bytes.length / 3] ^= 4;
+        Files.write(flipped, bytes);
+        assertThat(Checkpoint.newestCommon(dir, 3)).isEqualTo(20);
+        assertThat(Checkpoint.damaged(dir, 3)).hasSize(2).anyMatch(d -> d.contains("worker-1-after-40.ckpt") && d.contains("damaged"))
+            .anyMatch(d -> d.contains("worker-2-after-40.ckpt") && d.contains("damaged"));
+        assertThat(Checkpoint.cleanRounds(dir, 1)).containsExactly(20);
+        // worker 0's 40 is whole: the job can go on after 40 from it, and worker 1 takes worker 0's model then
+        assertThat(Checkpoint.rejoinOffers(dir, 1, 3, 4)).containsExactly(40, 20);
+        assertThat(Checkpoint.ownOffers(dir, 1, 4)).as("its own: only the clean one").containsExactly(20);
+        assertThat(Checkpoint.forRejoin(dir, 1, 3, 40).parameters()).isEqualTo(Checkpoint.read(Checkpoint.file(dir, 0, 40)).parameters());
+        // every worker's 40 damaged: nothing to go on from there
+        Files.write(Checkpoint.file(dir, 0, 40), new byte[0]);
+        assertThat(Checkpoint.rejoinOffers(dir, 1, 3, 4)).containsExactly(20);
+        assertThatThrownBy(() -> Checkpoint.forRejoin(dir, 1, 3, 40)).isInstanceOf(IOException.class).hasMessageContaining("reads clean");
+    }
+
+    @Test
+    void writersAtOnceEachLeaveAWholeCheckpoint(@TempDir final Path dir) throws Exception {
+        final ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            final List<Future<Path>> writes = new ArrayList<>();
+            for (int i = 0; i < 24; i++) {
+                // two incarnations of each worker writing the same rounds, as a stopped worker and its replacement would
+                final int w = i % 2;
+                final int n = 10 + (i / 4) * 10;
+                writes.add(pool.submit(() -> checkpoint(w, n, null).write(dir)));
+            }
+            for (final Future<Path> f : writes) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(Checkpoint.damaged(dir, 2)).isEmpty();
+        assertThat(Checkpoint.rounds(dir, 0)).containsExactly(40, 50, 60);
+        assertThat(Checkpoint.newestCommon(dir, 2)).isEqualTo(60);
+        try (Stream<Path> files = Files.list(dir)) {
+            assertThat(files.map(f -> f.getFileName().toString())).noneMatch(n -> n.endsWith(".tmp"));
+        }
+    }
+
+    @Test
+    void aWriterKilledMidWriteLeavesEveryCheckpointWhole(@TempDir final Path dir) throws Exception {
+        final Process writer = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+            System.getProperty("java.class.path"), CheckpointWriterMain.class.getName(), dir.toString()).redirectErrorStream(true).start();
+        try (BufferedReader lines = new BufferedReader(new InputStreamReader(writer.getInputStream(), StandardCharsets.UTF_8))) {
+            // two checkpoints written, then killed somewhere in the third (16 MB each: a write takes a while)
+            assertThat(lines.readLine()).as("the writer's first round").isEqualTo("1");
+            assertThat(lines.readLine()).isEqualTo("2");
+            Thread.sleep(15);
+        } finally {
+            writer.destroyForcibly();
+            assertThat(writer.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        }
+        assertThat(Checkpoint.rounds(dir, 0)).hasSizeGreaterThanOrEqualTo(2);
+        assertThat(Checkpoint.damaged(dir, 1)).as("no checkpoint in place is partial").isEmpty();
+        assertThat(Checkpoint.newestCommon(dir, 1)).isGreaterThanOrEqualTo(2);
+        // the next writer clears what the killed one left
+        checkpoint(0, 1000, null).write(dir);
+        try (Stream<Path> files = Files.list(dir)) {
+            assertThat(files.map(f -> f.getFileName().toString())).noneMatch(n -> n.endsWith(".tmp"));
+        }
     }
 }

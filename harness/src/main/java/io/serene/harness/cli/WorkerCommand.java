@@ -185,6 +185,7 @@ public final class WorkerCommand implements Callable<Integer> {
                     resume = first == 0 ? null : Checkpoint.forRejoin(checkpointDir, id, workers, first);
                     System.out.printf(Locale.ROOT, "worker %d: rejoined, the job goes on after round %d (offered %s)%n", id, first,
                         Arrays.toString(offered.get()));
+                    Checkpoint.damaged(checkpointDir, workers).forEach(d -> System.out.println("worker " + id + ": passed over " + d));
                 }
                 if (startWhenTold) {
                     System.out.println("@joined");

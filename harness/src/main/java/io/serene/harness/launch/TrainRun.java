@@ -79,9 +79,15 @@ public final class TrainRun {
         long epochMs = System.currentTimeMillis();
         if (s.resume()) {
             base = Checkpoint.newestCommon(checkpoints(), s.workers());
+            final List<String> damaged = Checkpoint.damaged(checkpoints(), s.workers());
             if (base == 0) {
                 throw new IllegalArgumentException("--resume: no checkpoint every worker holds in " + checkpoints()
+                    + (damaged.isEmpty() ? "" : " that reads clean (" + String.join("; ", damaged) + ")")
                     + " (a run writes them with --checkpoint-every N)");
+            }
+            if (!s.quiet()) {
+                // the newest common checkpoint that reads clean, and what was passed over on the way
+                damaged.forEach(d -> out.println("passed over: " + d));
             }
             if (base >= rounds) {
                 throw new IllegalArgumentException("--resume: the checkpoints are after round " + base + " of " + rounds + "; nothing left");
@@ -125,6 +131,7 @@ public final class TrainRun {
                 throw new IllegalStateException(reason + ", and the run was relaunched " + s.maxRestarts() + " times already (--max-restarts)");
             }
             base = Checkpoint.newestCommon(checkpoints(), s.workers());
+            Checkpoint.damaged(checkpoints(), s.workers()).forEach(d -> say.println("passed over: " + d));
             launch.relaunches.add(new RunSummary.Relaunch(reason, base, planned));
         }
     }
