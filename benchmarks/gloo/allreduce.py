@@ -11,17 +11,11 @@ counted, per round).
 Needs Debian's python3-torch (apt-get install python3-torch); run with /usr/bin/python3.
 """
 import argparse
-import json
 import os
-import socket
 import sys
 import time
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+import ranks
 
 
 def worker(rank, args, port, queue):
@@ -77,22 +71,7 @@ def main():
     args = parser.parse_args()
     if args.workers < 1 or args.elements < 1 or args.rounds < 1 or args.warmup < 0:
         sys.exit("allreduce.py: --workers, --elements and --rounds must be positive, --warmup >= 0")
-    try:
-        import torch.multiprocessing as mp
-    except ImportError:
-        sys.exit("allreduce.py: PyTorch is not installed (apt-get install python3-torch; run with /usr/bin/python3)")
-    ctx = mp.get_context("spawn")
-    queue = ctx.SimpleQueue()
-    port = free_port()
-    procs = [ctx.Process(target=worker, args=(r, args, port, queue)) for r in range(args.workers)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join()
-    if any(p.exitcode != 0 for p in procs) or queue.empty():
-        sys.exit("allreduce.py: a gloo process failed (exit codes %s)" % [p.exitcode for p in procs])
-    print(json.dumps(queue.get()))
-
+    ranks.run("allreduce.py", worker, args, args.workers)
 
 if __name__ == "__main__":
     main()

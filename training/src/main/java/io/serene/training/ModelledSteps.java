@@ -54,6 +54,11 @@ public final class ModelledSteps {
         windowStartNs = readyNs == Long.MIN_VALUE ? runStartNs : readyNs;
     }
 
+    /** A straggler's step on a modelled device: the device's step times its factor, plus its pause. */
+    public static long modelledNs(final long stepNs, final double factor, final long pauseNs) {
+        return Math.round(stepNs * factor) + pauseNs;
+    }
+
     /**
      * Ends the step begun last, modelled to last {@code modelledNs} from when it opened: its real
      * compute ended now; waits out the rest of the modelled time (nothing if the work overran it on
@@ -95,7 +100,7 @@ public final class ModelledSteps {
     public Times end(final long startClockNs, final ComputeClock clock, final long stepNs, final double factor, final long pauseNs,
                      final long viewNs) throws InterruptedException {
         if (stepNs > 0) {
-            final long modelledNs = Math.round(stepNs * factor) + pauseNs;
+            final long modelledNs = modelledNs(stepNs, factor, pauseNs);
             final long realNs = finish(modelledNs);
             return new Times(stepNs, stepNs, modelledNs - stepNs, realNs);
         }

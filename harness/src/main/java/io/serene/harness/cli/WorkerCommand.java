@@ -203,7 +203,7 @@ public final class WorkerCommand implements Callable<Integer> {
                         awaitJoin(live[0], t.timeoutSeconds());
                         return live[0];
                     }, evaluationShare, RunClock.HOST);
-                new TrainingLoop(live[0], net, () -> new Batches(dataset.train, shard, t.batch(), sizes.max(), t.seed() * 31 + id), sizes,
+                new TrainingLoop(live[0], net, () -> Batches.ofWorker(dataset.train, id, workers, t.batch(), sizes.max(), t.seed()), sizes,
                     log, copies, testPixels, testLabels, total, options).run();
             } finally {
                 live[0].close();

@@ -2,6 +2,7 @@ package io.serene.harness.experiment;
 
 import io.serene.harness.launch.RunSettings;
 import io.serene.harness.launch.RunSummary;
+import io.serene.harness.launch.DdpBaseline;
 import io.serene.harness.launch.TrainRun;
 import io.serene.harness.sim.Scenario;
 import io.serene.harness.sim.ScenarioResult;
@@ -175,6 +176,9 @@ public final class ExperimentRunner {
     }
 
     private RunSummary train(final Run run) throws Exception {
+        if (run.policy.isDdp()) {
+            return new DdpBaseline(settings(run), DdpBaseline.PYTHON).run();
+        }
         return new TrainRun(settings(run), console).run();
     }
 

@@ -70,6 +70,7 @@ import java.util.regex.Pattern;
  *   - ssp:2
  *   - fastest:N-1
  *   - {name: dynamic, file: examples/adaptive.policy}
+ *   - ddp                      # train: PyTorch DDP (gloo) instead of Serene, the same MLP, batches and steps (benchmarks/gloo/ddp.py)
  * stragglers: [persistent:3:x8, transient:p=0.05,x4]
  * seeds: [1, 2, 3]
  * quick: {workers: [4], seeds: [1], epochs: 0.5}   # what --quick replaces
@@ -78,6 +79,9 @@ import java.util.regex.Pattern;
 public final class ExperimentSpec {
     /** One policy of the matrix: a sync config or schedule, or a policy file. */
     static final class PolicyRef {
+        /** The name of the PyTorch DDP baseline in a file's policies. */
+        static final String DDP = "ddp";
+
         public final String name;
         final String sync;
         final Path file;
@@ -91,7 +95,12 @@ public final class ExperimentSpec {
         }
 
         boolean isBsp() {
-            return policy == null && sync.equals("bsp");
+            return !isDdp() && policy == null && sync.equals("bsp");
+        }
+
+        /** PyTorch DDP (gloo) instead of Serene: {@link io.serene.harness.bench.DdpBaseline} (its settings: BSP's). */
+        boolean isDdp() {
+            return name.equals(DDP) && policy == null && file == null;
         }
 
         /**
@@ -246,6 +255,11 @@ public final class ExperimentSpec {
         }
         computeMs = n.has("computeMs") ? positive(n, "computeMs") : 10;
         policies = policies(n.get("policies"), base, workers);
+        if (policies.stream().anyMatch(PolicyRef::isDdp) && !(mode.equals("train") && models.equals(List.of(ModelKind.MLP))
+            && training.device().modelled())) {
+            throw new IllegalArgumentException("policy 'ddp' (PyTorch DDP, the baseline) trains the MLP on a modelled device: it needs "
+                + "mode train, model mlp and a stepTime");
+        }
         stragglers = strings(n, "stragglers", List.of(TrainDefaults.STRAGGLERS));
         for (final String s : stragglers) {
             for (final int w : workers) {
@@ -377,6 +391,8 @@ public final class ExperimentSpec {
             final Policy builtIn = p.isTextual() ? PolicyParser.builtIn(p.asText()) : null;
             if (builtIn != null) {
                 ref = new PolicyRef(builtIn.name(), null, null, builtIn);
+            } else if (p.isTextual() && p.asText().equals(PolicyRef.DDP)) {
+                ref = new PolicyRef(PolicyRef.DDP, "bsp", null, null);
             } else if (p.isTextual()) {
                 ref = new PolicyRef(p.asText(), p.asText(), null, null);
                 for (final int w : workers) {

@@ -94,6 +94,20 @@ final class TrainSummary {
             late, dropped, maxLateMs, hostBusy, stepsHeld && linkHeld, verdict);
     }
 
+    /**
+     * When a run first held a model of the target accuracy: the first point of its curve at or above
+     * it, else the end if the final model is; null if never.
+     */
+    public static Double timeToTarget(final List<RunSummary.CurvePoint> curve, final double target, final double finalAccuracy,
+                                      final double jctSeconds) {
+        for (final RunSummary.CurvePoint point : curve) {
+            if (point.accuracy() >= target) {
+                return point.seconds();
+            }
+        }
+        return finalAccuracy >= target ? jctSeconds : null;
+    }
+
     /** The summary's measured figures (the caller adds the run's settings, switches and counters: {@link RunSummary#with}). */
     static RunSummary of(final List<RoundRecord> rounds, final List<WorkerResult> results, final double targetAccuracy) {
         if (results.isEmpty()) {
@@ -104,17 +118,8 @@ final class TrainSummary {
         final double t0 = byWorker.stream().mapToDouble(WorkerResult::startSeconds).min().orElse(0);
         final double end = byWorker.stream().mapToDouble(WorkerResult::endSeconds).max().orElse(0);
         final List<RunSummary.CurvePoint> curve = accuracyCurve(rounds, byWorker.size(), t0);
-        Double tta = null;
-        for (final RunSummary.CurvePoint point : curve) {
-            if (point.accuracy() >= targetAccuracy) {
-                tta = point.seconds();
-                break;
-            }
-        }
         final double finalAccuracy = byWorker.stream().mapToDouble(WorkerResult::finalAccuracy).average().orElse(0);
-        if (tta == null && finalAccuracy >= targetAccuracy) {
-            tta = end - t0;
-        }
+        final Double tta = timeToTarget(curve, targetAccuracy, finalAccuracy, end - t0);
         double wall = 0;
         double compute = 0;
         double waiting = 0;

@@ -193,7 +193,6 @@ final class VirtualRun {
     private Callable<WorkerResult> worker(final int w, final InProcessNetwork network, final VirtualClock clock, final int switchAddress,
                                           final long tag, final FashionMnist dataset, final float[] testPixels, final int[] testLabels,
                                           final List<AutoCloseable> open) throws Exception {
-        final int[] shard = dataset.train.shard(w, s.workers(), t.seed());
         final DjlModel net = new DjlModel(t.model(), t.batch(), t.learningRate(), t.momentum(), t.seed());
         open.add(net);
         // no host compute in the records: a run in virtual time is the same run whatever the host's speed
@@ -208,8 +207,8 @@ final class VirtualRun {
         final ModelCopies copies = t.deferredEval() ? ModelCopies.forRun(rounds, t.evalEvery(), net.elements()) : null;
         final TrainingLoop.Options options = new TrainingLoop.Options(w, t, t.profile(s.workers()), false, "the in-process switch",
             null, null, 0, null, null, evaluationShare, clock);
-        final TrainingLoop loop = new TrainingLoop(host, net, () -> new Batches(dataset.train, shard, t.batch(), sizes.max(),
-            t.seed() * 31 + w), sizes, log, copies, testPixels, testLabels, rounds, options);
+        final TrainingLoop loop = new TrainingLoop(host, net, () -> Batches.ofWorker(dataset.train, w, s.workers(), t.batch(), sizes.max(),
+            t.seed()), sizes, log, copies, testPixels, testLabels, rounds, options);
         return () -> {
             if (!clock.awaitUntil(host.joined(), clock.nanoTime() + TimeUnit.SECONDS.toNanos(t.timeoutSeconds()))) {
                 throw new IllegalStateException("worker " + w + ": not joined within " + t.timeoutSeconds() + " s of virtual time");

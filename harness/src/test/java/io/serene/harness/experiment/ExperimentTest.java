@@ -200,6 +200,10 @@ class ExperimentTest {
         bad("name: t\npolicies: [bsp]\nstragglers: [sometimes]", "unknown straggler profile part 'sometimes'");
         bad("name: t\npolicies: [bsp]\nepochs: 1\nrounds: 3", "give 'epochs' or 'rounds', not both");
         bad("name: t\nmode: sim\npolicies: [bsp]", "mode sim needs 'rounds'");
+        bad("name: t\nmode: sim\nrounds: 10\npolicies: [bsp, ddp]", "policy 'ddp' (PyTorch DDP, the baseline) trains the MLP on a "
+            + "modelled device");
+        bad("name: t\npolicies: [ddp]", "needs mode train, model mlp and a stepTime");
+        bad("name: t\nmodel: [mlp, cnn]\nstepTime: 40ms\npolicies: [ddp]", "needs mode train, model mlp and a stepTime");
         bad("name: t\npolicies: [bsp]\nworkers: [0]", "'workers' must be in 1..64");
         bad("name: t\npolicies: [bsp]\nmodel: resnet", "unknown model 'resnet'");
         bad("name: t\npolicies: [{file: nowhere.policy}]", "cannot read policy file");

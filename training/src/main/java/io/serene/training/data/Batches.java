@@ -20,6 +20,15 @@ public final class Batches {
     /** Images drawn so far, over every pass: the data position a checkpoint keeps. */
     private long drawn;
 
+    /**
+     * Worker w's batches of a job of {@code workers} with training seed {@code seed}: its shard
+     * ({@link FashionMnist.Split#shard}) in an order of its own, the same in every runner of a worker.
+     */
+    public static Batches ofWorker(final FashionMnist.Split train, final int w, final int workers, final int batch, final int maxBatch,
+                                   final long seed) {
+        return new Batches(train, train.shard(w, workers, seed), batch, maxBatch, seed * 31 + w);
+    }
+
     /** Batches of {@code batch} to {@code maxBatch} images. */
     public Batches(final FashionMnist.Split split, final int[] shard, final int batch, final int maxBatch, final long seed) {
         if (batch <= 0 || maxBatch < batch) {
@@ -47,15 +56,27 @@ public final class Batches {
         final float[] pixels = pixelsBySize[k];
         labels = labelsBySize[k];
         for (int b = 0; b < size; b++) {
-            if (next == order.length) {
-                shuffle();
-            }
-            final int i = order[next++];
-            drawn++;
+            final int i = draw();
             split.image(i, pixels, b * DjlModel.PIXELS);
             labels[b] = split.label(i);
         }
         return pixels;
+    }
+
+    /** The indexes (into the split) of the next batch of {@code size} images, drawn as {@link #next} draws them, into {@code into}. */
+    public void nextIndexes(final int size, final int[] into) {
+        for (int b = 0; b < size; b++) {
+            into[b] = draw();
+        }
+    }
+
+    /** The next image's index: the next of this pass, a new pass in a new order once one ends. */
+    private int draw() {
+        if (next == order.length) {
+            shuffle();
+        }
+        drawn++;
+        return order[next++];
     }
 
     public int[] labels() {

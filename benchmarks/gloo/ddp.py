@@ -1,0 +1,178 @@
+#!/usr/bin/python3
+"""PyTorch DDP (gloo), the baseline of `policies: [ddp]` in `serene experiment` (train mode).
+
+What users would run instead of Serene: N processes on 127.0.0.1, one thread each, the same MLP
+(784-128-10, ReLU, Serene's initialization), SGD with the same learning rate and momentum, and the
+batches and step times Serene's own workers would have, read from a plan file serene writes
+(DdpBaseline.java): for each worker and round the indexes of its batch in the training set (its
+shard, in its seeded order) and the modelled step time (the modelled device's step times the
+straggler factor, plus any pause). A worker's step lasts its modelled time: the forward and backward
+pass run inside it, and DDP's communication hook waits out the rest before it allreduces (the
+gradient averaged over the workers, as DDP does), so stragglers cost DDP what they cost it on a
+cluster. Rank 0 keeps a copy of the model every --eval-every rounds and at the end, with the time
+it held it, and evaluates them on the test set after training (outside the measured time). It
+prints one JSON line: the accuracy curve, the final accuracy and loss, the job time, the steps and
+how many overran their modelled time.
+
+Needs Debian's python3-torch (apt-get install python3-torch); run with /usr/bin/python3.
+"""
+import argparse
+import array
+import gzip
+import math
+import os
+import struct
+import sys
+import time
+
+import ranks
+
+CLASSES = 10
+PIXELS = 784
+
+
+def idx(path, magic):
+    with gzip.open(path, "rb") as f:
+        data = f.read()
+    found, n = struct.unpack(">II", data[:8])
+    if found != magic:
+        raise SystemExit("%s: not an IDX file of this kind (magic %x)" % (path, found))
+    return data, n
+
+
+def load_split(data_dir, prefix):
+    import torch
+    images, n = idx(os.path.join(data_dir, prefix + "-images-idx3-ubyte.gz"), 0x803)
+    labels, m = idx(os.path.join(data_dir, prefix + "-labels-idx1-ubyte.gz"), 0x801)
+    if n != m:
+        raise SystemExit("%s: %d images but %d labels" % (data_dir, n, m))
+    x = torch.frombuffer(bytearray(images[16:16 + n * PIXELS]), dtype=torch.uint8).reshape(n, PIXELS).float() / 255.0
+    y = torch.frombuffer(bytearray(labels[8:8 + n]), dtype=torch.uint8).long()
+    return x, y
+
+
+def read_plan(path):
+    """workers, rounds, batch; per worker its batches' indexes (rounds x batch) and step seconds (rounds)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    workers, rounds, batch = struct.unpack("<iii", data[:12])
+    offset = 12
+    indexes = []
+    for _ in range(workers):
+        a = array.array("i")
+        a.frombytes(data[offset:offset + 4 * rounds * batch])
+        if sys.byteorder != "little":
+            a.byteswap()
+        indexes.append(a)
+        offset += 4 * rounds * batch
+    steps = []
+    for _ in range(workers):
+        d = array.array("d")
+        d.frombytes(data[offset:offset + 8 * rounds])
+        if sys.byteorder != "little":
+            d.byteswap()
+        steps.append(d)
+        offset += 8 * rounds
+    if offset != len(data):
+        raise SystemExit("%s: %d bytes, expected %d" % (path, len(data), offset))
+    return workers, rounds, batch, indexes, steps
+
+
+def mlp(torch, seed):
+    torch.manual_seed(seed)
+    model = torch.nn.Sequential(torch.nn.Linear(PIXELS, 128), torch.nn.ReLU(), torch.nn.Linear(128, CLASSES))
+    for layer in (model[0], model[2]):
+        # Serene's (DJL's) Xavier: uniform in +-sqrt(6 / ((fan in + fan out) / 2)), biases zero
+        bound = math.sqrt(12.0 / (layer.in_features + layer.out_features))
+        torch.nn.init.uniform_(layer.weight, -bound, bound)
+        torch.nn.init.zeros_(layer.bias)
+    return model
+
+
+def worker(rank, args, port, queue):
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+    torch.set_num_threads(1)
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    dist.init_process_group("gloo", rank=rank, world_size=args.workers)
+    workers, rounds, batch, indexes, steps = read_plan(args.plan)
+    x, y = load_split(args.data, "train")
+    mine = torch.tensor(indexes[rank], dtype=torch.long).reshape(rounds, batch)
+    step_seconds = steps[rank]
+    # every rank starts from the same model (DDP also broadcasts rank 0's)
+    model = DistributedDataParallel(mlp(torch, args.seed))
+    state = {"deadline": 0.0, "padded": False, "overran": 0, "waited": 0.0}
+
+    def padded_allreduce(_, bucket):
+        # the modelled step ends at its deadline: the pass ran inside it; then DDP's allreduce
+        # (the first bucket of a step waits; the MLP's gradients fit in one)
+        if not state["padded"]:
+            state["padded"] = True
+            late = time.perf_counter() - state["deadline"]
+            if late > 0:
+                state["overran"] += 1
+            else:
+                time.sleep(-late)
+        t0 = time.perf_counter()
+        tensor = bucket.buffer().div_(workers)
+        fut = dist.all_reduce(tensor, async_op=True).get_future()
+
+        def done(f):
+            state["waited"] += time.perf_counter() - t0
+            return f.value()[0]
+        return fut.then(done)
+
+    model.register_comm_hook(None, padded_allreduce)
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    copies = []
+    dist.barrier()
+    start = time.perf_counter()
+    loss = None
+    for r in range(rounds):
+        state["deadline"] = time.perf_counter() + step_seconds[r]
+        state["padded"] = False
+        batch_x = x[mine[r]]
+        batch_y = y[mine[r]]
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_fn(model(batch_x), batch_y)
+        loss.backward()
+        optimizer.step()
+        if rank == 0 and ((r + 1) % args.eval_every == 0 or r == rounds - 1):
+            copies.append((r, time.perf_counter() - start, [p.detach().clone() for p in model.module.parameters()]))
+    jct = time.perf_counter() - start
+    counts = torch.tensor([state["overran"], state["waited"]], dtype=torch.float64)
+    dist.all_reduce(counts)
+    if rank == 0:
+        tx, ty = load_split(args.data, "t10k")
+        evaluated = mlp(torch, args.seed)
+        curve = []
+        with torch.no_grad():
+            for r, seconds, params in copies:
+                for p, v in zip(evaluated.parameters(), params):
+                    p.copy_(v)
+                accuracy = (evaluated(tx).argmax(dim=1) == ty).float().mean().item()
+                curve.append({"round": r, "seconds": seconds, "accuracy": accuracy})
+        queue.put({"workers": workers, "rounds": rounds, "batch": batch, "jctSeconds": jct, "accuracyCurve": curve,
+                   "finalAccuracy": curve[-1]["accuracy"], "finalLoss": float(loss.item()), "steps": workers * rounds,
+                   "overrunSteps": int(counts[0].item()), "communicationSeconds": float(counts[1].item()),
+                   "torch": torch.__version__})
+    dist.destroy_process_group()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--plan", required=True, help="the plan file serene wrote (batches and step times)")
+    parser.add_argument("--data", required=True, help="the Fashion-MNIST directory (the four .gz files)")
+    parser.add_argument("--lr", type=float, required=True)
+    parser.add_argument("--momentum", type=float, required=True)
+    parser.add_argument("--eval-every", type=int, required=True)
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--workers", type=int, required=True)
+    args = parser.parse_args()
+    ranks.run("ddp.py", worker, args, args.workers)
+
+if __name__ == "__main__":
+    main()
