@@ -241,6 +241,16 @@ public final class SwitchPipeline implements PacketEndpoint {
     }
 
     /**
+     * The newest round worker w was heard of in: it contributed to it (in time or late) or reported
+     * it (-1: none yet, or an unknown job or worker). Unlike {@link #clock}, it moves for a worker
+     * the job goes on without (excluded, always late): alive, though its contributions count for nothing.
+     */
+    public int heardRound(final int job, final int worker) {
+        final int j = jobTable.get(job);
+        return j == JobTable.MISSING || worker < 0 || worker >= jobs.workers[j] ? -1 : jobs.arrivalRound[jobs.worker(j, worker)];
+    }
+
+    /**
      * Worker w's last round before its newest (-1: none yet, or an unknown job or worker); its
      * compute time and arrival offset there are {@link #finishedComputeNs} and {@link #finishedOffsetNs}.
      */

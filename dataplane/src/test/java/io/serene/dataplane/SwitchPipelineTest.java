@@ -337,6 +337,8 @@ class SwitchPipelineTest {
         assertThat(pipeline.finishedOffsetNs(JOB, 1)).as("its last round's, in which it came with worker 0").isLessThan(3);
         assertThat(pipeline.counters().get(SwitchCounter.CONTRIBUTIONS)).isEqualTo(contributions);
         assertThat(pipeline.clock(JOB, 1)).as("a report is no contribution").isEqualTo(e - 1);
+        assertThat(pipeline.heardRound(JOB, 1)).as("but it is heard of: alive").isEqualTo(e);
+        assertThat(pipeline.heardRound(JOB, 9)).isEqualTo(-1);
         assertThat(sent).as("a report is answered with nothing").isEmpty();
         assertThat(errors).isEmpty();
     }

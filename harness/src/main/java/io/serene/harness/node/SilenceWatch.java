@@ -9,7 +9,8 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Failure detection from the round times: a worker whose clock has not moved for {@code rounds}
+ * Failure detection from the round times: a worker the switch has heard of in no newer round (its
+ * clock, or a round it came late to or reported while left out: {@link SwitchView.Job#heard}) for {@code rounds}
  * typical round times of its job (the median of the last ones released), or of its own compute
  * time if that is longer (a straggler is slow, not silent), and at least a second, while
  * the job needs it (its next round waits for it) or goes on without it (another worker is ahead
@@ -89,30 +90,31 @@ public final class SilenceWatch {
                 final long[] s = state[w];
                 // a straggler's own pace counts: it is slow, not silent, until it misses that many of its own rounds
                 final long limit = Math.max(MIN_SILENCE_NS, (long) (rounds * Math.max(typical, job.iterationNs()[w])));
-                if (job.clocks()[w] != s[0]) {
+                // heard of: its clock, or a round it came late to or reported (left out, but alive)
+                final int heard = job.heard(w);
+                if (heard != s[0]) {
                     // a clock that went back is a new incarnation of the job (rebuilt from checkpoints): nothing to report
-                    if (s[2] != 0 && job.clocks()[w] > s[0]) {
-                        lines.add(String.format(Locale.ROOT, "job %d: worker %d is heard from again (round %d)", job.job(), w,
-                            job.clocks()[w]));
+                    if (s[2] != 0 && heard > s[0]) {
+                        lines.add(String.format(Locale.ROOT, "job %d: worker %d is heard from again (round %d)", job.job(), w, heard));
                     }
-                    s[0] = job.clocks()[w];
+                    s[0] = heard;
                     s[1] = view.timeNs();
                     s[2] = 0;
                     continue;
                 }
                 // needed: the next round waits for it, or the job goes on without it (another worker ahead and R moving
                 // within the last few round times; not once every worker is through and evaluating)
-                final boolean goingOn = fastest > job.clocks()[w]
+                final boolean goingOn = fastest > heard
                     && view.timeNs() - job.waitingSinceNs() < Math.max(MIN_RECENT_NS, RECENT_ROUNDS * typical);
                 // a worker not yet heard from at all is starting (its JVM warming up), not failing
-                final boolean needed = job.clocks()[w] >= 0 && (job.waitingFor().get(w) || goingOn);
+                final boolean needed = heard >= 0 && (job.waitingFor().get(w) || goingOn);
                 final long quiet = view.timeNs() - s[1];
                 if (s[2] == 0 && typical > 0 && needed && quiet >= limit) {
                     s[2] = 1;
                     reported++;
                     lines.add(String.format(Locale.ROOT, "job %d: worker %d silent for %.1f s, %.0f round times (typical %.1f ms), "
                             + "last heard at round %d while the job is at %d: failed or stopped?", job.job(), w, quiet / 1e9,
-                        quiet / (double) typical, typical / 1e6, job.clocks()[w], job.releasedRound()));
+                        quiet / (double) typical, typical / 1e6, heard, job.releasedRound()));
                 }
             }
         }

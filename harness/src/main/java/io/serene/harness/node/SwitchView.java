@@ -28,9 +28,23 @@ public record SwitchView(long timeNs, Map<SwitchCounter, Long> counters, List<Jo
      * @param releaseNs       when R passed each round in {@code firstTimedRound..releasedRound}, ascending
      * @param configs         per worker group with members, the config entry in force for round R + 1
      * @param waitingFor      the workers round R + 1 waits for (from the contributor bitmaps)
+     * @param heardRounds     per worker, the newest round the switch heard of from it ({@link SwitchPipeline#heardRound})
      */
     public record Job(int job, int releasedRound, long waitingSinceNs, int epoch, int[] clocks, long[] iterationNs, int[] groups,
-                      List<String> configs, BitSet waitingFor, int firstTimedRound, long[] releaseNs) {
+                      List<String> configs, BitSet waitingFor, int firstTimedRound, long[] releaseNs, int[] heardRounds) {
+        /** A job whose workers were heard of in no round beyond their clocks. */
+        public Job(final int job, final int releasedRound, final long waitingSinceNs, final int epoch, final int[] clocks,
+                   final long[] iterationNs, final int[] groups, final List<String> configs, final BitSet waitingFor,
+                   final int firstTimedRound, final long[] releaseNs) {
+            this(job, releasedRound, waitingSinceNs, epoch, clocks, iterationNs, groups, configs, waitingFor, firstTimedRound, releaseNs,
+                clocks.clone());
+        }
+
+        /** The newest round worker w was heard of in: its clock, or a round it came late to or reported (a live worker left out). */
+        public int heard(final int w) {
+            return Math.max(clocks[w], heardRounds[w]);
+        }
+
         /** How long round R + 1 has waited at {@code nowNs}. */
         public long waitedNs(final long nowNs) {
             return Math.max(0, nowNs - waitingSinceNs);
@@ -71,8 +85,10 @@ public record SwitchView(long timeNs, Map<SwitchCounter, Long> counters, List<Jo
         final int[] clocks = new int[n];
         final long[] iterationNs = new long[n];
         final int[] groups = new int[n];
+        final int[] heard = new int[n];
         for (int w = 0; w < n; w++) {
             clocks[w] = p.clock(id, w);
+            heard[w] = p.heardRound(id, w);
             iterationNs[w] = p.iterationNs(id, w);
             groups[w] = p.group(id, w);
         }
@@ -104,7 +120,7 @@ public record SwitchView(long timeNs, Map<SwitchCounter, Long> counters, List<Jo
             releaseNs[r - first] = p.releasedAtNs(id, r);
         }
         return new Job(id, released, p.waitingSinceNs(id), p.configEpoch(id), clocks, iterationNs, groups, configs,
-            p.waitingFor(id), first, releaseNs);
+            p.waitingFor(id), first, releaseNs, heard);
     }
 
     /** Each worker's last finished round with its compute time and arrival offset there (NONE for an unknown job). Call on the switch's thread. */

@@ -68,6 +68,27 @@ class SilenceWatchTest {
     }
 
     @Test
+    void aWorkerLeftOutButHeardOfIsAliveAndIsReportedOnceItFallsQuiet() {
+        // 50 round times of 40 ms = 2 s; worker 2 excluded: its clock stays at 10, its reports (or late
+        // contributions) of the rounds released without it keep coming
+        final SilenceWatch w = watchWithRounds(50, 0.040);
+        assertThat(w.check(heardView(0, 10, 10))).isEmpty();
+        assertThat(w.check(heardView(2_100 * MS, 62, 61))).as("heard of in round 61: alive").isEmpty();
+        assertThat(w.check(heardView(4_200 * MS, 114, 113))).isEmpty();
+        assertThat(w.silent(1, 2)).isFalse();
+        // then nothing more from it: silent after 50 round times
+        final List<String> lines = w.check(heardView(6_400 * MS, 169, 113));
+        assertThat(lines).hasSize(1).allMatch(l -> l.contains("worker 2 silent for 2.2 s") && l.contains("last heard at round 113"));
+    }
+
+    /** A view of a job of three where worker 2's clock stays at 10 and the switch heard of it last in round {@code heard}. */
+    private static SwitchView heardView(final long nowNs, final int released, final int heard) {
+        return new SwitchView(nowNs, Map.of(), List.of(new SwitchView.Job(1, released, nowNs, 0, new int[] {released, released, 10},
+            new long[3], new int[3], List.of("bsp+exclude:2"), new BitSet(), released + 1, new long[0],
+            new int[] {released, released, heard})));
+    }
+
+    @Test
     void underBspTheWorkerTheRoundWaitsForIsReported() {
         final SilenceWatch w = watchWithRounds(50, 0.010);
         w.check(view(0, 10, new int[] {11, 11, 10}, 2));
