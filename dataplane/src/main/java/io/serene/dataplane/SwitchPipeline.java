@@ -415,8 +415,10 @@ public final class SwitchPipeline implements PacketEndpoint {
      */
     @Override
     public long onTimer(final long nowNs, final Outbox outbox) {
+        // commands left past the drain limit: the timer again at once, after the packets waiting
+        boolean commandsLeft = false;
         try {
-            commands.drain();
+            commandsLeft = commands.drain();
             if (configsChanged) {
                 configsChanged = false;
                 lifecycle.announceConfigs(outbox);
@@ -432,8 +434,9 @@ public final class SwitchPipeline implements PacketEndpoint {
             counters.increment(SwitchCounter.ERRORS);
             errorHandler.accept(ex);
         }
+        final long next = commandsLeft ? nowNs : leaseEnd;
         if (!scanner.armed()) {
-            return leaseEnd;
+            return next;
         }
         try {
             for (long v = scanner.visits(nowNs, slots.slots()); v > 0; v--) {
@@ -450,7 +453,7 @@ public final class SwitchPipeline implements PacketEndpoint {
             counters.increment(SwitchCounter.ERRORS);
             errorHandler.accept(ex);
         }
-        return Math.min(scanner.nextDeadline(nowNs), leaseEnd);
+        return Math.min(scanner.nextDeadline(nowNs), next);
     }
 
     private void onData(final int port, final long nowNs, final Outbox outbox) {

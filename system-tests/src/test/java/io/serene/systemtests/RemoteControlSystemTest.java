@@ -7,6 +7,11 @@ import io.grpc.reflection.v1.ServerReflectionRequest;
 import io.grpc.reflection.v1.ServerReflectionResponse;
 import io.grpc.reflection.v1.ServiceResponse;
 import io.grpc.stub.StreamObserver;
+import io.serene.controlplane.rpc.JobState;
+import io.serene.controlplane.rpc.SwitchControlGrpc;
+import io.serene.controlplane.rpc.Update;
+import io.serene.controlplane.rpc.WatchRequest;
+import io.serene.controlplane.rpc.WriteRequest;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.node.ControlAccess;
@@ -49,20 +54,124 @@ class RemoteControlSystemTest {
 
     @Test
     @Timeout(120)
-    void controlCliReadsAndHotSwapsARunningJob() throws Exception {
+    void theControlServiceIsBoundedWatchIntervalsStreamsAndUpdatesPerWrite() throws Exception {
+        try (ControlledSwitch sw = new ControlledSwitch();
+             WorkerHost worker = WorkerHost.start(new WorkerContext().jobId(JOB).workerId(0).workers(1).elementsPerRound(100),
+                 sw.host.localAddress(), new InetSocketAddress("127.0.0.1", 0), sw.workerLoop, UdpOptions.defaults(), sw.errors::add)) {
+            worker.joined().get(20, TimeUnit.SECONDS);
+            final ControlServer server = ControlServer.start(sw.service, "127.0.0.1", 0);
+            final ManagedChannel channel = NettyChannelBuilder.forTarget(server.address()).usePlaintext().build();
+            try {
+                final SwitchControlGrpc.SwitchControlStub async = SwitchControlGrpc.newStub(channel);
+                final SwitchControlGrpc.SwitchControlBlockingStub blocking = SwitchControlGrpc.newBlockingStub(channel);
+                // below the floor: refused, by the switch and by the CLI before it asks
+                assertThatThrownBy(() -> blocking.watchJob(WatchRequest.newBuilder().setJob(JOB).setIntervalMs(5).build()).hasNext())
+                    .hasMessageContaining("INVALID_ARGUMENT").hasMessageContaining("at least 10 ms");
+                final Object[] r = InProcess.cli("control", "watch", "--count", "1", "--interval-ms", "5", "--switch", server.address(),
+                    "--job", "" + JOB);
+                assertThat(r[0]).isEqualTo(2);
+                assertThat((String) r[1]).contains("--interval-ms must be at least 10");
+                // the cap: the 17th stream open at once is refused; one closed makes room
+                final List<CompletableFuture<Throwable>> ends = new ArrayList<>();
+                final List<io.grpc.Context.CancellableContext> contexts = new ArrayList<>();
+                for (int i = 0; i <= SwitchControlService.MAX_WATCH_STREAMS; i++) {
+                    final CompletableFuture<Throwable> end = new CompletableFuture<>();
+                    final CompletableFuture<Void> first = new CompletableFuture<>();
+                    final io.grpc.Context.CancellableContext context = io.grpc.Context.current().withCancellation();
+                    contexts.add(context);
+                    context.run(() -> async.watchJob(WatchRequest.newBuilder().setJob(JOB).setIntervalMs(20).build(),
+                        new StreamObserver<JobState>() {
+                            @Override
+                            public void onNext(final JobState value) {
+                                first.complete(null);
+                            }
+
+                            @Override
+                            public void onError(final Throwable t) {
+                                first.complete(null);
+                                end.complete(t);
+                            }
+
+                            @Override
+                            public void onCompleted() {
+                                end.complete(null);
+                            }
+                        }));
+                    first.get(10, TimeUnit.SECONDS);
+                    ends.add(end);
+                }
+                assertThat(ends.get(SwitchControlService.MAX_WATCH_STREAMS).get(10, TimeUnit.SECONDS))
+                    .hasMessageContaining("RESOURCE_EXHAUSTED").hasMessageContaining("16 watch streams are open");
+                for (int i = 0; i < SwitchControlService.MAX_WATCH_STREAMS; i++) {
+                    assertThat(ends.get(i)).as("stream %d still open", i).isNotDone();
+                }
+                contexts.get(0).cancel(null);
+                final CompletableFuture<Void> again = new CompletableFuture<>();
+                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (!again.isDone() && System.nanoTime() < deadline) {
+                    // the server hears of the cancel a moment later
+                    try {
+                        blocking.withDeadlineAfter(2, TimeUnit.SECONDS).watchJob(WatchRequest.newBuilder().setJob(JOB).setIntervalMs(20).build())
+                            .next();
+                        again.complete(null);
+                    } catch (final io.grpc.StatusRuntimeException ex) {
+                        Thread.sleep(50);
+                    }
+                }
+                assertThat(again).as("room again after a stream closed").isDone();
+                contexts.forEach(c -> c.cancel(null));
+                // a write of more updates than a job's whole table could hold
+                final WriteRequest.Builder big = WriteRequest.newBuilder().setJob(JOB);
+                for (int i = 0; i <= SwitchControlService.MAX_UPDATES_PER_WRITE; i++) {
+                    big.addUpdates(Update.newBuilder().setTable(Update.Table.SYNC_CONFIG).setKind(Update.Kind.INSERT).setFirstRound(100 + i)
+                        .setConfig("bsp"));
+                }
+                assertThatThrownBy(() -> blocking.write(big.build())).hasMessageContaining("INVALID_ARGUMENT")
+                    .hasMessageContaining("at most 256 updates, this one 257");
+                assertThat(sw.errors).isEmpty();
+            } finally {
+                channel.shutdownNow();
+                server.close();
+            }
+        }
+    }
+
+    /** A switch on UDP with its control service, and a transport for workers; what went wrong on either, in {@code errors}. */
+    private static final class ControlledSwitch implements AutoCloseable {
         final List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
         final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(4 << 20)
             .defaultSync(SyncConfig.bsp()).conclude(), errors::add);
-        try (UdpTransport switchLoop = UdpTransport.create(1, true);
-             UdpTransport workerLoop = UdpTransport.create(1, true);
-             UdpHost switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
-             SwitchControlService service = new SwitchControlService(switchHost::call, pipeline)) {
-            final ControlServer server = ControlServer.start(service, "127.0.0.1", 0);
+        final UdpTransport switchLoop = UdpTransport.create(1, true);
+        final UdpTransport workerLoop = UdpTransport.create(1, true);
+        final UdpHost host;
+        final SwitchControlService service;
+
+        ControlledSwitch() throws Exception {
+            host = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
+            service = new SwitchControlService(host::call, pipeline);
+        }
+
+        @Override
+        public void close() {
+            service.close();
+            host.close();
+            workerLoop.close();
+            switchLoop.close();
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void controlCliReadsAndHotSwapsARunningJob() throws Exception {
+        try (ControlledSwitch sw = new ControlledSwitch()) {
+            final List<Throwable> errors = sw.errors;
+            final SwitchPipeline pipeline = sw.pipeline;
+            final ControlServer server = ControlServer.start(sw.service, "127.0.0.1", 0);
             final String target = server.address();
             final List<WorkerHost> workers = new ArrayList<>();
             for (int w = 0; w < 2; w++) {
                 workers.add(WorkerHost.start(new WorkerContext().jobId(JOB).workerId(w).workers(2).elementsPerRound(1_000),
-                    switchHost.localAddress(), new InetSocketAddress("127.0.0.1", 0), workerLoop, UdpOptions.defaults(), errors::add));
+                    sw.host.localAddress(), new InetSocketAddress("127.0.0.1", 0), sw.workerLoop, UdpOptions.defaults(), errors::add));
             }
             try {
                 for (final WorkerHost w : workers) {
@@ -293,7 +402,7 @@ class RemoteControlSystemTest {
             final String target = server.address();
             final CompletableFuture<Object[]> apply = CompletableFuture.supplyAsync(() -> InProcess.cli("control", "apply",
                 policy.toString(), "--switch", target, "--job", "" + job, "--until-round", "" + (rounds - 10),
-                "--interval-ms", "5"));
+                "--interval-ms", "10"));
             final List<WorkerHost> udpWorkers = new ArrayList<>();
             final List<CompletableFuture<Void>> loops = new ArrayList<>();
             try {

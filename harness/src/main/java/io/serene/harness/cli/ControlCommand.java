@@ -29,6 +29,7 @@ import io.serene.controlplane.rpc.WriteReply;
 import io.serene.controlplane.rpc.WriteRequest;
 import io.serene.harness.node.ControlAccess;
 import io.serene.harness.node.StallWatch;
+import io.serene.harness.node.SwitchControlService;
 import io.serene.protocol.Status;
 import io.serene.protocol.table.SyncConfigEntry;
 import io.serene.protocol.table.TableWrite;
@@ -340,6 +341,14 @@ public final class ControlCommand implements Runnable {
         }
     }
 
+    /** A watch's interval, at least the switch's floor ({@link SwitchControlService#MIN_WATCH_INTERVAL_MS}). */
+    static void requireWatchInterval(final int intervalMs) {
+        if (intervalMs < SwitchControlService.MIN_WATCH_INTERVAL_MS) {
+            throw new IllegalArgumentException("--interval-ms must be at least " + SwitchControlService.MIN_WATCH_INTERVAL_MS
+                + " (the switch's floor), was " + intervalMs);
+        }
+    }
+
     @Command(name = "watch", mixinStandardHelpOptions = true, description = "Prints the job's state every interval until Ctrl-C "
         + "(or --count states).")
     static final class Watch extends Target implements Callable<Integer> {
@@ -351,9 +360,7 @@ public final class ControlCommand implements Runnable {
 
         @Override
         public Integer call() {
-            if (intervalMs <= 0) {
-                throw new IllegalArgumentException("--interval-ms must be positive, was " + intervalMs);
-            }
+            requireWatchInterval(intervalMs);
             final ManagedChannel channel = channel();
             try {
                 final Iterator<JobState> states = SwitchControlGrpc.newBlockingStub(channel)
@@ -394,9 +401,7 @@ public final class ControlCommand implements Runnable {
         public Integer call() throws Exception {
             final Policy policy = PolicyCommand.load(file);
             PolicyCompiler.requireSwitchTelemetry(policy, "against a remote switch");
-            if (intervalMs <= 0) {
-                throw new IllegalArgumentException("--interval-ms must be positive, was " + intervalMs);
-            }
+            requireWatchInterval(intervalMs);
             final ManagedChannel channel = channel();
             try {
                 final SwitchControlGrpc.SwitchControlBlockingStub stub = SwitchControlGrpc.newBlockingStub(channel);

@@ -37,6 +37,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -53,6 +55,15 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
     }
 
     private static final long CALL_TIMEOUT_S = 5;
+    /** Updates one Write carries at most (a job's whole table is far fewer). */
+    public static final int MAX_UPDATES_PER_WRITE = 256;
+    /**
+     * The shortest interval a watch stream may ask for (a remote policy's controller polls at it), and
+     * how many may be open at once: at most 1,600 job reads a second on the switch's thread.
+     */
+    public static final int MIN_WATCH_INTERVAL_MS = 10;
+    public static final int MAX_WATCH_STREAMS = 16;
+    private final AtomicInteger watchStreams = new AtomicInteger();
     private final SwitchThread thread;
     private final SwitchPipeline pipeline;
     private final StallWatch stalls;
@@ -92,6 +103,11 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
     public void write(final WriteRequest request,
                       final StreamObserver<WriteReply> reply) {
         final List<TableWrite> writes = new ArrayList<>();
+        if (request.getUpdatesCount() > MAX_UPDATES_PER_WRITE) {
+            reply.onError(Status.INVALID_ARGUMENT.withDescription("a write carries at most " + MAX_UPDATES_PER_WRITE + " updates, this one "
+                + request.getUpdatesCount()).asRuntimeException());
+            return;
+        }
         try {
             for (final Update u : request.getUpdatesList()) {
                 final TableEntry entry;
@@ -238,27 +254,48 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
     @Override
     public void watchJob(final WatchRequest request, final StreamObserver<JobState> reply) {
         final int intervalMs = request.getIntervalMs() <= 0 ? 100 : request.getIntervalMs();
+        if (intervalMs < MIN_WATCH_INTERVAL_MS) {
+            reply.onError(Status.INVALID_ARGUMENT.withDescription("a watch interval is at least " + MIN_WATCH_INTERVAL_MS + " ms, was "
+                + intervalMs + " ms").asRuntimeException());
+            return;
+        }
+        if (watchStreams.incrementAndGet() > MAX_WATCH_STREAMS) {
+            watchStreams.decrementAndGet();
+            reply.onError(Status.RESOURCE_EXHAUSTED.withDescription(MAX_WATCH_STREAMS + " watch streams are open on this switch "
+                + "already; close one first").asRuntimeException());
+            return;
+        }
         final ServerCallStreamObserver<JobState> stream = (ServerCallStreamObserver<JobState>) reply;
         final ScheduledFuture<?>[] task = new ScheduledFuture<?>[1];
+        final AtomicBoolean closed = new AtomicBoolean();
+        final Runnable release = () -> {
+            if (closed.compareAndSet(false, true)) {
+                watchStreams.decrementAndGet();
+            }
+        };
         stream.setOnCancelHandler(() -> {
+            release.run();
             if (task[0] != null) {
                 task[0].cancel(false);
             }
         });
         task[0] = watchers.scheduleAtFixedRate(() -> {
             if (stream.isCancelled()) {
+                release.run();
                 task[0].cancel(false);
                 return;
             }
             try {
                 final JobState state = onSwitch(() -> jobState(request.getJob()));
                 if (state == null) {
+                    release.run();
                     task[0].cancel(false);
                     reply.onError(notFound(request.getJob()));
                     return;
                 }
                 reply.onNext(state);
             } catch (final Exception ex) {
+                release.run();
                 task[0].cancel(false);
                 try {
                     reply.onError(unavailable(ex));
@@ -318,7 +355,7 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
     }
 
     private <T> T onSwitch(final Supplier<T> function) throws Exception {
-        return pipeline.commands().submit(p -> function.get()).get(CALL_TIMEOUT_S, TimeUnit.SECONDS);
+        return pipeline.commands().call(p -> function.get(), CALL_TIMEOUT_S, TimeUnit.SECONDS);
     }
 
     @Override
