@@ -13,6 +13,8 @@ public final class SwitchContext {
     public static final int DEFAULT_MAX_JOBS = 4;
     public static final int DEFAULT_MAX_WORKERS = 64;
     public static final int DEFAULT_CHUNK_ELEMENTS = 256;
+    /** A job's lease by default, in seconds (text, for command-line defaults too): five minutes without a packet from its workers. */
+    public static final String DEFAULT_JOB_LEASE_TEXT = "300";
     public static final int DEFAULT_ROUND_RING = 64;
     /** The pool index is a 16-bit header field. */
     public static final int MAX_POOL_SIZE = 65535;
@@ -28,7 +30,7 @@ public final class SwitchContext {
     private int roundRing = DEFAULT_ROUND_RING;
     private int maxPoolSize = MAX_POOL_SIZE;
     private SyncConfig defaultSync = SyncConfig.asp();
-    private long jobLeaseNs;
+    private long jobLeaseNs = Long.parseLong(DEFAULT_JOB_LEASE_TEXT) * 1_000_000_000L;
     private byte[] secret;
     private int[] defaultGroups = new int[0];
     private final SyncConfig[] groupSync = new SyncConfig[ConfigTable.GROUPS];
@@ -110,7 +112,7 @@ public final class SwitchContext {
     /**
      * A job none of whose joined workers sent anything for this long is freed (its table entry
      * serves another job; counted, JOBS_EXPIRED), so JOINs that no worker follows cannot fill the
-     * job table for good. 0 (the default): jobs live until their workers leave.
+     * job table for good. Default {@link #DEFAULT_JOB_LEASE_TEXT} s; 0: jobs live until their workers leave.
      */
     public SwitchContext jobLeaseNs(final long ns) {
         this.jobLeaseNs = ns;

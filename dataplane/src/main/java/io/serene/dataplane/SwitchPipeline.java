@@ -372,6 +372,27 @@ public final class SwitchPipeline implements PacketEndpoint {
         configsChanged = true;
     }
 
+    /**
+     * A packet from a new source gets a peer entry only if its header passes the checks every packet
+     * must pass (counted as their drops).
+     */
+    @Override
+    public boolean admits(final ByteBuffer buffer, final int offset, final int length) {
+        try {
+            in.wrap(buffer, offset, length);
+            final PacketCheck check = in.check();
+            if (check == PacketCheck.OK) {
+                return true;
+            }
+            counters.increment(SwitchCounter.PACKETS_IN);
+            counters.increment(dropCounter(check));
+        } catch (final RuntimeException ex) {
+            counters.increment(SwitchCounter.ERRORS);
+            errorHandler.accept(ex);
+        }
+        return false;
+    }
+
     @Override
     public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length,
                          final long nowNs, final Outbox outbox) {

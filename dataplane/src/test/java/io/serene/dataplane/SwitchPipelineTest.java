@@ -344,6 +344,21 @@ class SwitchPipelineTest {
     }
 
     @Test
+    void aNewSourceIsAdmittedOnlyForAPacketWhoseHeaderPassesTheChecks() {
+        final byte[] sevens = new byte[JoinPacket.LENGTH];
+        java.util.Arrays.fill(sevens, (byte) 7);
+        assertThat(pipeline.admits(ByteBuffer.wrap(sevens), 0, sevens.length)).isFalse();
+        assertThat(pipeline.counters().get(SwitchCounter.PACKETS_IN)).isEqualTo(1);
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_BAD_MAGIC)).as("counted as the drop it is").isEqualTo(1);
+        final ByteBuffer b = Packet.allocate(JoinPacket.LENGTH);
+        new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(JOB).tag(tag).workerId(0).workerCount(2)
+            .elementsPerRound(8);
+        assertThat(pipeline.admits(b, 0, JoinPacket.LENGTH)).isTrue();
+        assertThat(pipeline.counters().get(SwitchCounter.PACKETS_IN)).as("an admitted packet is counted when it is handled").isEqualTo(1);
+        assertThat(errors).isEmpty();
+    }
+
+    @Test
     void shouldCountDuplicateOnceAndResendReleasedResultToTheRetransmitter() {
         join(0, 2, 4);
         join(1, 2, 4);

@@ -219,7 +219,7 @@ public final class ShmHost implements PacketHost {
         poller.execute(() -> {
             try {
                 task.run();
-            } catch (final RuntimeException ex) {
+            } catch (final RuntimeException | Error ex) {
                 onError(ex);
             }
             runTimer(System.nanoTime());
@@ -232,7 +232,7 @@ public final class ShmHost implements PacketHost {
         poller.execute(() -> {
             try {
                 future.complete(function.get());
-            } catch (final RuntimeException ex) {
+            } catch (final RuntimeException | Error ex) {
                 future.completeExceptionally(ex);
             }
             runTimer(System.nanoTime());
@@ -305,7 +305,7 @@ public final class ShmHost implements PacketHost {
             } else {
                 work = readPeer(own);
             }
-        } catch (final RuntimeException ex) {
+        } catch (final RuntimeException | Error ex) {
             onError(ex);
         }
         if (work > 0) {
@@ -342,7 +342,7 @@ public final class ShmHost implements PacketHost {
     private void runTimer(final long now) {
         try {
             timerAtNs = endpoint.onTimer(now, outbox);
-        } catch (final RuntimeException ex) {
+        } catch (final RuntimeException | Error ex) {
             onError(ex);
             timerAtNs = PacketEndpoint.NO_DEADLINE;
         }
@@ -373,7 +373,7 @@ public final class ShmHost implements PacketHost {
                     return;
                 }
                 endpoint.onPacket(port, view, index, length, System.nanoTime(), outbox);
-            } catch (final RuntimeException ex) {
+            } catch (final RuntimeException | Error ex) {
                 onError(ex);
             }
         }
@@ -386,7 +386,7 @@ public final class ShmHost implements PacketHost {
             try {
                 packetsReceived++;
                 endpoint.onPacket(port | PeerPorts.LINK_BIT, bridgeInView, index, length, System.nanoTime(), outbox);
-            } catch (final RuntimeException ex) {
+            } catch (final RuntimeException | Error ex) {
                 onError(ex);
             }
         }

@@ -54,6 +54,8 @@ public final class UdpHost implements PacketHost {
     private final AtomicLong errors = new AtomicLong();
     private final AtomicLong droppedPeers = new AtomicLong();
     private final AtomicLong expiredPeers = new AtomicLong();
+    /** Packets from new sources their endpoint did not admit ({@link PacketEndpoint#admits}): no peer entry for them. */
+    private final AtomicLong refusedSources = new AtomicLong();
     /** Per peer index: when it was last heard from. */
     private long[] peerHeardNs = new long[16];
     private final PeerPorts ports = new PeerPorts();
@@ -157,6 +159,11 @@ public final class UdpHost implements PacketHost {
         return droppedPeers.get();
     }
 
+    /** Packets from sources it did not know that its endpoint did not admit (no peer entry was made for them). */
+    public long refusedSources() {
+        return refusedSources.get();
+    }
+
     /** Peers that gave their place to a new one after their lease ran out. */
     public long expiredPeers() {
         return expiredPeers.get();
@@ -172,7 +179,7 @@ public final class UdpHost implements PacketHost {
         loop.execute(() -> {
             try {
                 task.run();
-            } catch (final RuntimeException ex) {
+            } catch (final RuntimeException | Error ex) {
                 onError(ex);
             }
             runTimer();
@@ -185,7 +192,7 @@ public final class UdpHost implements PacketHost {
         loop.execute(() -> {
             try {
                 future.complete(function.get());
-            } catch (final RuntimeException ex) {
+            } catch (final RuntimeException | Error ex) {
                 future.completeExceptionally(ex);
             }
             runTimer();
@@ -260,7 +267,7 @@ public final class UdpHost implements PacketHost {
         try {
             final long deadline = endpoint.onTimer(now, outbox);
             schedule(deadline, now);
-        } catch (final RuntimeException ex) {
+        } catch (final RuntimeException | Error ex) {
             onError(ex);
         }
         flush();
@@ -414,11 +421,6 @@ public final class UdpHost implements PacketHost {
             }
             final DatagramPacket packet = (DatagramPacket) msg;
             try {
-                final int port = portOf(packet.sender());
-                if (port < 0) {
-                    droppedPeers.incrementAndGet();
-                    return;
-                }
                 final ByteBuf content = packet.content();
                 final int length = content.readableBytes();
                 if (length > receiveBuffer.capacity()) {
@@ -433,8 +435,18 @@ public final class UdpHost implements PacketHost {
                     receiveBuffer.clear();
                 }
                 packetsReceived++;
+                // a new source gets a peer entry only for a packet its endpoint admits
+                if (!portByAddress.containsKey(packet.sender()) && !endpoint.admits(receiveBuffer, 0, length)) {
+                    refusedSources.incrementAndGet();
+                    return;
+                }
+                final int port = portOf(packet.sender());
+                if (port < 0) {
+                    droppedPeers.incrementAndGet();
+                    return;
+                }
                 endpoint.onPacket(port, receiveBuffer, 0, length, System.nanoTime(), outbox);
-            } catch (final RuntimeException ex) {
+            } catch (final RuntimeException | Error ex) {
                 onError(ex);
             } finally {
                 packet.release();

@@ -119,6 +119,43 @@ class ShmHostTest {
         assertThat(link).isEmptyDirectory();
     }
 
+    @Test
+    @Timeout(30)
+    void anErrorInTheSwitchsEndpointIsCountedAndItsPollerGoesOn(@TempDir final Path dir) throws Exception {
+        final Path link = dir.resolve("link");
+        final AtomicInteger calls = new AtomicInteger();
+        // the first packet throws an Error, the rest are echoed
+        final PacketEndpoint failingOnce = new PacketEndpoint() {
+            @Override
+            public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length, final long nowNs,
+                                 final Outbox out) {
+                if (calls.getAndIncrement() == 0) {
+                    throw new StackOverflowError("an Error in the endpoint");
+                }
+                out.send(port, buffer, offset, length);
+            }
+
+            @Override
+            public long onTimer(final long nowNs, final Outbox out) {
+                return NO_DEADLINE;
+            }
+        };
+        try (ShmTransport transport = ShmTransport.create(2);
+             ShmHost server = transport.serve(failingOnce, link, ShmOptions.defaults())) {
+            final Burst burst = new Burst(50, 100);
+            try (ShmHost client = transport.connect(burst, link, ShmOptions.defaults())) {
+                // the first packet's echo is lost with the Error; the poller carries the other 49 back
+                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (burst.received.size() < 49 && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
+                }
+                assertThat(burst.received).hasSize(49);
+                assertThat(server.errors()).isEqualTo(1);
+                assertThat(client.errors()).isZero();
+            }
+        }
+    }
+
     /** Multicasts every packet to every peer it has heard from (the sender included). */
     private static final class Multicaster implements PacketEndpoint {
         private final int[] ports = new int[16];

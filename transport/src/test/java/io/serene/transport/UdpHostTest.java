@@ -104,6 +104,60 @@ class UdpHostTest {
         }
     }
 
+    /**
+     * Admits a new source only for a packet whose first byte is 1; records the first byte of every
+     * packet it gets; throws an Error for a packet whose first byte is 9.
+     */
+    private static final class Picky implements PacketEndpoint {
+        final LinkedBlockingQueue<Integer> seen = new LinkedBlockingQueue<>();
+
+        @Override
+        public boolean admits(final ByteBuffer buffer, final int offset, final int length) {
+            return length > 0 && buffer.get(offset) == 1;
+        }
+
+        @Override
+        public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length,
+                             final long nowNs, final Outbox out) {
+            if (buffer.get(offset) == 9) {
+                throw new AssertionError("an Error in the endpoint");
+            }
+            seen.add((int) buffer.get(offset));
+        }
+
+        @Override
+        public long onTimer(final long nowNs, final Outbox out) {
+            return NO_DEADLINE;
+        }
+    }
+
+    @Test
+    @Timeout(30)
+    void aNewSourceGetsAPeerEntryOnlyForAPacketItsEndpointAdmitsAndAnErrorInTheEndpointIsCountedNotFatal() throws Exception {
+        for (final boolean epoll : new boolean[] {true, false}) {
+            final Picky picky = new Picky();
+            try (UdpTransport transport = UdpTransport.create(1, epoll);
+                 UdpHost host = transport.bind(picky, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults().maxPeers(1));
+                 DatagramChannel junk = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+                 DatagramChannel good = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+                // junk from a new source: refused before a peer entry (the table's one place stays free)
+                junk.send(ByteBuffer.wrap(new byte[] {7, 0, 0, 0}), host.localAddress());
+                good.send(ByteBuffer.wrap(new byte[] {1, 0, 0, 0}), host.localAddress());
+                assertThat(picky.seen.poll(5, TimeUnit.SECONDS)).isEqualTo(1);
+                assertThat(host.refusedSources()).isEqualTo(1);
+                assertThat(host.droppedPeers()).as("the admitted source found the place free").isZero();
+                // a known source's packets all reach the endpoint (it drops what it does not want itself)
+                good.send(ByteBuffer.wrap(new byte[] {7, 0, 0, 0}), host.localAddress());
+                assertThat(picky.seen.poll(5, TimeUnit.SECONDS)).isEqualTo(7);
+                // an Error in the endpoint is counted, and the host goes on
+                good.send(ByteBuffer.wrap(new byte[] {9, 0, 0, 0}), host.localAddress());
+                good.send(ByteBuffer.wrap(new byte[] {1, 1, 0, 0}), host.localAddress());
+                assertThat(picky.seen.poll(5, TimeUnit.SECONDS)).isEqualTo(1);
+                assertThat(host.errors()).as(transport.kind()).isEqualTo(1);
+            }
+        }
+    }
+
     @Test
     @Timeout(30)
     void aFullPeerTableGivesTheIdlestPeerPastItsLeaseToANewOneAndRetiresItsPortNumber() throws Exception {

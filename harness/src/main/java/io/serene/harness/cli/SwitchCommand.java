@@ -64,7 +64,7 @@ public final class SwitchCommand implements Callable<Integer> {
         + "workers held back only by the release ring).")
     String sync;
 
-    @Option(names = "--job-lease-seconds", defaultValue = "300", description = "Free a job none of whose workers was heard "
+    @Option(names = "--job-lease-seconds", defaultValue = SwitchContext.DEFAULT_JOB_LEASE_TEXT, description = "Free a job none of whose workers was heard "
         + "from for this long (JOINs nobody follows cannot fill the job table for good); 0: never. Default: ${DEFAULT-VALUE}.")
     double jobLeaseSeconds;
 
@@ -101,6 +101,12 @@ public final class SwitchCommand implements Callable<Integer> {
 
     @Option(names = "--nio", description = "Use plain NIO instead of native epoll.")
     boolean nio;
+
+    /** Whether UDP is served on an address other hosts can reach (not loopback): directly, or bridged to shared memory. */
+    private static boolean servesBeyondLoopback(final PacketHost host, final UdpBridge bridge) {
+        final InetSocketAddress udp = host instanceof UdpHost u ? u.localAddress() : bridge != null ? bridge.localAddress() : null;
+        return udp != null && !udp.getAddress().isLoopbackAddress();
+    }
 
     private static void log(final String line) {
         System.out.println(line);
@@ -143,6 +149,10 @@ public final class SwitchCommand implements Callable<Integer> {
             System.out.println("switch listening on " + (host instanceof UdpHost udp ? "udp " + udp.localAddress() + " (" + host.kind() + ")"
                 : "shared memory " + ShmTransport.SCHEME + shm + (bridge != null ? " and udp " + bridge.localAddress() : ""))
                 + ", new jobs start with " + context.defaultSync());
+            if (context.secret() == null && servesBeyondLoopback(host, bridge)) {
+                System.out.println("warning: serving beyond this host without a secret (--secret-file): whoever reaches the port can "
+                    + "join a job first, or take a joined worker's place; give the switch and its workers a secret");
+            }
             if (server != null) {
                 System.out.println("control service on tcp " + server.address() + (access.tls() ? " with TLS" : "")
                     + (access.token() != null ? ", callers need the token" : "") + " (grpc health and reflection too)");
@@ -165,6 +175,7 @@ public final class SwitchCommand implements Callable<Integer> {
                     System.out.println("counters: " + host.call(() -> pipeline.counters().toString()).get()
                         + ", jobs=" + host.call(pipeline::activeJobs).get() + (host instanceof UdpHost udp
                         ? ", peers refused (table full)=" + udp.droppedPeers() + ", peers expired=" + udp.expiredPeers()
+                        + ", sources refused (bad header)=" + udp.refusedSources()
                         : ", " + host.batchingStats()));
                 }
             }
