@@ -36,7 +36,7 @@ public final class InProcessHost implements PacketHost {
     public void execute(final Runnable task) {
         try {
             task.run();
-        } catch (final RuntimeException ex) {
+        } catch (final RuntimeException | Error ex) {
             errors++;
             lastError = ex;
         }
@@ -48,7 +48,7 @@ public final class InProcessHost implements PacketHost {
         final CompletableFuture<T> future = new CompletableFuture<>();
         try {
             future.complete(function.get());
-        } catch (final RuntimeException ex) {
+        } catch (final RuntimeException | Error ex) {
             future.completeExceptionally(ex);
         }
         network.wake(address);

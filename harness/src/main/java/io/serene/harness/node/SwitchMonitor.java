@@ -135,7 +135,8 @@ public final class SwitchMonitor implements AutoCloseable {
                 Thread.sleep(intervalMs);
             } catch (final InterruptedException ex) {
                 return;
-            } catch (final Exception ex) {
+            } catch (final Exception | Error ex) {
+                // a listener's Error too: the monitor (stall and silence reports, metrics) goes on
                 if (!closed) {
                     log.accept("switch monitor: " + ex);
                 }
