@@ -88,6 +88,13 @@ final class JobLifecycle {
             refuseJoin(in, port, Status.BAD_TAG, outbox);
             return;
         }
+        if (j != JobTable.MISSING && in.incarnation() < jobs.incarnation[jobs.worker(j, worker)]) {
+            // a newer incarnation of this worker (restarted) joined since: this one, a stopped process resumed or a
+            // JOIN from an old socket delayed, may neither take the worker's place back nor rebuild the job
+            counters.increment(SwitchCounter.JOINS_FENCED);
+            refuseJoin(in, port, Status.FENCED, outbox);
+            return;
+        }
         final boolean rebuild = in.hasFlag(Flags.REBUILD);
         if (j != JobTable.MISSING && rebuild && !jobs.forming[j] && !jobs.joinedFrom(j, worker, port)) {
             // a worker back from a checkpoint (restarted, on a new address) rebuilds the job: its rounds in flight are
@@ -124,6 +131,7 @@ final class JobLifecycle {
             counters.increment(SwitchCounter.REBINDS);
         }
         jobs.join(j, worker, port);
+        jobs.incarnation[jobs.worker(j, worker)] = in.incarnation();
         jobs.lastHeardNs[j] = nowNs;
         if (jobs.forming[j]) {
             for (int i = 0; i < JoinPacket.MAX_OFFERS; i++) {

@@ -25,6 +25,8 @@ public enum SwitchCounter {
     JOBS_EXPIRED,
     /** A live job formed anew from its workers' checkpoints, after a REBUILD JOIN of a worker back from a checkpoint. */
     JOBS_REBUILT,
+    /** A JOIN of an older incarnation of a worker than one that joined already (a stopped process resumed): refused FENCED. */
+    JOINS_FENCED,
     DROP_TRUNCATED,
     DROP_BAD_MAGIC,
     DROP_BAD_VERSION,

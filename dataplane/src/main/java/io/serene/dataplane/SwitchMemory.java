@@ -14,8 +14,9 @@ import io.serene.protocol.ResultPacket;
  *   slot bytes  = 4K (int32 sums) + 8W (contributor bitmap) + 39 (seq 8, first contribution
  *                 time 8, count 4, round 4, chunk 4, length 4, exponent 1, released 1, flags 1,
  *                 config entry per worker group 1 x 4)
- *   fixed bytes = J * (45N (port 4, clock 4, arrival round 4, its time 8, iteration estimate 8,
- *                           worker group 1, the rounds its REBUILD JOIN offered 4 x 4)
+ *   fixed bytes = J * (81N (port 4, clock 4, arrival round 4, finished round 4, its time 8, iteration
+ *                           estimate 8, arrival offset 8, finished compute and offset 8 each,
+ *                           incarnation 8, worker group 1, the rounds its REBUILD JOIN offered 4 x 4)
  *                      + 56W (joined bitmap, late set, explicit worker_group entries, members of 4 groups)
  *                      + (16 + 8W)G (release counters 4, release times 8, timeout latch: round 4,
  *                                   contributor bitmap 8W)
@@ -65,8 +66,8 @@ public final class SwitchMemory {
     public static long fixedBytes(final int maxJobs, final int maxWorkers, final int roundRing, final int chunkElements) {
         final int words = bitmapWords(maxWorkers);
         // per worker: port, clock, arrival round, finished round (4 B each); arrival, compute estimate,
-        // arrival offset, finished compute time and offset (8 B each); its group (1 B); its offers
-        final long perWorker = 57L + 4L * JoinPacket.MAX_OFFERS;
+        // arrival offset, finished compute time and offset, incarnation (8 B each); its group (1 B); its offers
+        final long perWorker = 65L + 4L * JoinPacket.MAX_OFFERS;
         return (long) maxJobs * (perWorker * maxWorkers + (24L + 8L * ConfigTable.GROUPS) * words + (16L + 8L * words) * roundRing
             + JOB_SCALAR_BYTES)
             + 9L * JobTable.length(maxJobs)

@@ -359,6 +359,53 @@ class SwitchPipelineTest {
     }
 
     @Test
+    void aNewerIncarnationFencesTheOlderOnesJoinsAndADelayedRebuildChangesNothing() {
+        final byte[] secret = "a secret of more than sixteen bytes".getBytes(StandardCharsets.UTF_8);
+        pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(1 << 20).maxJobs(2).maxWorkers(8)
+            .chunkElements(4).maxPoolSize(2).roundRing(4).secret(secret).conclude(), errors::add);
+        tag = JobTag.of(secret, JOB);
+        joinAs(100, 0, 10, false);
+        joinAs(101, 1, 10, false);
+        // worker 1 restarted (a later incarnation) on another address: it takes its place
+        joinAs(999, 1, 20, false);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.OK);
+        sent.clear();
+        // the old process resumes: its JOIN is fenced, its DATA is from an address the worker left
+        joinAs(101, 1, 10, false);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.FENCED);
+        assertThat(pipeline.counters().get(SwitchCounter.JOINS_FENCED)).isEqualTo(1);
+        dataFrom(101, JOB, 1, 0, 0, 0, new int[] {1000, 1000, 1000, 1000});
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_FOREIGN_PORT)).isEqualTo(1);
+        // a REBUILD JOIN of the old incarnation, delayed from another socket: fenced, the job stands
+        joinAs(555, 1, 10, true);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.FENCED);
+        assertThat(pipeline.counters().get(SwitchCounter.JOBS_REBUILT)).isZero();
+        sent.clear();
+        data(0, 0, 0, 0, new int[] {1, 2, 3, 4});
+        dataFrom(999, JOB, 1, 0, 0, 0, new int[] {10, 20, 30, 40});
+        final ResultPacket result = sent.get(0).result;
+        assertThat(new int[] {result.value(0), result.value(1), result.value(2), result.value(3)}).containsExactly(11, 22, 33, 44);
+        // the same incarnation joining again (a rejoin in the same process) is no older: it goes on
+        joinAs(999, 1, 20, false);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.OK);
+        assertThat(errors).isEmpty();
+    }
+
+    /** A JOIN of worker w of a job of two, 4 elements, with the given incarnation, from {@code port}. */
+    private void joinAs(final int port, final int worker, final long incarnation, final boolean rebuild) {
+        final ByteBuffer b = Packet.allocate(JoinPacket.LENGTH);
+        final JoinPacket join = new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(JOB).tag(tag)
+            .workerId(worker).workerCount(2).elementsPerRound(4).incarnation(incarnation);
+        for (int i = 0; i < JoinPacket.MAX_OFFERS; i++) {
+            join.offer(i, -1);
+        }
+        if (rebuild) {
+            join.flags(Flags.REBUILD).offer(0, 10);
+        }
+        pipeline.onPacket(port, b, 0, JoinPacket.LENGTH, 0, outbox);
+    }
+
+    @Test
     void shouldCountDuplicateOnceAndResendReleasedResultToTheRetransmitter() {
         join(0, 2, 4);
         join(1, 2, 4);

@@ -3,7 +3,8 @@ package io.serene.protocol;
 /**
  * JOIN, worker to switch, and JOIN_ACK, switch to worker. JOIN's body is the job's shape (worker
  * count, elements per round) and, with flag REBUILD, the rounds (rounds done, -1: none) the worker
- * can go on after, from its checkpoints; JOIN_ACK repeats the shape and adds the switch's pool
+ * can go on after, from its checkpoints, then the worker's incarnation (a restarted worker's is larger:
+ * the switch fences the older ones, status FENCED); JOIN_ACK repeats the shape and adds the switch's pool
  * parameters (pool size, chunk elements, round ring, most workers per job), with the job's first
  * round (the run's round its round 0 is) in the header's round field. A refused JOIN_ACK names why
  * in its status; PENDING: a rebuilt job waits for its other workers' JOINs.
@@ -14,7 +15,9 @@ public final class JoinPacket extends Packet<JoinPacket> {
     public static final int OFFERS_OFFSET = HEADER_LENGTH + 8;
     /** Rounds a REBUILD JOIN offers at most. */
     public static final int MAX_OFFERS = 4;
-    public static final int LENGTH = HEADER_LENGTH + 8 + 4 * MAX_OFFERS;
+    /** The worker's incarnation (int64): a process started later has a larger one. */
+    public static final int INCARNATION_OFFSET = HEADER_LENGTH + 8 + 4 * MAX_OFFERS;
+    public static final int LENGTH = INCARNATION_OFFSET + 8;
     public static final int POOL_SIZE_OFFSET = HEADER_LENGTH + 8;
     public static final int CHUNK_ELEMENTS_OFFSET = HEADER_LENGTH + 12;
     public static final int ROUND_RING_OFFSET = HEADER_LENGTH + 16;
@@ -41,6 +44,15 @@ public final class JoinPacket extends Packet<JoinPacket> {
 
     public JoinPacket elementsPerRound(final int elements) {
         buffer.putInt(offset + ELEMENTS_PER_ROUND_OFFSET, elements);
+        return this;
+    }
+
+    public long incarnation() {
+        return buffer.getLong(offset + INCARNATION_OFFSET);
+    }
+
+    public JoinPacket incarnation(final long incarnation) {
+        buffer.putLong(offset + INCARNATION_OFFSET, incarnation);
         return this;
     }
 

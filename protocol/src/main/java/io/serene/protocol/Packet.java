@@ -38,7 +38,7 @@ import java.nio.ByteOrder;
  */
 public abstract class Packet<T extends Packet<T>> {
     public static final int MAGIC = 0x5345; // "SE"
-    public static final int VERSION = 2;
+    public static final int VERSION = 3;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 2;

@@ -28,7 +28,9 @@ public enum Status {
     /** The packet's job tag is not the job's: the sender does not hold the job's secret. */
     BAD_TAG(12),
     /** JOIN_ACK to a REBUILD JOIN: the job is formed anew once every worker joined; join again. */
-    PENDING(13);
+    PENDING(13),
+    /** JOIN_ACK to an older incarnation of a worker: a newer one (restarted) joined since; this one must stop. */
+    FENCED(14);
 
     private final int code;
 

@@ -159,6 +159,9 @@ final class JoinHandshake {
                 return " (worker id, worker count or gradient size out of the switch's range)";
             case IN_USE:
                 return " (another process holds this worker id in the job: a second worker with the same --id, or one that has not left)";
+            case FENCED:
+                return " (a newer incarnation of this worker joined the job since: it was restarted while this process was stopped; "
+                    + "this one stops, the new one goes on)";
             case BAD_TAG:
                 return " (the job's secret is not this worker's: give switch and workers the same --secret-file or SERENE_SECRET, "
                     + "or another process created the job first with a secret of its own)";

@@ -90,7 +90,7 @@ final class StepEncoder {
     int control(final PacketType type) {
         if (type == PacketType.JOIN) {
             join.wrap(txBuffer, 0, JoinPacket.LENGTH).initHeader(type).jobId(ctx.jobId()).tag(ctx.tag()).workerId(ctx.workerId())
-                .workerCount(ctx.workers()).elementsPerRound(ctx.elementsPerRound());
+                .workerCount(ctx.workers()).elementsPerRound(ctx.elementsPerRound()).incarnation(ctx.incarnation());
             final int[] offers = ctx.rebuildOffers();
             if (offers != null) {
                 join.flags(Flags.REBUILD);

@@ -4,11 +4,19 @@ import io.serene.protocol.JobTag;
 import io.serene.transport.LinkModel;
 import io.serene.protocol.JoinPacket;
 
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.function.Supplier;
 
 /** Configuration of one worker engine: fluent setters, validated by {@link #conclude()}. */
 public final class WorkerContext {
+    /**
+     * This process's incarnation: the microseconds since the epoch when the JVM loaded this class, so
+     * a worker process started later (a restart) has a larger one.
+     */
+    public static final long PROCESS_INCARNATION = ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
     private int jobId = 1;
+    private long incarnation = PROCESS_INCARNATION;
     private long tag = JobTag.NONE;
     private Supplier<int[]> rebuildOffers;
     private int workerId = -1;
@@ -26,6 +34,19 @@ public final class WorkerContext {
     public WorkerContext jobId(final int id) {
         this.jobId = id;
         return this;
+    }
+
+    /**
+     * The worker's incarnation, carried by its JOINs (default {@link #PROCESS_INCARNATION}): the
+     * switch refuses FENCED a JOIN of an older incarnation than one that joined as this worker.
+     */
+    public WorkerContext incarnation(final long value) {
+        this.incarnation = value;
+        return this;
+    }
+
+    public long incarnation() {
+        return incarnation;
     }
 
     /** The job's tag ({@link JobTag#of}, from the job's secret; default {@link JobTag#NONE}: no secret). */

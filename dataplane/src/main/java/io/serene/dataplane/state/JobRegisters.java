@@ -35,6 +35,9 @@ public final class JobRegisters {
     public final int[] firstRound;
     /** [job * N + w][MAX_OFFERS]: the rounds worker w's REBUILD JOIN offered (-1: none). */
     public final int[] offers;
+    /** Per worker: the newest incarnation that joined (JOINs of older ones are fenced); NO_INCARNATION before any. */
+    public final long[] incarnation;
+    public static final long NO_INCARNATION = Long.MIN_VALUE;
     /** Bumped by every table write; stamped on every result. */
     public final int[] epoch;
     /** Whether a worker contributed (group membership is fixed from then on). */
@@ -81,6 +84,7 @@ public final class JobRegisters {
         forming = new boolean[maxJobs];
         firstRound = new int[maxJobs];
         offers = new int[maxJobs * maxWorkers * JoinPacket.MAX_OFFERS];
+        incarnation = new long[maxJobs * maxWorkers];
         epoch = new int[maxJobs];
         started = new boolean[maxJobs];
         configDirty = new boolean[maxJobs];
@@ -103,7 +107,8 @@ public final class JobRegisters {
                 + firstRound.length + offers.length)
             + 8L * openSeq.length + 8L * lastHeardNs.length + 8L * tag.length + 8L * (joined.length + late.length)
             + 4L * (workerPort.length + workerClock.length + arrivalRound.length + finishedRound.length)
-            + 8L * (arrivalNs.length + iterationNs.length + offsetNs.length + finishedComputeNs.length + finishedOffsetNs.length);
+            + 8L * (arrivalNs.length + iterationNs.length + offsetNs.length + finishedComputeNs.length + finishedOffsetNs.length
+                + incarnation.length);
     }
 
     /** A new job's registers. */
@@ -132,6 +137,7 @@ public final class JobRegisters {
         Arrays.fill(finishedComputeNs, j * maxWorkers, (j + 1) * maxWorkers, 0L);
         Arrays.fill(finishedOffsetNs, j * maxWorkers, (j + 1) * maxWorkers, 0L);
         Arrays.fill(workerPort, j * maxWorkers, (j + 1) * maxWorkers, -1);
+        Arrays.fill(incarnation, j * maxWorkers, (j + 1) * maxWorkers, NO_INCARNATION);
     }
 
     /** The index of worker w of job j in the per-worker registers. */
