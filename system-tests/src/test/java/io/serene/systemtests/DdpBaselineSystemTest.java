@@ -33,7 +33,7 @@ class DdpBaselineSystemTest {
             "no PyTorch with gloo at /usr/bin/python3 (apt-get install python3-torch): DDP baseline check skipped");
         FashionMnist.writeSynthetic(dir.resolve("data"), 2_000, 200, 5);
         Files.writeString(dir.resolve("ddp.yaml"), String.join("\n", "name: ddp-check", "mode: train", "model: mlp", "workers: [2]",
-            "rounds: 30", "stepTime: 20ms", "targetAccuracy: 0.5", "evalEvery: 10", "clock: virtual", "policies: [bsp, ddp]",
+            "rounds: 30", "stepTime: 50ms", "targetAccuracy: 0.5", "evalEvery: 10", "clock: virtual", "policies: [bsp, ddp]",
             "stragglers: ['persistent:1:x2']", "seeds: [1]", ""));
         final Process p = SereneProcess.start("experiment", dir.resolve("ddp.yaml").toString(), "--data", dir.resolve("data").toString(),
             "--out", dir.resolve("out").toString());
@@ -44,13 +44,14 @@ class DdpBaselineSystemTest {
         final List<String> rows = Files.readAllLines(dir.resolve("out").resolve("summary.csv"), StandardCharsets.UTF_8);
         final String ddp = rows.stream().filter(r -> r.contains(",ddp,")).findFirst().orElseThrow();
         final String[] cells = ddp.split(",");
-        // worker 1 twice as slow: 30 rounds wait for its 40 ms steps, on the modelled clock, faithful
-        assertThat(Double.parseDouble(cells[6])).as("DDP's job time: " + ddp).isBetween(30 * 0.040, 30 * 0.040 * 2);
-        assertThat(cells[12]).as("its clock").isEqualTo("modelled");
+        // worker 1 twice as slow: 30 rounds wait for its 100 ms steps, on the modelled clock (faithful unless the
+        // host was too busy to keep up: the verdict says which)
+        assertThat(Double.parseDouble(cells[6])).as("DDP's job time: " + ddp).isBetween(30 * 0.100, 30 * 0.100 * 2);
+        assertThat(cells[12]).as("its clock").startsWith("modelled");
         assertThat(Double.parseDouble(cells[10])).as("it learned: " + ddp).isGreaterThan(0.3);
         assertThat(Files.readString(dir.resolve("out").resolve("report.html"), StandardCharsets.UTF_8)).contains("ddp");
         final String summary = Files.readString(dir.resolve("out").resolve("runs").resolve("mlp-w2-persistent_1_x2").resolve("ddp")
             .resolve("seed-1").resolve("summary.json"), StandardCharsets.UTF_8);
-        assertThat(summary).contains("DistributedDataParallel", "padded to the modelled 20ms");
+        assertThat(summary).contains("DistributedDataParallel", "padded to the modelled 50ms");
     }
 }

@@ -12,7 +12,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -34,16 +37,19 @@ import java.util.concurrent.Callable;
         + "up with the modelled clock. Installs the dataset (apt-get install dataset-fashion-mnist) when run as root and it "
         + "is missing. About two minutes on 2 cores."})
 public final class DemoCommand implements Callable<Integer> {
-    /** The same as examples/adaptive.policy, embedded so the demo runs from anywhere. */
-    public static final String ADAPTIVE = String.join("\n",
-        "policy adaptive",
-        "start bsp",
-        "when slowdown(worker) > 5.0 for 1 rounds then exclude(worker) fold",
-        "when slowdown(worker) > 3.0 for 5 rounds then exclude(worker) fold",
-        "when slowdown(worker) < 1.3 for 10 rounds then include(worker)",
-        "when lag >= 2 for 6 rounds in bsp then ssp(2)",
-        "when lag >= 3 for 20 rounds in ssp(2) then ssp(4)",
-        "when lag <= 1 for 20 rounds then bsp");
+    /** examples/adaptive.policy, as the build puts it on the classpath (the demo runs from anywhere). */
+    public static final String ADAPTIVE = adaptivePolicy();
+
+    private static String adaptivePolicy() {
+        try (InputStream in = DemoCommand.class.getResourceAsStream("/examples/adaptive.policy")) {
+            if (in == null) {
+                throw new IllegalStateException("examples/adaptive.policy is not on the classpath: rebuild (mvn install)");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (final IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
 
     @Option(names = "--stragglers", defaultValue = "persistent:3:x4", description = "Straggler profile. Default: ${DEFAULT-VALUE}.")
     String stragglers;
