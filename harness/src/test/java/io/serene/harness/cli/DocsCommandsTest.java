@@ -1,0 +1,114 @@
+package io.serene.harness.cli;
+
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Every {@code ./serene ...} command in the README's and the docs' code blocks parses: its
+ * subcommand and options exist and take the values given, so docs and code cannot drift apart.
+ */
+class DocsCommandsTest {
+    /** The checkout's root: where README.md and docs/ are, upwards from the working directory. */
+    private static Path root() {
+        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+            if (Files.isRegularFile(dir.resolve("README.md")) && Files.isDirectory(dir.resolve("docs"))) {
+                return dir;
+            }
+        }
+        throw new IllegalStateException("no README.md and docs/ above " + Path.of("").toAbsolutePath());
+    }
+
+    @Test
+    void everySereneCommandInTheDocsParses() throws IOException {
+        final Path root = root();
+        final List<Path> files = new ArrayList<>(List.of(root.resolve("README.md")));
+        try (Stream<Path> docs = Files.list(root.resolve("docs"))) {
+            docs.filter(f -> f.getFileName().toString().endsWith(".md")).sorted().forEach(files::add);
+        }
+        final List<String> failures = new ArrayList<>();
+        int commands = 0;
+        for (final Path file : files) {
+            final List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+            for (int i = 0; i < lines.size(); i++) {
+                final String line = lines.get(i).strip();
+                if (!line.startsWith("./serene ")) {
+                    continue;
+                }
+                final int at = i + 1;
+                final StringBuilder command = new StringBuilder(withoutComment(line));
+                // continued lines
+                while (command.toString().endsWith("\\") && i + 1 < lines.size()) {
+                    command.setLength(command.length() - 1);
+                    command.append(' ').append(withoutComment(lines.get(++i).strip()));
+                }
+                final List<String> words = words(command.toString());
+                commands++;
+                try {
+                    new CommandLine(new Serene()).parseArgs(words.subList(1, words.size()).toArray(String[]::new));
+                } catch (final CommandLine.ParameterException ex) {
+                    failures.add(root.relativize(file) + ":" + at + ": " + command + "\n    " + ex.getMessage());
+                }
+            }
+        }
+        assertThat(commands).as("commands found").isGreaterThan(50);
+        assertThat(failures).as("commands in the docs that do not parse").isEmpty();
+    }
+
+    /** The line without a trailing shell comment ({@code  # ...} outside quotes). */
+    private static String withoutComment(final String line) {
+        boolean single = false;
+        boolean dbl = false;
+        for (int i = 0; i < line.length(); i++) {
+            final char c = line.charAt(i);
+            if (c == '\'' && !dbl) {
+                single = !single;
+            } else if (c == '"' && !single) {
+                dbl = !dbl;
+            } else if (c == '#' && !single && !dbl && i > 0 && Character.isWhitespace(line.charAt(i - 1))) {
+                return line.substring(0, i).strip();
+            }
+        }
+        return line.strip();
+    }
+
+    /** Shell words: split on blanks outside quotes, the quotes removed. */
+    private static List<String> words(final String command) {
+        final List<String> words = new ArrayList<>();
+        final StringBuilder word = new StringBuilder();
+        boolean single = false;
+        boolean dbl = false;
+        boolean any = false;
+        for (int i = 0; i < command.length(); i++) {
+            final char c = command.charAt(i);
+            if (c == '\'' && !dbl) {
+                single = !single;
+                any = true;
+            } else if (c == '"' && !single) {
+                dbl = !dbl;
+                any = true;
+            } else if (Character.isWhitespace(c) && !single && !dbl) {
+                if (any || word.length() > 0) {
+                    words.add(word.toString());
+                    word.setLength(0);
+                    any = false;
+                }
+            } else {
+                word.append(c);
+            }
+        }
+        if (any || word.length() > 0) {
+            words.add(word.toString());
+        }
+        return words;
+    }
+}
