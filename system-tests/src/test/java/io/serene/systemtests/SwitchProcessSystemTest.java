@@ -99,6 +99,41 @@ class SwitchProcessSystemTest {
     }
 
     @Test
+    @Timeout(120)
+    void aSwitchOnEveryAddressAnswersAWorkerFromTheAddressItWasGiven() throws Exception {
+        // the switch binds every address (the default); the worker is told 127.0.1.1, one of this host's
+        // addresses but not the one a reply's route picks: it used to drop the answer as a stranger's and fail
+        final Process process = serene("switch", "--port", "0", "--stats-seconds", "0");
+        try {
+            final BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+            int port = -1;
+            for (String line; port < 0 && (line = out.readLine()) != null; ) {
+                final Matcher m = LISTENING.matcher(line);
+                if (m.find()) {
+                    port = Integer.parseInt(m.group(1));
+                }
+            }
+            assertThat(port).isPositive();
+            try (UdpTransport loop = UdpTransport.create(1, true)) {
+                final List<WorkerHost> udpWorkers = new ArrayList<>();
+                for (int w = 0; w < 2; w++) {
+                    udpWorkers.add(WorkerHost.start(new WorkerContext().jobId(4).workerId(w).workers(2).elementsPerRound(1_000),
+                        new InetSocketAddress(w == 0 ? "127.0.1.1" : "127.0.0.1", port), new InetSocketAddress("127.0.0.1", 0), loop,
+                        UdpOptions.defaults(), ex -> { }));
+                }
+                try {
+                    new Gradients(4, 2, 1_000).runExactRounds(udpWorkers, 3, "a switch on every address");
+                } finally {
+                    udpWorkers.forEach(WorkerHost::close);
+                }
+            }
+        } finally {
+            process.destroy();
+            assertThat(process.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        }
+    }
+
+    @Test
     @Timeout(60)
     void badFlagsGetAClearMessageAndExitCode() throws Exception {
         final Process process = serene("switch", "--budget", "10");

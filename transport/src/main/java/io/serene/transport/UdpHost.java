@@ -17,14 +17,17 @@ import io.netty.util.internal.PlatformDependent;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.PacketEndpoint;
 
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -58,6 +61,20 @@ public final class UdpHost implements PacketHost {
     private final AtomicLong refusedSources = new AtomicLong();
     /** Per peer index: when it was last heard from. */
     private long[] peerHeardNs = new long[16];
+    /** Per peer index: the channel its packets last came in on, the one that answers it ({@link #channels}). */
+    private int[] peerChannel = new int[16];
+    /**
+     * The host's sockets: [0] the one bound; with a wildcard bind (epoll), one more per local address a
+     * packet came to, bound on first sight of it, so each peer is answered from the address it sent
+     * to (a wildcard socket answers from the address the routing picks, which a peer that sent to
+     * another of the host's addresses takes for a stranger's).
+     */
+    private Channel[] channels = new Channel[1];
+    private int channelCount = 1;
+    private final Map<InetAddress, Integer> channelByAddress = new HashMap<>();
+    private final Set<InetAddress> binding = new HashSet<>();
+    private Bootstrap bootstrap;
+    private boolean perAddress;
     private final PeerPorts ports = new PeerPorts();
     private final Outbox outbox = this::send;
     private final FaultInjector faults;
@@ -104,10 +121,16 @@ public final class UdpHost implements PacketHost {
             .option(ChannelOption.SO_RCVBUF, options.socketBufferBytes())
             .option(ChannelOption.SO_SNDBUF, options.socketBufferBytes())
             .option(ChannelOption.RECVBUF_ALLOCATOR, receiveAllocator(transport.isEpoll() && options.gro()))
-            .handler(host.new Handler());
+            .handler(host.new Handler(0));
         if (transport.isEpoll() && options.gro()) {
             bootstrap.option(EpollChannelOption.UDP_GRO, true);
         }
+        host.perAddress = transport.isEpoll() && local.getAddress().isAnyLocalAddress();
+        if (host.perAddress) {
+            // every packet's destination address, and a socket per address beside the wildcard one on the same port
+            bootstrap.option(EpollChannelOption.IP_RECVORIGDSTADDR, true).option(ChannelOption.SO_REUSEADDR, true);
+        }
+        host.bootstrap = bootstrap;
         // the channel and its loop are the host's from registration on, before bind() returns (Handler)
         bootstrap.bind(local).syncUninterruptibly();
         host.execute(() -> { });
@@ -203,8 +226,61 @@ public final class UdpHost implements PacketHost {
     @Override
     public void close() {
         if (channel != null) {
+            // the per-address sockets are created on the event loop: closed there, then the bound one
+            if (loop != null && !loop.isShuttingDown()) {
+                loop.submit(() -> {
+                    for (int i = 1; i < channelCount; i++) {
+                        if (channels[i] != null) {
+                            channels[i].close();
+                        }
+                    }
+                }).syncUninterruptibly();
+            }
             channel.close().syncUninterruptibly();
         }
+    }
+
+    /** The local addresses this host answers from a socket of their own (besides the one it was bound to). */
+    public List<InetAddress> answeringAddresses() {
+        return call(() -> List.copyOf(channelByAddress.keySet())).join();
+    }
+
+    /**
+     * The channel a packet that came in on channel {@code arrived} for {@code recipient} is answered
+     * from: the socket of the recipient's address, bound now if this wildcard host has none yet (the
+     * wildcard socket answers until it is up).
+     */
+    private int answeringChannel(final int arrived, final InetSocketAddress recipient) {
+        if (!perAddress || arrived != 0 || recipient == null || recipient.getAddress().isAnyLocalAddress()) {
+            return arrived;
+        }
+        final InetAddress address = recipient.getAddress();
+        final Integer known = channelByAddress.get(address);
+        if (known != null) {
+            return known;
+        }
+        if (binding.add(address)) {
+            final int index = channelCount++;
+            if (index == channels.length) {
+                channels = Arrays.copyOf(channels, 2 * index);
+            }
+            final int port = ((InetSocketAddress) channel.localAddress()).getPort();
+            bootstrap.clone(loop).handler(new Handler(index)).bind(new InetSocketAddress(address, port)).addListener(f -> {
+                if (f.isSuccess()) {
+                    channelByAddress.put(address, index);
+                } else {
+                    // answered from the wildcard socket, as before
+                    onError(f.cause());
+                }
+            });
+        }
+        return 0;
+    }
+
+    /** The channel that answers peer index {@code peer}. */
+    private Channel channelOf(final int peer) {
+        final Channel c = channels[peerChannel[peer]];
+        return c != null ? c : channel;
     }
 
     /**
@@ -235,9 +311,11 @@ public final class UdpHost implements PacketHost {
             addressByPort.add(address);
             if (index >= peerHeardNs.length) {
                 peerHeardNs = Arrays.copyOf(peerHeardNs, 2 * peerHeardNs.length);
+                peerChannel = Arrays.copyOf(peerChannel, peerHeardNs.length);
             }
         }
         peerHeardNs[index] = now;
+        peerChannel[index] = 0;
         final int assigned = ports.port(index);
         portByAddress.put(address, assigned);
         return assigned;
@@ -300,13 +378,15 @@ public final class UdpHost implements PacketHost {
             if (faults.isActive() && faults.reorder()) {
                 final ByteBuf late = copyOf(buffer, offset, length);
                 final InetSocketAddress to = addressByPort.get(peer);
+                final Channel out = channelOf(peer);
                 loop.schedule(() -> {
-                    channel.writeAndFlush(new DatagramPacket(late, to));
+                    out.writeAndFlush(new DatagramPacket(late, to));
                 }, faults.nextLong(options.reorderDelayNs()), TimeUnit.NANOSECONDS);
             } else if (gso) {
                 appendToRun(peer, buffer, offset, length);
             } else {
-                channel.write(new DatagramPacket(copyOf(buffer, offset, length), addressByPort.get(peer)), channel.voidPromise());
+                final Channel out = channelOf(peer);
+                out.write(new DatagramPacket(copyOf(buffer, offset, length), addressByPort.get(peer)), out.voidPromise());
                 packetsSent++;
                 datagramsWritten++;
             }
@@ -358,11 +438,12 @@ public final class UdpHost implements PacketHost {
         }
         runs[port] = null;
         final InetSocketAddress to = addressByPort.get(port);
+        final Channel out = channelOf(port);
         datagramsWritten++;
         if (runCount[port] == 1) {
-            channel.write(new DatagramPacket(run, to), channel.voidPromise());
+            out.write(new DatagramPacket(run, to), out.voidPromise());
         } else {
-            channel.write(new SegmentedDatagramPacket(run, runSegment[port], to), channel.voidPromise());
+            out.write(new SegmentedDatagramPacket(run, runSegment[port], to), out.voidPromise());
         }
     }
 
@@ -377,6 +458,11 @@ public final class UdpHost implements PacketHost {
     private void flush() {
         flushRuns();
         channel.flush();
+        for (int i = 1; i < channelCount; i++) {
+            if (channels[i] != null) {
+                channels[i].flush();
+            }
+        }
     }
 
     private ByteBuf copyOf(final ByteBuffer buffer, final int offset, final int length) {
@@ -402,14 +488,24 @@ public final class UdpHost implements PacketHost {
     }
 
     private final class Handler extends ChannelInboundHandlerAdapter {
+        /** Which of the host's channels this handler reads ({@link #channels}). */
+        private final int index;
+
+        Handler(final int index) {
+            this.index = index;
+        }
+
         /**
          * The channel, known here on the event loop before its first read: peers already sending to the
          * address (a switch restarted under its workers) may be read, and answered, before bind() returns.
          */
         @Override
         public void channelRegistered(final ChannelHandlerContext ctx) {
-            channel = ctx.channel();
-            loop = ctx.channel().eventLoop();
+            channels[index] = ctx.channel();
+            if (index == 0) {
+                channel = ctx.channel();
+                loop = ctx.channel().eventLoop();
+            }
             ctx.fireChannelRegistered();
         }
 
@@ -445,6 +541,7 @@ public final class UdpHost implements PacketHost {
                     droppedPeers.incrementAndGet();
                     return;
                 }
+                peerChannel[PeerPorts.index(port)] = answeringChannel(index, packet.recipient());
                 endpoint.onPacket(port, receiveBuffer, 0, length, System.nanoTime(), outbox);
             } catch (final RuntimeException | Error ex) {
                 onError(ex);

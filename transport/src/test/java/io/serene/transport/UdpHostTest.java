@@ -5,6 +5,7 @@ import io.serene.protocol.PacketEndpoint;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -156,6 +157,48 @@ class UdpHostTest {
                 assertThat(host.errors()).as(transport.kind()).isEqualTo(1);
             }
         }
+    }
+
+    @Test
+    @Timeout(30)
+    void aHostBoundToEveryAddressAnswersEachPeerFromTheAddressItSentTo() throws Exception {
+        try (UdpTransport transport = UdpTransport.create(1, true);
+             UdpHost echo = transport.bind(new Echo(), new InetSocketAddress("0.0.0.0", 0), UdpOptions.defaults());
+             DatagramChannel a = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+             DatagramChannel b = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+            final int port = echo.localAddress().getPort();
+            // 127.0.1.1 is this host's too (loopback is all of 127/8), as Debian names the host: the first
+            // answer may come from the wildcard socket; once the host bound 127.0.1.1, every one comes from there
+            final InetSocketAddress other = new InetSocketAddress("127.0.1.1", port);
+            final InetSocketAddress first = echoFrom(a, other);
+            assertThat(first.getPort()).isEqualTo(port);
+            InetSocketAddress from = first;
+            for (int i = 0; i < 50 && !from.equals(other); i++) {
+                Thread.sleep(20);
+                from = echoFrom(a, other);
+            }
+            assertThat(from).as("answered from the address it was sent to").isEqualTo(other);
+            for (int i = 0; i < 5; i++) {
+                assertThat(echoFrom(a, other)).isEqualTo(other);
+            }
+            // a peer that sends to 127.0.0.1 is answered from there
+            final InetSocketAddress usual = new InetSocketAddress("127.0.0.1", port);
+            InetSocketAddress fromUsual = echoFrom(b, usual);
+            for (int i = 0; i < 50 && !fromUsual.equals(usual); i++) {
+                Thread.sleep(20);
+                fromUsual = echoFrom(b, usual);
+            }
+            assertThat(fromUsual).isEqualTo(usual);
+            assertThat(echo.answeringAddresses()).contains(InetAddress.getByName("127.0.1.1"));
+            assertThat(echo.errors()).isZero();
+        }
+    }
+
+    /** Sends one packet from {@code client} to {@code to} and returns where the echo came from. */
+    private static InetSocketAddress echoFrom(final DatagramChannel client, final InetSocketAddress to) throws Exception {
+        client.send(ByteBuffer.wrap(new byte[] {1, 2, 3, 4}), to);
+        client.configureBlocking(true);
+        return (InetSocketAddress) client.receive(ByteBuffer.allocate(16));
     }
 
     @Test
