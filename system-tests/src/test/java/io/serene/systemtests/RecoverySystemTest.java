@@ -25,7 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Recovery under BSP ends with the model of the run without faults (DESIGN.md invariant 7): a switch
  * that loses its state, a worker killed and brought back, a worker dying unplanned under
  * --max-restarts, and a run stopped and resumed with --resume; each time the job goes on from the
- * newest checkpoint every worker holds. Under fastest:2, a worker brought back rejoins the others'
+ * newest checkpoint every worker holds that reads clean (a damaged one is passed over). Under fastest:2, a worker brought back rejoins the others'
  * job, one the job went on without joins again by itself, and one that fell too far behind after
  * they finished is not brought back. Multi-process: tagged slow.
  */
@@ -134,7 +134,10 @@ class RecoverySystemTest {
         assertThat(s.path("modelsEqual").asBoolean()).isTrue();
         assertThat(s.path("relaunches")).hasSize(1);
         // the others went on while worker 1 was down: the job goes back to a checkpoint they hold, worker 1 taking a peer's model
-        assertThat(s.path("relaunches").get(0).path("fromRound").asInt()).isGreaterThan(20);
+        // (a known recovery race sends the job back to round 0 now and then: the run's and worker 1's output say why)
+        final Path w1 = dir.resolve("run").resolve("workers").resolve("worker-1.log");
+        assertThat(s.path("relaunches").get(0).path("fromRound").asInt()).as("the run's output:%n%s%nworker 1's:%n%s",
+            s.path("stdout").asText(), Files.exists(w1) ? Files.readString(w1) : "(none)").isGreaterThan(20);
         assertThat(s.path("stdout").asText()).contains("worker 1 restarted");
     }
 
@@ -229,9 +232,23 @@ class RecoverySystemTest {
         p.destroy();
         assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(p.descendants().filter(ProcessHandle::isAlive)).as("its workers stop with it").isEmpty();
+        // worker 1's newest checkpoint every worker holds cut short (a disk that lost its tail): the run goes on from
+        // the one before, saying so, and still ends with the uninterrupted run's model
+        int newest = 0;
+        for (int n = 20; n <= 90; n += 20) {
+            final int round = n;
+            if (java.util.stream.IntStream.range(0, 3).allMatch(w -> Files.exists(out.resolve("checkpoints")
+                .resolve("worker-" + w + "-after-" + round + ".ckpt")))) {
+                newest = round;
+            }
+        }
+        assertThat(newest).isGreaterThanOrEqualTo(60);
+        final Path cut = out.resolve("checkpoints").resolve("worker-1-after-" + newest + ".ckpt");
+        Files.write(cut, java.util.Arrays.copyOf(Files.readAllBytes(cut), 1_000));
         final JsonNode s = run(train(out, "--checkpoint-every", "20", "--resume", out.toString()));
         assertSameModelAsTheCleanRun(s);
-        assertThat(s.path("stdout").asText()).contains("the job goes on from its checkpoint after round 60");
+        assertThat(s.path("stdout").asText()).contains("passed over: " + cut, "is damaged",
+            "the job goes on from its checkpoint after round " + (newest - 20));
         assertThat(Files.readAllLines(out.resolve("records.jsonl"))).as("every worker's every round, once").hasSize(3 * 90);
         // other settings than the checkpoints were written with: refused, naming the difference
         final List<String> other = new ArrayList<>(train(out, "--resume", out.toString(), "--lr", "0.3"));
