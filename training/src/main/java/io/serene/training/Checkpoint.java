@@ -376,12 +376,15 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
 
     /**
      * The rounds worker w can go on after when it rejoins (newest first, at most {@code max}): those
-     * any worker of the job has a clean checkpoint after in {@code dir} (see {@link #forRejoin}).
+     * any worker of the job has a checkpoint after in {@code dir} (see {@link #forRejoin}, which takes
+     * one of them that reads clean). By the files' names only, read for every JOIN: the others go on
+     * while a restarted worker reads, and offers older than every checkpoint they still keep would
+     * send the job back to its start.
      */
     public static int[] rejoinOffers(final Path dir, final int w, final int workers, final int max) throws IOException {
         final TreeSet<Integer> rounds = new TreeSet<>(Comparator.reverseOrder());
         for (int p = 0; p < workers; p++) {
-            rounds.addAll(cleanRounds(dir, p));
+            rounds.addAll(rounds(dir, p));
         }
         return rounds.stream().limit(max).mapToInt(Integer::intValue).toArray();
     }
