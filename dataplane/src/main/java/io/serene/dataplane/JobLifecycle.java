@@ -118,6 +118,7 @@ final class JobLifecycle {
                 return;
             }
             jobs.forming[j] = rebuild;
+            jobs.initiator[j] = rebuild ? worker : -1;
         } else if (jobs.workers[j] != workers || jobs.elementsPerRound[j] != elements) {
             refuseJoin(in, port, Status.SHAPE_MISMATCH, outbox);
             return;
@@ -137,7 +138,13 @@ final class JobLifecycle {
             for (int i = 0; i < JoinPacket.MAX_OFFERS; i++) {
                 jobs.offer(j, worker, i, rebuild ? in.offer(i) : -1);
             }
-            if (!jobs.allJoined(j)) {
+            if (worker == jobs.initiator[j]) {
+                jobs.initiatorJoins[j]++;
+            }
+            // the job forms once every worker is in and the worker that began it joined again since: its first
+            // offers were read before the others stopped (they go on until they hear the job is gone), so they
+            // may all be older than every checkpoint the others still keep; its retry's are read after
+            if (!jobs.allJoined(j) || jobs.initiatorJoins[j] < 2) {
                 send(port, deparser.joinAck(job, tag, worker, Status.PENDING, workers, elements, ring, maxWorkers, 0), outbox);
                 return;
             }

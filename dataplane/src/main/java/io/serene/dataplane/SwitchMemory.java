@@ -20,9 +20,10 @@ import io.serene.protocol.ResultPacket;
  *                      + 56W (joined bitmap, late set, explicit worker_group entries, members of 4 groups)
  *                      + (16 + 8W)G (release counters 4, release times 8, timeout latch: round 4,
  *                                   contributor bitmap 8W)
- *                      + 72 (id, workers, elements, chunks, value limit, R, config epoch, groups
- *                            in use, first round: 4 each; open seq 8, creation time 8, last heard 8,
- *                            tag 8; active, started, configs changed, forming: 1 each))
+ *                      + 80 (id, workers, elements, chunks, value limit, R, config epoch, groups
+ *                            in use, first round, rebuild's initiator and its JOINs: 4 each; open seq 8,
+ *                            creation time 8, last heard 8, tag 8; active, started, configs changed,
+ *                            forming: 1 each))
  *                 + 9T (job hash table: T = smallest power of two >= 2J; key 4, value 4, used 1)
  *                 + 72 + 16W + 8K (the result being composed, its header and fields to the bitmap 72 bytes,
  *                                  and one contribution's values)
@@ -36,7 +37,7 @@ import io.serene.protocol.ResultPacket;
  */
 public final class SwitchMemory {
     static final int SLOT_SCALAR_BYTES = 35 + ConfigTable.GROUPS;
-    static final int JOB_SCALAR_BYTES = 72;
+    static final int JOB_SCALAR_BYTES = 80;
 
     private final long budgetBytes;
     private final int maxJobs;

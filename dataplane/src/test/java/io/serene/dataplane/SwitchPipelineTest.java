@@ -214,19 +214,22 @@ class SwitchPipelineTest {
         assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.PENDING);
         dataFrom(100, JOB, 0, 0, 0, 0, new int[] {1, 1, 1, 1});
         assertThat(Status.fromCode(last().packet.status())).as("no round while the job forms").isEqualTo(Status.UNKNOWN_JOB);
-        sent.clear();
         rebuild(101, 1, 30, 20);
+        assertThat(Status.fromCode(last().packet.status())).as("every worker in, but the first not back since").isEqualTo(Status.PENDING);
+        sent.clear();
+        // worker 0 retries (its offers read again, after the others stopped): the job forms
+        rebuild(100, 0, 40, 30, 20);
         assertThat(Status.fromCode(sent.get(sent.size() - 2).packet.status())).isEqualTo(Status.OK);
         assertThat(sent.get(sent.size() - 2).packet.round()).as("the most rounds both can go on after").isEqualTo(30);
-        // worker 0, told PENDING, hears it at once (rounds released before its next retry would be lost on it)
-        assertThat(sent).filteredOn(s -> s.port == 100 && s.packet.type() == PacketType.JOIN_ACK).singleElement()
+        // worker 1, told PENDING, hears it at once (rounds released before its next retry would be lost on it)
+        assertThat(sent).filteredOn(s -> s.port == 101 && s.packet.type() == PacketType.JOIN_ACK).singleElement()
             .satisfies(s -> {
                 assertThat(Status.fromCode(s.packet.status())).isEqualTo(Status.OK);
-                assertThat(s.join.workerId()).isZero();
+                assertThat(s.join.workerId()).isOne();
                 assertThat(s.packet.round()).isEqualTo(30);
                 assertThat(s.packet.tag()).isEqualTo(tag);
             });
-        assertThat(sent).filteredOn(s -> s.port == 100 && s.packet.type() == PacketType.CONFIG).as("and its config list").isNotEmpty();
+        assertThat(sent).filteredOn(s -> s.port == 101 && s.packet.type() == PacketType.CONFIG).as("and its config list").isNotEmpty();
         rebuild(100, 0, 40, 30, 20);
         assertThat(sent.get(sent.size() - 2).packet.round()).as("a JOIN retried is answered alike").isEqualTo(30);
         assertThat(pipeline.counters().get(SwitchCounter.JOBS_REBUILT)).isZero();
@@ -237,11 +240,14 @@ class SwitchPipelineTest {
         dataFrom(100, JOB, 0, 0, 0, 0, new int[] {1, 1, 1, 1});
         assertThat(Status.fromCode(last().packet.status())).as("worker 0 learns its job is gone").isEqualTo(Status.UNKNOWN_JOB);
         rebuild(102, 0, 40, 30, 20);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.PENDING);
+        rebuild(999, 1, 20, 10);
         assertThat(sent.get(sent.size() - 2).packet.round()).isEqualTo(20);
         // without a round in common the job starts over
         tag = JobTag.of(secret, JOB + 1);
         rebuildJob(JOB + 1, 100, 0, 40);
         rebuildJob(JOB + 1, 101, 1, 30);
+        rebuildJob(JOB + 1, 100, 0, 40);
         assertThat(sent.get(sent.size() - 2).packet.round()).isZero();
         // a stranger without the tag cannot rebuild a job
         tag = 5;

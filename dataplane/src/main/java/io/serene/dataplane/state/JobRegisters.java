@@ -37,6 +37,9 @@ public final class JobRegisters {
     public final int[] offers;
     /** Per worker: the newest incarnation that joined (JOINs of older ones are fenced); NO_INCARNATION before any. */
     public final long[] incarnation;
+    /** Per job being formed anew: the worker whose REBUILD JOIN began it (-1: none), and how many JOINs it sent since. */
+    public final int[] initiator;
+    public final int[] initiatorJoins;
     public static final long NO_INCARNATION = Long.MIN_VALUE;
     /** Bumped by every table write; stamped on every result. */
     public final int[] epoch;
@@ -85,6 +88,8 @@ public final class JobRegisters {
         firstRound = new int[maxJobs];
         offers = new int[maxJobs * maxWorkers * JoinPacket.MAX_OFFERS];
         incarnation = new long[maxJobs * maxWorkers];
+        initiator = new int[maxJobs];
+        initiatorJoins = new int[maxJobs];
         epoch = new int[maxJobs];
         started = new boolean[maxJobs];
         configDirty = new boolean[maxJobs];
@@ -108,7 +113,8 @@ public final class JobRegisters {
             + 8L * openSeq.length + 8L * lastHeardNs.length + 8L * tag.length + 8L * (joined.length + late.length)
             + 4L * (workerPort.length + workerClock.length + arrivalRound.length + finishedRound.length)
             + 8L * (arrivalNs.length + iterationNs.length + offsetNs.length + finishedComputeNs.length + finishedOffsetNs.length
-                + incarnation.length);
+                + incarnation.length)
+            + 4L * (initiator.length + initiatorJoins.length);
     }
 
     /** A new job's registers. */
@@ -138,6 +144,8 @@ public final class JobRegisters {
         Arrays.fill(finishedOffsetNs, j * maxWorkers, (j + 1) * maxWorkers, 0L);
         Arrays.fill(workerPort, j * maxWorkers, (j + 1) * maxWorkers, -1);
         Arrays.fill(incarnation, j * maxWorkers, (j + 1) * maxWorkers, NO_INCARNATION);
+        initiator[j] = -1;
+        initiatorJoins[j] = 0;
     }
 
     /** The index of worker w of job j in the per-worker registers. */
