@@ -36,6 +36,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class MultiHostSystemTest {
     private static final String BRIDGE = "srn-br0";
     private static final String SWITCH_IP = "10.199.7.1";
+    /** A second address of the switch's host on the same network: answers to it used to come from the first. */
+    private static final String SECOND_IP = "10.199.7.2";
     private static final Pattern HASH = Pattern.compile("\"modelHash\":\"([0-9a-f]{64})\"");
 
     @Test
@@ -49,6 +51,7 @@ class MultiHostSystemTest {
         try {
             sh("ip", "link", "add", BRIDGE, "type", "bridge");
             sh("ip", "addr", "add", SWITCH_IP + "/24", "dev", BRIDGE);
+            sh("ip", "addr", "add", SECOND_IP + "/24", "dev", BRIDGE);
             sh("ip", "link", "set", BRIDGE, "up");
             for (int w = 0; w < namespaces.size(); w++) {
                 final String ns = namespaces.get(w);
@@ -63,10 +66,13 @@ class MultiHostSystemTest {
                 sh("ip", "netns", "exec", ns, "ip", "link", "set", peer, "up");
                 sh("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up");
             }
-            final List<String> apart = train(dir, SWITCH_IP, namespaces);
-            final List<String> loopback = train(dir, "127.0.0.1", null);
+            final List<String> apart = train(dir, SWITCH_IP, List.of(SWITCH_IP, SWITCH_IP), namespaces);
+            final List<String> loopback = train(dir, "127.0.0.1", List.of("127.0.0.1", "127.0.0.1"), null);
             assertThat(apart.get(0)).as("BSP: both workers hold the same model").isEqualTo(apart.get(1));
             assertThat(apart).as("the same model as on loopback").isEqualTo(loopback);
+            // the switch on every address, each worker told another of them: each is answered from the one it was given
+            final List<String> twoAddresses = train(dir, "0.0.0.0", List.of(SWITCH_IP, SECOND_IP), namespaces);
+            assertThat(twoAddresses).as("the same model through either address").isEqualTo(loopback);
         } finally {
             cleanUp(namespaces);
         }
@@ -81,17 +87,21 @@ class MultiHostSystemTest {
         quiet("ip", "link", "del", BRIDGE);
     }
 
-    /** Two workers against a switch bound to {@code address}, in the namespaces given (null: this one); their model hashes. */
-    private static List<String> train(final Path dir, final String address, final List<String> namespaces) throws Exception {
+    /**
+     * Two workers against a switch bound to {@code address}, worker w told {@code targets[w]}, in the
+     * namespaces given (null: this one); their model hashes.
+     */
+    private static List<String> train(final Path dir, final String address, final List<String> targets, final List<String> namespaces)
+        throws Exception {
         final List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
         final SwitchPipeline pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(8 << 20)
             .defaultSync(SyncConfig.bsp()).conclude(), errors::add);
         try (UdpTransport loop = UdpTransport.create(1, true);
              UdpHost host = loop.bind(pipeline, new InetSocketAddress(address, 0), UdpOptions.defaults())) {
-            final String target = address + ":" + host.localAddress().getPort();
             final List<Process> workers = new ArrayList<>();
             for (int w = 0; w < 2; w++) {
                 final List<String> prefix = namespaces == null ? List.of() : List.of("ip", "netns", "exec", namespaces.get(w));
+                final String target = targets.get(w) + ":" + host.localAddress().getPort();
                 workers.add(SereneProcess.startIn(prefix, "worker", "--switch", target, "--id", "" + w, "--workers", "2",
                     "--rounds", "40", "--batch", "32", "--eval-every", "20", "--data", dir.toString(), "--seed", "9",
                     "--stragglers", "persistent:1:x2"));
