@@ -379,13 +379,11 @@ public final class SwitchPipeline implements PacketEndpoint {
     @Override
     public boolean admits(final ByteBuffer buffer, final int offset, final int length) {
         try {
-            in.wrap(buffer, offset, length);
-            final PacketCheck check = in.check();
-            if (check == PacketCheck.OK) {
+            if (headerPasses(buffer, offset, length)) {
                 return true;
             }
+            // a packet refused here never reaches onPacket: counted in as every packet is
             counters.increment(SwitchCounter.PACKETS_IN);
-            counters.increment(dropCounter(check));
         } catch (final RuntimeException ex) {
             counters.increment(SwitchCounter.ERRORS);
             errorHandler.accept(ex);
@@ -393,15 +391,23 @@ public final class SwitchPipeline implements PacketEndpoint {
         return false;
     }
 
+    /** Wraps the packet's header and checks it; a failed check is counted as the drop it is. */
+    private boolean headerPasses(final ByteBuffer buffer, final int offset, final int length) {
+        in.wrap(buffer, offset, length);
+        final PacketCheck check = in.check();
+        if (check != PacketCheck.OK) {
+            counters.increment(dropCounter(check));
+            return false;
+        }
+        return true;
+    }
+
     @Override
     public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length,
                          final long nowNs, final Outbox outbox) {
         counters.increment(SwitchCounter.PACKETS_IN);
         try {
-            in.wrap(buffer, offset, length);
-            final PacketCheck check = in.check();
-            if (check != PacketCheck.OK) {
-                counters.increment(dropCounter(check));
+            if (!headerPasses(buffer, offset, length)) {
                 return;
             }
             switch (in.type()) {

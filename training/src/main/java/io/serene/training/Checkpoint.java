@@ -397,12 +397,13 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
      * checkpoint before n (or the start), and nothing of its own pending.
      */
     public static Checkpoint forRejoin(final Path dir, final int w, final int workers, final int n) throws IOException {
-        if (Files.exists(file(dir, w, n)) && damage(file(dir, w, n)) == null) {
+        // a missing file is damage too: "gone"
+        if (damage(file(dir, w, n)) == null) {
             return read(file(dir, w, n));
         }
         Checkpoint peer = null;
         for (int p = 0; p < workers && peer == null; p++) {
-            if (p != w && Files.exists(file(dir, p, n)) && damage(file(dir, p, n)) == null) {
+            if (p != w && damage(file(dir, p, n)) == null) {
                 peer = read(file(dir, p, n));
             }
         }
