@@ -61,7 +61,6 @@ final class Deparser {
             .flags((slots.flags[idx] & ~SlotPool.OUT_OF_SCALE) | extraFlags)
             .elementCount(n)
             .jobId(jobs.id[j])
-            .tag(jobs.tag[j])
             .exponent(slots.exponent[idx])
             .shadowSet(StepLayout.shadowSet(seq, poolSize))
             .seq(seq)
@@ -93,7 +92,6 @@ final class Deparser {
         out.wrap(txBuffer, 0, Packet.HEADER_LENGTH)
             .initHeader(PacketType.NACK)
             .jobId(in.jobId())
-            .tag(in.tag())
             .workerId(in.workerId())
             .seq(in.seq())
             .round(in.round())
@@ -104,15 +102,18 @@ final class Deparser {
         return Packet.HEADER_LENGTH;
     }
 
-    /** A JOIN_ACK to worker {@code worker} of job {@code jobId} (its tag echoed), with the switch's limits and the job's first round. */
-    int joinAck(final int jobId, final long tag, final int worker, final Status status, final int workers, final int elements,
-                final int ring, final int maxWorkers, final int firstRound) {
+    /**
+     * A JOIN_ACK to worker {@code worker} of job {@code jobId}, with the switch's limits and the job's first round; its seq field
+     * echoes {@code joinNumber}, the packet number of the worker's JOIN it answers (proof to the worker that it is fresh).
+     */
+    int joinAck(final int jobId, final int worker, final Status status, final int workers, final int elements,
+                final int ring, final int maxWorkers, final int firstRound, final long joinNumber) {
         join.wrap(txBuffer, 0, JoinPacket.ACK_LENGTH)
             .initHeader(PacketType.JOIN_ACK)
             .jobId(jobId)
-            .tag(tag)
             .workerId(worker)
             .round(firstRound)
+            .seq(joinNumber)
             .status(status.code())
             .workerCount(workers)
             .elementsPerRound(elements)
@@ -124,14 +125,13 @@ final class Deparser {
     }
 
     /** Entry {@code index} of {@code entries} of a group's config list (list l, physical entry e). */
-    int config(final ConfigTable configs, final GroupTable groups, final int jobId, final long tag, final int epoch, final int l,
+    int config(final ConfigTable configs, final GroupTable groups, final int jobId, final int epoch, final int l,
                final int e, final int index, final int entries) {
         final int length = ConfigPacket.length(words);
         final int m = l * words;
         config.wrap(txBuffer, 0, length)
             .initHeader(PacketType.CONFIG)
             .jobId(jobId)
-            .tag(tag)
             .configEpoch(epoch)
             .chunk(index)
             .elementCount(entries)
@@ -155,7 +155,6 @@ final class Deparser {
         out.wrap(txBuffer, 0, Packet.HEADER_LENGTH)
             .initHeader(PacketType.LEAVE_ACK)
             .jobId(in.jobId())
-            .tag(in.tag())
             .workerId(in.workerId());
         return Packet.HEADER_LENGTH;
     }

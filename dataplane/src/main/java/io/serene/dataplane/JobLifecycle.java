@@ -8,7 +8,6 @@ import io.serene.dataplane.state.ReleaseRing;
 import io.serene.dataplane.state.SlotPool;
 import io.serene.protocol.Counters;
 import io.serene.protocol.Flags;
-import io.serene.protocol.JobTag;
 import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.Packet;
@@ -19,9 +18,9 @@ import io.serene.protocol.sync.StepLayout;
  * Job lifecycle and membership, on the switch thread: a JOIN creates the job (from the context's
  * start configs and worker groups) or joins a worker to it and answers with the switch's limits
  * and the worker's config list; LEAVE frees the job once no worker is joined; CONFIG_REQUEST and
- * table changes send config lists. Every packet of a job must carry its tag ({@link JobTag}: derived
- * from the switch's secret if it has one, else the tag of the JOIN that created the job); a worker
- * joined from one address may join again from another only with the tag (a new incarnation).
+ * table changes send config lists. With a secret, every packet here passed {@link SwitchAuth} (its
+ * worker's MAC, a number new to its window) and every packet sent is signed; a worker joined from one
+ * address may join again from another only then (a new incarnation); without one, never.
  */
 final class JobLifecycle {
     private final SwitchContext context;
@@ -40,12 +39,12 @@ final class JobLifecycle {
     private final int chunkElements;
     private final int words;
     private final int ring;
-    private final byte[] secret;
-    private final JobTag.Tagger tagger;
+    private final SwitchAuth auth;
 
     JobLifecycle(final SwitchContext context, final SwitchMemory memory, final Counters<SwitchCounter> counters,
                  final JobTable jobTable, final JobRegisters jobs, final GroupTable groups, final ConfigTable configs,
-                 final SlotPool slots, final ReleaseRing releases, final TimeoutScanner scanner, final Deparser deparser) {
+                 final SlotPool slots, final ReleaseRing releases, final TimeoutScanner scanner, final Deparser deparser,
+                 final SwitchAuth auth) {
         this.context = context;
         this.counters = counters;
         this.jobTable = jobTable;
@@ -62,11 +61,12 @@ final class JobLifecycle {
         this.chunkElements = memory.chunkElements();
         this.words = memory.bitmapWords();
         this.ring = memory.roundRing();
-        this.secret = context.secret();
-        this.tagger = secret == null ? null : new JobTag.Tagger(secret);
+        this.auth = auth;
     }
 
-    private void send(final int port, final int length, final Outbox outbox) {
+    /** Signs the packet composed for job index j (MISSING: a job this switch does not have) and sends it. */
+    private void send(final int j, final int port, final int length, final Outbox outbox) {
+        auth.seal(deparser.buffer(), length, j);
         outbox.send(port, deparser.buffer(), 0, length);
         counters.increment(SwitchCounter.PACKETS_OUT);
     }
@@ -77,61 +77,58 @@ final class JobLifecycle {
         final int worker = in.workerId();
         final int workers = in.workerCount();
         final int elements = in.elementsPerRound();
-        if (workers < 1 || workers > maxWorkers || worker >= workers || elements < 1) {
-            refuseJoin(in, port, Status.BAD_KEY, outbox);
-            return;
-        }
         int j = jobTable.get(job);
-        final long tag = j == JobTable.MISSING ? (tagger == null ? in.tag() : tagger.tag(job)) : jobs.tag[j];
-        if (in.tag() != tag) {
-            counters.increment(SwitchCounter.DROP_BAD_TAG);
-            refuseJoin(in, port, Status.BAD_TAG, outbox);
+        if (workers < 1 || workers > maxWorkers || worker >= workers || elements < 1) {
+            refuseJoin(in, j, port, Status.BAD_KEY, outbox);
             return;
         }
         if (j != JobTable.MISSING && in.incarnation() < jobs.incarnation[jobs.worker(j, worker)]) {
             // a newer incarnation of this worker (restarted) joined since: this one, a stopped process resumed or a
             // JOIN from an old socket delayed, may neither take the worker's place back nor rebuild the job
             counters.increment(SwitchCounter.JOINS_FENCED);
-            refuseJoin(in, port, Status.FENCED, outbox);
+            refuseJoin(in, j, port, Status.FENCED, outbox);
             return;
         }
         final boolean rebuild = in.hasFlag(Flags.REBUILD);
+        int rebuiltFrom = -1;
         if (j != JobTable.MISSING && rebuild && !jobs.forming[j] && !jobs.joinedFrom(j, worker, port)) {
             // a worker back from a checkpoint (restarted, on a new address) rebuilds the job: its rounds in flight are
-            // dropped, the others learn it from UNKNOWN_JOB and join again; only a holder of the job's secret may
-            if (tag == JobTag.NONE) {
-                refuseJoin(in, port, Status.IN_USE, outbox);
+            // dropped, the others learn it from UNKNOWN_JOB and join again; only a worker with its key may
+            if (!auth.keyed()) {
+                refuseJoin(in, j, port, Status.IN_USE, outbox);
                 return;
             }
             free(j);
             counters.increment(SwitchCounter.JOBS_REBUILT);
+            rebuiltFrom = j;
             j = JobTable.MISSING;
         }
         if (j == JobTable.MISSING) {
             if (!SwitchTables.setupFits(context, setupGroups, workers)) {
-                refuseJoin(in, port, Status.BAD_KEY, outbox);
+                refuseJoin(in, j, port, Status.BAD_KEY, outbox);
                 return;
             }
-            j = allocateJob(job, tag, workers, elements, nowNs);
+            j = allocateJob(job, workers, elements, nowNs, rebuiltFrom);
             if (j == JobTable.MISSING) {
-                refuseJoin(in, port, Status.TABLE_FULL, outbox);
+                refuseJoin(in, j, port, Status.TABLE_FULL, outbox);
                 return;
             }
             jobs.forming[j] = rebuild;
             jobs.initiator[j] = rebuild ? worker : -1;
         } else if (jobs.workers[j] != workers || jobs.elementsPerRound[j] != elements) {
-            refuseJoin(in, port, Status.SHAPE_MISMATCH, outbox);
+            refuseJoin(in, j, port, Status.SHAPE_MISMATCH, outbox);
             return;
         } else if (jobs.joinedElsewhere(j, worker, port)) {
-            if (tag == JobTag.NONE) {
+            if (!auth.keyed()) {
                 // a worker is bound to the address it joined from: without a secret, nobody can prove to be it
-                refuseJoin(in, port, Status.IN_USE, outbox);
+                refuseJoin(in, j, port, Status.IN_USE, outbox);
                 return;
             }
-            // the job's tag proves the secret: the worker's new incarnation (a restart, a new address) takes its place
+            // the worker's MAC proves its key: its new incarnation (a restart, a new address) takes its place
             counters.increment(SwitchCounter.REBINDS);
         }
         jobs.join(j, worker, port);
+        auth.joined(j, worker, in);
         jobs.incarnation[jobs.worker(j, worker)] = in.incarnation();
         jobs.lastHeardNs[j] = nowNs;
         if (jobs.forming[j]) {
@@ -145,7 +142,8 @@ final class JobLifecycle {
             // offers were read before the others stopped (they go on until they hear the job is gone), so they
             // may all be older than every checkpoint the others still keep; its retry's are read after
             if (!jobs.allJoined(j) || jobs.initiatorJoins[j] < 2) {
-                send(port, deparser.joinAck(job, tag, worker, Status.PENDING, workers, elements, ring, maxWorkers, 0), outbox);
+                send(j, port, deparser.joinAck(job, worker, Status.PENDING, workers, elements, ring, maxWorkers, 0,
+                    in.packetNumber()), outbox);
                 return;
             }
             // every worker is in: the job goes on after the most rounds all of them can go on after
@@ -164,35 +162,28 @@ final class JobLifecycle {
 
     /** Answers a worker of job j that it is in: the JOIN_ACK (with the job's first round), then its group's config list. */
     private void acceptJoin(final int j, final int worker, final int port, final Outbox outbox) {
-        send(port, deparser.joinAck(jobs.id[j], jobs.tag[j], worker, Status.OK, jobs.workers[j], jobs.elementsPerRound[j], ring,
-            maxWorkers, jobs.firstRound[j]), outbox);
+        send(j, port, deparser.joinAck(jobs.id[j], worker, Status.OK, jobs.workers[j], jobs.elementsPerRound[j], ring,
+            maxWorkers, jobs.firstRound[j], auth.joinNumber(j, worker)), outbox);
         sendConfigs(j, worker, port, outbox);
     }
 
     /**
-     * The job index of a packet naming a known job and a worker it has, from the address that worker
-     * joined from (if it joined); else MISSING, the drop counted. A packet of a job this switch does
+     * The job index of a packet naming a known job (j: its index as the job table has it, MISSING if
+     * none) and a worker it has, from the address that worker joined from (if it joined); else
+     * MISSING, the drop counted. A packet of a job this switch does
      * not have (it restarted, or the job's lease ran out) is answered UNKNOWN_JOB, so its worker stops
-     * at once instead of waiting out its timeout: when the packet carries the job's tag (with a secret;
-     * without one, always).
+     * at once instead of waiting out its timeout (with a secret, it passed its worker's MAC already).
      */
-    int jobOf(final Packet<?> in, final int port, final long nowNs, final Outbox outbox) {
-        final int j = jobTable.get(in.jobId());
+    int jobOf(final Packet<?> in, final int j, final int port, final long nowNs, final Outbox outbox) {
         if (j == JobTable.MISSING) {
             counters.increment(SwitchCounter.DROP_UNKNOWN_JOB);
-            if (tagger == null || in.tag() == tagger.tag(in.jobId())) {
-                send(port, deparser.nack(in, Status.UNKNOWN_JOB), outbox);
-            }
-            return JobTable.MISSING;
-        }
-        if (in.tag() != jobs.tag[j]) {
-            counters.increment(SwitchCounter.DROP_BAD_TAG);
+            send(j, port, deparser.nack(in, Status.UNKNOWN_JOB), outbox);
             return JobTable.MISSING;
         }
         if (jobs.forming[j]) {
             // the job is being rebuilt: the round this packet belongs to is gone; its worker joins again
             counters.increment(SwitchCounter.DROP_UNKNOWN_JOB);
-            send(port, deparser.nack(in, Status.UNKNOWN_JOB), outbox);
+            send(j, port, deparser.nack(in, Status.UNKNOWN_JOB), outbox);
             return JobTable.MISSING;
         }
         if (in.workerId() >= jobs.workers[j]) {
@@ -209,8 +200,8 @@ final class JobLifecycle {
         return j;
     }
 
-    void onConfigRequest(final Packet<?> in, final int port, final long nowNs, final Outbox outbox) {
-        final int j = jobOf(in, port, nowNs, outbox);
+    void onConfigRequest(final Packet<?> in, final int job, final int port, final long nowNs, final Outbox outbox) {
+        final int j = jobOf(in, job, port, nowNs, outbox);
         if (j == JobTable.MISSING) {
             return;
         }
@@ -224,7 +215,7 @@ final class JobLifecycle {
         final int l = ConfigTable.list(j, groups.of(j, worker));
         final int entries = configs.entries(l);
         for (int i = 0; i < entries; i++) {
-            send(port, deparser.config(configs, groups, jobs.id[j], jobs.tag[j], jobs.epoch[j], l, configs.at(l, i), i, entries), outbox);
+            send(j, port, deparser.config(configs, groups, jobs.id[j], jobs.epoch[j], l, configs.at(l, i), i, entries), outbox);
         }
     }
 
@@ -246,16 +237,19 @@ final class JobLifecycle {
         }
     }
 
-    private void refuseJoin(final JoinPacket in, final int port, final Status status, final Outbox outbox) {
+    /** Refuses a JOIN (j: its job's index, MISSING if none), answering with the status. */
+    void refuseJoin(final JoinPacket in, final int j, final int port, final Status status, final Outbox outbox) {
         counters.increment(SwitchCounter.JOIN_REFUSED);
-        send(port, deparser.joinAck(in.jobId(), in.tag(), in.workerId(), status, in.workerCount(), in.elementsPerRound(), ring, maxWorkers,
-            0), outbox);
+        send(j, port, deparser.joinAck(in.jobId(), in.workerId(), status, in.workerCount(), in.elementsPerRound(), ring, maxWorkers,
+            0, in.packetNumber()), outbox);
     }
 
-    private int allocateJob(final int job, final long tag, final int workers, final int elements, final long nowNs) {
+    /** A new job's registers ({@code rebuiltFrom}: the index the job had before a rebuild, whose replay windows it keeps; -1: none). */
+    private int allocateJob(final int job, final int workers, final int elements, final long nowNs, final int rebuiltFrom) {
         for (int j = 0; j < maxJobs; j++) {
             if (!jobs.active[j]) {
-                jobs.reset(j, job, tag, workers, elements, StepLayout.chunks(elements, chunkElements));
+                jobs.reset(j, job, workers, elements, StepLayout.chunks(elements, chunkElements));
+                auth.install(j, job, workers, rebuiltFrom);
                 releases.reset(j, nowNs);
                 // the context's worker groups (default: all in group 0); each group's list starts
                 // with its start config
@@ -277,11 +271,6 @@ final class JobLifecycle {
         counters.increment(SwitchCounter.LEAVES);
         final int j = jobTable.get(in.jobId());
         final int worker = in.workerId();
-        if (j != JobTable.MISSING && in.tag() != jobs.tag[j]) {
-            // only a holder of the job's secret may take a worker out of it
-            counters.increment(SwitchCounter.DROP_BAD_TAG);
-            return;
-        }
         if (j != JobTable.MISSING && worker < jobs.workers[j] && jobs.joinedElsewhere(j, worker, port)) {
             // only the worker itself may leave
             counters.increment(SwitchCounter.DROP_FOREIGN_PORT);
@@ -291,7 +280,7 @@ final class JobLifecycle {
             free(j);
             counters.increment(SwitchCounter.JOBS_FREED);
         }
-        send(port, deparser.leaveAck(in), outbox);
+        send(j, port, deparser.leaveAck(in), outbox);
     }
 
     /** Frees every job (a restart's loss of state). */

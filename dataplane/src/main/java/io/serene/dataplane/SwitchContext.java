@@ -1,6 +1,6 @@
 package io.serene.dataplane;
 
-import io.serene.protocol.JobTag;
+import io.serene.protocol.JobKeys;
 import io.serene.dataplane.state.ConfigTable;
 import io.serene.protocol.sync.SyncConfig;
 
@@ -120,8 +120,8 @@ public final class SwitchContext {
     }
 
     /**
-     * The secret the jobs' tags derive from ({@link JobTag}); null (the default):
-     * a job takes the tag of the JOIN that creates it, and later JOINs must carry the same.
+     * The secret every job's keys derive from ({@link JobKeys}): each worker's packets must then carry
+     * its MAC, and the switch signs its own. Null (the default): nothing is signed or checked.
      */
     public SwitchContext secret(final byte[] value) {
         this.secret = value == null ? null : value.clone();
@@ -171,7 +171,7 @@ public final class SwitchContext {
         require(chunkElements >= 1 && chunkElements <= MAX_CHUNK_ELEMENTS,
             "chunkElements must be in 1.." + MAX_CHUNK_ELEMENTS + ", was " + chunkElements);
         require(roundRing >= 2 && roundRing <= 1 << 20, "roundRing must be in 2..1048576, was " + roundRing);
-        require(secret == null || secret.length >= JobTag.MIN_SECRET_BYTES, "secret must have at least " + JobTag.MIN_SECRET_BYTES
+        require(secret == null || secret.length >= JobKeys.MIN_SECRET_BYTES, "secret must have at least " + JobKeys.MIN_SECRET_BYTES
             + " bytes, had " + (secret == null ? 0 : secret.length));
         require(jobLeaseNs >= 0, "jobLeaseNs must be >= 0 (0: never), was " + jobLeaseNs);
         require(maxPoolSize >= 1 && maxPoolSize <= MAX_POOL_SIZE,

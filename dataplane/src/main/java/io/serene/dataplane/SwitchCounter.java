@@ -38,9 +38,11 @@ public enum SwitchCounter {
     DROP_NOT_JOINED,
     /** A packet naming a joined worker, from an address other than the one it joined from. */
     DROP_FOREIGN_PORT,
-    /** A packet naming a job with a tag other than the job's (a sender without the job's secret, or a stray). */
-    DROP_BAD_TAG,
-    /** A joined worker that joined again from another address with the job's tag (a new incarnation). */
+    /** A packet whose MAC is not its worker's (a sender without the worker's key: forged, altered, or a stray). */
+    DROP_BAD_MAC,
+    /** A packet whose number its worker's replay window took already, or one too far behind (a replay). */
+    DROP_REPLAYED,
+    /** A joined worker that joined again from another address, signed with its key (a new incarnation). */
     REBINDS,
     DROP_BAD_ELEMENT_COUNT,
     DROP_BAD_SLOT,

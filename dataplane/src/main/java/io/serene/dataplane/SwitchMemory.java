@@ -14,18 +14,19 @@ import io.serene.protocol.ResultPacket;
  *   slot bytes  = 4K (int32 sums) + 8W (contributor bitmap) + 39 (seq 8, first contribution
  *                 time 8, count 4, round 4, chunk 4, length 4, exponent 1, released 1, flags 1,
  *                 config entry per worker group 1 x 4)
- *   fixed bytes = J * (81N (port 4, clock 4, arrival round 4, finished round 4, its time 8, iteration
+ *   fixed bytes = J * (145N (port 4, clock 4, arrival round 4, finished round 4, its time 8, iteration
  *                           estimate 8, arrival offset 8, finished compute and offset 8 each,
- *                           incarnation 8, worker group 1, the rounds its REBUILD JOIN offered 4 x 4)
+ *                           incarnation 8, worker group 1, the rounds its REBUILD JOIN offered 4 x 4,
+ *                           its key 16, replay window 8 + 32, last JOIN's number 8)
  *                      + 56W (joined bitmap, late set, explicit worker_group entries, members of 4 groups)
  *                      + (16 + 8W)G (release counters 4, release times 8, timeout latch: round 4,
  *                                   contributor bitmap 8W)
- *                      + 80 (id, workers, elements, chunks, value limit, R, config epoch, groups
+ *                      + 88 (id, workers, elements, chunks, value limit, R, config epoch, groups
  *                            in use, first round, rebuild's initiator and its JOINs: 4 each; open seq 8,
- *                            creation time 8, last heard 8, tag 8; active, started, configs changed,
- *                            forming: 1 each))
+ *                            creation time 8, last heard 8, reply key 16; active, started, configs
+ *                            changed, forming: 1 each))
  *                 + 9T (job hash table: T = smallest power of two >= 2J; key 4, value 4, used 1)
- *                 + 72 + 16W + 8K (the result being composed, its header and fields to the bitmap 72 bytes,
+ *                 + 80 + 16W + 8K (the result being composed, its header and fields to the bitmap 80 bytes,
  *                                  and one contribution's values)
  *                 + 16W (the release rule's scratch: a group's required members, PSP's sample)
  *                 + J * 4 * (8 * (25 + 8W) + 8) (sync-config table: 4 groups x 8 entries per job)
@@ -37,7 +38,7 @@ import io.serene.protocol.ResultPacket;
  */
 public final class SwitchMemory {
     static final int SLOT_SCALAR_BYTES = 35 + ConfigTable.GROUPS;
-    static final int JOB_SCALAR_BYTES = 80;
+    static final int JOB_SCALAR_BYTES = 88;
 
     private final long budgetBytes;
     private final int maxJobs;
@@ -67,8 +68,9 @@ public final class SwitchMemory {
     public static long fixedBytes(final int maxJobs, final int maxWorkers, final int roundRing, final int chunkElements) {
         final int words = bitmapWords(maxWorkers);
         // per worker: port, clock, arrival round, finished round (4 B each); arrival, compute estimate,
-        // arrival offset, finished compute time and offset, incarnation (8 B each); its group (1 B); its offers
-        final long perWorker = 65L + 4L * JoinPacket.MAX_OFFERS;
+        // arrival offset, finished compute time and offset, incarnation (8 B each); its group (1 B); its offers;
+        // its key, replay window and last JOIN's number (SwitchAuth)
+        final long perWorker = 65L + 4L * JoinPacket.MAX_OFFERS + SwitchAuth.WORKER_BYTES;
         return (long) maxJobs * (perWorker * maxWorkers + (24L + 8L * ConfigTable.GROUPS) * words + (16L + 8L * words) * roundRing
             + JOB_SCALAR_BYTES)
             + 9L * JobTable.length(maxJobs)

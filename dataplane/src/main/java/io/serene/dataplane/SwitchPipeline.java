@@ -14,6 +14,7 @@ import io.serene.protocol.Outbox;
 import io.serene.protocol.PacketCheck;
 import io.serene.protocol.PacketEndpoint;
 import io.serene.protocol.PacketHeader;
+import io.serene.protocol.PacketType;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.StepLayout;
 import io.serene.protocol.sync.SyncConfig;
@@ -82,6 +83,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final ReleaseRing releases;
     private final ReleaseRule rule;
     private final SwitchTables tables;
+    private final SwitchAuth auth;
     private final TimeoutScanner scanner = new TimeoutScanner();
     private final Deparser deparser;
     private final JobLifecycle lifecycle;
@@ -110,7 +112,8 @@ public final class SwitchPipeline implements PacketEndpoint {
         tables = new SwitchTables(words, ring, jobTable, jobs, groups, configs, releases);
         deparser = new Deparser(words, chunkElements, poolSize);
         multicastPorts = new int[words << 6];
-        lifecycle = new JobLifecycle(context, memory, counters, jobTable, jobs, groups, configs, slots, releases, scanner, deparser);
+        auth = new SwitchAuth(context.secret(), maxJobs, maxWorkers, counters, jobTable, jobs);
+        lifecycle = new JobLifecycle(context, memory, counters, jobTable, jobs, groups, configs, slots, releases, scanner, deparser, auth);
         aggregator = new Aggregator(counters, jobs, slots, words, chunkElements);
         arrivals = new ArrivalRecorder(jobs, groups, configs, releases);
         nextRound = new NextRound(words, poolSize, jobs, groups, configs, slots, releases);
@@ -123,7 +126,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     /** Bytes of every array and buffer this pipeline allocated, summed over its blocks' own counts. */
     public long allocatedBytes() {
         return jobTable.bytes() + jobs.bytes() + groups.bytes() + configs.bytes() + slots.bytes() + releases.bytes()
-            + deparser.bytes() + aggregator.bytes() + rule.bytes();
+            + deparser.bytes() + aggregator.bytes() + rule.bytes() + auth.bytes();
     }
 
     public Counters<SwitchCounter> counters() {
@@ -374,13 +377,16 @@ public final class SwitchPipeline implements PacketEndpoint {
 
     /**
      * A packet from a new source gets a peer entry only if its header passes the checks every packet
-     * must pass (counted as their drops).
+     * must pass and, with a secret, it carries its worker's MAC (counted as their drops).
      */
     @Override
     public boolean admits(final ByteBuffer buffer, final int offset, final int length) {
         try {
             if (headerPasses(buffer, offset, length)) {
-                return true;
+                if (auth.signedByWorker(in)) {
+                    return true;
+                }
+                counters.increment(SwitchCounter.DROP_BAD_MAC);
             }
             // a packet refused here never reaches onPacket: counted in as every packet is
             counters.increment(SwitchCounter.PACKETS_IN);
@@ -410,10 +416,24 @@ public final class SwitchPipeline implements PacketEndpoint {
             if (!headerPasses(buffer, offset, length)) {
                 return;
             }
+            final int j = jobTable.get(in.jobId());
+            final int admitted = auth.admit(in, j);
+            if (admitted == SwitchAuth.BAD_MAC && in.type() == PacketType.JOIN) {
+                // answered, so a worker given another secret hears why it cannot join (signed as the switch does)
+                join.wrap(buffer, offset, length);
+                lifecycle.refuseJoin(join, j, port, Status.BAD_MAC, outbox);
+            } else if (admitted == SwitchAuth.REPLAYED && jobs.joinedElsewhere(j, in.workerId(), port)) {
+                // the worker's key, numbers it passed long ago, another address: an older incarnation (a stopped process
+                // resumed after its replacement joined) or a replay; told FENCED, the former stops at once
+                send(j, port, deparser.nack(in, Status.FENCED), outbox);
+            }
+            if (admitted != SwitchAuth.ADMITTED) {
+                return;
+            }
             switch (in.type()) {
                 case DATA:
                     data.wrap(buffer, offset, length);
-                    onData(port, nowNs, outbox);
+                    onData(j, port, nowNs, outbox);
                     break;
                 case JOIN:
                     join.wrap(buffer, offset, length);
@@ -423,7 +443,7 @@ public final class SwitchPipeline implements PacketEndpoint {
                     lifecycle.onLeave(in, port, outbox);
                     break;
                 case CONFIG_REQUEST:
-                    lifecycle.onConfigRequest(in, port, nowNs, outbox);
+                    lifecycle.onConfigRequest(in, j, port, nowNs, outbox);
                     break;
                 default:
                     counters.increment(SwitchCounter.DROP_UNEXPECTED_TYPE);
@@ -483,8 +503,8 @@ public final class SwitchPipeline implements PacketEndpoint {
         return Math.min(scanner.nextDeadline(nowNs), next);
     }
 
-    private void onData(final int port, final long nowNs, final Outbox outbox) {
-        final int j = lifecycle.jobOf(data, port, nowNs, outbox);
+    private void onData(final int job, final int port, final long nowNs, final Outbox outbox) {
+        final int j = lifecycle.jobOf(data, job, port, nowNs, outbox);
         if (j == JobTable.MISSING) {
             return;
         }
@@ -532,12 +552,12 @@ public final class SwitchPipeline implements PacketEndpoint {
             // invariant 2, enforced: the bound of the sender's group for round c
             if (!SyncRules.mayStart(round, releases.releasedRound[j], configs.bound(l, configs.entryFor(l, round)), ring)) {
                 counters.increment(SwitchCounter.DROP_BEYOND_BOUND);
-                nack(port, Status.AHEAD, outbox);
+                nack(j, port, Status.AHEAD, outbox);
                 return;
             }
             if (!slots.previousUseReleased(j, set, slot, seq)) {
                 counters.increment(SwitchCounter.DROP_AHEAD);
-                nack(port, Status.AHEAD, outbox);
+                nack(j, port, Status.AHEAD, outbox);
                 return;
             }
             slots.reset(idx, seq, round, chunk, n, payload);
@@ -550,7 +570,7 @@ public final class SwitchPipeline implements PacketEndpoint {
             jobs.started[j] = true;
         } else if (seq < current) {
             counters.increment(SwitchCounter.DROP_STALE);
-            nack(port, Status.STALE, outbox);
+            nack(j, port, Status.STALE, outbox);
             return;
         }
         if (slots.round[idx] != round || slots.chunk[idx] != chunk || slots.length[idx] != n
@@ -618,6 +638,7 @@ public final class SwitchPipeline implements PacketEndpoint {
                 multicastPorts[recipients++] = jobs.workerPort[jobs.worker(j, (w << 6) + Long.numberOfTrailingZeros(joined))];
             }
         }
+        auth.seal(deparser.buffer(), length, j);
         outbox.multicast(multicastPorts, recipients, deparser.buffer(), 0, length);
         counters.add(SwitchCounter.PACKETS_OUT, recipients);
         counters.increment(SwitchCounter.RESULTS_MULTICAST);
@@ -636,17 +657,18 @@ public final class SwitchPipeline implements PacketEndpoint {
         jobs.openSeq[j] = open;
     }
 
-    private void send(final int port, final int length, final Outbox outbox) {
+    private void send(final int j, final int port, final int length, final Outbox outbox) {
+        auth.seal(deparser.buffer(), length, j);
         outbox.send(port, deparser.buffer(), 0, length);
         counters.increment(SwitchCounter.PACKETS_OUT);
     }
 
     private void sendResult(final int j, final int idx, final int port, final int extraFlags, final Outbox outbox) {
-        send(port, deparser.result(jobs, releases, slots, j, idx, extraFlags), outbox);
+        send(j, port, deparser.result(jobs, releases, slots, j, idx, extraFlags), outbox);
     }
 
-    private void nack(final int port, final Status status, final Outbox outbox) {
-        send(port, deparser.nack(in, status), outbox);
+    private void nack(final int j, final int port, final Status status, final Outbox outbox) {
+        send(j, port, deparser.nack(in, status), outbox);
     }
 
     private static SwitchCounter dropCounter(final PacketCheck check) {

@@ -2,9 +2,11 @@ package io.serene.dataplane;
 
 import io.serene.protocol.DataPacket;
 import io.serene.protocol.Flags;
+import io.serene.protocol.JobKeys;
 import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.Packet;
+import io.serene.protocol.PacketAuth;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.sync.StepLayout;
 
@@ -26,22 +28,34 @@ public final class SyntheticJob {
     private final int[][] offsets;
     private final int[] lengths;
     private final DataPacket packet = new DataPacket();
+    /** Each worker's key (null: packets unsigned), and the next packet number. */
+    private final long[] k0;
+    private final long[] k1;
+    private long number = 1;
     private long round;
     private int next;
 
     /**
      * Joins {@code workers} workers as job {@code job} with {@code elements} elements a round to
-     * {@code pipeline}, whose context has chunk size {@code chunkElements} and pool size {@code poolSize}.
+     * {@code pipeline}, whose context has chunk size {@code chunkElements} and pool size {@code poolSize};
+     * with {@code keys} (the switch's secret, or the job's), every packet is signed as its worker signs it.
      */
     public SyntheticJob(final SwitchPipeline pipeline, final int job, final int workers, final int elements, final int chunkElements,
-                        final int poolSize, final Outbox outbox) {
+                        final int poolSize, final Outbox outbox, final JobKeys.Credential keys) {
         this.pipeline = pipeline;
         this.workers = workers;
         this.layout = new StepLayout(elements, chunkElements, poolSize);
+        k0 = keys == null ? null : new long[workers];
+        k1 = keys == null ? null : new long[workers];
         for (int w = 0; w < workers; w++) {
+            if (keys != null) {
+                k0[w] = keys.keyOf(job, w).k0();
+                k1[w] = keys.keyOf(job, w).k1();
+            }
             final ByteBuffer join = Packet.allocate(JoinPacket.LENGTH);
-            new JoinPacket().wrap(join, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(job)
+            final JoinPacket p = new JoinPacket().wrap(join, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(job)
                 .workerId(w).workerCount(workers).elementsPerRound(elements);
+            stamp(p, w);
             pipeline.onPacket(w, join, 0, JoinPacket.LENGTH, 0, outbox);
         }
         final int steps = layout.stepsPerRound();
@@ -83,16 +97,46 @@ public final class SyntheticJob {
     public void steps(final int count, final long nowNs, final Outbox outbox) {
         for (int k = 0; k < count; k++) {
             final int t = next;
-            final long seq = layout.seq((int) round, t);
             for (int w = 0; w < workers; w++) {
-                packet.wrap(received, offsets[t][w], lengths[t]).seq(seq).round((int) round).poolIndex(layout.slot(seq))
-                    .shadowSet(layout.shadowSet(seq));
+                prepare(t, w);
                 pipeline.onPacket(w, received, offsets[t][w], lengths[t], nowNs, outbox);
             }
-            if (++next == layout.stepsPerRound()) {
-                next = 0;
-                round++;
+            advance();
+        }
+    }
+
+    /**
+     * Makes the next {@code count} steps' packets as {@link #steps} does (numbered, signed with keys)
+     * without handing them to the pipeline: the workers' share of what steps costs.
+     */
+    public void prepare(final int count) {
+        for (int k = 0; k < count; k++) {
+            for (int w = 0; w < workers; w++) {
+                prepare(next, w);
             }
+            advance();
+        }
+    }
+
+    private void prepare(final int t, final int w) {
+        final long seq = layout.seq((int) round, t);
+        packet.wrap(received, offsets[t][w], lengths[t]).seq(seq).round((int) round).poolIndex(layout.slot(seq))
+            .shadowSet(layout.shadowSet(seq));
+        stamp(packet, w);
+    }
+
+    private void stamp(final Packet<?> p, final int w) {
+        if (k0 == null) {
+            p.packetNumber(number++);
+        } else {
+            PacketAuth.seal(k0[w], k1[w], number++, p);
+        }
+    }
+
+    private void advance() {
+        if (++next == layout.stepsPerRound()) {
+            next = 0;
+            round++;
         }
     }
 

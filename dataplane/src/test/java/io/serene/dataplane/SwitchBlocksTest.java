@@ -30,7 +30,7 @@ class SwitchBlocksTest {
     private final ReleaseRule rule = new ReleaseRule(WORDS, jobs, groups, configs, slots, releases);
 
     private void job(final SyncConfig config) {
-        jobs.reset(0, 7, 0L, WORKERS, 16, 4);
+        jobs.reset(0, 7, WORKERS, 16, 4);
         releases.reset(0, 0);
         for (int g = 0; g < ConfigTable.GROUPS; g++) {
             configs.reset(ConfigTable.list(0, g), config, WORKERS);

@@ -3,7 +3,8 @@ package io.serene.dataplane;
 import io.serene.protocol.ConfigPacket;
 import io.serene.protocol.DataPacket;
 import io.serene.protocol.Flags;
-import io.serene.protocol.JobTag;
+import io.serene.protocol.JobKeys;
+import io.serene.protocol.PacketAuth;
 import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.Packet;
@@ -57,8 +58,26 @@ class SwitchPipelineTest {
         sent.add(new Sent(port, copy));
     };
     private SwitchPipeline pipeline;
-    /** The job tag the test's packets carry. */
-    private long tag = JobTag.NONE;
+    /** The secret the test's workers sign their packets under (null: unsigned), and their next packet number. */
+    private byte[] signWith;
+    private long number = 1;
+
+    /** Numbers the packet of {@code length} bytes in {@code b} and signs it as its worker would, under {@link #signWith}. */
+    private void sign(final ByteBuffer b, final int length) {
+        final PacketHeader p = new PacketHeader().wrap(b, 0, length);
+        if (signWith == null) {
+            p.packetNumber(number++);
+            return;
+        }
+        final JobKeys.WorkerKey key = JobKeys.workerKey(JobKeys.jobSecret(signWith, p.jobId()), p.jobId(), p.workerId());
+        PacketAuth.seal(key.k0(), key.k1(), number++, p);
+    }
+
+    /** Whether the switch signed a packet it sent under job {@code job}'s reply key from {@code secret}. */
+    private static boolean signedBySwitch(final byte[] secret, final int job, final Packet<?> p) {
+        final JobKeys.WorkerKey key = JobKeys.workerKey(JobKeys.jobSecret(secret, job), job, 0);
+        return PacketAuth.verify(key.r0(), key.r1(), p);
+    }
 
     @BeforeEach
     void setUp() {
@@ -148,58 +167,89 @@ class SwitchPipelineTest {
     }
 
     @Test
-    void onlyHoldersOfTheJobsSecretTakePartInItOrSeeItsAggregates() {
+    void onlyAWorkersKeySignsForItAndAReplayChangesNothing() {
         final byte[] secret = "a secret of more than sixteen bytes".getBytes(StandardCharsets.UTF_8);
+        final byte[] another = "another secret, also long enough".getBytes(StandardCharsets.UTF_8);
         pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(1 << 20).maxJobs(2).maxWorkers(8)
             .chunkElements(4).maxPoolSize(2).roundRing(4).secret(secret).conclude(), errors::add);
-        final long jobTag = JobTag.of(secret, JOB);
-        // a JOIN without the job's tag is refused and creates nothing: nobody can squat the job id
-        tag = 12345;
+        // a JOIN under another secret is refused and creates nothing: nobody can squat the job id
+        signWith = another;
         join(0, 2, 4);
-        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.BAD_TAG);
-        assertThat(last().packet.tag()).as("the refusal tells the sender nothing it did not send").isEqualTo(12345);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.BAD_MAC);
+        assertThat(signedBySwitch(secret, JOB, last().packet)).as("the refusal is signed as the switch's packets are").isTrue();
         assertThat(pipeline.workers(JOB)).isNegative();
-        tag = jobTag;
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_BAD_MAC)).isOne();
+        signWith = secret;
         join(0, 2, 4);
         join(1, 2, 4);
-        assertThat(sent.stream().filter(s -> s.port == 101)).allSatisfy(s -> assertThat(s.packet.tag()).isEqualTo(jobTag));
+        assertThat(sent.stream().filter(s -> s.port == 101)).allSatisfy(s -> assertThat(signedBySwitch(secret, JOB, s.packet)).isTrue());
         sent.clear();
-        // worker 1's own address (a spoofed source) without the tag: dropped and counted, unanswered
-        tag = jobTag ^ 1;
+        // worker 1's own address (a spoofed source), signed under another secret: dropped and counted, unanswered
+        signWith = another;
         data(1, 0, 0, 0, new int[] {1000, 1000, 1000, 1000});
         leave(1);
-        join(1, 2, 4);
-        assertThat(pipeline.counters().get(SwitchCounter.DROP_BAD_TAG)).isEqualTo(4);
-        assertThat(sent).as("only the refused JOIN is answered").hasSize(1);
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_BAD_MAC)).isEqualTo(3);
+        assertThat(sent).isEmpty();
+        // worker 0's DATA with worker 1's id, signed with worker 0's key: not worker 1's MAC
+        final int length = DataPacket.length(4);
+        final ByteBuffer forged = Packet.allocate(length);
+        final DataPacket f = new DataPacket().wrap(forged, 0, length).initHeader(PacketType.DATA).jobId(JOB).workerId(0).seq(0).round(0)
+            .chunk(0).shadowSet(0).poolIndex(0).flags(Flags.VALUES).elementCount(4).exponent((byte) 0);
+        final JobKeys.WorkerKey worker0 = JobKeys.workerKey(JobKeys.jobSecret(secret, JOB), JOB, 0);
+        f.workerId(1);
+        PacketAuth.seal(worker0.k0(), worker0.k1(), number++, f);
+        pipeline.onPacket(101, forged, 0, length, 0, outbox);
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_BAD_MAC)).isEqualTo(4);
+        // a captured DATA of worker 1 sent again: the replay window refuses it
+        signWith = secret;
+        final ByteBuffer captured = Packet.allocate(length);
+        new DataPacket().wrap(captured, 0, length).initHeader(PacketType.DATA).jobId(JOB).workerId(1).seq(0).round(0).chunk(0)
+            .shadowSet(0).poolIndex(0).flags(Flags.VALUES).elementCount(4).exponent((byte) 0).value(0, 10).value(1, 20).value(2, 30)
+            .value(3, 40);
+        sign(captured, length);
+        pipeline.onPacket(101, captured, 0, length, 0, outbox);
+        pipeline.onPacket(101, captured, 0, length, 0, outbox);
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_REPLAYED)).isOne();
+        assertThat(pipeline.counters().get(SwitchCounter.DUPLICATES)).as("the replay never reached the slot").isZero();
         sent.clear();
-        // worker 1 restarted on another address: its JOIN with the tag moves it there (a new incarnation)
-        tag = jobTag;
+        // worker 1 restarted on another address: its JOIN with its key moves it there (a new incarnation)
         joinFrom(999, JOB, 1, 2, 4);
         assertThat(Status.fromCode(sent.get(0).packet.status())).isEqualTo(Status.OK);
+        assertThat(sent.get(0).packet.seq()).as("the JOIN_ACK echoes the JOIN's number").isEqualTo(number - 1);
         assertThat(pipeline.counters().get(SwitchCounter.REBINDS)).isEqualTo(1);
         sent.clear();
         data(0, 0, 0, 0, new int[] {1, 2, 3, 4});
-        dataFrom(999, JOB, 1, 0, 0, 0, new int[] {10, 20, 30, 40});
-        assertThat(sent).extracting(s -> s.port).containsExactlyInAnyOrder(100, 999);
+        assertThat(sent).extracting(s -> s.port).as("worker 1's contribution from before its restart counts").containsExactlyInAnyOrder(100, 999);
         final ResultPacket result = sent.get(0).result;
         assertThat(new int[] {result.value(0), result.value(1), result.value(2), result.value(3)}).containsExactly(11, 22, 33, 44);
-        assertThat(result.tag()).isEqualTo(jobTag);
-        // a job this switch does not have: answered UNKNOWN_JOB only to a holder of its tag
+        assertThat(signedBySwitch(secret, JOB, result)).isTrue();
+        assertThat(signedBySwitch(secret, JOB + 1, result)).as("another job's reply key").isFalse();
+        // worker 0 leaves and joins again: its captured LEAVE, sent again, takes it out of nothing
+        final ByteBuffer capturedLeave = Packet.allocate(Packet.HEADER_LENGTH);
+        new PacketHeader().wrap(capturedLeave, 0, Packet.HEADER_LENGTH).initHeader(PacketType.LEAVE).jobId(JOB).workerId(0);
+        sign(capturedLeave, Packet.HEADER_LENGTH);
+        pipeline.onPacket(100, capturedLeave, 0, Packet.HEADER_LENGTH, 0, outbox);
+        join(0, 2, 4);
+        pipeline.onPacket(100, capturedLeave, 0, Packet.HEADER_LENGTH, 0, outbox);
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_REPLAYED)).isEqualTo(2);
+        assertThat(pipeline.counters().get(SwitchCounter.LEAVES)).as("the replay never got to the LEAVE").isOne();
+        // a job this switch does not have: answered UNKNOWN_JOB only to a packet signed for it
         sent.clear();
-        tag = JobTag.of(secret, JOB + 5);
         dataJob(JOB + 5, 0, 0, 0, 0, new int[] {1, 1, 1, 1});
         assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.UNKNOWN_JOB);
         assertThat(last().packet.type()).isEqualTo(PacketType.NACK);
+        assertThat(signedBySwitch(secret, JOB + 5, last().packet)).isTrue();
         sent.clear();
-        tag = 99;
+        signWith = another;
         dataJob(JOB + 5, 0, 0, 0, 0, new int[] {1, 1, 1, 1});
         assertThat(sent).as("a stranger learns nothing").isEmpty();
-        // without a secret on the switch, the JOIN that creates a job sets its tag and later JOINs must carry it
-        tag = 77;
+        // without a secret on the switch, nothing is checked
+        pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(1 << 20).maxJobs(2).maxWorkers(8)
+            .chunkElements(4).maxPoolSize(2).roundRing(4).conclude(), errors::add);
+        signWith = null;
         joinJob(JOB + 1, 0, 2, 4);
-        tag = 78;
-        joinJob(JOB + 1, 1, 2, 4);
-        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.BAD_TAG);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.OK);
+        assertThat(last().packet.mac()).isEqualTo(PacketAuth.UNSIGNED);
         assertThat(errors).isEmpty();
     }
 
@@ -208,7 +258,7 @@ class SwitchPipelineTest {
         final byte[] secret = "a secret of more than sixteen bytes".getBytes(StandardCharsets.UTF_8);
         pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(1 << 20).maxJobs(2).maxWorkers(8)
             .chunkElements(4).maxPoolSize(2).roundRing(4).secret(secret).conclude(), errors::add);
-        tag = JobTag.of(secret, JOB);
+        signWith = secret;
         // the switch restarted: the first worker back waits for the others
         rebuild(100, 0, 40, 30, 20);
         assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.PENDING);
@@ -227,7 +277,7 @@ class SwitchPipelineTest {
                 assertThat(Status.fromCode(s.packet.status())).isEqualTo(Status.OK);
                 assertThat(s.join.workerId()).isOne();
                 assertThat(s.packet.round()).isEqualTo(30);
-                assertThat(s.packet.tag()).isEqualTo(tag);
+                assertThat(signedBySwitch(secret, JOB, s.packet)).isTrue();
             });
         assertThat(sent).filteredOn(s -> s.port == 101 && s.packet.type() == PacketType.CONFIG).as("and its config list").isNotEmpty();
         rebuild(100, 0, 40, 30, 20);
@@ -244,20 +294,19 @@ class SwitchPipelineTest {
         rebuild(999, 1, 20, 10);
         assertThat(sent.get(sent.size() - 2).packet.round()).isEqualTo(20);
         // without a round in common the job starts over
-        tag = JobTag.of(secret, JOB + 1);
         rebuildJob(JOB + 1, 100, 0, 40);
         rebuildJob(JOB + 1, 101, 1, 30);
         rebuildJob(JOB + 1, 100, 0, 40);
         assertThat(sent.get(sent.size() - 2).packet.round()).isZero();
-        // a stranger without the tag cannot rebuild a job
-        tag = 5;
+        // a stranger without worker 0's key cannot rebuild a job
+        signWith = "another secret, also long enough".getBytes(StandardCharsets.UTF_8);
         rebuild(555, 0, 40);
-        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.BAD_TAG);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.BAD_MAC);
         assertThat(pipeline.counters().get(SwitchCounter.JOBS_REBUILT)).isEqualTo(1);
         // nor anyone a job without a secret: nobody can prove to be its worker
         pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(1 << 20).maxJobs(2).maxWorkers(8)
             .chunkElements(4).maxPoolSize(2).roundRing(4).conclude(), errors::add);
-        tag = JobTag.NONE;
+        signWith = null;
         join(0, 2, 4);
         join(1, 2, 4);
         rebuild(555, 1, 40);
@@ -273,10 +322,11 @@ class SwitchPipelineTest {
     private void rebuildJob(final int job, final int port, final int worker, final int... offers) {
         final ByteBuffer b = Packet.allocate(JoinPacket.LENGTH);
         final JoinPacket p = new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).flags(Flags.REBUILD).jobId(job)
-            .tag(tag).workerId(worker).workerCount(2).elementsPerRound(4);
+            .workerId(worker).workerCount(2).elementsPerRound(4);
         for (int i = 0; i < JoinPacket.MAX_OFFERS; i++) {
             p.offer(i, i < offers.length ? offers[i] : -1);
         }
+        sign(b, JoinPacket.LENGTH);
         pipeline.onPacket(port, b, 0, JoinPacket.LENGTH, 0, outbox);
     }
 
@@ -357,8 +407,9 @@ class SwitchPipelineTest {
         assertThat(pipeline.counters().get(SwitchCounter.PACKETS_IN)).isEqualTo(1);
         assertThat(pipeline.counters().get(SwitchCounter.DROP_BAD_MAGIC)).as("counted as the drop it is").isEqualTo(1);
         final ByteBuffer b = Packet.allocate(JoinPacket.LENGTH);
-        new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(JOB).tag(tag).workerId(0).workerCount(2)
+        new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(JOB).workerId(0).workerCount(2)
             .elementsPerRound(8);
+        sign(b, JoinPacket.LENGTH);
         assertThat(pipeline.admits(b, 0, JoinPacket.LENGTH)).isTrue();
         assertThat(pipeline.counters().get(SwitchCounter.PACKETS_IN)).as("an admitted packet is counted when it is handled").isEqualTo(1);
         assertThat(errors).isEmpty();
@@ -369,7 +420,7 @@ class SwitchPipelineTest {
         final byte[] secret = "a secret of more than sixteen bytes".getBytes(StandardCharsets.UTF_8);
         pipeline = new SwitchPipeline(new SwitchContext().budgetBytes(1 << 20).maxJobs(2).maxWorkers(8)
             .chunkElements(4).maxPoolSize(2).roundRing(4).secret(secret).conclude(), errors::add);
-        tag = JobTag.of(secret, JOB);
+        signWith = secret;
         joinAs(100, 0, 10, false);
         joinAs(101, 1, 10, false);
         // worker 1 restarted (a later incarnation) on another address: it takes its place
@@ -382,6 +433,15 @@ class SwitchPipelineTest {
         assertThat(pipeline.counters().get(SwitchCounter.JOINS_FENCED)).isEqualTo(1);
         dataFrom(101, JOB, 1, 0, 0, 0, new int[] {1000, 1000, 1000, 1000});
         assertThat(pipeline.counters().get(SwitchCounter.DROP_FOREIGN_PORT)).isEqualTo(1);
+        // a packet numbered as the old process numbered them (before the new one joined), from its address: told FENCED
+        final long next = number;
+        number = 2;
+        dataFrom(101, JOB, 1, 0, 0, 0, new int[] {1000, 1000, 1000, 1000});
+        number = next;
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_REPLAYED)).isOne();
+        assertThat(last().port).isEqualTo(101);
+        assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.FENCED);
+        assertThat(last().packet.type()).isEqualTo(PacketType.NACK);
         // a REBUILD JOIN of the old incarnation, delayed from another socket: fenced, the job stands
         joinAs(555, 1, 10, true);
         assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.FENCED);
@@ -400,7 +460,7 @@ class SwitchPipelineTest {
     /** A JOIN of worker w of a job of two, 4 elements, with the given incarnation, from {@code port}. */
     private void joinAs(final int port, final int worker, final long incarnation, final boolean rebuild) {
         final ByteBuffer b = Packet.allocate(JoinPacket.LENGTH);
-        final JoinPacket join = new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(JOB).tag(tag)
+        final JoinPacket join = new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(JOB)
             .workerId(worker).workerCount(2).elementsPerRound(4).incarnation(incarnation);
         for (int i = 0; i < JoinPacket.MAX_OFFERS; i++) {
             join.offer(i, -1);
@@ -408,6 +468,7 @@ class SwitchPipelineTest {
         if (rebuild) {
             join.flags(Flags.REBUILD).offer(0, 10);
         }
+        sign(b, JoinPacket.LENGTH);
         pipeline.onPacket(port, b, 0, JoinPacket.LENGTH, 0, outbox);
     }
 
@@ -639,6 +700,7 @@ class SwitchPipelineTest {
         final ByteBuffer b = Packet.allocate(length);
         new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(JOB).workerId(0).seq(0).round(0).chunk(0)
             .shadowSet(0).poolIndex(0).flags(Flags.VALUES).elementCount(4).exponent((byte) 0);
+        sign(b, length);
         pipeline.onPacket(100, b, 0, length, 900, outbox);
         assertThat(pipeline.onTimer(1_000, outbox)).isEqualTo(1_900);
         assertThat(pipeline.activeJobs()).as("the job nobody spoke for is gone").isEqualTo(1);
@@ -680,8 +742,9 @@ class SwitchPipelineTest {
 
     private void joinFrom(final int port, final int job, final int worker, final int workers, final int elements) {
         final ByteBuffer b = Packet.allocate(JoinPacket.LENGTH);
-        new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(job).tag(tag)
+        new JoinPacket().wrap(b, 0, JoinPacket.LENGTH).initHeader(PacketType.JOIN).jobId(job)
             .workerId(worker).workerCount(workers).elementsPerRound(elements);
+        sign(b, JoinPacket.LENGTH);
         pipeline.onPacket(port, b, 0, JoinPacket.LENGTH, 0, outbox);
     }
 
@@ -691,8 +754,9 @@ class SwitchPipelineTest {
 
     private void leaveFrom(final int port, final int worker) {
         final ByteBuffer b = Packet.allocate(Packet.HEADER_LENGTH);
-        new PacketHeader().wrap(b, 0, Packet.HEADER_LENGTH).initHeader(PacketType.LEAVE).jobId(JOB).tag(tag)
+        new PacketHeader().wrap(b, 0, Packet.HEADER_LENGTH).initHeader(PacketType.LEAVE).jobId(JOB)
             .workerId(worker);
+        sign(b, Packet.HEADER_LENGTH);
         pipeline.onPacket(port, b, 0, Packet.HEADER_LENGTH, 0, outbox);
     }
 
@@ -709,12 +773,13 @@ class SwitchPipelineTest {
                           final int[] values) {
         final int length = DataPacket.length(values.length);
         final ByteBuffer b = Packet.allocate(length);
-        final DataPacket p = new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(job).tag(tag)
+        final DataPacket p = new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(job)
             .workerId(worker).seq(seq).round(0).chunk(chunk).shadowSet(set)
             .poolIndex((int) (seq % 2)).flags(Flags.VALUES).elementCount(values.length).exponent((byte) 0);
         for (int i = 0; i < values.length; i++) {
             p.value(i, values[i]);
         }
+        sign(b, length);
         pipeline.onPacket(port, b, 0, length, 0, outbox);
     }
 
@@ -727,6 +792,7 @@ class SwitchPipelineTest {
         for (int i = 0; i < exps.length; i++) {
             p.value(i, exps[i]);
         }
+        sign(b, length);
         pipeline.onPacket(100 + worker, b, 0, length, 0, outbox);
     }
 
@@ -734,9 +800,10 @@ class SwitchPipelineTest {
     private void dataAt(final int worker, final long seq, final int round, final int chunk, final long nowNs, final long computeNs) {
         final int length = DataPacket.length(4);
         final ByteBuffer b = Packet.allocate(length);
-        new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(JOB).tag(tag).workerId(worker).seq(seq).round(round)
+        new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(JOB).workerId(worker).seq(seq).round(round)
             .chunk(chunk).shadowSet((int) (seq / 2 % 2)).poolIndex((int) (seq % 2)).flags(Flags.VALUES).elementCount(4)
             .exponent((byte) 0).computeTimeNs(computeNs);
+        sign(b, length);
         pipeline.onPacket(100 + worker, b, 0, length, nowNs, outbox);
     }
 
@@ -744,9 +811,10 @@ class SwitchPipelineTest {
     private void report(final int worker, final long seq, final int round, final long nowNs, final long computeNs) {
         final int length = DataPacket.length(0);
         final ByteBuffer b = Packet.allocate(length);
-        new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(JOB).tag(tag).workerId(worker).seq(seq).round(round)
+        new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(JOB).workerId(worker).seq(seq).round(round)
             .poolIndex((int) (seq % 2)).shadowSet((int) (seq / 2 % 2)).flags(Flags.REPORT).elementCount(0)
             .exponent(Packet.NO_EXPONENT).computeTimeNs(computeNs);
+        sign(b, length);
         pipeline.onPacket(100 + worker, b, 0, length, nowNs, outbox);
     }
 
@@ -761,10 +829,11 @@ class SwitchPipelineTest {
             for (int i = 0; i < workers.length; i++) {
                 final int length = DataPacket.length(n);
                 final ByteBuffer b = Packet.allocate(length);
-                new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(JOB).tag(tag).workerId(workers[i]).seq(seq)
+                new DataPacket().wrap(b, 0, length).initHeader(PacketType.DATA).jobId(JOB).workerId(workers[i]).seq(seq)
                     .round(round).chunk(t == 0 ? 0 : t - 1).shadowSet((int) (seq / 2 % 2)).poolIndex((int) (seq % 2))
                     .flags(t == 0 ? Flags.EXPONENTS : Flags.VALUES).elementCount(n).exponent(t == 0 ? Packet.NO_EXPONENT : (byte) 0)
                     .computeTimeNs(computeNs[i]);
+                sign(b, length);
                 pipeline.onPacket(100 + workers[i], b, 0, length, nowNs + t, outbox);
             }
         }

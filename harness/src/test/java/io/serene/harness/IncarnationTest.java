@@ -2,7 +2,7 @@ package io.serene.harness;
 
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
-import io.serene.protocol.JobTag;
+import io.serene.protocol.JobKeys;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.worker.Aggregate;
 import io.serene.worker.WorkerContext;
@@ -29,7 +29,8 @@ class IncarnationTest {
     private final ManualWire wire = new ManualWire();
 
     private WorkerEngine worker(final int id, final long incarnation) {
-        final WorkerEngine engine = new WorkerEngine(new WorkerContext().jobId(JOB).tag(JobTag.of(SECRET, JOB)).workerId(id).workers(2)
+        final WorkerEngine engine = new WorkerEngine(new WorkerContext().jobId(JOB)
+            .key(JobKeys.workerKey(JobKeys.jobSecret(SECRET, JOB), JOB, id)).workerId(id).workers(2)
             .elementsPerRound(8).switchPort(0).incarnation(incarnation).joinRetryNs(5_000_000).maxJoinAttempts(100), errors::add);
         wire.nodes.add(engine);
         return engine;

@@ -24,13 +24,16 @@ import java.nio.ByteOrder;
  *   32                              36              38      40
  *   |          config epoch         |   pool index  | status|
  *   40                                                      48
- *   |                     job tag                           |
- *   48 ... type-specific body
+ *   |                     packet number                     |
+ *   48                                                      56
+ *   |                     MAC                               |
+ *   56 ... type-specific body
  * </pre>
  *
- * The job tag is derived from the job's secret ({@link JobTag}) and rides in every packet of the
- * job, both ways, as SCTP's verification tag does: a sender that does not hold the secret cannot
- * make a packet the switch or a worker takes as the job's. 0: a job without a secret.
+ * The packet number and the MAC authenticate the packet ({@link PacketAuth}): a worker signs with
+ * its own key, the switch with the job's reply key ({@link JobKeys}), and each receiver keeps a
+ * replay window over its peer's packet numbers ({@link ReplayWindow}). A MAC of 0: a job without a
+ * secret.
  *
  * The flyweight never allocates; it reads and writes at absolute positions so the wrapped
  * buffer's position and limit are left alone. Wrapping sets the buffer's byte order to
@@ -38,7 +41,7 @@ import java.nio.ByteOrder;
  */
 public abstract class Packet<T extends Packet<T>> {
     public static final int MAGIC = 0x5345; // "SE"
-    public static final int VERSION = 3;
+    public static final int VERSION = 4;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 2;
@@ -55,8 +58,9 @@ public abstract class Packet<T extends Packet<T>> {
     public static final int CONFIG_EPOCH_OFFSET = 32;
     public static final int POOL_INDEX_OFFSET = 36;
     public static final int STATUS_OFFSET = 38;
-    public static final int TAG_OFFSET = 40;
-    public static final int HEADER_LENGTH = 48;
+    public static final int PACKET_NUMBER_OFFSET = 40;
+    public static final int MAC_OFFSET = 48;
+    public static final int HEADER_LENGTH = 56;
 
     /** Most bitmap words a RESULT or CONFIG packet may declare (65,536 workers). */
     public static final int MAX_BITMAP_WORDS = 1024;
@@ -286,13 +290,23 @@ public abstract class Packet<T extends Packet<T>> {
         return self();
     }
 
-    /** The job tag ({@link JobTag}; 0: a job without a secret). */
-    public final long tag() {
-        return buffer.getLong(offset + TAG_OFFSET);
+    /** The sender's number for this packet, counting up (a retransmission gets a new one): what replay windows check. */
+    public final long packetNumber() {
+        return buffer.getLong(offset + PACKET_NUMBER_OFFSET);
     }
 
-    public final T tag(final long tag) {
-        buffer.putLong(offset + TAG_OFFSET, tag);
+    public final T packetNumber(final long number) {
+        buffer.putLong(offset + PACKET_NUMBER_OFFSET, number);
+        return self();
+    }
+
+    /** The packet's MAC ({@link PacketAuth}; {@link PacketAuth#UNSIGNED}: a job without a secret). */
+    public final long mac() {
+        return buffer.getLong(offset + MAC_OFFSET);
+    }
+
+    public final T mac(final long mac) {
+        buffer.putLong(offset + MAC_OFFSET, mac);
         return self();
     }
 

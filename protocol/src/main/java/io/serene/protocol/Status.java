@@ -25,8 +25,8 @@ public enum Status {
     NOT_FOUND(10),
     /** The worker id is joined from another address: a JOIN may not take it over. */
     IN_USE(11),
-    /** The packet's job tag is not the job's: the sender does not hold the job's secret. */
-    BAD_TAG(12),
+    /** The JOIN's MAC is not its worker's: the sender does not hold the worker's key. */
+    BAD_MAC(12),
     /** JOIN_ACK to a REBUILD JOIN: the job is formed anew once every worker joined; join again. */
     PENDING(13),
     /** JOIN_ACK to an older incarnation of a worker: a newer one (restarted) joined since; this one must stop. */

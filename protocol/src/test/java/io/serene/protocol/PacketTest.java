@@ -16,12 +16,13 @@ class PacketTest {
                                       @ForAll final long seq, @ForAll final int round, @ForAll final int chunk,
                                       @ForAll final byte exponent, @ForAll @IntRange(max = 1) final int set,
                                       @ForAll final int epoch, @ForAll @IntRange(max = 65535) final int pool,
-                                      @ForAll @IntRange(max = 300) final int n, @ForAll final int value, @ForAll final long tag) {
+                                      @ForAll @IntRange(max = 300) final int n, @ForAll final int value, @ForAll final long number,
+                                      @ForAll final long mac) {
         final ByteBuffer buffer = Packet.allocate(DataPacket.length(n) + 8);
         final DataPacket data = new DataPacket();
         data.wrap(buffer, 8, DataPacket.length(n)).initHeader(PacketType.DATA)
             .flags(Flags.VALUES).elementCount(n).jobId(job).workerId(worker).seq(seq).round(round).chunk(chunk)
-            .exponent(exponent).shadowSet(set).configEpoch(epoch).poolIndex(pool).tag(tag);
+            .exponent(exponent).shadowSet(set).configEpoch(epoch).poolIndex(pool).packetNumber(number).mac(mac);
         for (int i = 0; i < n; i++) {
             data.value(i, value + i);
         }
@@ -38,7 +39,8 @@ class PacketTest {
         assertThat(read.shadowSet()).isEqualTo(set);
         assertThat(read.configEpoch()).isEqualTo(epoch);
         assertThat(read.poolIndex()).isEqualTo(pool);
-        assertThat(read.tag()).isEqualTo(tag);
+        assertThat(read.packetNumber()).isEqualTo(number);
+        assertThat(read.mac()).isEqualTo(mac);
         assertThat(read.elementCount()).isEqualTo(n);
         for (int i = 0; i < n; i++) {
             assertThat(read.value(i)).isEqualTo(value + i);
@@ -121,8 +123,9 @@ class PacketTest {
         assertThat(buffer.get(Packet.TYPE_OFFSET)).isEqualTo((byte) PacketType.NACK.code());
         assertThat(buffer.get(Packet.JOB_ID_OFFSET)).isEqualTo((byte) 4);
         assertThat(buffer.get(Packet.JOB_ID_OFFSET + 3)).isEqualTo((byte) 1);
-        assertThat(Packet.TAG_OFFSET).as("the tag follows the status, 8-aligned").isEqualTo(Packet.STATUS_OFFSET + 2);
-        assertThat(Packet.HEADER_LENGTH).isEqualTo(Packet.TAG_OFFSET + 8);
+        assertThat(Packet.PACKET_NUMBER_OFFSET).as("the packet number follows the status, 8-aligned").isEqualTo(Packet.STATUS_OFFSET + 2);
+        assertThat(Packet.MAC_OFFSET).isEqualTo(Packet.PACKET_NUMBER_OFFSET + 8);
+        assertThat(Packet.HEADER_LENGTH).as("the MAC ends the header").isEqualTo(Packet.MAC_OFFSET + 8);
     }
 
     @Property

@@ -136,6 +136,99 @@ class RemoteControlSystemTest {
         }
     }
 
+    @Test
+    @Timeout(180)
+    void fiveHundredWatchersAtTheFloorLeaveTheRoundTimeWithinTwentyPercentOfAQuietRuns() throws Exception {
+        final int workers = 2;
+        try (ControlledSwitch sw = new ControlledSwitch()) {
+            final List<WorkerHost> hosts = new ArrayList<>();
+            for (int w = 0; w < workers; w++) {
+                hosts.add(WorkerHost.start(new WorkerContext().jobId(JOB).workerId(w).workers(workers).elementsPerRound(20_000),
+                    sw.host.localAddress(), new InetSocketAddress("127.0.0.1", 0), sw.workerLoop, UdpOptions.defaults(), sw.errors::add));
+            }
+            final ControlServer server = ControlServer.start(sw.service, "127.0.0.1", 0);
+            final ManagedChannel channel = NettyChannelBuilder.forTarget(server.address()).usePlaintext().build();
+            try {
+                for (final WorkerHost h : hosts) {
+                    h.joined().get(20, TimeUnit.SECONDS);
+                }
+                final int[] round = {0};
+                medianRoundNs(hosts, round, 100); // warm-up
+                final long quiet = medianRoundNs(hosts, round, 2_000);
+                // 500 watchers ask for the job every 10 ms (the floor): the first 16 stream, the rest are refused
+                final io.grpc.Context.CancellableContext context = io.grpc.Context.current().withCancellation();
+                final SwitchControlGrpc.SwitchControlStub async = SwitchControlGrpc.newStub(channel);
+                final java.util.concurrent.atomic.AtomicLong states = new java.util.concurrent.atomic.AtomicLong();
+                final java.util.concurrent.atomic.AtomicLong refused = new java.util.concurrent.atomic.AtomicLong();
+                context.run(() -> {
+                    for (int i = 0; i < 500; i++) {
+                        async.watchJob(WatchRequest.newBuilder().setJob(JOB).setIntervalMs(SwitchControlService.MIN_WATCH_INTERVAL_MS).build(),
+                            new StreamObserver<JobState>() {
+                                @Override
+                                public void onNext(final JobState value) {
+                                    states.incrementAndGet();
+                                }
+
+                                @Override
+                                public void onError(final Throwable t) {
+                                    if (t.getMessage().contains("RESOURCE_EXHAUSTED")) {
+                                        refused.incrementAndGet();
+                                    }
+                                }
+
+                                @Override
+                                public void onCompleted() {
+                                }
+                            });
+                    }
+                });
+                // measured once the refusals are in and every stream has begun
+                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while ((refused.get() < 500 - SwitchControlService.MAX_WATCH_STREAMS || states.get() < 10L * SwitchControlService.MAX_WATCH_STREAMS)
+                    && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
+                }
+                final long watchedFrom = states.get();
+                final long loaded = medianRoundNs(hosts, round, 2_000);
+                final long watched = states.get() - watchedFrom;
+                context.cancel(null);
+                final long quietAgain = medianRoundNs(hosts, round, 2_000);
+                final String what = String.format(java.util.Locale.ROOT, "median round: quiet %.2f ms, watched %.2f ms, quiet again %.2f ms; "
+                    + "%d job states streamed meanwhile, %d watchers refused", quiet / 1e6, loaded / 1e6, quietAgain / 1e6, watched,
+                    refused.get());
+                System.out.println(what);
+                assertThat(refused.get()).as(what).isEqualTo(500 - SwitchControlService.MAX_WATCH_STREAMS);
+                assertThat(watched).as(what + ": the watchers were served").isPositive();
+                assertThat((double) loaded).as(what).isLessThanOrEqualTo(1.2 * (quiet + quietAgain) / 2);
+            } finally {
+                channel.shutdownNow();
+                server.close();
+                hosts.forEach(WorkerHost::close);
+            }
+            assertThat(sw.errors).isEmpty();
+        }
+    }
+
+    /** Runs {@code rounds} rounds on every worker (each its own gradient); the median round's wall time. */
+    private static long medianRoundNs(final List<WorkerHost> hosts, final int[] round, final int rounds) throws Exception {
+        final long[] times = new long[rounds];
+        final float[] gradient = new float[20_000];
+        for (int r = 0; r < rounds; r++) {
+            final long start = System.nanoTime();
+            final List<CompletableFuture<io.serene.worker.Aggregate>> all = new ArrayList<>();
+            for (final WorkerHost h : hosts) {
+                all.add(h.allreduce(round[0], gradient));
+            }
+            for (final CompletableFuture<io.serene.worker.Aggregate> f : all) {
+                f.get(20, TimeUnit.SECONDS).release();
+            }
+            round[0]++;
+            times[r] = System.nanoTime() - start;
+        }
+        java.util.Arrays.sort(times);
+        return times[rounds / 2];
+    }
+
     /** A switch on UDP with its control service, and a transport for workers; what went wrong on either, in {@code errors}. */
     private static final class ControlledSwitch implements AutoCloseable {
         final List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());

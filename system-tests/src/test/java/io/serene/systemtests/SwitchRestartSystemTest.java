@@ -3,7 +3,7 @@ package io.serene.systemtests;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
-import io.serene.protocol.JobTag;
+import io.serene.protocol.JobKeys;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.training.Checkpoint;
 import io.serene.training.data.FashionMnist;
@@ -37,7 +37,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * worker without checkpoints learns at once that its job is gone (UNKNOWN_JOB, answered only to
  * holders of the job's tag) and stops saying so; workers with checkpoints join again by rebuilding
  * the job (the switch names the most rounds all of them can go on after) and end with the model of a
- * run without the fault, bit for bit; a restarted worker does the same with {@code --rejoin}.
+ * run without the fault, bit for bit; a restarted worker does the same with {@code --rejoin}, and the
+ * stopped process it replaced, resumed, is told FENCED and stops.
  * Multi-process: tagged slow.
  */
 @Tag("slow")
@@ -54,7 +55,7 @@ class SwitchRestartSystemTest {
 
     private static SwitchPipeline newSwitch() {
         return new SwitchPipeline(new SwitchContext().budgetBytes(8 << 20).defaultSync(SyncConfig.bsp())
-            .secret(JobTag.secret(SECRET, "test")).conclude(), ERRORS::add);
+            .secret(JobKeys.secret(SECRET, "test")).conclude(), ERRORS::add);
     }
 
     private static Process worker(final int id, final int port, final Path checkpoints, final String... more) throws Exception {
@@ -64,7 +65,7 @@ class SwitchRestartSystemTest {
             args.addAll(List.of("--checkpoint-dir", checkpoints.toString(), "--checkpoint-every", "10"));
         }
         args.addAll(List.of(more));
-        return SereneProcess.start(Map.of(JobTag.SECRET_ENV, SECRET), args.toArray(new String[0]));
+        return SereneProcess.start(Map.of(JobKeys.SECRET_ENV, SECRET), args.toArray(new String[0]));
     }
 
     /** A finished worker's output (exit 0 required unless {@code mayFail}). */
@@ -188,5 +189,45 @@ class SwitchRestartSystemTest {
             assertThat(List.of(hash(outA), hash(outBack))).as("bitwise the run without the restart").containsExactly(clean, clean);
             assertThat(host.call(() -> pipeline.counters().get(SwitchCounter.JOBS_REBUILT)).join()).isEqualTo(1);
         }
+    }
+
+    @Test
+    @Timeout(300)
+    void aStoppedWorkerWhoseReplacementJoinedIsFencedWhenItResumesAndTheJobEndsWithTheSameModel(@TempDir final Path dir)
+        throws Exception {
+        final SwitchPipeline pipeline = newSwitch();
+        try (UdpHost host = loop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults())) {
+            final int port = host.localAddress().getPort();
+            final Path checkpoints = dir.resolve("checkpoints");
+            final Process a = worker(0, port, checkpoints);
+            final Process zombie = worker(1, port, checkpoints);
+            await(() -> {
+                try {
+                    return Checkpoint.newestCommon(checkpoints, 2) >= 30;
+                } catch (final IOException ex) {
+                    throw new IllegalStateException(ex);
+                }
+            }, "checkpoints after round 30");
+            signal(zombie, "STOP");
+            // its replacement, a new process on a new address, rebuilds the job from the checkpoints
+            final Process back = worker(1, port, checkpoints, "--rejoin");
+            await(() -> host.call(() -> pipeline.counters().get(SwitchCounter.JOBS_REBUILT)).join() == 1
+                && released(host, pipeline) >= 5, "the rebuilt job going on");
+            // the stopped process resumes: its packets carry its key but numbers from before its replacement's, from its old address
+            signal(zombie, "CONT");
+            final String outZombie = finish(zombie, true);
+            assertThat(zombie.exitValue()).as(outZombie).isNotZero();
+            assertThat(outZombie).contains("worker 1 was fenced");
+            final String outA = finish(a, false);
+            final String outBack = finish(back, false);
+            assertThat(List.of(hash(outA), hash(outBack))).as("bitwise the run without the zombie").containsExactly(clean, clean);
+            assertThat(host.call(() -> pipeline.counters().get(SwitchCounter.JOBS_REBUILT)).join()).as("the zombie rebuilt nothing")
+                .isEqualTo(1);
+            assertThat(host.call(() -> pipeline.counters().get(SwitchCounter.DROP_REPLAYED)).join()).isPositive();
+        }
+    }
+
+    private static void signal(final Process p, final String signal) throws Exception {
+        assertThat(new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid())).start().waitFor()).isZero();
     }
 }

@@ -162,9 +162,9 @@ final class JoinHandshake {
             case FENCED:
                 return " (a newer incarnation of this worker joined the job since: it was restarted while this process was stopped; "
                     + "this one stops, the new one goes on)";
-            case BAD_TAG:
-                return " (the job's secret is not this worker's: give switch and workers the same --secret-file or SERENE_SECRET, "
-                    + "or another process created the job first with a secret of its own)";
+            case BAD_MAC:
+                return " (the switch's secret does not give this worker's key: give the workers the switch's secret, the job's, "
+                    + "or their own keys from it (serene keys), by --secret-file or SERENE_SECRET)";
             default:
                 return "";
         }

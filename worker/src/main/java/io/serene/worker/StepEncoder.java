@@ -89,7 +89,7 @@ final class StepEncoder {
     /** A JOIN or LEAVE of this worker. */
     int control(final PacketType type) {
         if (type == PacketType.JOIN) {
-            join.wrap(txBuffer, 0, JoinPacket.LENGTH).initHeader(type).jobId(ctx.jobId()).tag(ctx.tag()).workerId(ctx.workerId())
+            join.wrap(txBuffer, 0, JoinPacket.LENGTH).initHeader(type).jobId(ctx.jobId()).workerId(ctx.workerId())
                 .workerCount(ctx.workers()).elementsPerRound(ctx.elementsPerRound()).incarnation(ctx.incarnation());
             final int[] offers = ctx.rebuildOffers();
             if (offers != null) {
@@ -100,14 +100,14 @@ final class StepEncoder {
             }
             return JoinPacket.LENGTH;
         }
-        header.wrap(txBuffer, 0, Packet.HEADER_LENGTH).initHeader(type).jobId(ctx.jobId()).tag(ctx.tag()).workerId(ctx.workerId());
+        header.wrap(txBuffer, 0, Packet.HEADER_LENGTH).initHeader(type).jobId(ctx.jobId()).workerId(ctx.workerId());
         return Packet.HEADER_LENGTH;
     }
 
     /** A CONFIG_REQUEST naming the epoch held. */
     int configRequest(final int knownEpoch) {
         header.wrap(txBuffer, 0, Packet.HEADER_LENGTH).initHeader(PacketType.CONFIG_REQUEST)
-            .jobId(ctx.jobId()).tag(ctx.tag()).workerId(ctx.workerId()).configEpoch(knownEpoch);
+            .jobId(ctx.jobId()).workerId(ctx.workerId()).configEpoch(knownEpoch);
         return Packet.HEADER_LENGTH;
     }
 
@@ -118,7 +118,6 @@ final class StepEncoder {
         data.wrap(txBuffer, 0, length)
             .initHeader(PacketType.DATA)
             .jobId(ctx.jobId())
-            .tag(ctx.tag())
             .workerId(ctx.workerId())
             .seq(seq)
             .round(round)

@@ -1,11 +1,13 @@
 package io.serene.worker;
 
-import io.serene.protocol.JobTag;
+import io.serene.protocol.JobKeys;
 import io.serene.transport.LinkModel;
 import io.serene.protocol.JoinPacket;
 
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /** Configuration of one worker engine: fluent setters, validated by {@link #conclude()}. */
@@ -17,7 +19,9 @@ public final class WorkerContext {
     public static final long PROCESS_INCARNATION = ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
     private int jobId = 1;
     private long incarnation = PROCESS_INCARNATION;
-    private long tag = JobTag.NONE;
+    private JobKeys.WorkerKey key;
+    /** Each worker's packet numbers in this process ((job, worker) -> the next), shared by every engine that worker runs. */
+    private static final ConcurrentHashMap<Long, AtomicLong> PACKET_NUMBERS = new ConcurrentHashMap<>();
     private Supplier<int[]> rebuildOffers;
     private int workerId = -1;
     private int workers = -1;
@@ -49,14 +53,27 @@ public final class WorkerContext {
         return incarnation;
     }
 
-    /** The job's tag ({@link JobTag#of}, from the job's secret; default {@link JobTag#NONE}: no secret). */
-    public WorkerContext tag(final long value) {
-        this.tag = value;
+    /**
+     * The worker's key ({@link JobKeys}): its packets are signed with it, and the switch's packets
+     * must carry the job's reply MAC. Null (the default): a job without a secret.
+     */
+    public WorkerContext key(final JobKeys.WorkerKey value) {
+        this.key = value;
         return this;
     }
 
-    public long tag() {
-        return tag;
+    public JobKeys.WorkerKey key() {
+        return key;
+    }
+
+    /**
+     * Where this worker's packet numbers come from: one counter per job and worker in this process,
+     * so an engine built anew (a job joined again) goes on above the numbers the switch has seen; it
+     * starts at this process's incarnation x 1024, so a restarted process starts above the last one's.
+     */
+    AtomicLong packetNumbers() {
+        return PACKET_NUMBERS.computeIfAbsent(((long) jobId << 32) | (workerId & 0xFFFFFFFFL),
+            k -> new AtomicLong(PROCESS_INCARNATION << 10));
     }
 
     /**

@@ -25,8 +25,10 @@ public enum WorkerCounter {
     DROP_MALFORMED,
     /** A packet from another source than the worker's switch. */
     DROP_FOREIGN,
-    /** A packet from the switch's address without the job's tag (a spoofed source, or a stray of another job). */
-    DROP_BAD_TAG,
+    /** A packet from the switch's address without the job's reply MAC (a spoofed source, a stray of another job, a switch with another secret). */
+    DROP_BAD_MAC,
+    /** A packet from the switch whose number the replay window took already, is too old, or came before a fresh JOIN_ACK. */
+    DROP_REPLAYED,
     DROP_UNEXPECTED,
     RTT_SAMPLES,
     ERRORS

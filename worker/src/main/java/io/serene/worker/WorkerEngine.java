@@ -59,6 +59,7 @@ public final class WorkerEngine implements PacketEndpoint {
     private final RoundAssembler assembler;
     private final LateLedger ledger;
     private final StepEncoder encoder;
+    private final WorkerAuth auth;
 
     private final JoinHandshake membership;
 
@@ -76,6 +77,7 @@ public final class WorkerEngine implements PacketEndpoint {
         this.assembler = new RoundAssembler(counters, ctx.elementsPerRound(), ctx.workers(), q);
         this.ledger = new LateLedger(counters, ctx.elementsPerRound());
         this.encoder = new StepEncoder(ctx, counters, q);
+        this.auth = new WorkerAuth(ctx);
         this.membership = new JoinHandshake(ctx);
         this.window = new SendWindow(counters, rtt, new SendWindow.Resender() {
             @Override
@@ -304,9 +306,10 @@ public final class WorkerEngine implements PacketEndpoint {
                 counters.increment(WorkerCounter.DROP_MALFORMED);
                 return;
             }
-            if (in.tag() != ctx.tag()) {
-                // from the switch's address but without the job's tag: spoofed, or not this job's
-                counters.increment(WorkerCounter.DROP_BAD_TAG);
+            final WorkerCounter refused = auth.check(in);
+            if (refused != null) {
+                // from the switch's address but not signed by it (spoofed, or another job's), or a replay
+                counters.increment(refused);
                 return;
             }
             switch (in.type()) {
@@ -327,6 +330,9 @@ public final class WorkerEngine implements PacketEndpoint {
                     final Status status = Status.fromCode(in.status());
                     if (status == Status.STALE && membership.phase() == JoinHandshake.Phase.READY) {
                         window.onStale(in.seq(), nowNs);
+                    } else if (status == Status.FENCED) {
+                        fail(new WorkerException("worker " + ctx.workerId() + " was fenced: a newer incarnation of it joined the job "
+                            + "since (it was restarted while this process was stopped); this one stops, the new one goes on"));
                     } else if (status == Status.UNKNOWN_JOB && membership.phase() == JoinHandshake.Phase.READY) {
                         fail(new WorkerException("the switch has no job " + ctx.jobId() + " any more (it restarted, the job's lease "
                             + "ran out, or a worker back from a checkpoint rebuilds it): the aggregates in flight are gone; go on from "
@@ -401,6 +407,7 @@ public final class WorkerEngine implements PacketEndpoint {
     }
 
     private void send(final int length, final Outbox outbox) {
+        auth.seal(encoder.buffer(), length);
         outbox.send(ctx.switchPort(), encoder.buffer(), 0, length);
         counters.increment(WorkerCounter.PACKETS_OUT);
     }
@@ -412,8 +419,10 @@ public final class WorkerEngine implements PacketEndpoint {
         }
         if (due == 0) {
             if (type == PacketType.JOIN) {
+                final long unsigned = counters.get(WorkerCounter.DROP_BAD_MAC);
                 fail(new WorkerException("switch did not answer JOIN of worker " + ctx.workerId() + " for job "
-                    + ctx.jobId() + " after " + membership.attempts() + " attempts"));
+                    + ctx.jobId() + " after " + membership.attempts() + " attempts" + (unsigned == 0 ? ""
+                    : " (" + unsigned + " packets from its address failed the job's reply MAC: the switch holds another secret, or none)")));
             } else {
                 membership.leftJob();
             }

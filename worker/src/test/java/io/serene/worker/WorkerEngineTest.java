@@ -1,14 +1,17 @@
 package io.serene.worker;
 
+import io.serene.protocol.JobKeys;
 import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.Packet;
+import io.serene.protocol.PacketAuth;
 import io.serene.protocol.PacketHeader;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.Status;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -86,24 +89,34 @@ class WorkerEngineTest {
     }
 
     @Test
-    void aPacketWithoutTheJobsTagIsDroppedEvenFromTheSwitchsAddress() {
-        final WorkerEngine engine = new WorkerEngine(new WorkerContext().jobId(3).tag(0x5eed).workerId(1).workers(2).elementsPerRound(10)
+    void aWorkerSignsItsPacketsAndTakesOnlyFreshOnesSignedByTheSwitch() {
+        final JobKeys.WorkerKey key = JobKeys.workerKey(JobKeys.jobSecret("a secret of more than sixteen bytes".getBytes(
+            StandardCharsets.UTF_8), 3), 3, 1);
+        final WorkerEngine engine = new WorkerEngine(new WorkerContext().jobId(3).key(key).workerId(1).workers(2).elementsPerRound(10)
             .joinRetryNs(1_000).maxJoinAttempts(3), ex -> { });
         final CompletableFuture<Aggregate> round = engine.allreduce(0, new float[10]);
         final List<ByteBuffer> sentOut = new ArrayList<>();
         engine.onTimer(0, (port, buffer, offset, length) -> sentOut.add(Packet.allocate(length).put(0, buffer, offset, length)));
-        assertThat(new PacketHeader().wrap(sentOut.get(0), 0, sentOut.get(0).capacity()).tag()).as("its JOIN carries the tag")
-            .isEqualTo(0x5eed);
-        // a refusal spoofed from the switch's address, with a guessed tag: dropped, counted, nothing changes
+        final PacketHeader joinSent = new PacketHeader().wrap(sentOut.get(0), 0, sentOut.get(0).capacity());
+        assertThat(PacketAuth.verify(key.k0(), key.k1(), joinSent)).as("its JOIN carries its MAC").isTrue();
+        // a refusal spoofed from the switch's address, signed under a guessed key: dropped, counted, nothing changes
         final ByteBuffer spoofed = refusal();
-        new JoinPacket().wrap(spoofed, 0, JoinPacket.ACK_LENGTH).tag(0x5eee);
+        final JoinPacket ack = new JoinPacket().wrap(spoofed, 0, JoinPacket.ACK_LENGTH);
+        ack.seq(joinSent.packetNumber());
+        PacketAuth.seal(key.r0(), key.r1() ^ 1, 77, ack);
         engine.onPacket(0, spoofed, 0, JoinPacket.ACK_LENGTH, 0, outbox);
-        assertThat(engine.counters().get(WorkerCounter.DROP_BAD_TAG)).isEqualTo(1);
+        assertThat(engine.counters().get(WorkerCounter.DROP_BAD_MAC)).isEqualTo(1);
+        // the switch's refusal of an older JOIN (a replay of an answer to another process): not fresh
+        ack.seq(joinSent.packetNumber() - 1);
+        PacketAuth.seal(key.r0(), key.r1(), 78, ack);
+        engine.onPacket(0, spoofed, 0, JoinPacket.ACK_LENGTH, 0, outbox);
+        assertThat(engine.counters().get(WorkerCounter.DROP_REPLAYED)).isEqualTo(1);
         assertThat(round).isNotDone();
         assertThat(engine.joined()).isNotDone();
-        new JoinPacket().wrap(spoofed, 0, JoinPacket.ACK_LENGTH).tag(0x5eed);
+        ack.seq(joinSent.packetNumber());
+        PacketAuth.seal(key.r0(), key.r1(), 79, ack);
         engine.onPacket(0, spoofed, 0, JoinPacket.ACK_LENGTH, 0, outbox);
-        assertThat(engine.joined()).as("with the tag it is the switch's answer").isCompletedExceptionally();
+        assertThat(engine.joined()).as("signed and fresh, it is the switch's answer").isCompletedExceptionally();
     }
 
     @Test

@@ -27,8 +27,6 @@ public final class JobRegisters {
     public final long[] openSeq;
     /** [job]: when a joined worker of the job was last heard (JOIN, DATA, CONFIG_REQUEST), for the job's lease. */
     public final long[] lastHeardNs;
-    /** [job]: the job's tag (JobTag): every packet of the job carries it, both ways. */
-    public final long[] tag;
     /** [job]: whether the job is being rebuilt: formed once every worker's REBUILD JOIN is in. */
     public final boolean[] forming;
     /** [job]: the run's round the job's round 0 is (0, or the checkpoint a rebuilt job goes on after). */
@@ -83,7 +81,6 @@ public final class JobRegisters {
         valueLimit = new int[maxJobs];
         openSeq = new long[maxJobs];
         lastHeardNs = new long[maxJobs];
-        tag = new long[maxJobs];
         forming = new boolean[maxJobs];
         firstRound = new int[maxJobs];
         offers = new int[maxJobs * maxWorkers * JoinPacket.MAX_OFFERS];
@@ -110,7 +107,7 @@ public final class JobRegisters {
         return active.length + started.length + configDirty.length + forming.length
             + 4L * (id.length + workers.length + elementsPerRound.length + chunksPerRound.length + valueLimit.length + epoch.length
                 + firstRound.length + offers.length)
-            + 8L * openSeq.length + 8L * lastHeardNs.length + 8L * tag.length + 8L * (joined.length + late.length)
+            + 8L * openSeq.length + 8L * lastHeardNs.length + 8L * (joined.length + late.length)
             + 4L * (workerPort.length + workerClock.length + arrivalRound.length + finishedRound.length)
             + 8L * (arrivalNs.length + iterationNs.length + offsetNs.length + finishedComputeNs.length + finishedOffsetNs.length
                 + incarnation.length)
@@ -118,10 +115,9 @@ public final class JobRegisters {
     }
 
     /** A new job's registers. */
-    public void reset(final int j, final int job, final long jobTag, final int jobWorkers, final int elements, final int chunks) {
+    public void reset(final int j, final int job, final int jobWorkers, final int elements, final int chunks) {
         active[j] = true;
         id[j] = job;
-        tag[j] = jobTag;
         forming[j] = false;
         firstRound[j] = 0;
         Arrays.fill(offers, j * maxWorkers * JoinPacket.MAX_OFFERS, (j + 1) * maxWorkers * JoinPacket.MAX_OFFERS, -1);

@@ -1,6 +1,6 @@
 package io.serene.harness.cli;
 
-import io.serene.protocol.JobTag;
+import io.serene.protocol.JobKeys;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -9,27 +9,47 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * The job secret {@code serene switch} and {@code serene worker} share: from {@code --secret-file},
- * else the environment's {@value JobTag#SECRET_ENV}, else none. Every packet of a job carries a tag derived from
- * it ({@link JobTag}), so only holders of the secret can take part in the job or read its aggregates.
+ * The credential of {@code serene switch}, {@code serene worker} and {@code serene keys}: from
+ * {@code --secret-file}, else the environment's {@value JobKeys#SECRET_ENV}, else none. A switch
+ * needs the switch's secret; a worker takes the switch's secret, its job's secret or its own key
+ * ({@link JobKeys}) and signs every packet with its key.
  */
 final class SecretOption {
-    @Option(names = "--secret-file", description = "A file holding the job secret (at least " + JobTag.MIN_SECRET_BYTES + " bytes; "
-        + "the same for the switch and every worker of a job): every packet then carries a tag derived from it, and the switch and "
-        + "the workers drop packets without it, so no other process can change the job's sums or read them. Unset: from " + JobTag.SECRET_ENV
-        + "; neither: no secret (any process that can reach the switch can join a job that is not full).")
+    @Option(names = "--secret-file", description = "A file holding a secret. The switch's: at least " + JobKeys.MIN_SECRET_BYTES
+        + " bytes; every worker's packets must then carry a MAC under its own key, derived from it, and the switch signs its "
+        + "own. A worker's: the switch's secret, its job's or its own key (serene keys prints the last two). Unset: from "
+        + JobKeys.SECRET_ENV + "; neither: no secret (any process that can reach the switch can join a job that is not full).")
     Path file;
 
-    /** The secret, or null for none; a missing or short one is an error naming where it came from. */
-    byte[] secret() {
+    /** The credential, or null for none; a missing, short or malformed one is an error naming where it came from. */
+    JobKeys.Credential credential() {
         if (file != null) {
             try {
-                return JobTag.secret(Files.readString(file, StandardCharsets.UTF_8), "--secret-file " + file);
+                return JobKeys.credential(Files.readString(file, StandardCharsets.UTF_8), "--secret-file " + file);
             } catch (final IOException ex) {
                 throw new IllegalArgumentException("--secret-file " + file + ": cannot read it (" + ex.getMessage() + ")");
             }
         }
-        final String env = System.getenv(JobTag.SECRET_ENV);
-        return env == null || env.isBlank() ? null : JobTag.secret(env, JobTag.SECRET_ENV);
+        final String env = System.getenv(JobKeys.SECRET_ENV);
+        return env == null || env.isBlank() ? null : JobKeys.credential(env, JobKeys.SECRET_ENV);
+    }
+
+    /** The switch's secret, or null for none; a job's secret or a worker's key is an error (they cannot sign for every job). */
+    byte[] switchSecret() {
+        final JobKeys.Credential credential = credential();
+        if (credential == null) {
+            return null;
+        }
+        if (credential instanceof JobKeys.SwitchSecret s) {
+            return s.secret();
+        }
+        throw new IllegalArgumentException((file != null ? "--secret-file " + file : JobKeys.SECRET_ENV) + " holds a "
+            + (credential instanceof JobKeys.JobSecret ? "job's secret" : "worker's key") + ": the switch needs the secret they derive from");
+    }
+
+    /** Worker {@code worker}'s key in job {@code job}, or null without a credential. */
+    JobKeys.WorkerKey keyOf(final int job, final int worker) {
+        final JobKeys.Credential credential = credential();
+        return credential == null ? null : credential.keyOf(job, worker);
     }
 }

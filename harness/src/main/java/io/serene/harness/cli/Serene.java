@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
 @Command(name = "serene", mixinStandardHelpOptions = true, version = "serene 0.1.0",
     description = "In-network gradient aggregation with dynamic hybrid synchronization.",
     subcommands = {TrainCommand.class, ExperimentCommand.class, SwitchCommand.class, WorkerCommand.class, BenchCommand.class, SimCommand.class,
-        PolicyCommand.class, ControlCommand.class, DemoCommand.class, CompareCommand.class})
+        PolicyCommand.class, ControlCommand.class, DemoCommand.class, CompareCommand.class, KeysCommand.class})
 public final class Serene implements Runnable {
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;

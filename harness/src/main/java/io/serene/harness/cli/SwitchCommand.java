@@ -120,7 +120,7 @@ public final class SwitchCommand implements Callable<Integer> {
         }
         final SwitchContext context = new SwitchContext().budgetBytes(budget).maxJobs(maxJobs).maxWorkers(maxWorkers)
             .chunkElements(chunkElements).defaultSync(SyncConfigParser.parse(sync))
-            .jobLeaseNs((long) (jobLeaseSeconds * 1e9)).secret(secret.secret()).conclude();
+            .jobLeaseNs((long) (jobLeaseSeconds * 1e9)).secret(secret.switchSecret()).conclude();
         Ports.require("--port", port);
         Ports.optional("--control-port", controlPort);
         final int metricsPort = monitorOptions.metricsPort();

@@ -1,6 +1,6 @@
 package io.serene.harness.cli;
 
-import io.serene.protocol.JobTag;
+import io.serene.protocol.JobKeys;
 import io.serene.protocol.JoinPacket;
 import io.serene.training.Checkpoint;
 import io.serene.training.DjlModel;
@@ -145,7 +145,7 @@ public final class WorkerCommand implements Callable<Integer> {
                 + "names one: give one of them");
         }
         Checkpoint resume = resumeAfter == null ? null : readCheckpoint(checkpointDir, id, resumeAfter);
-        final long tag = JobTag.of(secret.secret(), job);
+        final JobKeys.WorkerKey key = secret.keyOf(job, id);
         if (exitWithParent || evalWhenTold || startWhenTold) {
             watchStdin();
         }
@@ -164,7 +164,7 @@ public final class WorkerCommand implements Callable<Integer> {
              RoundRecords log = new RoundRecords(id, total, records, epochMs, t.device().modelled())) {
             t.lrSchedule().applyTo(net, total);
             final Function<Supplier<int[]>, WorkerHost> connect = offers -> {
-                final WorkerContext context = new WorkerContext().link(t.link()).jobId(job).tag(tag).workerId(id).workers(workers)
+                final WorkerContext context = new WorkerContext().link(t.link()).jobId(job).key(key).workerId(id).workers(workers)
                     .elementsPerRound(net.elements()).rebuild(offers).maxJoinAttempts(rejoinAttempts(t.timeoutSeconds(), offers));
                 final Consumer<Throwable> errors = ex -> System.err.println("worker " + id + " error: " + ex);
                 return shm ? WorkerHost.connect(context, shmDirectory, (ShmTransport) transport, ShmOptions.defaults(), errors)

@@ -15,7 +15,7 @@ import io.serene.harness.node.SwitchMonitor;
 import io.serene.harness.output.RunTraces;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
-import io.serene.protocol.JobTag;
+import io.serene.protocol.JobKeys;
 import io.serene.training.Checkpoint;
 import io.serene.training.Json;
 import io.serene.training.RoundRecord;
@@ -56,7 +56,7 @@ public final class TrainRun {
     private final TrainSettings t;
     private final PrintStream out;
     /** The job's secret, made for this run: its switch and workers hold it, no other process does. */
-    private final String secret = JobTag.newSecret();
+    private final String secret = JobKeys.newSecret();
 
     public TrainRun(final RunSettings settings, final PrintStream out) {
         this.s = settings;
@@ -214,7 +214,7 @@ public final class TrainRun {
                 try {
                     for (int w = 0; w < s.workers(); w++) {
                         workers.start(w, workerCommand(w, rounds, link.address(), epochMs, base, false),
-                            Map.of(JobTag.SECRET_ENV, secret), logFile(w));
+                            Map.of(JobKeys.SECRET_ENV, keyText(w)), logFile(w));
                     }
                     final JobMonitor monitor = new JobMonitor(pipeline, s.job(), s.workers(), s.policy(), schedule, decisions, progress, base,
                         silence, this::rebuilt);
@@ -316,7 +316,7 @@ public final class TrainRun {
             rebuildPlanned = planned;
             try {
                 if (!workers.restart(w, workerCommand(w, rounds, on.switchAddress(), epochMs, on.base(), true),
-                    Map.of(JobTag.SECRET_ENV, secret), logFile(w))) {
+                    Map.of(JobKeys.SECRET_ENV, keyText(w)), logFile(w))) {
                     // the others are done: no rebuild will follow
                     rebuildReason = null;
                 }
@@ -370,7 +370,7 @@ public final class TrainRun {
     static SwitchContext switchContext(final RunSettings s, final SyncConfig initial, final String secret) {
         initial.resolve(s.workers());
         final SwitchContext context = new SwitchContext().budgetBytes(16 << 20).maxJobs(1).maxWorkers(Math.max(2, s.workers()))
-            .defaultSync(initial).secret(JobTag.secret(secret, "the run's secret"));
+            .defaultSync(initial).secret(JobKeys.secret(secret, "the run's secret"));
         if (s.policy() != null) {
             // the policy's worker groups and their start configs, in force from the job's first round
             context.defaultGroups(s.policy().groupOf(s.workers()));
@@ -398,6 +398,11 @@ public final class TrainRun {
             end = Math.max(end, release[release.length - 1]);
         }
         return end;
+    }
+
+    /** Worker w's own key, as its process gets it (in its environment): it can sign as no other worker. */
+    private String keyText(final int w) {
+        return JobKeys.credential(secret, "the run's secret").keyOf(s.job(), w).text();
     }
 
     private List<String> workerCommand(final int w, final int rounds, final String switchAddress, final long epochMs, final int base,

@@ -3,7 +3,7 @@ package io.serene.harness.launch;
 import io.serene.controlplane.Controller;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.node.SilenceWatch;
-import io.serene.protocol.JobTag;
+import io.serene.protocol.JobKeys;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.DjlModel;
@@ -103,7 +103,7 @@ final class VirtualRun {
         final long host0 = System.nanoTime();
         final InProcessNetwork network = new InProcessNetwork(FaultInjector.none(), HOP_NS, 0, 0);
         final VirtualClock clock = new VirtualClock(network);
-        final String secret = JobTag.newSecret();
+        final String secret = JobKeys.newSecret();
         final List<Throwable> switchErrors = Collections.synchronizedList(new ArrayList<>());
         final SwitchPipeline pipeline = new SwitchPipeline(TrainRun.switchContext(s, initial, secret), switchErrors::add);
         final int switchAddress = network.attach(pipeline);
@@ -130,7 +130,7 @@ final class VirtualRun {
             };
             network.schedule(0, tick);
         }
-        final long tag = JobTag.of(JobTag.secret(secret, "the run's secret"), s.job());
+        final JobKeys.Credential keys = JobKeys.credential(secret, "the run's secret");
         final FashionMnist dataset = FashionMnist.load(t.data());
         final float[] testPixels = dataset.test.allImages();
         final int[] testLabels = dataset.test.allLabels();
@@ -138,7 +138,7 @@ final class VirtualRun {
         try {
             final List<Callable<WorkerResult>> loops = new ArrayList<>();
             for (int w = 0; w < s.workers(); w++) {
-                loops.add(worker(w, network, clock, switchAddress, tag, dataset, testPixels, testLabels, open));
+                loops.add(worker(w, network, clock, switchAddress, keys, dataset, testPixels, testLabels, open));
             }
             say.printf(Locale.ROOT, "train in virtual time: %d workers, %s, policy %s, stragglers %s, %d rounds of batch %d, seed %d, "
                 + "modelled step %s%s; switch and workers in this process%n", s.workers(), t.model(), s.policyName(), t.stragglers(),
@@ -191,7 +191,7 @@ final class VirtualRun {
 
     /** Worker {@code w}: its model, records, connection and training loop, to run in virtual time. */
     private Callable<WorkerResult> worker(final int w, final InProcessNetwork network, final VirtualClock clock, final int switchAddress,
-                                          final long tag, final FashionMnist dataset, final float[] testPixels, final int[] testLabels,
+                                          final JobKeys.Credential keys, final FashionMnist dataset, final float[] testPixels, final int[] testLabels,
                                           final List<AutoCloseable> open) throws Exception {
         final DjlModel net = new DjlModel(t.model(), t.batch(), t.learningRate(), t.momentum(), t.seed());
         open.add(net);
@@ -199,7 +199,7 @@ final class VirtualRun {
         final RoundRecords log = new RoundRecords(w, rounds, records.apply(w), null, false, clock);
         open.add(log);
         t.lrSchedule().applyTo(net, rounds);
-        final WorkerContext context = new WorkerContext().link(t.link()).jobId(s.job()).tag(tag).workerId(w).workers(s.workers())
+        final WorkerContext context = new WorkerContext().link(t.link()).jobId(s.job()).key(keys.keyOf(s.job(), w)).workerId(w).workers(s.workers())
             .elementsPerRound(net.elements());
         final WorkerHost host = WorkerHost.inProcess(context, network, switchAddress,
             ex -> System.err.println("worker " + w + " error: " + ex));

@@ -52,6 +52,12 @@ class DocsCommandsTest {
                     command.append(' ').append(withoutComment(lines.get(++i).strip()));
                 }
                 final List<String> words = words(command.toString());
+                // a redirection or a pipe ends the command's own words
+                for (int w = 1; w < words.size(); w++) {
+                    if (words.get(w).startsWith(">") || words.get(w).equals("|")) {
+                        words.subList(w, words.size()).clear();
+                    }
+                }
                 commands++;
                 try {
                     new CommandLine(new Serene()).parseArgs(words.subList(1, words.size()).toArray(String[]::new));
