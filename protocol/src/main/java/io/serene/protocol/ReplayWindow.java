@@ -38,6 +38,16 @@ public final class ReplayWindow {
         return true;
     }
 
+    /** Starts peer {@code peer}'s window at {@code n}: every number up to it counts as seen, every later one is new. */
+    public static void startAt(final long[] highest, final long[] seen, final int peer, final long n) {
+        highest[peer] = n;
+        for (int k = 0; k < WORDS; k++) {
+            seen[peer * WORDS + k] = -1L;
+        }
+        // the word n is in: only n and the numbers below it
+        seen[peer * WORDS + (int) ((n >>> 6) & (WORDS - 1))] = (n & 63) == 63 ? -1L : (1L << ((n & 63) + 1)) - 1;
+    }
+
     /** Forgets peer {@code peer}'s window (its next number is taken whatever it is). */
     public static void reset(final long[] highest, final long[] seen, final int peer) {
         highest[peer] = 0;

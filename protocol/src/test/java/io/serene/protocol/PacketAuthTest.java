@@ -134,6 +134,19 @@ class PacketAuthTest {
     }
 
     @Property
+    void aWindowStartedAtNTakesWhatComesAfterItAndNothingBefore(@ForAll @IntRange(min = 200, max = 1_000) final int n,
+                                                               @ForAll @IntRange(min = 1, max = 300) final int later) {
+        final long[] highest = new long[1];
+        final long[] seen = new long[ReplayWindow.WORDS];
+        ReplayWindow.startAt(highest, seen, 0, n);
+        assertThat(ReplayWindow.take(highest, seen, 0, n)).isFalse();
+        assertThat(ReplayWindow.take(highest, seen, 0, n - 1 - later % 190)).as("before the start").isFalse();
+        assertThat(ReplayWindow.take(highest, seen, 0, n + 1)).as("the next one, in the same word or not").isTrue();
+        assertThat(ReplayWindow.take(highest, seen, 0, n + 1 + later)).isTrue();
+        assertThat(ReplayWindow.take(highest, seen, 0, n - 1 - later % 190)).as("still before the start").isFalse();
+    }
+
+    @Property
     void aReplayWindowTakesAnyNumberAtMostOnce(@ForAll("numbers") final long[] numbers) {
         final long[] highest = new long[1];
         final long[] seen = new long[ReplayWindow.WORDS];

@@ -134,7 +134,7 @@ class RecoverySystemTest {
         assertThat(s.path("modelsEqual").asBoolean()).isTrue();
         assertThat(s.path("relaunches")).hasSize(1);
         // the others went on while worker 1 was down: the job goes back to a checkpoint they hold, worker 1 taking a peer's model
-        // (a known recovery race sends the job back to round 0 now and then: the run's and worker 1's output say why)
+        // (if not, the run's and worker 1's output say why)
         final Path w1 = dir.resolve("run").resolve("workers").resolve("worker-1.log");
         assertThat(s.path("relaunches").get(0).path("fromRound").asInt()).as("the run's output:%n%s%nworker 1's:%n%s",
             s.path("stdout").asText(), Files.exists(w1) ? Files.readString(w1) : "(none)").isGreaterThan(20);

@@ -8,7 +8,6 @@ import io.serene.protocol.PacketType;
 import io.serene.protocol.ReplayWindow;
 
 import java.nio.ByteBuffer;
-import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -65,8 +64,7 @@ final class WorkerAuth {
                 return WorkerCounter.DROP_REPLAYED;
             }
             started = true;
-            highest[0] = n;
-            Arrays.fill(seen, -1L);
+            ReplayWindow.startAt(highest, seen, 0, n);
             return null;
         }
         return ReplayWindow.take(highest, seen, 0, n) ? null : WorkerCounter.DROP_REPLAYED;

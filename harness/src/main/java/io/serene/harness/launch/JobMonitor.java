@@ -103,11 +103,13 @@ final class JobMonitor extends Thread {
      * rebuild it installs again what it had decided); then feeds the controller the job's advance.
      */
     void tick() throws Exception {
-        final int first = call(() -> pipeline.firstRound(job));
+        // read together, on the switch's thread: a job rebuilt between two reads would be taken for one with the old one's first round
+        final long[] seen = call(() -> new long[] {pipeline.firstRound(job), pipeline.counters().get(SwitchCounter.JOBS_CREATED)});
+        final int first = (int) seen[0];
         if (first < 0) {
             return;
         }
-        final long created = call(() -> pipeline.counters().get(SwitchCounter.JOBS_CREATED));
+        final long created = seen[1];
         if (created != incarnation) {
             if (incarnation >= 0) {
                 // rebuilt from checkpoints: the job's round 0 is the round its workers agreed on (the run's rounds)
