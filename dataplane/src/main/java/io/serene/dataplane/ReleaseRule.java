@@ -9,7 +9,7 @@ import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncRules;
 
 /**
- * The release condition (DESIGN.md section 2), over the slot's bitmap: for every group with
+ * The release condition (docs/design.md, the synchronization contract), over the slot's bitmap: for every group with
  * members, under the entry the slot opened with, its required members and at least its quorum of
  * members (PSP: the round's seeded sample of them) contributed, or its timeout passed since the slot's first contribution; or a step of the
  * slot's round timed out and the slot holds every worker that release held (the latch); or, under

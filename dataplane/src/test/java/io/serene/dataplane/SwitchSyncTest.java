@@ -26,7 +26,7 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The release condition, timeouts, the bound and hot-swaps in the data plane (DESIGN.md section 2). */
+/** The release condition, timeouts, the bound and hot-swaps in the data plane (docs/design.md, the synchronization contract). */
 class SwitchSyncTest {
     private static final int JOB = 3;
     /** Room for the rounds these tests send (their exponent steps, never sent, would hold their slots' next use back). */

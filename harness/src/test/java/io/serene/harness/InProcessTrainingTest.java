@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Two MLP workers training through the switch over the in-process transport: they learn, and
  * under BSP the final models are bitwise equal on every worker and with or without packet loss,
- * duplication and reordering (DESIGN.md invariant 7).
+ * duplication and reordering (docs/design.md invariant 7).
  */
 class InProcessTrainingTest {
     private static final int WORKERS = 2;

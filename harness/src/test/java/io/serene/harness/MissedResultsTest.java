@@ -19,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A worker that misses the results of a round released without it (they came while it was still
  * joining, or were lost) takes the round only once it holds all of them: its exponents too, or it
- * would read the sums at the wrong scale and its model would leave the others' (DESIGN.md invariant 3).
+ * would read the sums at the wrong scale and its model would leave the others' (docs/design.md invariant 3).
  */
 class MissedResultsTest {
     private static final int WORKERS = 3;

@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Recovery under BSP ends with the model of the run without faults (DESIGN.md invariant 7): a switch
+ * Recovery under BSP ends with the model of the run without faults (docs/design.md invariant 7): a switch
  * that loses its state, a worker killed and brought back, a worker dying unplanned under
  * --max-restarts, and a run stopped and resumed with --resume; each time the job goes on from the
  * newest checkpoint every worker holds that reads clean (a damaged one is passed over). Under fastest:2, a worker brought back rejoins the others'

@@ -11,7 +11,7 @@ import java.util.Arrays;
  * a quorum): under {@code fold} they are added to its next submitted round's gradient (error
  * feedback: no gradient is lost), under {@code drop} they are discarded and counted.
  *
- * <p>It also keeps the read-my-writes rule (DESIGN.md section 2, as in SSP, Ho et al. 2013): which
+ * <p>It also keeps the read-my-writes rule (docs/design.md, the synchronization contract, as in SSP, Ho et al. 2013): which
  * of this worker's own values a delivered round retires from its unreleased writes. A round's
  * aggregate retires the submitted values (folded values included) of every chunk that holds them or
  * dropped them; a folded chunk's values travel on in the round they were folded into and are retired

@@ -33,7 +33,7 @@ import java.util.function.Consumer;
  *          --> complete rounds delivered in order
  * </pre>
  *
- * <p>Synchronization (DESIGN.md section 2): the switch sends the job's config table (bound s,
+ * <p>Synchronization (docs/design.md, the synchronization contract): the switch sends the job's config table (bound s,
  * release rule, late mode per first round) and stamps its epoch on every result. A worker is
  * cleared for round c once it knows the current table and R &gt;= c - s - 1 ({@link #awaitClearance});
  * it sends a round's steps only when cleared. A chunk can be released without this worker

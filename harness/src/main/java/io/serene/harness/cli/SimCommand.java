@@ -18,7 +18,7 @@ import java.util.concurrent.Callable;
 @Command(name = "sim", mixinStandardHelpOptions = true,
     description = {
         "Simulates a job in virtual time: the real switch and worker engines on the in-process transport, "
-            + "synthetic gradients, modelled compute times with injected stragglers, and checks of DESIGN.md's "
+            + "synthetic gradients, modelled compute times with injected stragglers, and checks of docs/design.md's "
             + "invariants (exactly once, agreement, bound, hot-swap consistency, liveness).",
         "",
         "POLICY is a sync config or a schedule of them, CONFIG@FIRST_ROUND,...:",

@@ -36,7 +36,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Runs the real switch and worker engines on the in-process transport in virtual time, with
- * modelled compute times (straggler profiles) and synthetic gradients, and checks DESIGN.md's
+ * modelled compute times (straggler profiles) and synthetic gradients, and checks docs/design.md's
  * invariants 1-5 on the way: every gradient chunk is counted once (included, or folded into a later
  * round, or dropped and reported); every worker receives the same aggregate for every round; no
  * worker starts a round beyond the bound in force; every release follows the config of its round;

@@ -5,7 +5,7 @@ import io.serene.protocol.sync.SyncConfig;
 import java.util.BitSet;
 
 /**
- * DESIGN.md's synchronization contract (section 2), written out again from its definitions for the
+ * docs/design.md's synchronization contract, written out again from its definitions for the
  * simulator's invariant checks: never by calling the switch's or the worker's own rules
  * ({@code SyncRules}, {@code SyncConfig.Resolved}), so a wrong rule there cannot pass its own check.
  */

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * DESIGN.md invariants 1-5 in simulations driven by the real engines: random sync configs, random
+ * docs/design.md invariants 1-5 in simulations driven by the real engines: random sync configs, random
  * hot-swaps while workers are spread over several rounds, random stragglers, loss, duplication and
  * reordering. jqwik prints the falsifying sample (seed included); the message carries the
  * runner's diagnostics.

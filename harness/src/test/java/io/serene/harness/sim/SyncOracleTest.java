@@ -8,7 +8,7 @@ import java.util.BitSet;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The oracle's rules from DESIGN.md's definitions, case by case. */
+/** The oracle's rules from docs/design.md's definitions, case by case. */
 class SyncOracleTest {
     private static BitSet set(final int... workers) {
         final BitSet b = new BitSet();

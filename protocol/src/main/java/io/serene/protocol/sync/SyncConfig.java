@@ -6,7 +6,7 @@ import java.util.BitSet;
 import java.util.Objects;
 
 /**
- * A barrier rule (DESIGN.md section 2): bound s, the workers whose contributions a release
+ * A barrier rule (docs/design.md, the synchronization contract): bound s, the workers whose contributions a release
  * requires, a quorum k, a timeout t since a chunk's first contribution, and what happens to late
  * contributions. Immutable. The worker count is not part of it: {@link #resolve(int)} turns "every
  * worker" and "a quorum of all" into concrete sets and counts for a job.

@@ -1,7 +1,7 @@
 package io.serene.protocol.sync;
 
 /**
- * The bound rule of DESIGN.md (invariant 2), written once: a worker may start round c only while
+ * The bound rule of docs/design.md (invariant 2), written once: a worker may start round c only while
  * {@code R >= c - s - 1}, with s the bound in force for round c, and never further ahead of R than
  * the switch's release ring can track (G - 1 rounds beyond R + 1). The switch refuses a contribution
  * beyond it, the worker waits for it, the simulator checks it, the control plane picks hot-swap
@@ -45,7 +45,7 @@ public final class SyncRules {
 
     /**
      * The staleness of round {@code round} started while R is {@code releasedRound}: how many earlier
-     * rounds are missing from the model it was computed on (DESIGN.md section 4).
+     * rounds are missing from the model it was computed on (docs/design.md, "Metrics").
      */
     public static int staleness(final int round, final int releasedRound) {
         return Math.max(0, round - 1 - releasedRound);
