@@ -70,6 +70,50 @@ class DocsCommandsTest {
         assertThat(failures).as("commands in the docs that do not parse").isEmpty();
     }
 
+    /** The deploy examples are files that parse: the Slurm script as bash, each {@code ./serene} command in it and in the manifests. */
+    @Test
+    void theDeployExamplesParse() throws Exception {
+        final Path root = root();
+        final Path sbatch = root.resolve("deploy/slurm/serene.sbatch");
+        final Process bash = new ProcessBuilder("bash", "-n", sbatch.toString()).redirectErrorStream(true).start();
+        final String bashSays = new String(bash.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(bash.waitFor()).as("bash -n %s: %s", sbatch, bashSays).isZero();
+        final List<List<String>> commands = new ArrayList<>();
+        for (final String line : Files.readAllLines(sbatch, StandardCharsets.UTF_8)) {
+            final int at = line.indexOf("./serene ");
+            if (at >= 0 && !line.strip().startsWith("#")) {
+                final List<String> words = words(withoutComment(line.substring(at)));
+                if (words.get(words.size() - 1).equals("&")) {
+                    words.remove(words.size() - 1);
+                }
+                commands.add(words);
+            }
+        }
+        assertThat(commands).as("the switch and the workers").hasSize(2);
+        final com.fasterxml.jackson.databind.ObjectMapper yaml = new com.fasterxml.jackson.databind.ObjectMapper(
+            new com.fasterxml.jackson.dataformat.yaml.YAMLFactory());
+        final Path manifests = root.resolve("deploy/kubernetes/serene.yaml");
+        final List<String> kinds = new ArrayList<>();
+        try (com.fasterxml.jackson.databind.MappingIterator<com.fasterxml.jackson.databind.JsonNode> docs =
+                 yaml.readerFor(com.fasterxml.jackson.databind.JsonNode.class).readValues(manifests.toFile())) {
+            while (docs.hasNext()) {
+                final com.fasterxml.jackson.databind.JsonNode doc = docs.next();
+                kinds.add(doc.path("kind").asText());
+                for (final com.fasterxml.jackson.databind.JsonNode c : doc.path("spec").path("template").path("spec").path("containers")) {
+                    final List<String> args = new ArrayList<>();
+                    c.path("args").forEach(a -> args.add(a.asText()));
+                    assertThat(args).as("%s: a container's args", manifests).startsWith("./serene");
+                    commands.add(args);
+                }
+            }
+        }
+        assertThat(kinds).containsExactly("Secret", "Service", "Deployment", "Job");
+        assertThat(commands).hasSize(4);
+        for (final List<String> words : commands) {
+            new CommandLine(new Serene()).parseArgs(words.subList(1, words.size()).toArray(String[]::new));
+        }
+    }
+
     /** The line without a trailing shell comment ({@code  # ...} outside quotes). */
     private static String withoutComment(final String line) {
         boolean single = false;
