@@ -421,8 +421,10 @@ public final class WorkerEngine implements PacketEndpoint {
             if (type == PacketType.JOIN) {
                 final long unsigned = counters.get(WorkerCounter.DROP_BAD_MAC);
                 fail(new WorkerException("switch did not answer JOIN of worker " + ctx.workerId() + " for job "
-                    + ctx.jobId() + " after " + membership.attempts() + " attempts" + (unsigned == 0 ? ""
-                    : " (" + unsigned + " packets from its address failed the job's reply MAC: the switch holds another secret, or none)")));
+                    + ctx.jobId() + " after " + membership.attempts() + " attempts" + (unsigned > 0
+                    ? " (" + unsigned + " packets from its address failed the job's reply MAC: the switch holds another secret, or none)"
+                    : auth.keyed() ? "" : " (a switch with a secret drops unsigned packets unanswered: give this worker its key, "
+                        + "the job's secret or the switch's, by --secret-file or SERENE_SECRET)")));
             } else {
                 membership.leftJob();
             }
