@@ -1,7 +1,5 @@
 package io.serene.dataplane;
 
-import io.serene.dataplane.state.JobRegisters;
-import io.serene.dataplane.state.SlotPool;
 import io.serene.protocol.Counters;
 import io.serene.protocol.DataPacket;
 import io.serene.protocol.Flags;

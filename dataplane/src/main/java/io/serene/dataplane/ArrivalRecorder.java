@@ -1,9 +1,5 @@
 package io.serene.dataplane;
 
-import io.serene.dataplane.state.ConfigTable;
-import io.serene.dataplane.state.GroupTable;
-import io.serene.dataplane.state.JobRegisters;
-import io.serene.dataplane.state.ReleaseRing;
 import io.serene.protocol.Flags;
 import io.serene.protocol.sync.SyncRules;
 

@@ -1,10 +1,5 @@
 package io.serene.dataplane;
 
-import io.serene.dataplane.state.ConfigTable;
-import io.serene.dataplane.state.GroupTable;
-import io.serene.dataplane.state.JobRegisters;
-import io.serene.dataplane.state.ReleaseRing;
-import io.serene.dataplane.state.SlotPool;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncRules;
 

@@ -1,7 +1,5 @@
 package io.serene.dataplane;
 
-import io.serene.dataplane.state.JobRegisters;
-import io.serene.dataplane.state.JobTable;
 import io.serene.protocol.Counters;
 import io.serene.protocol.JobKeys;
 import io.serene.protocol.Packet;

@@ -1,7 +1,6 @@
 package io.serene.dataplane;
 
 import io.serene.protocol.JobKeys;
-import io.serene.dataplane.state.ConfigTable;
 import io.serene.protocol.sync.SyncConfig;
 
 /**

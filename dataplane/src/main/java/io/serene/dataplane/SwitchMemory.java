@@ -1,7 +1,5 @@
 package io.serene.dataplane;
 
-import io.serene.dataplane.state.ConfigTable;
-import io.serene.dataplane.state.JobTable;
 import io.serene.protocol.JoinPacket;
 import io.serene.protocol.ResultPacket;
 

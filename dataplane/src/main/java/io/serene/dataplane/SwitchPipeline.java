@@ -1,11 +1,5 @@
 package io.serene.dataplane;
 
-import io.serene.dataplane.state.ConfigTable;
-import io.serene.dataplane.state.GroupTable;
-import io.serene.dataplane.state.JobRegisters;
-import io.serene.dataplane.state.JobTable;
-import io.serene.dataplane.state.ReleaseRing;
-import io.serene.dataplane.state.SlotPool;
 import io.serene.protocol.Counters;
 import io.serene.protocol.DataPacket;
 import io.serene.protocol.Flags;

@@ -1,6 +1,5 @@
 package io.serene.dataplane;
 
-import io.serene.dataplane.state.ConfigTable;
 import io.serene.protocol.table.SyncConfigEntry;
 import io.serene.protocol.table.TableModel;
 

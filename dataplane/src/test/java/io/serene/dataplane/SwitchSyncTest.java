@@ -1,6 +1,5 @@
 package io.serene.dataplane;
 
-import io.serene.dataplane.state.ConfigTable;
 import io.serene.protocol.ConfigPacket;
 import io.serene.protocol.DataPacket;
 import io.serene.protocol.Flags;

@@ -1,6 +1,5 @@
 package io.serene.dataplane;
 
-import io.serene.dataplane.state.ConfigTable;
 import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.Packet;

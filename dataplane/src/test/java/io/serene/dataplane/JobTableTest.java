@@ -1,4 +1,4 @@
-package io.serene.dataplane.state;
+package io.serene.dataplane;
 
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;

@@ -1,4 +1,4 @@
-package io.serene.dataplane.state;
+package io.serene.dataplane;
 
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.LateMode;
@@ -21,10 +21,10 @@ import java.util.Locale;
  * its quorum as written ({@link SyncConfig#QUORUM_OF_REQUIRED} allowed); a release check intersects
  * both with the group's members, so an entry stays valid for whichever workers the group holds.
  */
-public final class ConfigTable {
-    public static final int ENTRIES = TableModel.ENTRIES;
+final class ConfigTable {
+    static final int ENTRIES = TableModel.ENTRIES;
     /** Worker groups per job. */
-    public static final int GROUPS = TableModel.GROUPS;
+    static final int GROUPS = TableModel.GROUPS;
     private static final int UNUSED = Integer.MIN_VALUE;
 
     private final int words;
@@ -41,7 +41,7 @@ public final class ConfigTable {
     private final int[] count;
     private final int[] head;
 
-    public ConfigTable(final int maxJobs, final int words) {
+    ConfigTable(final int maxJobs, final int words) {
         this.words = words;
         final int lists = maxJobs * GROUPS;
         first = new int[lists * ENTRIES];
@@ -58,27 +58,27 @@ public final class ConfigTable {
     }
 
     /** Bytes of the table's arrays: per job, group and entry 26 + 8W, per job and group 8 more. */
-    public static long bytes(final int maxJobs, final int words) {
+    static long bytes(final int maxJobs, final int words) {
         return (long) maxJobs * GROUPS * (ENTRIES * (26L + 8L * words) + 8L);
     }
 
-    public long bytes() {
+    long bytes() {
         return 4L * (first.length + bound.length + quorum.length + sample.length) + 8L * timeoutNs.length + late.length + busy.length
             + 8L * required.length + 4L * (count.length + head.length);
     }
 
     /** The list of a job's group. */
-    public static int list(final int j, final int group) {
+    static int list(final int j, final int group) {
         return j * GROUPS + group;
     }
 
     /** The physical index of the job's i-th live entry (0 = oldest); entry accessors take physical indexes. */
-    public int at(final int j, final int i) {
+    int at(final int j, final int i) {
         return (head[j] + i) % ENTRIES;
     }
 
     /** A new job's list starts with one entry, from round 0. */
-    public void reset(final int j, final SyncConfig initial, final int workers) {
+    void reset(final int j, final SyncConfig initial, final int workers) {
         Arrays.fill(first, j * ENTRIES, (j + 1) * ENTRIES, UNUSED);
         count[j] = 0;
         head[j] = 0;
@@ -87,7 +87,7 @@ public final class ConfigTable {
     }
 
     /** The (physical) index of the entry in force for a round; rounds before the oldest use it. */
-    public int entryFor(final int j, final int round) {
+    int entryFor(final int j, final int round) {
         return SyncRules.entryFor(first, j * ENTRIES, head[j], count[j], ENTRIES, round);
     }
 
@@ -96,7 +96,7 @@ public final class ConfigTable {
      * entries no longer reachable (every round they cover is at most {@code releasedRound}) are
      * dropped to make room. Returns OK, or TABLE_FULL.
      */
-    public Status install(final int j, final int firstRound, final SyncConfig config, final int workers, final int releasedRound) {
+    Status install(final int j, final int firstRound, final SyncConfig config, final int workers, final int releasedRound) {
         final int base = j * ENTRIES;
         int n = count[j];
         // replaced: entries starting at or after the new first round (the newest end of the ring)
@@ -131,7 +131,7 @@ public final class ConfigTable {
     }
 
     /** The physical index of the job's entry starting exactly at {@code firstRound}, or -1. */
-    public int find(final int j, final int firstRound) {
+    int find(final int j, final int firstRound) {
         for (int i = 0; i < count[j]; i++) {
             final int p = at(j, i);
             if (first[j * ENTRIES + p] == firstRound) {
@@ -146,7 +146,7 @@ public final class ConfigTable {
      * after it; they move up one place), after dropping entries no longer reachable as
      * {@link #install} does. Returns OK or TABLE_FULL; the caller checks the key is free.
      */
-    public Status insert(final int j, final int firstRound, final SyncConfig config, final int workers, final int releasedRound) {
+    Status insert(final int j, final int firstRound, final SyncConfig config, final int workers, final int releasedRound) {
         final int base = j * ENTRIES;
         final int freed = releasable(j, count[j], releasedRound);
         final int n = count[j] - freed;
@@ -168,7 +168,7 @@ public final class ConfigTable {
     }
 
     /** Replaces the value of an entry no round has used yet (the caller checks), keeping its first round. */
-    public void modify(final int j, final int e, final SyncConfig config, final int workers) {
+    void modify(final int j, final int e, final SyncConfig config, final int workers) {
         write(j, e, first[j * ENTRIES + e], config, workers);
     }
 
@@ -176,7 +176,7 @@ public final class ConfigTable {
      * Deletes the entry at logical position {@code i} (not the oldest; no round has used it or any
      * later one, the caller checks): later entries move down one place.
      */
-    public void delete(final int j, final int i) {
+    void delete(final int j, final int i) {
         final int n = count[j];
         for (int k = i; k < n - 1; k++) {
             copy(j, at(j, k + 1), at(j, k));
@@ -186,7 +186,7 @@ public final class ConfigTable {
     }
 
     /** The logical position (0 = oldest) of a physical index. */
-    public int position(final int j, final int e) {
+    int position(final int j, final int e) {
         return Math.floorMod(e - head[j], ENTRIES);
     }
 
@@ -201,20 +201,20 @@ public final class ConfigTable {
         System.arraycopy(required, a * words, required, b * words, words);
     }
 
-    public int entries(final int j) {
+    int entries(final int j) {
         return count[j];
     }
 
-    public int firstRound(final int j, final int e) {
+    int firstRound(final int j, final int e) {
         return first[j * ENTRIES + e];
     }
 
-    public int bound(final int j, final int e) {
+    int bound(final int j, final int e) {
         return bound[j * ENTRIES + e];
     }
 
     /** The quorum as written: a count, or {@link SyncConfig#QUORUM_OF_REQUIRED}. */
-    public int writtenQuorum(final int j, final int e) {
+    int writtenQuorum(final int j, final int e) {
         return quorum[j * ENTRIES + e];
     }
 
@@ -222,7 +222,7 @@ public final class ConfigTable {
      * The quorum for a group of {@code members} (at {@code offset}): as written, or the count of its
      * required members (of PSP's sample of them, at most).
      */
-    public int quorum(final int j, final int e, final long[] members, final int offset) {
+    int quorum(final int j, final int e, final long[] members, final int offset) {
         final int k = quorum[j * ENTRIES + e];
         if (k != SyncConfig.QUORUM_OF_REQUIRED) {
             return k;
@@ -237,20 +237,20 @@ public final class ConfigTable {
     }
 
     /** PSP's sample size of an entry; 0: a release waits for every required worker. */
-    public int sample(final int j, final int e) {
+    int sample(final int j, final int e) {
         return sample[j * ENTRIES + e];
     }
 
     /** Whether the entry is WBSP's: its workers keep computing while they wait. */
-    public boolean busy(final int j, final int e) {
+    boolean busy(final int j, final int e) {
         return busy[j * ENTRIES + e];
     }
 
-    public long timeoutNs(final int j, final int e) {
+    long timeoutNs(final int j, final int e) {
         return timeoutNs[j * ENTRIES + e];
     }
 
-    public LateMode lateMode(final int j, final int e) {
+    LateMode lateMode(final int j, final int e) {
         return LateMode.fromWireCode(late[j * ENTRIES + e]);
     }
 
@@ -258,7 +258,7 @@ public final class ConfigTable {
      * Whether a contributor bitmap (at {@code bitmapOffset} in {@code bitmaps}) holds every required
      * member of a group ({@code members} at {@code offset}).
      */
-    public boolean hasRequired(final int j, final int e, final long[] bitmaps, final int bitmapOffset,
+    boolean hasRequired(final int j, final int e, final long[] bitmaps, final int bitmapOffset,
                         final long[] members, final int offset) {
         final int base = (j * ENTRIES + e) * words;
         for (int w = 0; w < words; w++) {
@@ -271,7 +271,7 @@ public final class ConfigTable {
     }
 
     /** The smallest timeout of any live entry of any list, or NO_TIMEOUT. */
-    public long minTimeoutNs() {
+    long minTimeoutNs() {
         long min = SyncConfig.NO_TIMEOUT;
         for (int j = 0; j < count.length; j++) {
             for (int i = 0; i < count[j]; i++) {
@@ -282,7 +282,7 @@ public final class ConfigTable {
     }
 
     /** The largest bound among the entry in force for {@code round} and every later one. */
-    public int maxBoundFrom(final int j, final int round) {
+    int maxBoundFrom(final int j, final int round) {
         int max = 0;
         boolean reached = false;
         for (int i = count[j] - 1; i >= 0; i--) {
@@ -312,12 +312,12 @@ public final class ConfigTable {
     }
 
     /** A word of the required members of a group ({@code members} at {@code offset}). */
-    public long requiredWord(final int j, final int e, final int w, final long[] members, final int offset) {
+    long requiredWord(final int j, final int e, final int w, final long[] members, final int offset) {
         return required[(j * ENTRIES + e) * words + w] & members[offset + w];
     }
 
     /** An entry as text for operators: bound, required members, quorum, timeout, late mode. */
-    public String describe(final int j, final int e, final long[] members, final int offset) {
+    String describe(final int j, final int e, final long[] members, final int offset) {
         final int b = bound(j, e);
         final long t = timeoutNs(j, e);
         return "bound=" + (b == SyncConfig.UNBOUNDED ? "unbounded" : Integer.toString(b))
@@ -328,7 +328,7 @@ public final class ConfigTable {
     }
 
     /** The required members of a group under an entry, for tests and telemetry. */
-    public BitSet required(final int j, final int e, final long[] members, final int offset) {
+    BitSet required(final int j, final int e, final long[] members, final int offset) {
         final long[] bits = new long[words];
         for (int w = 0; w < words; w++) {
             bits[w] = requiredWord(j, e, w, members, offset);

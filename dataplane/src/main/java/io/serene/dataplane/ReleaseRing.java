@@ -1,4 +1,4 @@
-package io.serene.dataplane.state;
+package io.serene.dataplane;
 
 import java.util.Arrays;
 
@@ -8,28 +8,28 @@ import java.util.Arrays;
  * per job, independent of model size and run length (round r uses entry r mod G, reset when R
  * passes it so it can serve round r + G).
  */
-public final class ReleaseRing {
-    public static final int NO_LATCH = Integer.MIN_VALUE;
+final class ReleaseRing {
+    static final int NO_LATCH = Integer.MIN_VALUE;
 
     private final int ring;
     private final int words;
     /** [job]: R, -1 before the first release. */
-    public final int[] releasedRound;
+    final int[] releasedRound;
     /** [job]: when the job was created (the switch's clock). */
-    public final long[] createdNs;
+    final long[] createdNs;
     /** [job * G + round mod G]: chunks of the round released so far. */
-    public final int[] count;
+    final int[] count;
     /** [job * G + round mod G]: when R passed the round. */
-    public final long[] ns;
+    final long[] ns;
     /**
      * The timeout latch, per entry: once one of a round's steps was released by its timeout, the
      * round's other steps are released as soon as they hold every worker that release held (the
      * intersection, if several timed out), instead of each waiting out its own timeout.
      */
-    public final int[] latchRound;
-    public final long[] latchBitmap;
+    final int[] latchRound;
+    final long[] latchBitmap;
 
-    public ReleaseRing(final int maxJobs, final int ring, final int words) {
+    ReleaseRing(final int maxJobs, final int ring, final int words) {
         this.ring = ring;
         this.words = words;
         releasedRound = new int[maxJobs];
@@ -41,11 +41,11 @@ public final class ReleaseRing {
         latchBitmap = new long[maxJobs * ring * words];
     }
 
-    public long bytes() {
+    long bytes() {
         return 4L * releasedRound.length + 8L * createdNs.length + 4L * count.length + 8L * ns.length + 4L * latchRound.length + 8L * latchBitmap.length;
     }
 
-    public void reset(final int j, final long nowNs) {
+    void reset(final int j, final long nowNs) {
         releasedRound[j] = -1;
         createdNs[j] = nowNs;
         Arrays.fill(count, j * ring, (j + 1) * ring, 0);
@@ -53,7 +53,7 @@ public final class ReleaseRing {
     }
 
     /** The ring entry of a job's round. */
-    public int entry(final int j, final int round) {
+    int entry(final int j, final int round) {
         return j * ring + Math.floorMod(round, ring);
     }
 
@@ -61,7 +61,7 @@ public final class ReleaseRing {
      * Counts a released chunk of a round; R advances over every consecutive fully released round
      * (their counters are reset so the entries can serve round + G).
      */
-    public void chunkReleased(final int j, final int round, final int chunksPerRound, final long nowNs) {
+    void chunkReleased(final int j, final int round, final int chunksPerRound, final long nowNs) {
         count[entry(j, round)]++;
         int next = releasedRound[j] + 1;
         while (count[entry(j, next)] == chunksPerRound) {
@@ -76,24 +76,24 @@ public final class ReleaseRing {
      * When R passed a round, for the rounds R passed whose entries no later round took over
      * (R - G &lt; round &lt;= R); -1 for other rounds.
      */
-    public long releasedAtNs(final int j, final long round) {
+    long releasedAtNs(final int j, final long round) {
         return tracks(j, round) ? ns[entry(j, (int) round)] : -1;
     }
 
     /** When R passed its current value; while no round is released, when the job was created. */
-    public long waitingSinceNs(final int j) {
+    long waitingSinceNs(final int j) {
         final int r = releasedRound[j];
         return r < 0 ? createdNs[j] : ns[entry(j, r)];
     }
 
     /** Whether the ring still holds when R passed the round (R - G &lt; round &lt;= R). */
-    public boolean tracks(final int j, final long round) {
+    boolean tracks(final int j, final long round) {
         final int r = releasedRound[j];
         return round >= 0 && round <= r && round > r - ring;
     }
 
     /** Latches a round a timeout released a step of, holding the workers in {@code held} (W words at {@code h}). */
-    public void latch(final int j, final int round, final long[] held, final int h) {
+    void latch(final int j, final int round, final long[] held, final int h) {
         final int r = entry(j, round);
         final boolean fresh = latchRound[r] != round;
         latchRound[r] = round;
@@ -103,7 +103,7 @@ public final class ReleaseRing {
     }
 
     /** Whether a step of the round timed out and {@code held} (W words at {@code h}) holds every worker that release held. */
-    public boolean latched(final int j, final int round, final long[] held, final int h) {
+    boolean latched(final int j, final int round, final long[] held, final int h) {
         final int r = entry(j, round);
         if (latchRound[r] != round) {
             return false;

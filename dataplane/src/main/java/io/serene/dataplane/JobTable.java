@@ -1,4 +1,4 @@
-package io.serene.dataplane.state;
+package io.serene.dataplane;
 
 import java.util.Arrays;
 
@@ -6,8 +6,8 @@ import java.util.Arrays;
  * Exact-match table from job id to job index: open addressing with linear probing and
  * backward-shift deletion over preallocated power-of-two arrays; no allocation after start.
  */
-public final class JobTable {
-    public static final int MISSING = -1;
+final class JobTable {
+    static final int MISSING = -1;
 
     private final int[] keys;
     private final int[] values;
@@ -16,7 +16,7 @@ public final class JobTable {
     private int size;
 
     /** Entries of the table for {@code capacity} jobs: the smallest power of two holding twice as many. */
-    public static int length(final int capacity) {
+    static int length(final int capacity) {
         int length = 2;
         while (length < capacity * 2) {
             length <<= 1;
@@ -24,7 +24,7 @@ public final class JobTable {
         return length;
     }
 
-    public JobTable(final int capacity) {
+    JobTable(final int capacity) {
         final int length = length(capacity);
         keys = new int[length];
         values = new int[length];
@@ -33,7 +33,7 @@ public final class JobTable {
         Arrays.fill(values, MISSING);
     }
 
-    public int get(final int key) {
+    int get(final int key) {
         int i = hash(key) & mask;
         while (used[i]) {
             if (keys[i] == key) {
@@ -44,7 +44,7 @@ public final class JobTable {
         return MISSING;
     }
 
-    public void put(final int key, final int value) {
+    void put(final int key, final int value) {
         int i = hash(key) & mask;
         while (used[i]) {
             if (keys[i] == key) {
@@ -59,7 +59,7 @@ public final class JobTable {
         size++;
     }
 
-    public void remove(final int key) {
+    void remove(final int key) {
         int i = hash(key) & mask;
         while (used[i]) {
             if (keys[i] == key) {
@@ -74,11 +74,11 @@ public final class JobTable {
     }
 
     /** Bytes held by the table's arrays. */
-    public long bytes() {
+    long bytes() {
         return 9L * keys.length;
     }
 
-    public int size() {
+    int size() {
         return size;
     }
 

@@ -1,4 +1,4 @@
-package io.serene.dataplane.state;
+package io.serene.dataplane;
 
 import io.serene.protocol.JoinPacket;
 
@@ -10,67 +10,67 @@ import java.util.Arrays;
  * arrived with the compute time estimated for it. Job index j, worker index {@code j * N + w},
  * bitmap words at {@code j * W}. Preallocated; written by the switch thread only.
  */
-public final class JobRegisters {
-    public static final long NO_ARRIVAL = Long.MIN_VALUE;
+final class JobRegisters {
+    static final long NO_ARRIVAL = Long.MIN_VALUE;
 
     private final int maxWorkers;
     private final int words;
 
-    public final boolean[] active;
-    public final int[] id;
-    public final int[] workers;
-    public final int[] elementsPerRound;
-    public final int[] chunksPerRound;
+    final boolean[] active;
+    final int[] id;
+    final int[] workers;
+    final int[] elementsPerRound;
+    final int[] chunksPerRound;
     /** 2^Q, the scale a correct worker's values lie within. */
-    public final int[] valueLimit;
+    final int[] valueLimit;
     /** The job's lowest step not yet released. */
-    public final long[] openSeq;
+    final long[] openSeq;
     /** [job]: when a joined worker of the job was last heard (JOIN, DATA, CONFIG_REQUEST), for the job's lease. */
-    public final long[] lastHeardNs;
+    final long[] lastHeardNs;
     /** [job]: whether the job is being rebuilt: formed once every worker's REBUILD JOIN is in. */
-    public final boolean[] forming;
+    final boolean[] forming;
     /** [job]: the run's round the job's round 0 is (0, or the checkpoint a rebuilt job goes on after). */
-    public final int[] firstRound;
+    final int[] firstRound;
     /** [job * N + w][MAX_OFFERS]: the rounds worker w's REBUILD JOIN offered (-1: none). */
-    public final int[] offers;
+    final int[] offers;
     /** Per worker: the newest incarnation that joined (JOINs of older ones are fenced); NO_INCARNATION before any. */
-    public final long[] incarnation;
+    final long[] incarnation;
     /** Per job being formed anew: the worker whose REBUILD JOIN began it (-1: none), and how many JOINs it sent since. */
-    public final int[] initiator;
-    public final int[] initiatorJoins;
-    public static final long NO_INCARNATION = Long.MIN_VALUE;
+    final int[] initiator;
+    final int[] initiatorJoins;
+    static final long NO_INCARNATION = Long.MIN_VALUE;
     /** Bumped by every table write; stamped on every result. */
-    public final int[] epoch;
+    final int[] epoch;
     /** Whether a worker contributed (group membership is fixed from then on). */
-    public final boolean[] started;
+    final boolean[] started;
     /** Whether the job's tables changed since they were last announced. */
-    public final boolean[] configDirty;
-    public final long[] joined;
+    final boolean[] configDirty;
+    final long[] joined;
     /**
      * Workers a timeout released a step without, not waited for by later steps under a timeout
      * config until a contribution of theirs is counted again (the late set).
      */
-    public final long[] late;
-    public final int[] workerPort;
-    public final int[] workerClock;
+    final long[] late;
+    final int[] workerPort;
+    final int[] workerClock;
     /** Each worker's newest round with a packet here, when its first packet came, and its estimated compute time. */
-    public final int[] arrivalRound;
-    public final long[] arrivalNs;
-    public final long[] iterationNs;
+    final int[] arrivalRound;
+    final long[] arrivalNs;
+    final long[] iterationNs;
     /**
      * Each worker's arrival offset in its newest round so far: the most any of its packets of the
      * round came after the first packet of the same step from any worker (what a timeout compares).
      */
-    public final long[] offsetNs;
+    final long[] offsetNs;
     /**
      * Each worker's last round before its newest (-1: none yet), with its compute time and its
      * arrival offset there, complete: the pair the auto policy's model reads (one round old).
      */
-    public final int[] finishedRound;
-    public final long[] finishedComputeNs;
-    public final long[] finishedOffsetNs;
+    final int[] finishedRound;
+    final long[] finishedComputeNs;
+    final long[] finishedOffsetNs;
 
-    public JobRegisters(final int maxJobs, final int maxWorkers, final int words) {
+    JobRegisters(final int maxJobs, final int maxWorkers, final int words) {
         this.maxWorkers = maxWorkers;
         this.words = words;
         active = new boolean[maxJobs];
@@ -103,7 +103,7 @@ public final class JobRegisters {
         finishedOffsetNs = new long[maxJobs * maxWorkers];
     }
 
-    public long bytes() {
+    long bytes() {
         return active.length + started.length + configDirty.length + forming.length
             + 4L * (id.length + workers.length + elementsPerRound.length + chunksPerRound.length + valueLimit.length + epoch.length
                 + firstRound.length + offers.length)
@@ -115,7 +115,7 @@ public final class JobRegisters {
     }
 
     /** A new job's registers. */
-    public void reset(final int j, final int job, final int jobWorkers, final int elements, final int chunks) {
+    void reset(final int j, final int job, final int jobWorkers, final int elements, final int chunks) {
         active[j] = true;
         id[j] = job;
         forming[j] = false;
@@ -145,12 +145,12 @@ public final class JobRegisters {
     }
 
     /** The index of worker w of job j in the per-worker registers. */
-    public int worker(final int j, final int w) {
+    int worker(final int j, final int w) {
         return j * maxWorkers + w;
     }
 
     /** Whether every worker of job j is joined. */
-    public boolean allJoined(final int j) {
+    boolean allJoined(final int j) {
         int n = 0;
         for (int i = 0; i < words; i++) {
             n += Long.bitCount(joined[j * words + i]);
@@ -159,7 +159,7 @@ public final class JobRegisters {
     }
 
     /** Records the rounds worker w's REBUILD JOIN offered (-1 for none). */
-    public void offer(final int j, final int w, final int i, final int roundsDone) {
+    void offer(final int j, final int w, final int i, final int roundsDone) {
         offers[worker(j, w) * JoinPacket.MAX_OFFERS + i] = roundsDone;
     }
 
@@ -167,7 +167,7 @@ public final class JobRegisters {
      * The most rounds done that every worker of job j offered to go on after; 0 (from the start, which
      * every worker can make again from its seed) if they share no other.
      */
-    public int commonOffer(final int j) {
+    int commonOffer(final int j) {
         int best = 0;
         for (int i = 0; i < JoinPacket.MAX_OFFERS; i++) {
             final int candidate = offers[worker(j, 0) * JoinPacket.MAX_OFFERS + i];
@@ -189,27 +189,27 @@ public final class JobRegisters {
         return best;
     }
 
-    public boolean isJoined(final int j, final int w) {
+    boolean isJoined(final int j, final int w) {
         return (joined[j * words + (w >>> 6)] & (1L << (w & 63))) != 0;
     }
 
     /** Whether worker w of job j joined from an address other than {@code port} (a joined worker is bound to its address). */
-    public boolean joinedElsewhere(final int j, final int w, final int port) {
+    boolean joinedElsewhere(final int j, final int w, final int port) {
         return isJoined(j, w) && workerPort[worker(j, w)] != port;
     }
 
     /** Whether worker w of job j is joined from {@code port}. */
-    public boolean joinedFrom(final int j, final int w, final int port) {
+    boolean joinedFrom(final int j, final int w, final int port) {
         return isJoined(j, w) && workerPort[worker(j, w)] == port;
     }
 
-    public void join(final int j, final int w, final int port) {
+    void join(final int j, final int w, final int port) {
         joined[j * words + (w >>> 6)] |= 1L << (w & 63);
         workerPort[worker(j, w)] = port;
     }
 
     /** Marks worker w left; true if no worker of the job is joined any more. */
-    public boolean leave(final int j, final int w) {
+    boolean leave(final int j, final int w) {
         joined[j * words + (w >>> 6)] &= ~(1L << (w & 63));
         boolean any = false;
         for (int i = 0; i < words; i++) {
@@ -219,7 +219,7 @@ public final class JobRegisters {
     }
 
     /** Whether the late set of the job is not empty. */
-    public boolean anyLate(final int j) {
+    boolean anyLate(final int j) {
         boolean any = false;
         for (int i = 0; i < words; i++) {
             any |= late[j * words + i] != 0;
@@ -228,7 +228,7 @@ public final class JobRegisters {
     }
 
     /** The newest round any worker of the job sent a packet for, -1 if none. */
-    public int newestArrival(final int j) {
+    int newestArrival(final int j) {
         int newest = -1;
         for (int w = 0; w < workers[j]; w++) {
             newest = Math.max(newest, arrivalRound[worker(j, w)]);

@@ -1,4 +1,4 @@
-package io.serene.dataplane.state;
+package io.serene.dataplane;
 
 import io.serene.protocol.Flags;
 import io.serene.protocol.Packet;
@@ -12,30 +12,30 @@ import java.util.Arrays;
  * {@code (job * 2 + set) * P + slot}; bitmaps at {@code index * W}, sums at {@code index * K}.
  * Preallocated; written by the switch thread only.
  */
-public final class SlotPool {
-    public static final long NO_SEQ = -1L;
+final class SlotPool {
+    static final long NO_SEQ = -1L;
     /** Slot flag kept in the switch only: a contribution lay outside the job's scale, so adds saturate. */
-    public static final int OUT_OF_SCALE = 0x40;
+    static final int OUT_OF_SCALE = 0x40;
 
     private final int poolSize;
     private final int words;
     private final int chunkElements;
 
-    public final long[] seq;
-    public final long[] firstNs;
+    final long[] seq;
+    final long[] firstNs;
     /** [index * GROUPS + group]: the config entry the slot opened under. */
-    public final byte[] entry;
-    public final int[] count;
-    public final int[] round;
-    public final int[] chunk;
-    public final int[] length;
-    public final byte[] exponent;
-    public final boolean[] released;
-    public final byte[] flags;
-    public final long[] bitmap;
-    public final int[] sums;
+    final byte[] entry;
+    final int[] count;
+    final int[] round;
+    final int[] chunk;
+    final int[] length;
+    final byte[] exponent;
+    final boolean[] released;
+    final byte[] flags;
+    final long[] bitmap;
+    final int[] sums;
 
-    public SlotPool(final int maxJobs, final int poolSize, final int words, final int chunkElements) {
+    SlotPool(final int maxJobs, final int poolSize, final int words, final int chunkElements) {
         this.poolSize = poolSize;
         this.words = words;
         this.chunkElements = chunkElements;
@@ -55,7 +55,7 @@ public final class SlotPool {
         Arrays.fill(seq, NO_SEQ);
     }
 
-    public long bytes() {
+    long bytes() {
         return 8L * seq.length + 8L * firstNs.length + entry.length
             + 4L * (count.length + round.length + chunk.length + length.length)
             + exponent.length + released.length + flags.length
@@ -63,33 +63,33 @@ public final class SlotPool {
     }
 
     /** Slots of all jobs. */
-    public int slots() {
+    int slots() {
         return seq.length;
     }
 
     /** The job a register index belongs to. */
-    public int jobOf(final int idx) {
+    int jobOf(final int idx) {
         return idx / (2 * poolSize);
     }
 
     /** The register index of a job's slot in a shadow set. */
-    public int index(final int j, final int set, final int slot) {
+    int index(final int j, final int set, final int slot) {
         return (j * 2 + set) * poolSize + slot;
     }
 
     /** The register index of the slot step seq of the job uses. */
-    public int index(final int j, final long step) {
+    int index(final int j, final long step) {
         return index(j, StepLayout.shadowSet(step, poolSize), StepLayout.slot(step, poolSize));
     }
 
     /** Frees every slot of a job. */
-    public void clearJob(final int j) {
+    void clearJob(final int j) {
         Arrays.fill(seq, j * 2 * poolSize, (j + 1) * 2 * poolSize, NO_SEQ);
         Arrays.fill(released, j * 2 * poolSize, (j + 1) * 2 * poolSize, false);
     }
 
     /** Whether the slot's previous use (step seq - P, the other set) was released, as reusing it requires. */
-    public boolean previousUseReleased(final int j, final int set, final int slot, final long step) {
+    boolean previousUseReleased(final int j, final int set, final int slot, final long step) {
         final long previous = StepLayout.previousUse(step, poolSize);
         if (previous < 0) {
             return true;
@@ -99,7 +99,7 @@ public final class SlotPool {
     }
 
     /** Opens a slot for a new step. */
-    public void reset(final int idx, final long step, final int stepRound, final int stepChunk, final int n, final int payload) {
+    void reset(final int idx, final long step, final int stepRound, final int stepChunk, final int n, final int payload) {
         seq[idx] = step;
         count[idx] = 0;
         round[idx] = stepRound;
@@ -114,7 +114,7 @@ public final class SlotPool {
     }
 
     /** Takes the element-wise maxima of a contribution of exponents. */
-    public void maxInto(final int idx, final int[] contribution, final int n) {
+    void maxInto(final int idx, final int[] contribution, final int n) {
         final int base = idx * chunkElements;
         for (int i = 0; i < n; i++) {
             sums[base + i] = Math.max(sums[base + i], contribution[i]);
@@ -126,7 +126,7 @@ public final class SlotPool {
      * contribution to a slot lies within it (Q = 30 - ceil(log2 N), what a correct worker sends), N
      * of them sum to at most 2^30 and plain addition cannot overflow. Branch-free; vectorizes.
      */
-    public static boolean outOfScale(final int[] contribution, final int n, final int limit) {
+    static boolean outOfScale(final int[] contribution, final int n, final int limit) {
         int outside = 0;
         for (int i = 0; i < n; i++) {
             final int b = contribution[i];
@@ -136,7 +136,7 @@ public final class SlotPool {
     }
 
     /** Plain addition, for contributions within the scale (vectorizes). */
-    public void add(final int idx, final int[] contribution, final int n) {
+    void add(final int idx, final int[] contribution, final int n) {
         final int base = idx * chunkElements;
         for (int i = 0; i < n; i++) {
             sums[base + i] += contribution[i];
@@ -144,7 +144,7 @@ public final class SlotPool {
     }
 
     /** Adds with saturation toward the first operand's sign instead of wrapping; true if any element saturated. */
-    public boolean saturatingAdd(final int idx, final int[] contribution, final int n) {
+    boolean saturatingAdd(final int idx, final int[] contribution, final int n) {
         final int base = idx * chunkElements;
         int overflow = 0;
         for (int i = 0; i < n; i++) {
@@ -160,12 +160,12 @@ public final class SlotPool {
     }
 
     /** Whether worker w contributed to the slot. */
-    public boolean holds(final int idx, final int worker) {
+    boolean holds(final int idx, final int worker) {
         return (bitmap[idx * words + (worker >>> 6)] & (1L << (worker & 63))) != 0;
     }
 
     /** How many of the workers in {@code members} (W words at {@code m}) contributed to the slot. */
-    public int countIn(final int idx, final long[] members, final int m) {
+    int countIn(final int idx, final long[] members, final int m) {
         int n = 0;
         for (int w = 0; w < words; w++) {
             n += Long.bitCount(bitmap[idx * words + w] & members[m + w]);

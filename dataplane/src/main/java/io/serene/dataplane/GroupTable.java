@@ -1,4 +1,4 @@
-package io.serene.dataplane.state;
+package io.serene.dataplane;
 
 import java.util.Arrays;
 import java.util.BitSet;
@@ -8,20 +8,20 @@ import java.util.BitSet;
  * have an explicit entry, each group's members as a bitmap (at {@code list(j, g) * W}) and the
  * mask of groups with members. Preallocated; written by the switch thread only.
  */
-public final class GroupTable {
+final class GroupTable {
     private final int maxWorkers;
     private final int words;
 
     /** [j * N + w]: the worker's group. */
-    public final byte[] group;
+    final byte[] group;
     /** [j * W + word]: workers with an explicit worker_group entry. */
-    public final long[] explicit;
+    final long[] explicit;
     /** [(j * GROUPS + g) * W + word]. */
-    public final long[] members;
+    final long[] members;
     /** [j]: bitmask of the groups with members. */
-    public final int[] mask;
+    final int[] mask;
 
-    public GroupTable(final int maxJobs, final int maxWorkers, final int words) {
+    GroupTable(final int maxJobs, final int maxWorkers, final int words) {
         this.maxWorkers = maxWorkers;
         this.words = words;
         group = new byte[maxJobs * maxWorkers];
@@ -30,12 +30,12 @@ public final class GroupTable {
         mask = new int[maxJobs];
     }
 
-    public long bytes() {
+    long bytes() {
         return group.length + 8L * (explicit.length + members.length) + 4L * mask.length;
     }
 
     /** A new job: every worker in group 0, then the context's entries ({@code setup[w]} for worker w). */
-    public void reset(final int j, final int workers, final int[] setup) {
+    void reset(final int j, final int workers, final int[] setup) {
         Arrays.fill(group, j * maxWorkers, (j + 1) * maxWorkers, (byte) 0);
         Arrays.fill(explicit, j * words, (j + 1) * words, 0L);
         Arrays.fill(members, ConfigTable.list(j, 0) * words, ConfigTable.list(j + 1, 0) * words, 0L);
@@ -52,30 +52,30 @@ public final class GroupTable {
     }
 
     /** The group of worker w of job j. */
-    public int of(final int j, final int w) {
+    int of(final int j, final int w) {
         return group[j * maxWorkers + w];
     }
 
     /** Whether group g of job j has members. */
-    public boolean inUse(final int j, final int g) {
+    boolean inUse(final int j, final int g) {
         return (mask[j] & (1 << g)) != 0;
     }
 
     /** Whether the job's workers are all in one group (group 0). */
-    public boolean single(final int j) {
+    boolean single(final int j) {
         return mask[j] == 1;
     }
 
     /** Where group g's member bitmap starts in {@link #members}. */
-    public int membersAt(final int j, final int g) {
+    int membersAt(final int j, final int g) {
         return ConfigTable.list(j, g) * words;
     }
 
-    public boolean isExplicit(final int j, final int w) {
+    boolean isExplicit(final int j, final int w) {
         return (explicit[j * words + (w >>> 6)] & (1L << (w & 63))) != 0;
     }
 
-    public void setExplicit(final int j, final int w, final boolean value) {
+    void setExplicit(final int j, final int w, final boolean value) {
         if (value) {
             explicit[j * words + (w >>> 6)] |= 1L << (w & 63);
         } else {
@@ -84,7 +84,7 @@ public final class GroupTable {
     }
 
     /** Moves worker w from one group to another, keeping members and the mask. */
-    public void move(final int j, final int w, final int from, final int to) {
+    void move(final int j, final int w, final int from, final int to) {
         final long bit = 1L << (w & 63);
         members[ConfigTable.list(j, from) * words + (w >>> 6)] &= ~bit;
         members[ConfigTable.list(j, to) * words + (w >>> 6)] |= bit;
@@ -101,7 +101,7 @@ public final class GroupTable {
     }
 
     /** Group g's members (allocates; for control operations). */
-    public BitSet membersOf(final int j, final int g) {
+    BitSet membersOf(final int j, final int g) {
         final int base = membersAt(j, g);
         return BitSet.valueOf(Arrays.copyOfRange(members, base, base + words));
     }
