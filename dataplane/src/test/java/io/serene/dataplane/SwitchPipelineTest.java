@@ -61,9 +61,14 @@ class SwitchPipelineTest {
     /** The secret the test's workers sign their packets under (null: unsigned), and their next packet number. */
     private byte[] signWith;
     private long number = 1;
+    /** The packet the test signed last (a capture to send again). */
+    private ByteBuffer lastSigned;
+    private int lastSignedLength;
 
     /** Numbers the packet of {@code length} bytes in {@code b} and signs it as its worker would, under {@link #signWith}. */
     private void sign(final ByteBuffer b, final int length) {
+        lastSigned = b;
+        lastSignedLength = length;
         final PacketHeader p = new PacketHeader().wrap(b, 0, length);
         if (signWith == null) {
             p.packetNumber(number++);
@@ -283,10 +288,17 @@ class SwitchPipelineTest {
         rebuild(100, 0, 40, 30, 20);
         assertThat(sent.get(sent.size() - 2).packet.round()).as("a JOIN retried is answered alike").isEqualTo(30);
         assertThat(pipeline.counters().get(SwitchCounter.JOBS_REBUILT)).isZero();
+        final ByteBuffer captured = lastSigned;
+        final int capturedLength = lastSignedLength;
         // worker 1 restarts from its disk checkpoints on a new address: the live job is formed anew
         rebuild(999, 1, 20, 10);
         assertThat(Status.fromCode(last().packet.status())).isEqualTo(Status.PENDING);
         assertThat(pipeline.counters().get(SwitchCounter.JOBS_REBUILT)).isEqualTo(1);
+        // worker 0's JOIN from before, sent again from elsewhere: the rebuilt job kept worker 0's replay window
+        final int before = sent.size();
+        pipeline.onPacket(555, captured, 0, capturedLength, 0, outbox);
+        assertThat(pipeline.counters().get(SwitchCounter.DROP_REPLAYED)).isOne();
+        assertThat(sent).as("unanswered: the job never had worker 0 at 555").hasSize(before);
         dataFrom(100, JOB, 0, 0, 0, 0, new int[] {1, 1, 1, 1});
         assertThat(Status.fromCode(last().packet.status())).as("worker 0 learns its job is gone").isEqualTo(Status.UNKNOWN_JOB);
         rebuild(102, 0, 40, 30, 20);
