@@ -11,7 +11,6 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
 import io.serene.controlplane.ControlLoop;
 import io.serene.controlplane.Controller;
-import io.serene.controlplane.FinishedRounds;
 import io.serene.controlplane.Policy;
 import io.serene.controlplane.PolicyCompiler;
 import io.serene.controlplane.TelemetrySample;
@@ -28,12 +27,11 @@ import io.serene.controlplane.rpc.WatchRequest;
 import io.serene.controlplane.rpc.WriteReply;
 import io.serene.controlplane.rpc.WriteRequest;
 import io.serene.harness.node.ControlAccess;
+import io.serene.harness.node.RemoteSwitchControl;
 import io.serene.harness.node.StallWatch;
 import io.serene.harness.node.SwitchControlService;
-import io.serene.protocol.Status;
 import io.serene.protocol.table.SyncConfigEntry;
 import io.serene.protocol.table.TableWrite;
-import io.serene.protocol.table.WorkerGroupEntry;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -407,10 +405,10 @@ public final class ControlCommand implements Runnable {
                 final SwitchControlGrpc.SwitchControlBlockingStub stub = SwitchControlGrpc.newBlockingStub(channel);
                 final JobState first = awaitJob(stub);
                 final int workers = first.getClocksCount();
-                final RemoteSwitch remote = new RemoteSwitch(stub, job);
+                final RemoteSwitchControl remote = new RemoteSwitchControl(stub, job);
                 final Controller controller = new Controller(policy, job, workers, remote);
                 if (!policy.groups().isEmpty()) {
-                    groups(stub, job, controller.groupOf());
+                    remote.writeGroups(controller.groupOf());
                 }
                 final int from = remote.earliestSwapRound();
                 // the start entries as the compiler writes them, the default group's first (the worker groups went in above)
@@ -431,11 +429,7 @@ public final class ControlCommand implements Runnable {
                     }
                     final JobState s = states.next();
                     lastR[0] = Math.max(lastR[0], s.getReleasedRound());
-                    final BitSet failed = new BitSet();
-                    s.getSilentList().forEach(failed::set);
-                    return new TelemetrySample(s.getReleasedRound(), s.getReleasedAtNs(),
-                        s.getClocksList().stream().mapToInt(Integer::intValue).toArray(),
-                        s.getIterationNsList().stream().mapToLong(Long::longValue).toArray(), finished(s)).withFailed(failed);
+                    return RemoteSwitchControl.telemetry(s);
                 });
                 // the first reading starts the round-time clock; only rounds released after it are evaluated
                 loop.start(new TelemetrySample(first.getReleasedRound(), first.getReleasedAtNs(), new int[0], new long[0]));
@@ -484,76 +478,5 @@ public final class ControlCommand implements Runnable {
                 }
             }
         }
-    }
-
-    /**
-     * Writes the policy's worker groups: refused (TOO_EARLY) once a worker of the job contributed,
-     * which fails the command with what to do instead.
-     */
-    static void groups(final SwitchControlGrpc.SwitchControlBlockingStub stub, final int job, final int[] groupOf) {
-        for (int w = 0; w < groupOf.length; w++) {
-            String result = writeGroup(stub, job, w, groupOf[w], Update.Kind.INSERT);
-            if (result.equals("DUPLICATE_ENTRY")) {
-                result = writeGroup(stub, job, w, groupOf[w], Update.Kind.MODIFY);
-            }
-            if (!result.equals("OK")) {
-                throw new IllegalStateException("cannot put worker " + w + " in group " + groupOf[w] + ": " + result
-                    + (result.equals("TOO_EARLY") ? " (worker groups are fixed once a worker of the job contributed: apply the "
-                        + "policy before the workers start their first round)" : ""));
-            }
-        }
-    }
-
-    private static String writeGroup(final SwitchControlGrpc.SwitchControlBlockingStub stub, final int job, final int worker,
-                                     final int group, final Update.Kind kind) {
-        return stub.withDeadlineAfter(10, TimeUnit.SECONDS).write(WriteRequest.newBuilder().setJob(job)
-            .addUpdates(Update.newBuilder().setTable(Update.Table.WORKER_GROUP)
-                .setKind(kind).setWorker(worker).setGroup(group)).build()).getResults(0);
-    }
-
-    /** The controller's view of a remote switch: reads and installs through the control service. */
-    static final class RemoteSwitch implements Controller.SwitchControl {
-        private final SwitchControlGrpc.SwitchControlBlockingStub stub;
-        private final int job;
-
-        RemoteSwitch(final SwitchControlGrpc.SwitchControlBlockingStub stub, final int job) {
-            this.stub = stub;
-            this.job = job;
-        }
-
-        @Override
-        public int earliestSwapRound() {
-            return stub.withDeadlineAfter(10, TimeUnit.SECONDS).readJob(JobRequest.newBuilder().setJob(job).build())
-                .getEarliestSwapRound();
-        }
-
-        /** The write through the control service's Write call (the same TableWrite kinds), answered with its result code. */
-        @Override
-        public Status write(final TableWrite write) {
-            final Update.Builder u = Update.newBuilder().setKind(Update.Kind.valueOf(write.kind().name()));
-            if (write.entry() instanceof SyncConfigEntry) {
-                final SyncConfigEntry e = (SyncConfigEntry) write.entry();
-                u.setTable(Update.Table.SYNC_CONFIG).setGroup(e.group()).setFirstRound(e.firstRound());
-                if (e.hasValue()) {
-                    u.setConfig(e.config().toString());
-                }
-            } else {
-                final WorkerGroupEntry e = (WorkerGroupEntry) write.entry();
-                u.setTable(Update.Table.WORKER_GROUP).setWorker(e.worker());
-                if (e.hasValue()) {
-                    u.setGroup(e.group());
-                }
-            }
-            final WriteReply reply = stub.withDeadlineAfter(10, TimeUnit.SECONDS)
-                .write(WriteRequest.newBuilder().setJob(job).addUpdates(u).build());
-            return Status.valueOf(reply.getResults(0));
-        }
-    }
-
-    /** The finished rounds a job state carries (NONE from a switch that does not send them). */
-    private static FinishedRounds finished(final JobState s) {
-        return new FinishedRounds(s.getFinishedRoundList().stream().mapToInt(Integer::intValue).toArray(),
-            s.getFinishedComputeNsList().stream().mapToLong(Long::longValue).toArray(),
-            s.getFinishedOffsetNsList().stream().mapToLong(Long::longValue).toArray());
     }
 }

@@ -23,10 +23,7 @@ import io.serene.dataplane.SwitchPipeline;
 import io.serene.dataplane.TableSchema;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncConfigParser;
-import io.serene.protocol.table.SyncConfigEntry;
-import io.serene.protocol.table.TableEntry;
 import io.serene.protocol.table.TableWrite;
-import io.serene.protocol.table.WorkerGroupEntry;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -110,38 +107,7 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
         }
         try {
             for (final Update u : request.getUpdatesList()) {
-                final TableEntry entry;
-                if (u.getTable() == Update.Table.WORKER_GROUP) {
-                    final WorkerGroupEntry.Builder b = WorkerGroupEntry.builder()
-                        .job(request.getJob()).worker(u.getWorker());
-                    entry = (u.getKind() == Update.Kind.DELETE ? b : b.group(u.getGroup())).build();
-                } else if (u.getTable() == Update.Table.SYNC_CONFIG) {
-                    final SyncConfigEntry.Builder b = SyncConfigEntry.builder()
-                        .job(request.getJob()).group(u.getGroup()).firstRound(u.getFirstRound());
-                    entry = (u.getKind() == Update.Kind.DELETE ? b
-                        : b.config(SyncConfigParser.parse(u.getConfig()).requireAbsolute())).build();
-                } else {
-                    throw new IllegalArgumentException("unknown table " + u.getTableValue());
-                }
-                switch (u.getKind()) {
-                    case INSERT:
-                        writes.add(TableWrite.insert(entry));
-                        break;
-                    case MODIFY:
-                        writes.add(TableWrite.modify(entry));
-                        break;
-                    case DELETE:
-                        writes.add(TableWrite.delete(entry));
-                        break;
-                    case INSTALL:
-                        if (!(entry instanceof SyncConfigEntry)) {
-                            throw new IllegalArgumentException("install writes sync_config entries only");
-                        }
-                        writes.add(TableWrite.install((SyncConfigEntry) entry));
-                        break;
-                    default:
-                        throw new IllegalArgumentException("unknown update kind " + u.getKindValue());
-                }
+                writes.add(TableWriteCodec.decode(request.getJob(), u));
             }
         } catch (final IllegalArgumentException ex) {
             reply.onError(Status.INVALID_ARGUMENT.withDescription(ex.getMessage()).asRuntimeException());
