@@ -24,6 +24,7 @@ public final class Scenario {
     double duplication;
     double reordering;
     int randomSwaps;
+    boolean keyed;
     Policy policy;
     int[] groups;
     long timeLimitNs = 24L * 3600 * 1_000_000_000L;
@@ -78,6 +79,16 @@ public final class Scenario {
         loss = lossRate;
         duplication = duplicationRate;
         reordering = reorderRate;
+        return this;
+    }
+
+    /**
+     * Whether the job has a secret: every packet then carries its sender's MAC and number, and the
+     * switch and the workers check them and their replay windows (under loss, duplication and
+     * reordering as the faults say). Default: no secret.
+     */
+    public Scenario keyed(final boolean value) {
+        keyed = value;
         return this;
     }
 

@@ -7,6 +7,7 @@ import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.harness.node.SwitchView;
+import io.serene.protocol.JobKeys;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.StepLayout;
@@ -26,6 +27,7 @@ import io.serene.worker.WorkerCounter;
 import io.serene.worker.WorkerEngine;
 
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
@@ -143,12 +145,15 @@ public final class ScenarioRunner {
             context.groupSync(g, start);
             installed[g] = g == 0 || s.policy == null ? s.schedule : new SyncSchedule(List.of(new SyncSchedule.Entry(0, start)));
         }
-        this.pipeline = new SwitchPipeline(context.conclude(), errors::add);
+        // a secret of the seed's: the same scenario signs the same way
+        final byte[] secret = s.keyed ? ("the simulated job's secret, seed " + s.seed).getBytes(StandardCharsets.UTF_8) : null;
+        this.pipeline = new SwitchPipeline(context.secret(secret).conclude(), errors::add);
         this.switchAddress = network.attach(pipeline);
         this.engines = new WorkerEngine[s.workers];
         this.addresses = new int[s.workers];
         for (int w = 0; w < s.workers; w++) {
             engines[w] = new WorkerEngine(new WorkerContext().jobId(JOB).workerId(w).workers(s.workers)
+                .key(secret == null ? null : JobKeys.workerKey(JobKeys.jobSecret(secret, JOB), JOB, w))
                 .elementsPerRound(s.elements).switchPort(switchAddress)
                 .initialRtoNs(20 * s.latencyNs).minRtoNs(4 * s.latencyNs).maxRtoNs(2000 * s.latencyNs)
                 .joinRetryNs(20 * s.latencyNs).maxJoinAttempts(1000), errors::add);

@@ -2,6 +2,7 @@ package io.serene.harness.sim;
 
 import io.serene.protocol.sync.SyncSchedule;
 import net.jqwik.api.Assume;
+import net.jqwik.api.Example;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.DoubleRange;
@@ -36,12 +37,14 @@ class SyncInvariantProperties {
         @ForAll @DoubleRange(min = 0, max = 0.1) final double loss,
         @ForAll @DoubleRange(min = 0, max = 0.05) final double duplication,
         @ForAll @DoubleRange(min = 0, max = 0.1) final double reordering,
+        @ForAll final boolean keyed,
         @ForAll final long seed) {
         // asp lets workers run a whole release ring (64 rounds) ahead: no change can come before round 64
         final String policy = CONFIGS[first].equals("asp") ? "asp" : CONFIGS[first] + "@0," + CONFIGS[second] + "@12";
+        // keyed: every packet signed and numbered, replay windows on both sides (a duplicate is refused as a replay)
         final Scenario scenario = new Scenario().workers(workers).rounds(30).schedule(SyncSchedule.parse(policy))
             .stragglers(STRAGGLERS[stragglers]).seed(seed).elements(600).chunkElements(256).computeNs(5_000_000L)
-            .faults(loss, duplication, reordering).randomSwaps(swaps);
+            .faults(loss, duplication, reordering).randomSwaps(swaps).keyed(keyed);
         assertEveryCheck(scenario, policy, seed);
     }
 
@@ -72,6 +75,18 @@ class SyncInvariantProperties {
     }
 
     /** Runs the scenario and asserts invariants 1-5 (and no errors), naming the policy, schedule and seed on failure. */
+    /** With a secret, a duplicated packet is refused as a replay on either side, and every check still holds. */
+    @Example
+    void keyedEveryDuplicateIsRefusedAsAReplayAndEveryCheckHolds() {
+        final Scenario scenario = new Scenario().workers(4).rounds(40).schedule(SyncSchedule.parse("ssp:2")).stragglers("transient:p=0.2,x4")
+            .seed(3).elements(600).chunkElements(256).computeNs(5_000_000L).faults(0.02, 0.05, 0.05).keyed(true);
+        final ScenarioRunner runner = new ScenarioRunner(scenario);
+        final ScenarioResult r = runner.run();
+        assertThat(r.allChecks()).as(runner.diagnostics()).isTrue();
+        assertThat(runner.diagnostics()).as("the switch's counters").containsPattern("switch: .*drop_replayed=[1-9]")
+            .as("a worker's").containsPattern("worker 0: .*drop_replayed=[1-9]");
+    }
+
     private static void assertEveryCheck(final Scenario scenario, final String policy, final long seed) {
         final ScenarioRunner runner = new ScenarioRunner(scenario);
         final ScenarioResult r = runner.run();
