@@ -2,12 +2,12 @@ package io.serene.systemtests;
 
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
-import io.serene.harness.node.ControlServer;
-import io.serene.harness.node.SilenceWatch;
-import io.serene.harness.node.StallWatch;
-import io.serene.harness.node.SwitchControlService;
-import io.serene.harness.node.SwitchMetrics;
-import io.serene.harness.node.SwitchMonitor;
+import io.serene.node.ControlServer;
+import io.serene.node.SilenceWatch;
+import io.serene.node.StallWatch;
+import io.serene.node.SwitchControlService;
+import io.serene.node.SwitchMetrics;
+import io.serene.node.SwitchMonitor;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;

@@ -1,8 +1,8 @@
 package io.serene.harness.cli;
 
-import io.serene.harness.node.Ports;
-import io.serene.harness.node.SilenceWatch;
-import io.serene.harness.node.StallWatch;
+import io.serene.node.Ports;
+import io.serene.node.SilenceWatch;
+import io.serene.node.StallWatch;
 import picocli.CommandLine.Option;
 
 /** The options {@code serene switch} and {@code serene train} share for watching the switch: /metrics and stall reports. */

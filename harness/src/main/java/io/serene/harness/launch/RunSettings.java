@@ -1,9 +1,9 @@
 package io.serene.harness.launch;
 
 import io.serene.controlplane.Policy;
-import io.serene.harness.node.Ports;
-import io.serene.harness.node.SilenceWatch;
-import io.serene.harness.node.StallWatch;
+import io.serene.node.Ports;
+import io.serene.node.SilenceWatch;
+import io.serene.node.StallWatch;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.TrainDefaults;
 import io.serene.training.TrainSettings;

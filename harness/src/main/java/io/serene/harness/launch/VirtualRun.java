@@ -2,7 +2,7 @@ package io.serene.harness.launch;
 
 import io.serene.controlplane.Controller;
 import io.serene.dataplane.SwitchPipeline;
-import io.serene.harness.node.SilenceWatch;
+import io.serene.node.SilenceWatch;
 import io.serene.protocol.JobKeys;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;

@@ -6,7 +6,7 @@ import io.serene.controlplane.TelemetrySample;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
-import io.serene.harness.node.SwitchView;
+import io.serene.node.SwitchView;
 import io.serene.protocol.JobKeys;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.LateMode;

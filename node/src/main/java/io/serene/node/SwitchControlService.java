@@ -1,4 +1,4 @@
-package io.serene.harness.node;
+package io.serene.node;
 
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;

@@ -1,4 +1,4 @@
-package io.serene.harness.node;
+package io.serene.node;
 
 import org.junit.jupiter.api.Test;
 

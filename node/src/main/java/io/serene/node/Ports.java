@@ -1,4 +1,4 @@
-package io.serene.harness.node;
+package io.serene.node;
 
 /** The one check of a port option: 0..65535 (0: any free port), and -1 (none) where the service is optional. */
 public final class Ports {

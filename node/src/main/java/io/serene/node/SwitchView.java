@@ -1,4 +1,4 @@
-package io.serene.harness.node;
+package io.serene.node;
 
 import io.serene.controlplane.FinishedRounds;
 import io.serene.dataplane.SwitchCounter;

@@ -1,4 +1,4 @@
-package io.serene.harness.node;
+package io.serene.node;
 
 import java.util.ArrayList;
 import java.util.BitSet;

@@ -1,4 +1,4 @@
-package io.serene.harness.node;
+package io.serene.node;
 
 import io.grpc.Context;
 import io.grpc.Contexts;

@@ -1,4 +1,4 @@
-package io.serene.harness.node;
+package io.serene.node;
 
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;

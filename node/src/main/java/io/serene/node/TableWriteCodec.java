@@ -1,4 +1,4 @@
-package io.serene.harness.node;
+package io.serene.node;
 
 import io.serene.controlplane.rpc.Update;
 import io.serene.protocol.sync.SyncConfigParser;
