@@ -63,6 +63,7 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
     private static final Object WRITERS = new Object();
     /** Checkpoints that read clean, with the size and time they had then (a checkpoint is never rewritten in place). */
     private static final Map<Path, Long> CLEAN = new ConcurrentHashMap<>();
+    private static final Map<Path, Map.Entry<Long, String>> DAMAGED = new ConcurrentHashMap<>();
 
     /**
      * A gradient computed but not sent yet (its round was released while it was computed), kept for
@@ -330,20 +331,31 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
 
     /**
      * Why a checkpoint file does not read clean (cut short, damaged, foreign, gone), or null if it
-     * does. A file read clean once is not read again while its size and time stay the same.
+     * does. A file read once is not read again while its size and time stay the same.
      */
     public static String damage(final Path file) {
+        final long stamp;
         try {
-            final long stamp = Files.size(file) * 31 + Files.getLastModifiedTime(file).toMillis();
-            final Long clean = CLEAN.get(file);
-            if (clean != null && clean == stamp) {
-                return null;
-            }
+            stamp = Files.size(file) * 31 + Files.getLastModifiedTime(file).toMillis();
+        } catch (final IOException ex) {
+            return ex.getMessage() == null ? file + ": " + ex : ex.getMessage();
+        }
+        final Long clean = CLEAN.get(file);
+        if (clean != null && clean == stamp) {
+            return null;
+        }
+        final Map.Entry<Long, String> known = DAMAGED.get(file);
+        if (known != null && known.getKey() == stamp) {
+            return known.getValue();
+        }
+        try {
             read(file);
             CLEAN.put(file, stamp);
             return null;
         } catch (final IOException ex) {
-            return ex.getMessage() == null ? file + ": " + ex : ex.getMessage();
+            final String why = ex.getMessage() == null ? file + ": " + ex : ex.getMessage();
+            DAMAGED.put(file, Map.entry(stamp, why));
+            return why;
         }
     }
 
@@ -377,14 +389,22 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
     /**
      * The rounds worker w can go on after when it rejoins (newest first, at most {@code max}): those
      * any worker of the job has a checkpoint after in {@code dir} (see {@link #forRejoin}, which takes
-     * one of them that reads clean). By the files' names only, read for every JOIN: the others go on
-     * while a restarted worker reads, and offers older than every checkpoint they still keep would
-     * send the job back to its start.
+     * one of them that reads clean), but none whose own checkpoint worker w has and does not read
+     * clean: going on after it would take a peer's model with w's older data position, off the path
+     * of the run without the fault, where an older round every worker holds exactly keeps to it. By
+     * the other workers' files' names only, read for every JOIN: the others go on while a restarted
+     * worker reads, and offers older than every checkpoint they still keep would send the job back to
+     * its start (w's own few files are read once each, {@link #damage}).
      */
     public static int[] rejoinOffers(final Path dir, final int w, final int workers, final int max) throws IOException {
         final TreeSet<Integer> rounds = new TreeSet<>(Comparator.reverseOrder());
         for (int p = 0; p < workers; p++) {
             rounds.addAll(rounds(dir, p));
+        }
+        for (final int r : rounds(dir, w)) {
+            if (damage(file(dir, w, r)) != null) {
+                rounds.remove(r);
+            }
         }
         return rounds.stream().limit(max).mapToInt(Integer::intValue).toArray();
     }

@@ -132,9 +132,12 @@ class CheckpointTest {
         assertThat(Checkpoint.damaged(dir, 3)).hasSize(2).anyMatch(d -> d.contains("worker-1-after-40.ckpt") && d.contains("damaged"))
             .anyMatch(d -> d.contains("worker-2-after-40.ckpt") && d.contains("damaged"));
         assertThat(Checkpoint.cleanRounds(dir, 1)).containsExactly(20);
-        // worker 0's 40 is whole: the job can go on after 40 from it, and worker 1 takes worker 0's model then
-        assertThat(Checkpoint.rejoinOffers(dir, 1, 3, 4)).containsExactly(40, 20);
+        // worker 1 rejoining does not offer 40, its own there being damaged: the job goes back to 20, which every worker
+        // holds exactly, and keeps to the path of the run without the fault (worker 2 offers 40 by name: it is not rejoining)
+        assertThat(Checkpoint.rejoinOffers(dir, 1, 3, 4)).containsExactly(20);
+        assertThat(Checkpoint.rejoinOffers(dir, 0, 3, 4)).as("worker 0's own 40 is whole").containsExactly(40, 20);
         assertThat(Checkpoint.ownOffers(dir, 1, 4)).as("its own: only the clean one").containsExactly(20);
+        // were the job to go on after 40 all the same, worker 1 would take worker 0's model (the one whole copy)
         assertThat(Checkpoint.forRejoin(dir, 1, 3, 40).parameters()).isEqualTo(Checkpoint.read(Checkpoint.file(dir, 0, 40)).parameters());
         // every worker's 40 damaged: nothing to go on from there (offered by name, refused when taken)
         Files.write(Checkpoint.file(dir, 0, 40), new byte[0]);
