@@ -231,6 +231,18 @@ final class JobLifecycle {
         }
     }
 
+    /**
+     * A packet of job index j signed with its worker's key but numbered below that worker's window: from an
+     * address the worker no longer joins from, an older incarnation (a stopped process resumed after its
+     * replacement joined) or a replay, answered FENCED so the former stops at once; from its own address,
+     * nothing (a packet delayed past the window).
+     */
+    void onStaleNumber(final Packet<?> in, final int j, final int port, final Outbox outbox) {
+        if (jobs.joinedElsewhere(j, in.workerId(), port)) {
+            send(j, port, deparser.nack(in, Status.FENCED), outbox);
+        }
+    }
+
     /** Refuses a JOIN (j: its job's index, MISSING if none), answering with the status. */
     void refuseJoin(final JoinPacket in, final int j, final int port, final Status status, final Outbox outbox) {
         counters.increment(SwitchCounter.JOIN_REFUSED);

@@ -1,8 +1,6 @@
 package io.serene.dataplane;
 
 import io.serene.protocol.Counters;
-import io.serene.protocol.DataPacket;
-import io.serene.protocol.Flags;
 import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.PacketCheck;
@@ -10,9 +8,7 @@ import io.serene.protocol.PacketEndpoint;
 import io.serene.protocol.PacketHeader;
 import io.serene.protocol.PacketType;
 import io.serene.protocol.Status;
-import io.serene.protocol.sync.StepLayout;
 import io.serene.protocol.sync.SyncConfig;
-import io.serene.protocol.sync.SyncRules;
 import io.serene.protocol.table.SyncConfigEntry;
 import io.serene.protocol.table.TableEntry;
 import io.serene.protocol.table.TableWrite;
@@ -33,19 +29,18 @@ import java.util.function.Consumer;
  * <pre>
  *   worker w, step seq:   slot = seq mod P, shadow set = (seq / P) mod 2   (StepLayout)
  *
- *   DATA --> parse/check --> job table --> bound (SyncRules) --> slot pool (set, slot)
- *              |                                  +--> new use? reset slot
- *              |                                  +--> bitmap has w? duplicate
- *              |                                  +--> add: sums, count, max exp
- *              |                                       release rule due? RESULT multicast
- *              |                                       (deparser), release ring -> R
+ *   packet --> parse/check --> MAC, replay window (SwitchAuth) --> JOIN, LEAVE... (JobLifecycle)
+ *   DATA (DataPath) --> job --> bound (SyncRules) --> slot pool (set, slot): new use? reset slot;
+ *              bitmap has w? duplicate; else add (sums, count, max exp) --> release rule due?
+ *              RESULT multicast (deparser), release ring -> R
  *   timer  --> command proxy (table writes) --> config announcements --> timeout scanner
  * </pre>
  *
  * Blocks: {@link JobTable} and {@link JobRegisters}, {@link GroupTable}, {@link ConfigTable} with
  * {@link SwitchTables} (the only write path), {@link SlotPool} and {@link Aggregator},
  * {@link ReleaseRule}, {@link ReleaseRing}, {@link ArrivalRecorder}, {@link TimeoutScanner},
- * {@link Deparser}, {@link JobLifecycle}, and {@link SwitchCommands} (the command proxy).
+ * {@link Deparser}, {@link JobLifecycle}, {@link SwitchAuth}, {@link DataPath}, and
+ * {@link SwitchCommands} (the command proxy).
  *
  * A slot of set s is reused for step seq only once step seq - P (the other set) is released:
  * a worker sends seq only after it received the result of seq - P, so every worker then holds
@@ -58,15 +53,8 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final SwitchContext context;
     private final Consumer<Throwable> errorHandler;
     private final PacketHeader in = new PacketHeader();
-    private final DataPacket data = new DataPacket();
     private final JoinPacket join = new JoinPacket();
 
-    private final int poolSize;
-    private final int chunkElements;
-    private final int words;
-    /** The ports of a multicast's recipients, filled for each release. */
-    private final int[] multicastPorts;
-    private final int ring;
     private boolean configsChanged;
 
     private final JobTable jobTable;
@@ -84,6 +72,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final Aggregator aggregator;
     private final ArrivalRecorder arrivals;
     private final NextRound nextRound;
+    private final DataPath dataPath;
 
     public SwitchPipeline(final SwitchContext context, final Consumer<Throwable> errorHandler) {
         this.context = context;
@@ -91,10 +80,10 @@ public final class SwitchPipeline implements PacketEndpoint {
         this.errorHandler = errorHandler;
         final int maxJobs = memory.maxJobs();
         final int maxWorkers = memory.maxWorkers();
-        this.poolSize = memory.poolSize();
-        this.chunkElements = memory.chunkElements();
-        this.words = memory.bitmapWords();
-        this.ring = memory.roundRing();
+        final int poolSize = memory.poolSize();
+        final int chunkElements = memory.chunkElements();
+        final int words = memory.bitmapWords();
+        final int ring = memory.roundRing();
 
         jobTable = new JobTable(maxJobs);
         jobs = new JobRegisters(maxJobs, maxWorkers, words);
@@ -105,12 +94,12 @@ public final class SwitchPipeline implements PacketEndpoint {
         rule = new ReleaseRule(words, jobs, groups, configs, slots, releases);
         tables = new SwitchTables(words, ring, jobTable, jobs, groups, configs, releases);
         deparser = new Deparser(words, chunkElements, poolSize);
-        multicastPorts = new int[words << 6];
         auth = new SwitchAuth(context.secret(), maxJobs, maxWorkers, counters, jobTable, jobs);
         lifecycle = new JobLifecycle(context, memory, counters, jobTable, jobs, groups, configs, slots, releases, scanner, deparser, auth);
         aggregator = new Aggregator(counters, jobs, slots, words, chunkElements);
         arrivals = new ArrivalRecorder(jobs, groups, configs, releases);
         nextRound = new NextRound(words, poolSize, jobs, groups, configs, slots, releases);
+        dataPath = new DataPath(memory, counters, jobs, groups, configs, slots, releases, rule, auth, deparser, lifecycle, aggregator, arrivals);
     }
 
     public SwitchMemory memory() {
@@ -416,18 +405,15 @@ public final class SwitchPipeline implements PacketEndpoint {
                 // answered, so a worker given another secret hears why it cannot join (signed as the switch does)
                 join.wrap(buffer, offset, length);
                 lifecycle.refuseJoin(join, j, port, Status.BAD_MAC, outbox);
-            } else if (admitted == SwitchAuth.REPLAYED && jobs.joinedElsewhere(j, in.workerId(), port)) {
-                // the worker's key, numbers it passed long ago, another address: an older incarnation (a stopped process
-                // resumed after its replacement joined) or a replay; told FENCED, the former stops at once
-                send(j, port, deparser.nack(in, Status.FENCED), outbox);
+            } else if (admitted == SwitchAuth.REPLAYED) {
+                lifecycle.onStaleNumber(in, j, port, outbox);
             }
             if (admitted != SwitchAuth.ADMITTED) {
                 return;
             }
             switch (in.type()) {
                 case DATA:
-                    data.wrap(buffer, offset, length);
-                    onData(j, port, nowNs, outbox);
+                    dataPath.onData(buffer, offset, length, j, port, nowNs, outbox);
                     break;
                 case JOIN:
                     join.wrap(buffer, offset, length);
@@ -487,7 +473,7 @@ public final class SwitchPipeline implements PacketEndpoint {
                 }
                 final int j = slots.jobOf(idx);
                 if (jobs.active[j]) {
-                    releaseIfDue(j, idx, nowNs, outbox);
+                    dataPath.releaseIfDue(j, idx, nowNs, outbox);
                 }
             }
         } catch (final RuntimeException ex) {
@@ -495,174 +481,6 @@ public final class SwitchPipeline implements PacketEndpoint {
             errorHandler.accept(ex);
         }
         return Math.min(scanner.nextDeadline(nowNs), next);
-    }
-
-    private void onData(final int job, final int port, final long nowNs, final Outbox outbox) {
-        final int j = lifecycle.jobOf(data, job, port, nowNs, outbox);
-        if (j == JobTable.MISSING) {
-            return;
-        }
-        final int worker = data.workerId();
-        if (!jobs.isJoined(j, worker)) {
-            counters.increment(SwitchCounter.DROP_NOT_JOINED);
-            return;
-        }
-        if ((data.flags() & Flags.REPORT) != 0) {
-            counters.increment(arrivals.report(j, worker, data.round(), data.elementCount(), data.flags(), nowNs, data.computeTimeNs()));
-            return;
-        }
-        final int payload = data.flags() & Flags.PAYLOAD;
-        final int n = data.elementCount();
-        if (payload == Flags.PAYLOAD || (payload != 0 ? (n == 0 || n > chunkElements) : n != 0)) {
-            counters.increment(SwitchCounter.DROP_BAD_ELEMENT_COUNT);
-            return;
-        }
-        final long seq = data.seq();
-        final int round = data.round();
-        final int chunk = data.chunk();
-        if (seq < 0 || round < 0 || chunk < 0 || chunk >= jobs.chunksPerRound[j]) {
-            counters.increment(SwitchCounter.DROP_BAD_SLOT);
-            return;
-        }
-        final int slot = StepLayout.slot(seq, poolSize);
-        final int set = StepLayout.shadowSet(seq, poolSize);
-        if (data.poolIndex() != slot || data.shadowSet() != set) {
-            counters.increment(SwitchCounter.DROP_BAD_SLOT);
-            return;
-        }
-        if (seq / StepLayout.stepsPerRound(jobs.elementsPerRound[j], chunkElements, poolSize) != round) {
-            // a step claims a slot for its own round only (a bound check on another round's number proves nothing)
-            counters.increment(SwitchCounter.DROP_BAD_STEP);
-            return;
-        }
-        if (!aggregator.exponentsInRange(data, n, payload)) {
-            counters.increment(SwitchCounter.DROP_BAD_EXPONENT);
-            return;
-        }
-        final int idx = slots.index(j, set, slot);
-        final long current = slots.seq[idx];
-        if (seq > current) {
-            final int l = ConfigTable.list(j, groups.of(j, worker));
-            // invariant 2, enforced: the bound of the sender's group for round c
-            if (!SyncRules.mayStart(round, releases.releasedRound[j], configs.bound(l, configs.entryFor(l, round)), ring)) {
-                counters.increment(SwitchCounter.DROP_BEYOND_BOUND);
-                nack(j, port, Status.AHEAD, outbox);
-                return;
-            }
-            if (!slots.previousUseReleased(j, set, slot, seq)) {
-                counters.increment(SwitchCounter.DROP_AHEAD);
-                nack(j, port, Status.AHEAD, outbox);
-                return;
-            }
-            slots.reset(idx, seq, round, chunk, n, payload);
-            slots.firstNs[idx] = nowNs;
-            for (int g = 0; g < ConfigTable.GROUPS; g++) {
-                if (groups.inUse(j, g)) {
-                    slots.entry[idx * ConfigTable.GROUPS + g] = (byte) configs.entryFor(ConfigTable.list(j, g), round);
-                }
-            }
-            jobs.started[j] = true;
-        } else if (seq < current) {
-            counters.increment(SwitchCounter.DROP_STALE);
-            nack(j, port, Status.STALE, outbox);
-            return;
-        }
-        if (slots.round[idx] != round || slots.chunk[idx] != chunk || slots.length[idx] != n
-            || (slots.flags[idx] & Flags.PAYLOAD) != payload) {
-            counters.increment(SwitchCounter.DROP_INCONSISTENT);
-            return;
-        }
-        if (slots.holds(idx, worker)) {
-            counters.increment(SwitchCounter.DUPLICATES);
-            if (slots.released[idx]) {
-                counters.increment(SwitchCounter.RESULTS_RETRANSMITTED);
-                sendResult(j, idx, port, Flags.RETRANSMIT, outbox);
-            }
-            return;
-        }
-        if (slots.released[idx]) {
-            // late: the answer is the released result itself, whose bitmap leaves this worker out
-            // its compute time and arrival still tell how it is doing (a worker excluded or cut off is heard only so)
-            arrivals.arrived(j, worker, round, nowNs, nowNs - slots.firstNs[idx], data.computeTimeNs());
-            counters.increment(SwitchCounter.DROP_LATE);
-            counters.increment(SwitchCounter.RESULTS_RETRANSMITTED);
-            sendResult(j, idx, port, Flags.RETRANSMIT, outbox);
-            return;
-        }
-        aggregator.add(data, j, idx, worker, n, payload);
-        // counted in time again: waited for again
-        final long bit = 1L << (worker & 63);
-        jobs.late[j * words + (worker >>> 6)] &= ~bit;
-        final int w = jobs.worker(j, worker);
-        if (payload == Flags.VALUES && round > jobs.workerClock[w]) {
-            jobs.workerClock[w] = round;
-        }
-        arrivals.arrived(j, worker, round, nowNs, nowNs - slots.firstNs[idx], data.computeTimeNs());
-        releaseIfDue(j, idx, nowNs, outbox);
-    }
-
-    /** Releases the slot if it is due; a release its timeout alone allowed latches its round and marks the late. */
-    private void releaseIfDue(final int j, final int idx, final long nowNs, final Outbox outbox) {
-        final int due = rule.releasable(j, idx, nowNs);
-        if (due == ReleaseRule.NOT_DUE) {
-            return;
-        }
-        if (due == ReleaseRule.DUE_BY_TIMEOUT) {
-            counters.increment(SwitchCounter.TIMEOUT_RELEASES);
-            rule.recordTimeout(j, idx);
-        }
-        release(j, idx, nowNs, outbox);
-    }
-
-    private void release(final int j, final int idx, final long nowNs, final Outbox outbox) {
-        slots.released[idx] = true;
-        counters.increment(SwitchCounter.RELEASES);
-        if (slots.count[idx] < jobs.workers[j]) {
-            counters.increment(SwitchCounter.PARTIAL_RELEASES);
-        }
-        if ((slots.flags[idx] & Flags.VALUES) != 0) {
-            releases.chunkReleased(j, slots.round[idx], jobs.chunksPerRound[j], nowNs);
-        }
-        advanceOpenSeq(j);
-        final int length = deparser.result(jobs, releases, slots, j, idx, 0);
-        int recipients = 0;
-        for (int w = 0; w < words; w++) {
-            long joined = jobs.joined[j * words + w];
-            for (; joined != 0; joined &= joined - 1) {
-                multicastPorts[recipients++] = jobs.workerPort[jobs.worker(j, (w << 6) + Long.numberOfTrailingZeros(joined))];
-            }
-        }
-        auth.seal(deparser.buffer(), length, j);
-        outbox.multicast(multicastPorts, recipients, deparser.buffer(), 0, length);
-        counters.add(SwitchCounter.PACKETS_OUT, recipients);
-        counters.increment(SwitchCounter.RESULTS_MULTICAST);
-    }
-
-    /** Moves the job's lowest open step past every step released in order. */
-    private void advanceOpenSeq(final int j) {
-        long open = jobs.openSeq[j];
-        while (true) {
-            final int idx = slots.index(j, open);
-            if (slots.seq[idx] != open || !slots.released[idx]) {
-                break;
-            }
-            open++;
-        }
-        jobs.openSeq[j] = open;
-    }
-
-    private void send(final int j, final int port, final int length, final Outbox outbox) {
-        auth.seal(deparser.buffer(), length, j);
-        outbox.send(port, deparser.buffer(), 0, length);
-        counters.increment(SwitchCounter.PACKETS_OUT);
-    }
-
-    private void sendResult(final int j, final int idx, final int port, final int extraFlags, final Outbox outbox) {
-        send(j, port, deparser.result(jobs, releases, slots, j, idx, extraFlags), outbox);
-    }
-
-    private void nack(final int j, final int port, final Status status, final Outbox outbox) {
-        send(j, port, deparser.nack(in, status), outbox);
     }
 
     private static SwitchCounter dropCounter(final PacketCheck check) {
