@@ -3,7 +3,7 @@ package io.serene.systemtests;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.serene.training.Checkpoint;
+import io.serene.training.CheckpointDir;
 import io.serene.training.data.FashionMnist;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -275,7 +275,7 @@ class RecoverySystemTest {
     /** Waits until every worker wrote its checkpoint after {@code roundsDone} rounds. */
     private static void awaitCheckpoints(final Path out, final int roundsDone, final Process p) throws IOException, InterruptedException {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        while (Checkpoint.newestCommon(out.resolve("checkpoints"), 3) < roundsDone) {
+        while (CheckpointDir.newestCommon(out.resolve("checkpoints"), 3) < roundsDone) {
             assertThat(p.isAlive()).as("the run is still going").isTrue();
             assertThat(System.nanoTime()).as("checkpoints after round " + roundsDone).isLessThan(deadline);
             Thread.sleep(50);

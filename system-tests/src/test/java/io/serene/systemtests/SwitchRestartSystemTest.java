@@ -5,7 +5,7 @@ import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.protocol.JobKeys;
 import io.serene.protocol.sync.SyncConfig;
-import io.serene.training.Checkpoint;
+import io.serene.training.CheckpointDir;
 import io.serene.training.data.FashionMnist;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
@@ -174,7 +174,7 @@ class SwitchRestartSystemTest {
             final Process b = worker(1, port, checkpoints);
             await(() -> {
                 try {
-                    return Checkpoint.newestCommon(checkpoints, 2) >= 30;
+                    return CheckpointDir.newestCommon(checkpoints, 2) >= 30;
                 } catch (final IOException ex) {
                     throw new IllegalStateException(ex);
                 }
@@ -203,7 +203,7 @@ class SwitchRestartSystemTest {
             final Process b = worker(1, port, checkpoints);
             await(() -> {
                 try {
-                    return Checkpoint.newestCommon(checkpoints, 2) >= 30;
+                    return CheckpointDir.newestCommon(checkpoints, 2) >= 30;
                 } catch (final IOException ex) {
                     throw new IllegalStateException(ex);
                 }
@@ -241,7 +241,7 @@ class SwitchRestartSystemTest {
             final Process zombie = worker(1, port, checkpoints);
             await(() -> {
                 try {
-                    return Checkpoint.newestCommon(checkpoints, 2) >= 30;
+                    return CheckpointDir.newestCommon(checkpoints, 2) >= 30;
                 } catch (final IOException ex) {
                     throw new IllegalStateException(ex);
                 }

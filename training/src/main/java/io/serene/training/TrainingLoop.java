@@ -473,8 +473,8 @@ public final class TrainingLoop {
         System.out.flush();
         worker.close();
         final int workers = worker.workers();
-        final int[] offered = lost.behind ? Checkpoint.rejoinOffers(options.checkpointDir(), options.id(), workers, JoinPacket.MAX_OFFERS)
-            : Checkpoint.ownOffers(options.checkpointDir(), options.id(), JoinPacket.MAX_OFFERS,
+        final int[] offered = lost.behind ? CheckpointDir.rejoinOffers(options.checkpointDir(), options.id(), workers, JoinPacket.MAX_OFFERS)
+            : CheckpointDir.ownOffers(options.checkpointDir(), options.id(), JoinPacket.MAX_OFFERS,
                 Stream.of(current, previous).filter(Objects::nonNull).mapToInt(s -> s.roundsDone).toArray());
         worker = options.rejoin().join(offered);
         linkSlowdown = 1.0;
@@ -496,7 +496,7 @@ public final class TrainingLoop {
         previous = null;
         System.out.printf(Locale.ROOT, "worker %d: the job goes on after round %d (offered %s)%n", options.id(), first,
             Arrays.toString(offered));
-        Checkpoint.damaged(options.checkpointDir(), workers).forEach(d -> System.out.println("worker " + options.id() + ": passed over " + d));
+        CheckpointDir.damaged(options.checkpointDir(), workers).forEach(d -> System.out.println("worker " + options.id() + ": passed over " + d));
         System.out.flush();
     }
 

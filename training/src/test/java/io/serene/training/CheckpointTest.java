@@ -77,20 +77,20 @@ class CheckpointTest {
 
     @Test
     void eachWorkerKeepsItsNewestAndARunResumesFromTheNewestEveryWorkerHas(@TempDir final Path dir) throws IOException {
-        assertThat(Checkpoint.newestCommon(dir.resolve("missing"), 3)).as("none: from the start").isZero();
+        assertThat(CheckpointDir.newestCommon(dir.resolve("missing"), 3)).as("none: from the start").isZero();
         for (int w = 0; w < 3; w++) {
             for (int n = 25; n <= 100; n += 25) {
                 checkpoint(w, n, null).write(dir);
             }
         }
-        assertThat(Checkpoint.rounds(dir, 0)).as("the newest " + Checkpoint.KEEP).containsExactly(50, 75, 100);
-        assertThat(Checkpoint.newestCommon(dir, 3)).isEqualTo(100);
+        assertThat(CheckpointDir.rounds(dir, 0)).as("the newest " + Checkpoint.KEEP).containsExactly(50, 75, 100);
+        assertThat(CheckpointDir.newestCommon(dir, 3)).isEqualTo(100);
         // worker 2 killed before its checkpoint after round 125; the others wrote theirs
         checkpoint(0, 125, null).write(dir);
         checkpoint(1, 125, null).write(dir);
-        assertThat(Checkpoint.rounds(dir, 0)).containsExactly(75, 100, 125);
-        assertThat(Checkpoint.newestCommon(dir, 3)).isEqualTo(100);
-        assertThat(Checkpoint.newestCommon(dir, 4)).as("worker 3 has none").isZero();
+        assertThat(CheckpointDir.rounds(dir, 0)).containsExactly(75, 100, 125);
+        assertThat(CheckpointDir.newestCommon(dir, 3)).isEqualTo(100);
+        assertThat(CheckpointDir.newestCommon(dir, 4)).as("worker 3 has none").isZero();
     }
 
     @Test
@@ -99,7 +99,7 @@ class CheckpointTest {
         checkpoint(0, 20, null).write(dir);
         checkpoint(0, 40, null).write(dir);
         checkpoint(2, 40, null).write(dir);
-        assertThat(Checkpoint.rejoinOffers(dir, 1, 3, 4)).as("the rounds any worker has").containsExactly(40, 20);
+        assertThat(CheckpointDir.rejoinOffers(dir, 1, 3, 4)).as("the rounds any worker has").containsExactly(40, 20);
         assertThat(Checkpoint.forRejoin(dir, 1, 3, 20)).as("its own where it has one").usingRecursiveComparison()
             .isEqualTo(Checkpoint.read(Checkpoint.file(dir, 1, 20)));
         final Checkpoint peer = Checkpoint.read(Checkpoint.file(dir, 0, 40));
@@ -128,15 +128,15 @@ class CheckpointTest {
         final byte[] bytes = Files.readAllBytes(flipped);
         bytes[bytes.length / 3] ^= 4;
         Files.write(flipped, bytes);
-        assertThat(Checkpoint.newestCommon(dir, 3)).isEqualTo(20);
-        assertThat(Checkpoint.damaged(dir, 3)).hasSize(2).anyMatch(d -> d.contains("worker-1-after-40.ckpt") && d.contains("damaged"))
+        assertThat(CheckpointDir.newestCommon(dir, 3)).isEqualTo(20);
+        assertThat(CheckpointDir.damaged(dir, 3)).hasSize(2).anyMatch(d -> d.contains("worker-1-after-40.ckpt") && d.contains("damaged"))
             .anyMatch(d -> d.contains("worker-2-after-40.ckpt") && d.contains("damaged"));
-        assertThat(Checkpoint.cleanRounds(dir, 1)).containsExactly(20);
+        assertThat(CheckpointDir.cleanRounds(dir, 1)).containsExactly(20);
         // worker 1 rejoining does not offer 40, its own there being damaged: the job goes back to 20, which every worker
         // holds exactly, and keeps to the path of the run without the fault (worker 2 offers 40 by name: it is not rejoining)
-        assertThat(Checkpoint.rejoinOffers(dir, 1, 3, 4)).containsExactly(20);
-        assertThat(Checkpoint.rejoinOffers(dir, 0, 3, 4)).as("worker 0's own 40 is whole").containsExactly(40, 20);
-        assertThat(Checkpoint.ownOffers(dir, 1, 4)).as("its own: only the clean one").containsExactly(20);
+        assertThat(CheckpointDir.rejoinOffers(dir, 1, 3, 4)).containsExactly(20);
+        assertThat(CheckpointDir.rejoinOffers(dir, 0, 3, 4)).as("worker 0's own 40 is whole").containsExactly(40, 20);
+        assertThat(CheckpointDir.ownOffers(dir, 1, 4)).as("its own: only the clean one").containsExactly(20);
         // were the job to go on after 40 all the same, worker 1 would take worker 0's model (the one whole copy)
         assertThat(Checkpoint.forRejoin(dir, 1, 3, 40).parameters()).isEqualTo(Checkpoint.read(Checkpoint.file(dir, 0, 40)).parameters());
         // every worker's 40 damaged: nothing to go on from there (offered by name, refused when taken)
@@ -161,9 +161,9 @@ class CheckpointTest {
         } finally {
             pool.shutdownNow();
         }
-        assertThat(Checkpoint.damaged(dir, 2)).isEmpty();
-        assertThat(Checkpoint.rounds(dir, 0)).containsExactly(40, 50, 60);
-        assertThat(Checkpoint.newestCommon(dir, 2)).isEqualTo(60);
+        assertThat(CheckpointDir.damaged(dir, 2)).isEmpty();
+        assertThat(CheckpointDir.rounds(dir, 0)).containsExactly(40, 50, 60);
+        assertThat(CheckpointDir.newestCommon(dir, 2)).isEqualTo(60);
         try (Stream<Path> files = Files.list(dir)) {
             assertThat(files.map(f -> f.getFileName().toString())).noneMatch(n -> n.endsWith(".tmp"));
         }
@@ -182,9 +182,9 @@ class CheckpointTest {
             writer.destroyForcibly();
             assertThat(writer.waitFor(30, TimeUnit.SECONDS)).isTrue();
         }
-        assertThat(Checkpoint.rounds(dir, 0)).hasSizeGreaterThanOrEqualTo(2);
-        assertThat(Checkpoint.damaged(dir, 1)).as("no checkpoint in place is partial").isEmpty();
-        assertThat(Checkpoint.newestCommon(dir, 1)).isGreaterThanOrEqualTo(2);
+        assertThat(CheckpointDir.rounds(dir, 0)).hasSizeGreaterThanOrEqualTo(2);
+        assertThat(CheckpointDir.damaged(dir, 1)).as("no checkpoint in place is partial").isEmpty();
+        assertThat(CheckpointDir.newestCommon(dir, 1)).isGreaterThanOrEqualTo(2);
         // the next writer clears what the killed one left
         checkpoint(0, 1000, null).write(dir);
         try (Stream<Path> files = Files.list(dir)) {

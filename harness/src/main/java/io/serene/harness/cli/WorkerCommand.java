@@ -3,6 +3,7 @@ package io.serene.harness.cli;
 import io.serene.protocol.JobKeys;
 import io.serene.protocol.JoinPacket;
 import io.serene.training.Checkpoint;
+import io.serene.training.CheckpointDir;
 import io.serene.training.DjlModel;
 import io.serene.training.ModelCopies;
 import io.serene.training.RoundRecords;
@@ -185,7 +186,7 @@ public final class WorkerCommand implements Callable<Integer> {
                     resume = first == 0 ? null : Checkpoint.forRejoin(checkpointDir, id, workers, first);
                     System.out.printf(Locale.ROOT, "worker %d: rejoined, the job goes on after round %d (offered %s)%n", id, first,
                         Arrays.toString(offered.get()));
-                    Checkpoint.damaged(checkpointDir, workers).forEach(d -> System.out.println("worker " + id + ": passed over " + d));
+                    CheckpointDir.damaged(checkpointDir, workers).forEach(d -> System.out.println("worker " + id + ": passed over " + d));
                 }
                 if (startWhenTold) {
                     System.out.println("@joined");
@@ -255,7 +256,7 @@ public final class WorkerCommand implements Callable<Integer> {
     /** {@link Checkpoint#rejoinOffers}, unchecked (read on the engine's thread for each JOIN). */
     private static int[] rejoinOffers(final Path dir, final int w, final int workers) {
         try {
-            return Checkpoint.rejoinOffers(dir, w, workers, JoinPacket.MAX_OFFERS);
+            return CheckpointDir.rejoinOffers(dir, w, workers, JoinPacket.MAX_OFFERS);
         } catch (final IOException ex) {
             throw new UncheckedIOException(ex);
         }
@@ -266,7 +267,7 @@ public final class WorkerCommand implements Callable<Integer> {
         final Path file = Checkpoint.file(dir, w, n);
         if (!Files.exists(file)) {
             throw new IllegalArgumentException("--resume-after " + n + ": no checkpoint " + file + " (worker " + w + " has checkpoints after "
-                + "rounds " + Checkpoint.rounds(dir, w) + ")");
+                + "rounds " + CheckpointDir.rounds(dir, w) + ")");
         }
         return Checkpoint.read(file);
     }

@@ -17,6 +17,7 @@ import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.protocol.JobKeys;
 import io.serene.training.Checkpoint;
+import io.serene.training.CheckpointDir;
 import io.serene.training.Json;
 import io.serene.training.RoundRecord;
 import io.serene.training.TrainSettings;
@@ -78,8 +79,8 @@ public final class TrainRun {
         int base = 0;
         long epochMs = System.currentTimeMillis();
         if (s.resume()) {
-            base = Checkpoint.newestCommon(checkpoints(), s.workers());
-            final List<String> damaged = Checkpoint.damaged(checkpoints(), s.workers());
+            base = CheckpointDir.newestCommon(checkpoints(), s.workers());
+            final List<String> damaged = CheckpointDir.damaged(checkpoints(), s.workers());
             if (base == 0) {
                 throw new IllegalArgumentException("--resume: no checkpoint every worker holds in " + checkpoints()
                     + (damaged.isEmpty() ? "" : " that reads clean (" + String.join("; ", damaged) + ")")
@@ -130,8 +131,8 @@ public final class TrainRun {
             if (!planned && ++restarts > s.maxRestarts()) {
                 throw new IllegalStateException(reason + ", and the run was relaunched " + s.maxRestarts() + " times already (--max-restarts)");
             }
-            base = Checkpoint.newestCommon(checkpoints(), s.workers());
-            Checkpoint.damaged(checkpoints(), s.workers()).forEach(d -> say.println("passed over: " + d));
+            base = CheckpointDir.newestCommon(checkpoints(), s.workers());
+            CheckpointDir.damaged(checkpoints(), s.workers()).forEach(d -> say.println("passed over: " + d));
             launch.relaunches.add(new RunSummary.Relaunch(reason, base, planned));
         }
     }
