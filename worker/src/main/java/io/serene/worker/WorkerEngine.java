@@ -5,6 +5,7 @@ import io.serene.protocol.Counters;
 import io.serene.protocol.Flags;
 import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
+import io.serene.protocol.Packet;
 import io.serene.protocol.PacketCheck;
 import io.serene.protocol.PacketEndpoint;
 import io.serene.protocol.PacketHeader;
@@ -424,7 +425,8 @@ public final class WorkerEngine implements PacketEndpoint {
                     + ctx.jobId() + " after " + membership.attempts() + " attempts" + (unsigned > 0
                     ? " (" + unsigned + " packets from its address failed the job's reply MAC: the switch holds another secret, or none)"
                     : auth.keyed() ? "" : " (a switch with a secret drops unsigned packets unanswered: give this worker its key, "
-                        + "the job's secret or the switch's, by --secret-file or SERENE_SECRET)")));
+                        + "the job's secret or the switch's, by --secret-file or SERENE_SECRET)")
+                    + "; a switch of another Serene version (this worker speaks protocol " + Packet.VERSION + ") drops them too"));
             } else {
                 membership.leftJob();
             }
