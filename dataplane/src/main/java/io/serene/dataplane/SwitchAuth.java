@@ -88,12 +88,13 @@ final class SwitchAuth {
             return;
         }
         final byte[] jobSecret = JobKeys.jobSecret(secret, job);
+        final long[] reply = JobKeys.replyKey(jobSecret);
+        r0[j] = reply[0];
+        r1[j] = reply[1];
         for (int w = 0; w < workers; w++) {
-            final JobKeys.WorkerKey key = JobKeys.workerKey(jobSecret, job, w);
-            k0[base + w] = key.k0();
-            k1[base + w] = key.k1();
-            r0[j] = key.r0();
-            r1[j] = key.r1();
+            final long[] own = JobKeys.ownKey(jobSecret, w);
+            k0[base + w] = own[0];
+            k1[base + w] = own[1];
         }
     }
 
@@ -111,21 +112,12 @@ final class SwitchAuth {
         if (secret == null) {
             return ADMITTED;
         }
-        final int w = in.workerId();
-        if (j == JobTable.MISSING || w >= jobs.workers[j]) {
-            final JobKeys.WorkerKey key = derive(in.jobId(), w);
-            if (!PacketAuth.verify(key.k0(), key.k1(), in)) {
-                counters.increment(SwitchCounter.DROP_BAD_MAC);
-                return BAD_MAC;
-            }
-            return ADMITTED;
-        }
-        final int i = jobs.worker(j, w);
-        if (!PacketAuth.verify(k0[i], k1[i], in)) {
+        if (!signed(in, j)) {
             counters.increment(SwitchCounter.DROP_BAD_MAC);
             return BAD_MAC;
         }
-        if (!ReplayWindow.take(highest, seen, i, in.packetNumber())) {
+        if (j != JobTable.MISSING && in.workerId() < jobs.workers[j]
+            && !ReplayWindow.take(highest, seen, jobs.worker(j, in.workerId()), in.packetNumber())) {
             counters.increment(SwitchCounter.DROP_REPLAYED);
             return REPLAYED;
         }
@@ -134,16 +126,18 @@ final class SwitchAuth {
 
     /** A MAC check alone, without the window (for a packet from a source the transport does not know yet). */
     boolean signedByWorker(final Packet<?> in) {
-        if (secret == null) {
-            return true;
-        }
-        final int j = jobTable.get(in.jobId());
+        return secret == null || signed(in, jobTable.get(in.jobId()));
+    }
+
+    /** Whether the packet carries its worker's MAC: under the registers' key for a worker job j has, else one derived for it. */
+    private boolean signed(final Packet<?> in, final int j) {
         final int w = in.workerId();
         if (j == JobTable.MISSING || w >= jobs.workers[j]) {
             final JobKeys.WorkerKey key = derive(in.jobId(), w);
             return PacketAuth.verify(key.k0(), key.k1(), in);
         }
-        return PacketAuth.verify(k0[jobs.worker(j, w)], k1[jobs.worker(j, w)], in);
+        final int i = jobs.worker(j, w);
+        return PacketAuth.verify(k0[i], k1[i], in);
     }
 
     /** Records a JOIN taken from worker w of job j (the job's windows start with it if it was the first). */

@@ -56,32 +56,44 @@ public final class JobKeys {
 
     /** The secret of job {@code job} under the switch's secret {@code switchSecret}. */
     public static byte[] jobSecret(final byte[] switchSecret, final int job) {
-        final byte[] out = new byte[32];
-        hmac(switchSecret, JOB_LABEL, job, out);
-        return out;
+        return hmac(switchSecret, JOB_LABEL, littleEndian(job));
     }
 
     /** The key of worker {@code worker} of job {@code job}, from the job's secret. */
     public static WorkerKey workerKey(final byte[] jobSecret, final int job, final int worker) {
-        final byte[] k = new byte[32];
-        final byte[] r = new byte[32];
-        hmac(jobSecret, WORKER_LABEL, worker, k);
-        hmac(jobSecret, REPLY_LABEL, Integer.MIN_VALUE, r);
-        final ByteBuffer kb = ByteBuffer.wrap(k).order(ByteOrder.LITTLE_ENDIAN);
-        final ByteBuffer rb = ByteBuffer.wrap(r).order(ByteOrder.LITTLE_ENDIAN);
-        return new WorkerKey(job, worker, kb.getLong(0), kb.getLong(8), rb.getLong(0), rb.getLong(8));
+        final long[] k = ownKey(jobSecret, worker);
+        final long[] r = replyKey(jobSecret);
+        return new WorkerKey(job, worker, k[0], k[1], r[0], r[1]);
     }
 
-    /** HMAC-SHA256(key, label || value as 4 little-endian bytes; no value: MIN_VALUE) into out. */
-    private static void hmac(final byte[] key, final byte[] label, final int value, final byte[] out) {
+    /** K, the key worker {@code worker} signs with, from its job's secret: {k0, k1}. */
+    public static long[] ownKey(final byte[] jobSecret, final int worker) {
+        return key(jobSecret, WORKER_LABEL, littleEndian(worker));
+    }
+
+    /** R, the key the switch signs its packets to the job with, from the job's secret: {r0, r1}. */
+    public static long[] replyKey(final byte[] jobSecret) {
+        return key(jobSecret, REPLY_LABEL, new byte[0]);
+    }
+
+    /** The first 16 bytes of HMAC-SHA256(secret, label || suffix), as two little-endian longs. */
+    private static long[] key(final byte[] secret, final byte[] label, final byte[] suffix) {
+        final ByteBuffer b = ByteBuffer.wrap(hmac(secret, label, suffix)).order(ByteOrder.LITTLE_ENDIAN);
+        return new long[] {b.getLong(0), b.getLong(8)};
+    }
+
+    private static byte[] littleEndian(final int value) {
+        return ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(value).array();
+    }
+
+    /** HMAC-SHA256(key, label || suffix). */
+    private static byte[] hmac(final byte[] key, final byte[] label, final byte[] suffix) {
         try {
             final Mac mac = Mac.getInstance("HmacSHA256");
             mac.init(new SecretKeySpec(key, "HmacSHA256"));
             mac.update(label);
-            if (value != Integer.MIN_VALUE) {
-                mac.update(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(value).array());
-            }
-            mac.doFinal(out, 0);
+            mac.update(suffix);
+            return mac.doFinal();
         } catch (final GeneralSecurityException ex) {
             throw new IllegalStateException("HmacSHA256 is missing from this JVM", ex);
         }

@@ -93,6 +93,17 @@ class SwitchRestartSystemTest {
         }
     }
 
+    /** Waits until both workers hold a checkpoint after round {@code round} or later. */
+    private static void awaitCommonCheckpoint(final Path checkpoints, final int round) throws InterruptedException {
+        await(() -> {
+            try {
+                return CheckpointDir.newestCommon(checkpoints, 2) >= round;
+            } catch (final IOException ex) {
+                throw new IllegalStateException(ex);
+            }
+        }, "checkpoints after round " + round);
+    }
+
     private static int released(final UdpHost host, final SwitchPipeline pipeline) {
         return host.call(() -> pipeline.releasedRound(1)).join();
     }
@@ -172,13 +183,7 @@ class SwitchRestartSystemTest {
             final Path checkpoints = dir.resolve("checkpoints");
             final Process a = worker(0, port, checkpoints);
             final Process b = worker(1, port, checkpoints);
-            await(() -> {
-                try {
-                    return CheckpointDir.newestCommon(checkpoints, 2) >= 30;
-                } catch (final IOException ex) {
-                    throw new IllegalStateException(ex);
-                }
-            }, "checkpoints after round 30");
+            awaitCommonCheckpoint(checkpoints, 30);
             b.destroyForcibly().waitFor();
             // worker 1 back, a new process on a new address, from its own checkpoints
             final Process back = worker(1, port, checkpoints, "--rejoin");
@@ -201,13 +206,7 @@ class SwitchRestartSystemTest {
             final Path checkpoints = dir.resolve("checkpoints");
             final Process a = worker(0, port, checkpoints);
             final Process b = worker(1, port, checkpoints);
-            await(() -> {
-                try {
-                    return CheckpointDir.newestCommon(checkpoints, 2) >= 30;
-                } catch (final IOException ex) {
-                    throw new IllegalStateException(ex);
-                }
-            }, "checkpoints after round 30");
+            awaitCommonCheckpoint(checkpoints, 30);
             b.destroyForcibly().waitFor();
             // worker 1 died during a write, or its disk lost the file's tail: its newest checkpoint is cut short
             int newest = -1;
@@ -239,13 +238,7 @@ class SwitchRestartSystemTest {
             final Path checkpoints = dir.resolve("checkpoints");
             final Process a = worker(0, port, checkpoints);
             final Process zombie = worker(1, port, checkpoints);
-            await(() -> {
-                try {
-                    return CheckpointDir.newestCommon(checkpoints, 2) >= 30;
-                } catch (final IOException ex) {
-                    throw new IllegalStateException(ex);
-                }
-            }, "checkpoints after round 30");
+            awaitCommonCheckpoint(checkpoints, 30);
             signal(zombie, "STOP");
             // its replacement, a new process on a new address, rebuilds the job from the checkpoints
             final Process back = worker(1, port, checkpoints, "--rejoin");
