@@ -70,6 +70,29 @@ class DocsCommandsTest {
         assertThat(failures).as("commands in the docs that do not parse").isEmpty();
     }
 
+    /** Every relative link in the README and the docs (lab notes included) names a file or directory of the checkout. */
+    @Test
+    void everyLinkInTheDocsResolves() throws IOException {
+        final Path root = root();
+        final List<Path> files = new ArrayList<>(List.of(root.resolve("README.md")));
+        try (Stream<Path> docs = Files.walk(root.resolve("docs"))) {
+            docs.filter(f -> f.getFileName().toString().endsWith(".md")).sorted().forEach(files::add);
+        }
+        final java.util.regex.Pattern link = java.util.regex.Pattern.compile("\\]\\(([^)#\\s]+)(#[^)]*)?\\)");
+        final List<String> broken = new ArrayList<>();
+        for (final Path file : files) {
+            final java.util.regex.Matcher m = link.matcher(Files.readString(file, StandardCharsets.UTF_8));
+            while (m.find()) {
+                final String target = m.group(1);
+                if (!target.contains("://") && !Files.exists(file.getParent().resolve(target).normalize())) {
+                    broken.add(root.relativize(file) + ": " + target);
+                }
+            }
+        }
+        assertThat(files).as("README and docs").hasSizeGreaterThan(10);
+        assertThat(broken).as("links that name no file").isEmpty();
+    }
+
     /** The deploy examples are files that parse: the Slurm script as bash, each {@code ./serene} command in it and in the manifests. */
     @Test
     void theDeployExamplesParse() throws Exception {
