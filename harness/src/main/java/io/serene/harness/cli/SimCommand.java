@@ -2,9 +2,9 @@ package io.serene.harness.cli;
 
 import io.serene.controlplane.Policy;
 import io.serene.controlplane.PolicyParser;
-import io.serene.harness.sim.Scenario;
-import io.serene.harness.sim.ScenarioResult;
-import io.serene.harness.sim.ScenarioRunner;
+import io.serene.sim.Scenario;
+import io.serene.sim.ScenarioResult;
+import io.serene.sim.ScenarioRunner;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.Json;
 import picocli.CommandLine.Command;

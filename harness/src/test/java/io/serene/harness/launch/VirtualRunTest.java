@@ -1,9 +1,9 @@
 package io.serene.harness.launch;
 
 import io.serene.controlplane.PolicyParser;
-import io.serene.harness.sim.Scenario;
-import io.serene.harness.sim.ScenarioResult;
-import io.serene.harness.sim.ScenarioRunner;
+import io.serene.sim.Scenario;
+import io.serene.sim.ScenarioResult;
+import io.serene.sim.ScenarioRunner;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.DeviceModel;
 import io.serene.training.TrainSettings;

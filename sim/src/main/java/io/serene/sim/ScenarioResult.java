@@ -1,4 +1,4 @@
-package io.serene.harness.sim;
+package io.serene.sim;
 
 import io.serene.controlplane.Controller;
 import io.serene.training.Json;

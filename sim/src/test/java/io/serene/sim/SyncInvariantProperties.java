@@ -1,4 +1,4 @@
-package io.serene.harness.sim;
+package io.serene.sim;
 
 import io.serene.protocol.sync.SyncSchedule;
 import net.jqwik.api.Assume;

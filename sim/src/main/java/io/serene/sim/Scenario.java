@@ -1,4 +1,4 @@
-package io.serene.harness.sim;
+package io.serene.sim;
 
 import io.serene.controlplane.Policy;
 import io.serene.dataplane.SwitchContext;

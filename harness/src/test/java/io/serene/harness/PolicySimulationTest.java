@@ -1,4 +1,4 @@
-package io.serene.harness.sim;
+package io.serene.harness;
 
 import io.serene.controlplane.Controller;
 import io.serene.controlplane.Policy;
@@ -7,6 +7,9 @@ import io.serene.harness.cli.DemoCommand;
 import io.serene.harness.cli.PolicyCommand;
 import io.serene.protocol.sync.SyncConfigParser;
 import io.serene.protocol.sync.SyncSchedule;
+import io.serene.sim.Scenario;
+import io.serene.sim.ScenarioResult;
+import io.serene.sim.ScenarioRunner;
 import io.serene.training.StragglerProfile;
 import org.junit.jupiter.api.Test;
 
