@@ -1,5 +1,6 @@
 package io.serene.harness.bench;
 
+import io.serene.launch.PythonScript;
 import io.serene.training.Json;
 
 import java.io.IOException;

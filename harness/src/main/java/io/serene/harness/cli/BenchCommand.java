@@ -2,7 +2,7 @@ package io.serene.harness.cli;
 
 import io.serene.harness.bench.AllreduceBench;
 import io.serene.harness.bench.GlooBaseline;
-import io.serene.harness.launch.RunSettings;
+import io.serene.launch.RunSettings;
 import io.serene.training.Json;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

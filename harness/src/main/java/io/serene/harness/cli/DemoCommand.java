@@ -1,9 +1,9 @@
 package io.serene.harness.cli;
 
 import io.serene.controlplane.PolicyParser;
-import io.serene.harness.launch.RunSettings;
-import io.serene.harness.launch.RunSummary;
-import io.serene.harness.launch.TrainRun;
+import io.serene.launch.RunSettings;
+import io.serene.launch.RunSummary;
+import io.serene.launch.TrainRun;
 import io.serene.training.data.FashionMnist;
 import io.serene.training.DeviceModel;
 import io.serene.training.ModelKind;

@@ -2,9 +2,9 @@ package io.serene.harness.cli;
 
 import io.serene.controlplane.Policy;
 import io.serene.controlplane.PolicyParser;
-import io.serene.harness.launch.RunSettings;
-import io.serene.harness.launch.RunSummary;
-import io.serene.harness.launch.TrainRun;
+import io.serene.launch.RunSettings;
+import io.serene.launch.RunSummary;
+import io.serene.launch.TrainRun;
 import io.serene.training.Json;
 import io.serene.training.TrainDefaults;
 import io.serene.training.WorkerJit;

@@ -1,6 +1,6 @@
 package io.serene.harness.experiment;
 
-import io.serene.harness.launch.RunSummary;
+import io.serene.launch.RunSummary;
 import io.serene.training.Json;
 
 import java.io.IOException;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.MappingIterator;
 import com.fasterxml.jackson.dataformat.csv.CsvMapper;
 import com.fasterxml.jackson.dataformat.csv.CsvSchema;
-import io.serene.harness.launch.RunSummary;
+import io.serene.launch.RunSummary;
 
 import java.io.IOException;
 import java.io.Reader;

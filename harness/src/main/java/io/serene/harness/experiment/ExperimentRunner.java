@@ -1,9 +1,9 @@
 package io.serene.harness.experiment;
 
-import io.serene.harness.launch.RunSettings;
-import io.serene.harness.launch.RunSummary;
-import io.serene.harness.launch.DdpBaseline;
-import io.serene.harness.launch.TrainRun;
+import io.serene.launch.RunSettings;
+import io.serene.launch.RunSummary;
+import io.serene.launch.DdpBaseline;
+import io.serene.launch.TrainRun;
 import io.serene.sim.Scenario;
 import io.serene.sim.ScenarioResult;
 import io.serene.sim.ScenarioRunner;

@@ -1,5 +1,6 @@
 package io.serene.harness.cli;
 
+import io.serene.launch.TrainRun;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
@@ -30,6 +31,12 @@ class HelpTextTest {
             System.setErr(err);
         }
         assertThat(captured.toString(StandardCharsets.UTF_8)).doesNotContain("WARN");
+    }
+
+    /** serene train starts its workers as {@code serene worker} through this main class. */
+    @Test
+    void workerProcessesRunThisCommandLine() {
+        assertThat(TrainRun.WORKER_MAIN).isEqualTo(Serene.class.getName());
     }
 
     private static void collect(final CommandLine command, final List<CommandLine> into) {

@@ -1,4 +1,4 @@
-package io.serene.harness.launch;
+package io.serene.launch;
 
 import java.io.BufferedReader;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package io.serene.harness.launch;
+package io.serene.launch;
 
 import io.serene.training.Json;
 import io.serene.training.ModelledSteps;

@@ -1,4 +1,4 @@
-package io.serene.harness.output;
+package io.serene.launch.output;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.google.protobuf.UnknownFieldSet;

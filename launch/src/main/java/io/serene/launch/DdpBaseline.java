@@ -1,6 +1,5 @@
-package io.serene.harness.launch;
+package io.serene.launch;
 
-import io.serene.harness.bench.PythonScript;
 import io.serene.training.Json;
 import io.serene.training.ModelKind;
 import io.serene.training.ModelledSteps;

@@ -1,4 +1,4 @@
-package io.serene.harness.launch;
+package io.serene.launch;
 
 import java.util.ArrayList;
 import java.util.List;

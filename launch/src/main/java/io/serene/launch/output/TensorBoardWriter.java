@@ -1,4 +1,4 @@
-package io.serene.harness.output;
+package io.serene.launch.output;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package io.serene.harness.output;
+package io.serene.launch.output;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.serene.training.Json;

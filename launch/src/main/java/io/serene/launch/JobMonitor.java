@@ -1,4 +1,4 @@
-package io.serene.harness.launch;
+package io.serene.launch;
 
 import io.serene.controlplane.ControlLoop;
 import io.serene.controlplane.Controller;

@@ -1,4 +1,4 @@
-package io.serene.harness.launch;
+package io.serene.launch;
 
 import io.serene.controlplane.Controller;
 import io.serene.dataplane.SwitchPipeline;

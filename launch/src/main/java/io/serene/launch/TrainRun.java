@@ -1,10 +1,9 @@
-package io.serene.harness.launch;
+package io.serene.launch;
 
 import io.serene.controlplane.Controller;
 import io.serene.controlplane.PolicyCompiler;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
-import io.serene.harness.cli.Serene;
 import io.serene.node.ControlServer;
 import io.serene.node.SilenceWatch;
 import io.serene.node.StallWatch;
@@ -12,7 +11,7 @@ import io.serene.node.SwitchControlService;
 import io.serene.node.SwitchLink;
 import io.serene.node.SwitchMetrics;
 import io.serene.node.SwitchMonitor;
-import io.serene.harness.output.RunTraces;
+import io.serene.launch.output.RunTraces;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.protocol.JobKeys;
@@ -53,6 +52,9 @@ import java.util.concurrent.TimeUnit;
  * last output.
  */
 public final class TrainRun {
+    /** The command line's main class, which a worker process runs as {@code serene worker} (HelpTextTest checks the name). */
+    public static final String WORKER_MAIN = "io.serene.harness.cli.Serene";
+
     private final RunSettings s;
     private final TrainSettings t;
     private final PrintStream out;
@@ -420,7 +422,7 @@ public final class TrainRun {
             command.add("-XX:TieredStopAtLevel=1");
         }
         command.addAll(List.of("-Dai.djl.offline=true", "-Dai.djl.pytorch.num_threads=1", "-Dai.djl.pytorch.num_interop_threads=1",
-            "-Xmx512m", "-Xmn32m", "-cp", System.getProperty("java.class.path"), Serene.class.getName(), "worker",
+            "-Xmx512m", "-Xmn32m", "-cp", System.getProperty("java.class.path"), WORKER_MAIN, "worker",
             "--switch", switchAddress, "--job", "" + s.job(), "--id", "" + w, "--workers", "" + s.workers()));
         // every worker runs the same number of rounds: the launcher resolves epochs once, for the smallest shard
         command.addAll(t.toBuilder().rounds(rounds).epochs(null).build().arguments());

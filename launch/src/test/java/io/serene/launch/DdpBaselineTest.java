@@ -1,4 +1,4 @@
-package io.serene.harness.launch;
+package io.serene.launch;
 
 import io.serene.training.DeviceModel;
 import io.serene.training.TrainSettings;
