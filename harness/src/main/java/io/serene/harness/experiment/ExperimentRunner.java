@@ -35,12 +35,12 @@ public final class ExperimentRunner {
         final ModelKind model;
         final int workers;
         final String stragglers;
-        final ExperimentSpec.PolicyRef policy;
+        final PolicyRef policy;
         final long seed;
         final Path dir;
 
         Run(final String scenario, final ModelKind model, final int workers, final String stragglers,
-            final ExperimentSpec.PolicyRef policy, final long seed, final Path dir) {
+            final PolicyRef policy, final long seed, final Path dir) {
             this.scenario = scenario;
             this.model = model;
             this.workers = workers;
@@ -84,7 +84,7 @@ public final class ExperimentRunner {
                     // every policy for one seed, then the next seed: the machine's drift over the
                     // scenario's runs falls on every policy alike, not on the policies run last
                     for (final long seed : spec.seeds) {
-                        for (final ExperimentSpec.PolicyRef policy : spec.policies) {
+                        for (final PolicyRef policy : spec.policies) {
                             runs.add(new Run(scenario, model, workers, stragglers, policy, seed,
                                 out.resolve("runs").resolve(scenario).resolve(slug(policy.name)).resolve("seed-" + seed)));
                         }

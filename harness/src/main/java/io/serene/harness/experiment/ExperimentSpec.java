@@ -36,8 +36,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * An experiment file (YAML): what to run and how many times. Every value is checked when the file
@@ -77,54 +75,6 @@ import java.util.regex.Pattern;
  * </pre>
  */
 public final class ExperimentSpec {
-    /** One policy of the matrix: a sync config or schedule, or a policy file. */
-    static final class PolicyRef {
-        /** The name of the PyTorch DDP baseline in a file's policies. */
-        static final String DDP = "ddp";
-
-        public final String name;
-        final String sync;
-        final Path file;
-        final Policy policy;
-
-        PolicyRef(final String name, final String sync, final Path file, final Policy policy) {
-            this.name = name;
-            this.sync = sync;
-            this.file = file;
-            this.policy = policy;
-        }
-
-        boolean isBsp() {
-            return !isDdp() && policy == null && sync.equals("bsp");
-        }
-
-        /** PyTorch DDP (gloo) instead of Serene: {@link io.serene.harness.bench.DdpBaseline} (its settings: BSP's). */
-        boolean isDdp() {
-            return name.equals(DDP) && policy == null && file == null;
-        }
-
-        /**
-         * The sync config or schedule for a scenario of {@code workers} workers: {@code N} stands for
-         * the worker count and {@code N-K} for K fewer ({@code fastest:N-1} is fastest-3 of 4 and
-         * fastest-7 of 8).
-         */
-        String syncFor(final int workers) {
-            final Matcher m = WORKER_COUNT.matcher(sync);
-            final StringBuilder out = new StringBuilder();
-            while (m.find()) {
-                final int value = workers - (m.group(1) == null ? 0 : Integer.parseInt(m.group(1)));
-                if (value < 1) {
-                    throw new IllegalArgumentException("with " + workers + " workers " + m.group() + " is " + value + ", must be at least 1");
-                }
-                m.appendReplacement(out, Integer.toString(value));
-            }
-            m.appendTail(out);
-            return out.toString();
-        }
-    }
-
-    /** {@code N} or {@code N-K} in a preset: the worker count (less K). */
-    private static final Pattern WORKER_COUNT = Pattern.compile("\\bN(?:-([0-9]{1,6}))?\\b");
 
     private static final Set<String> KEYS = Set.of("name", "mode", "model", "workers", "epochs", "rounds", "targetAccuracy",
         "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "computeClock", "computeOn", "freshWait", "staleScale",

@@ -42,7 +42,7 @@ final class ExperimentSummary {
             byScenario.computeIfAbsent(row.scenario(), k -> new LinkedHashMap<>())
                 .computeIfAbsent(row.policy(), k -> new ArrayList<>()).add(row);
         }
-        final String bspName = spec.policies.stream().filter(ExperimentSpec.PolicyRef::isBsp).map(p -> p.name).findFirst().orElse(null);
+        final String bspName = spec.policies.stream().filter(PolicyRef::isBsp).map(p -> p.name).findFirst().orElse(null);
         final List<ExperimentResult.Scenario> scenarios = new ArrayList<>();
         final Map<String, List<ExperimentResult.PolicyStats>> perPolicy = new LinkedHashMap<>();
         byScenario.forEach((scenario, policies) -> {
