@@ -42,9 +42,6 @@ public final class DjlModel implements AutoCloseable {
     public static final int PIXELS = 28 * 28;
     /** Classes. */
     public static final int CLASSES = 10;
-    /** The share of a run's steps a cooldown ({@link #cooldown}) takes. */
-    public static final double COOLDOWN = 0.2;
-
     private final ModelKind kind;
     private final int batchSize;
     private final Model model;
@@ -67,10 +64,9 @@ public final class DjlModel implements AutoCloseable {
     private final float learningRate;
     /** Steps applied since the warm-up (the same count on every worker: they apply the same aggregates). */
     private int steps;
-    /** The run's steps a schedule spans ({@link #cosineDecay}, {@link #cooldown}); 0: a constant rate. */
+    /** The learning-rate schedule and the run's steps it spans ({@link #cosineDecay}, {@link #cooldown}); 0: a constant rate. */
+    private LrSchedule schedule = LrSchedule.CONSTANT;
     private int scheduleSteps;
-    /** Whether the schedule is a cooldown (else a half cosine). */
-    private boolean coolsDown;
 
     public DjlModel(final ModelKind kind, final int batchSize, final float learningRate, final float momentum, final long seed) {
         if (batchSize <= 0) {
@@ -326,11 +322,11 @@ public final class DjlModel implements AutoCloseable {
             throw new IllegalArgumentException("decay steps must be >= 0, was " + totalSteps);
         }
         scheduleSteps = totalSteps;
-        coolsDown = false;
+        schedule = LrSchedule.COSINE;
     }
 
     /**
-     * Keeps the learning rate constant, then decays it linearly to 0 over the last {@link #COOLDOWN}
+     * Keeps the learning rate constant, then decays it linearly to 0 over the last {@link LrSchedule#COOLDOWN_SHARE}
      * of {@code totalSteps} steps (C of them, from step T - C): step t takes lr x (T - t) / (C + 1)
      * there, so the last step still moves and every step from T on takes 0. A run at a constant rate
      * ends wherever its oscillation is; a cooldown lets its final model settle.
@@ -340,22 +336,12 @@ public final class DjlModel implements AutoCloseable {
             throw new IllegalArgumentException("cooldown steps must be >= 0, was " + totalSteps);
         }
         scheduleSteps = totalSteps;
-        coolsDown = true;
+        schedule = LrSchedule.COOLDOWN;
     }
 
     /** The learning rate of step {@code step} (from 0). */
     public float learningRate(final int step) {
-        if (scheduleSteps <= 0) {
-            return learningRate;
-        }
-        if (coolsDown) {
-            final int c = (int) Math.round(COOLDOWN * scheduleSteps);
-            if (step < scheduleSteps - c) {
-                return learningRate;
-            }
-            return step >= scheduleSteps ? 0f : (float) ((double) learningRate * (scheduleSteps - step) / (c + 1));
-        }
-        return (float) (learningRate * 0.5 * (1 + Math.cos(Math.PI * Math.min(step, scheduleSteps) / scheduleSteps)));
+        return schedule.rate(learningRate, step, scheduleSteps);
     }
 
     /** Copies every parameter, flat in block order, into {@code into} (of {@link #elements()} floats). */
