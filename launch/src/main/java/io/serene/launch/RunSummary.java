@@ -1,6 +1,8 @@
 package io.serene.launch;
 
+import java.io.PrintStream;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -85,5 +87,34 @@ public record RunSummary(int schemaVersion, double finalAccuracy, double jctSeco
             modelHashes, modelsEqual, finalAccuracies, finalLoss, perRound, staleness, accuracyCurve, waitingSecondsPerWorker,
             skippedRoundsPerWorker, droppedRoundsPerWorker, samplesPerWorker, modeSwitchList.size(), modeSwitchList, died, relaunchList, runSettings,
             counters, runSeed, verdict);
+    }
+
+    /** Prints the headline figures: JCT, time to accuracy, the round's parts, the models, deaths and relaunches, the clock. */
+    public void printHeadline(final PrintStream out) {
+        final RunSummary.PerRound per = perRound();
+        final Double tta = ttaSeconds();
+        out.printf(Locale.ROOT, "policy %s: JCT %.2f s, time to %.2f accuracy %s, final accuracy %.4f, cumulative waiting %.2f s, "
+                + "compute share %.2f%n", run().get("policy"), jctSeconds(), targetAccuracy(),
+            tta == null ? "never" : String.format(Locale.ROOT, "%.2f s", tta), finalAccuracy(), cumulativeWaitingSeconds(),
+            computeShare());
+        out.printf(Locale.ROOT, "per round and worker: compute %.2f ms (+%.2f ms injected), communication %.2f ms, waiting for peers "
+                + "%.2f ms, evaluation %.2f ms%s, other %.2f ms%n", per.computeSeconds() * 1e3, per.injectedSeconds() * 1e3,
+            per.communicationSeconds() * 1e3, per.waitingForPeersSeconds() * 1e3, per.evaluationSeconds() * 1e3,
+            per.evaluationDeferred() ? " (after training, off the clock)" : "", per.otherSeconds() * 1e3);
+        out.println("model hashes " + (modelsEqual() ? "all equal: " : "differ: ") + modelHashes());
+        final List<RunSummary.Relaunch> relaunches = relaunches() == null ? List.of() : relaunches();
+        for (final RunSummary.Failure f : failures() == null ? List.<RunSummary.Failure>of() : failures()) {
+            out.println("worker " + f.worker() + " died after " + f.roundsDone() + " rounds (" + f.cause() + ")"
+                + (relaunches.isEmpty() ? "; the figures are the others'" : ""));
+        }
+        for (final RunSummary.Relaunch r : relaunches) {
+            out.println("the job went back to " + (r.fromRound() == 0 ? "the start" : "round " + r.fromRound()) + ": " + r.reason());
+        }
+        if (modeSwitches() > 0) {
+            out.println("mode switches: " + modeSwitches());
+        }
+        if (fidelity() != null) {
+            out.println("clock: " + fidelity().verdict());
+        }
     }
 }

@@ -20,7 +20,6 @@ import io.serene.training.CheckpointDir;
 import io.serene.training.Json;
 import io.serene.training.RoundRecord;
 import io.serene.training.TrainSettings;
-import io.serene.training.WorkerJit;
 import io.serene.training.WorkerResult;
 import io.serene.training.data.FashionMnist;
 import io.serene.training.data.GlobalBatch;
@@ -28,10 +27,8 @@ import io.serene.training.data.GlobalBatch;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -58,12 +55,15 @@ public final class TrainRun {
     private final RunSettings s;
     private final TrainSettings t;
     private final PrintStream out;
+    /** Where the run's files go. */
+    private final RunFiles files;
     /** The job's secret, made for this run: its switch and workers hold it, no other process does. */
     private final String secret = JobKeys.newSecret();
 
     public TrainRun(final RunSettings settings, final PrintStream out) {
         this.s = settings;
         this.t = settings.training();
+        this.files = new RunFiles(settings.out());
         this.out = out;
     }
 
@@ -81,10 +81,10 @@ public final class TrainRun {
         int base = 0;
         long epochMs = System.currentTimeMillis();
         if (s.resume()) {
-            base = CheckpointDir.newestCommon(checkpoints(), s.workers());
-            final List<String> damaged = CheckpointDir.damaged(checkpoints(), s.workers());
+            base = CheckpointDir.newestCommon(files.checkpoints(), s.workers());
+            final List<String> damaged = CheckpointDir.damaged(files.checkpoints(), s.workers());
             if (base == 0) {
-                throw new IllegalArgumentException("--resume: no checkpoint every worker holds in " + checkpoints()
+                throw new IllegalArgumentException("--resume: no checkpoint every worker holds in " + files.checkpoints()
                     + (damaged.isEmpty() ? "" : " that reads clean (" + String.join("; ", damaged) + ")")
                     + " (a run writes them with --checkpoint-every N)");
             }
@@ -104,7 +104,7 @@ public final class TrainRun {
         final List<Controller.Decision> decisions = new ArrayList<>();
         if (s.virtual()) {
             say.println("records in " + s.out());
-            final VirtualRun.Outcome virtual = new VirtualRun(s, rounds, this::recordsFile, evaluationShare(),
+            final VirtualRun.Outcome virtual = new VirtualRun(s, rounds, files::recordsFile, files.evaluationShare(),
                 s.out().resolve("workers").resolve("workers.log"), say).run(schedule, startConfig(schedule, 0), decisions, progress);
             return summarize(virtual.results(), List.of(), List.of(), rounds, decisions, virtual.counters(),
                 syncChanges(startConfig(schedule, 0), schedule, decisions), 0, null);
@@ -133,8 +133,8 @@ public final class TrainRun {
             if (!planned && ++restarts > s.maxRestarts()) {
                 throw new IllegalStateException(reason + ", and the run was relaunched " + s.maxRestarts() + " times already (--max-restarts)");
             }
-            base = CheckpointDir.newestCommon(checkpoints(), s.workers());
-            CheckpointDir.damaged(checkpoints(), s.workers()).forEach(d -> say.println("passed over: " + d));
+            base = CheckpointDir.newestCommon(files.checkpoints(), s.workers());
+            CheckpointDir.damaged(files.checkpoints(), s.workers()).forEach(d -> say.println("passed over: " + d));
             launch.relaunches.add(new RunSummary.Relaunch(reason, base, planned));
         }
     }
@@ -216,8 +216,8 @@ public final class TrainRun {
                 load.begin();
                 try {
                     for (int w = 0; w < s.workers(); w++) {
-                        workers.start(w, workerCommand(w, rounds, link.address(), epochMs, base, false),
-                            Map.of(JobKeys.SECRET_ENV, keyText(w)), logFile(w));
+                        workers.start(w, WorkerCommandLine.of(s, t, files, w, rounds, link.address(), epochMs, base, false),
+                            Map.of(JobKeys.SECRET_ENV, keyText(w)), files.logFile(w));
                     }
                     final JobMonitor monitor = new JobMonitor(pipeline, s.job(), s.workers(), s.policy(), schedule, decisions, progress, base,
                         silence, this::rebuilt);
@@ -318,8 +318,8 @@ public final class TrainRun {
             rebuildReason = why;
             rebuildPlanned = planned;
             try {
-                if (!workers.restart(w, workerCommand(w, rounds, on.switchAddress(), epochMs, on.base(), true),
-                    Map.of(JobKeys.SECRET_ENV, keyText(w)), logFile(w))) {
+                if (!workers.restart(w, WorkerCommandLine.of(s, t, files, w, rounds, on.switchAddress(), epochMs, on.base(), true),
+                    Map.of(JobKeys.SECRET_ENV, keyText(w)), files.logFile(w))) {
                     // the others are done: no rebuild will follow
                     rebuildReason = null;
                 }
@@ -388,16 +388,12 @@ public final class TrainRun {
     private record Attempt(SwitchPipeline pipeline, String switchAddress, int base) {
     }
 
-    /** Where the workers write their checkpoints. */
-    private Path checkpoints() {
-        return s.out().resolve("checkpoints");
-    }
 
     /** The latest time on the run's axis in the workers' checkpoints after round {@code roundsDone}: when the last aggregate arrived. */
     private double checkpointEndSeconds(final int roundsDone) throws IOException {
         double end = 0;
         for (int w = 0; w < s.workers(); w++) {
-            final double[] release = Checkpoint.read(Checkpoint.file(checkpoints(), w, roundsDone)).records().release();
+            final double[] release = Checkpoint.read(Checkpoint.file(files.checkpoints(), w, roundsDone)).records().release();
             end = Math.max(end, release[release.length - 1]);
         }
         return end;
@@ -406,55 +402,6 @@ public final class TrainRun {
     /** Worker w's own key, as its process gets it (in its environment): it can sign as no other worker. */
     private String keyText(final int w) {
         return JobKeys.credential(secret, "the run's secret").keyOf(s.job(), w).text();
-    }
-
-    private List<String> workerCommand(final int w, final int rounds, final String switchAddress, final long epochMs, final int base,
-                                       final boolean rejoin) {
-        final List<String> command = new ArrayList<>();
-        command.add(ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java"));
-        for (final String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            if (arg.startsWith("-D") || arg.startsWith("--sun-misc-unsafe") || arg.startsWith("--enable-native-access")
-                || arg.startsWith("--add-opens")) {
-                command.add(arg);
-            }
-        }
-        if (s.workerJit() == WorkerJit.C1) {
-            command.add("-XX:TieredStopAtLevel=1");
-        }
-        command.addAll(List.of("-Dai.djl.offline=true", "-Dai.djl.pytorch.num_threads=1", "-Dai.djl.pytorch.num_interop_threads=1",
-            "-Xmx512m", "-Xmn32m", "-cp", System.getProperty("java.class.path"), WORKER_MAIN, "worker",
-            "--switch", switchAddress, "--job", "" + s.job(), "--id", "" + w, "--workers", "" + s.workers()));
-        // every worker runs the same number of rounds: the launcher resolves epochs once, for the smallest shard
-        command.addAll(t.toBuilder().rounds(rounds).epochs(null).build().arguments());
-        command.addAll(List.of("--records", recordsFile(w).toString(), "--epoch-ms", "" + epochMs,
-            "--progress-lines", "--exit-with-parent", "--eval-when-told", "--evaluation-share", evaluationShare().toString()));
-        if (!rejoin) {
-            // the job starts once every worker joined; a worker brought back joins a job under way
-            command.add("--start-when-told");
-        }
-        if (s.checkpointEvery() > 0 || base > 0) {
-            command.addAll(List.of("--checkpoint-dir", checkpoints().toString(), "--checkpoint-every", "" + s.checkpointEvery()));
-        }
-        if (rejoin) {
-            command.add("--rejoin");
-        } else if (base > 0) {
-            command.addAll(List.of("--resume-after", "" + base));
-        }
-        return command;
-    }
-
-    /** A worker's whole output, next to its records. */
-    private Path logFile(final int w) {
-        return s.out().resolve("workers").resolve("worker-" + w + ".log");
-    }
-
-    /** Where the workers share deferred evaluations of the models they hold alike (EvaluationShare). */
-    private Path evaluationShare() {
-        return s.out().resolve("workers").resolve("evaluations");
-    }
-
-    private Path recordsFile(final int w) {
-        return s.out().resolve("workers").resolve("worker-" + w + ".jsonl");
     }
 
     /** The configs in force over the run: the start config, then a schedule's entries or the controller's decisions. */
@@ -478,7 +425,7 @@ public final class TrainRun {
         final List<RoundRecord> all = new ArrayList<>();
         final List<String> lines = new ArrayList<>();
         for (int w = 0; w < s.workers(); w++) {
-            for (final String line : Files.readAllLines(recordsFile(w), StandardCharsets.UTF_8)) {
+            for (final String line : Files.readAllLines(files.recordsFile(w), StandardCharsets.UTF_8)) {
                 if (!line.isBlank()) {
                     all.add(Json.read(line, RoundRecord.class));
                     lines.add(line);
@@ -526,34 +473,4 @@ public final class TrainRun {
             return false;
         }
     }
-
-    /** Prints a summary's headline figures. */
-    public static void print(final PrintStream out, final RunSummary summary) {
-        final RunSummary.PerRound per = summary.perRound();
-        final Double tta = summary.ttaSeconds();
-        out.printf(Locale.ROOT, "policy %s: JCT %.2f s, time to %.2f accuracy %s, final accuracy %.4f, cumulative waiting %.2f s, "
-                + "compute share %.2f%n", summary.run().get("policy"), summary.jctSeconds(), summary.targetAccuracy(),
-            tta == null ? "never" : String.format(Locale.ROOT, "%.2f s", tta), summary.finalAccuracy(), summary.cumulativeWaitingSeconds(),
-            summary.computeShare());
-        out.printf(Locale.ROOT, "per round and worker: compute %.2f ms (+%.2f ms injected), communication %.2f ms, waiting for peers "
-                + "%.2f ms, evaluation %.2f ms%s, other %.2f ms%n", per.computeSeconds() * 1e3, per.injectedSeconds() * 1e3,
-            per.communicationSeconds() * 1e3, per.waitingForPeersSeconds() * 1e3, per.evaluationSeconds() * 1e3,
-            per.evaluationDeferred() ? " (after training, off the clock)" : "", per.otherSeconds() * 1e3);
-        out.println("model hashes " + (summary.modelsEqual() ? "all equal: " : "differ: ") + summary.modelHashes());
-        final List<RunSummary.Relaunch> relaunches = summary.relaunches() == null ? List.of() : summary.relaunches();
-        for (final RunSummary.Failure f : summary.failures() == null ? List.<RunSummary.Failure>of() : summary.failures()) {
-            out.println("worker " + f.worker() + " died after " + f.roundsDone() + " rounds (" + f.cause() + ")"
-                + (relaunches.isEmpty() ? "; the figures are the others'" : ""));
-        }
-        for (final RunSummary.Relaunch r : relaunches) {
-            out.println("the job went back to " + (r.fromRound() == 0 ? "the start" : "round " + r.fromRound()) + ": " + r.reason());
-        }
-        if (summary.modeSwitches() > 0) {
-            out.println("mode switches: " + summary.modeSwitches());
-        }
-        if (summary.fidelity() != null) {
-            out.println("clock: " + summary.fidelity().verdict());
-        }
-    }
-
 }

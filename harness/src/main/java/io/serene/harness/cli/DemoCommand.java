@@ -94,7 +94,7 @@ public final class DemoCommand implements Callable<Integer> {
                 s.sync(name);
             }
             final RunSummary summary = new TrainRun(s.build(), console).run();
-            TrainRun.print(console, summary);
+            summary.printHeadline(console);
             summaries.add(summary);
         }
         console.println();

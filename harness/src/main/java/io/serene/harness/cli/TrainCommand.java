@@ -113,7 +113,7 @@ public final class TrainCommand implements Callable<Integer> {
         }
         final RunSettings settings = builder.build();
         final RunSummary summary = new TrainRun(settings, System.out).run();
-        TrainRun.print(System.out, summary);
+        summary.printHeadline(System.out);
         System.out.println("summary in " + settings.out().resolve("summary.json"));
         if (json) {
             System.out.println(Json.write(summary));
