@@ -1,5 +1,6 @@
 package io.serene.controlplane;
 
+import io.serene.controlplane.PolicyToken.Kind;
 import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.SyncConfig;
 
@@ -8,7 +9,6 @@ import java.util.BitSet;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -32,33 +32,12 @@ import java.util.Set;
  * Errors are {@link PolicyException}s naming line and column.
  */
 public final class PolicyParser {
-    private enum Kind { WORD, NUMBER, SYMBOL, END }
-
     private static final Set<String> COMPARATORS = Set.of(">=", "<=", ">", "<", "==");
 
-    private static final class Token {
-        final Kind kind;
-        final String text;
-        final int column;
-
-        Token(final Kind kind, final String text, final int column) {
-            this.kind = kind;
-            this.text = text;
-            this.column = column;
-        }
-
-        String describe() {
-            return kind == Kind.END ? "the end of the line" : "'" + text + "'";
-        }
-    }
-
-    private static final Set<String> RESERVED = Set.of("policy", "group", "start", "when", "then", "in",
-        "for", "smooth", "auto", "floor", "bsp", "asp", "ssp", "psp", "wbsp", "busy", "sample", "fastest", "quorum", "timeout", "fold", "drop", "exclude",
-        "include", Policy.DEFAULT_GROUP);
 
     private final String source;
     private final Map<String, Policy.Group> groups = new LinkedHashMap<>();
-    private List<Token> tokens;
+    private List<PolicyToken> tokens;
     private int pos;
     private int line;
     private int autoLine;
@@ -86,17 +65,17 @@ public final class PolicyParser {
         final List<Policy.Rule> rules = new ArrayList<>();
         int smoothing = 0;
         Policy.Auto auto = null;
-        Token autoToken = null;
-        Token ruleToken = null;
+        PolicyToken autoToken = null;
+        PolicyToken ruleToken = null;
         final String[] lines = source.split("\n", -1);
         for (int i = 0; i < lines.length; i++) {
             line = i + 1;
-            tokens = tokenize(lines[i]);
+            tokens = PolicyToken.tokenize(source, line, lines[i]);
             pos = 0;
             if (peek().kind == Kind.END) {
                 continue;
             }
-            final Token first = next();
+            final PolicyToken first = next();
             switch (first.text) {
                 case "policy":
                     if (name != null) {
@@ -161,11 +140,11 @@ public final class PolicyParser {
         if (peek().kind == Kind.END) {
             return new Policy.Auto(Policy.Auto.DEFAULT_FLOOR_PERCENT);
         }
-        final Token floor = next();
+        final PolicyToken floor = next();
         if (!floor.text.equals("floor")) {
             throw error(floor, "expected 'floor P%' or the end of the line after auto, found " + floor.describe());
         }
-        final Token n = next();
+        final PolicyToken n = next();
         final int percent = n.kind == Kind.NUMBER && n.text.matches("[0-9]{1,3}") ? Integer.parseInt(n.text) : 0;
         if (percent < 1 || percent > 100 || !peek().text.equals("%")) {
             throw error(n, "expected the share of the samples every round keeps, 1% to 100%, found " + n.describe());
@@ -176,7 +155,7 @@ public final class PolicyParser {
 
     /** {@code smooth N}: slowdown(worker) reads the median of each worker's last N compute times. */
     private int smoothing() {
-        final Token n = next();
+        final PolicyToken n = next();
         final int samples = n.kind == Kind.NUMBER && n.text.matches("[0-9]{1,3}") ? Integer.parseInt(n.text) : 0;
         if (samples < 1 || samples > Policy.MAX_SMOOTHING) {
             throw error(n, "expected the number of samples slowdown(worker) takes the median of, a whole number from 1 to "
@@ -187,8 +166,8 @@ public final class PolicyParser {
 
     /** {@code group NAME = W (, W)*}: a new group of workers no other group has. */
     private void group() {
-        final Token name = expectWord("a group name");
-        if (RESERVED.contains(name.text)) {
+        final PolicyToken name = expectWord("a group name");
+        if (PolicyToken.RESERVED.contains(name.text)) {
             throw error(name, "'" + name.text + "' is reserved; choose another group name");
         }
         if (groups.containsKey(name.text)) {
@@ -200,7 +179,7 @@ public final class PolicyParser {
         expectSymbol("=");
         final BitSet workers = new BitSet();
         do {
-            final Token n = next();
+            final PolicyToken n = next();
             if (n.kind != Kind.NUMBER || n.text.contains(".") || n.text.length() > 5) {
                 throw error(n, "expected a worker id (a whole number) in group " + name.text + ", found " + n.describe());
             }
@@ -223,7 +202,7 @@ public final class PolicyParser {
         if (peek().kind != Kind.WORD || pos + 1 >= tokens.size() || !tokens.get(pos + 1).text.equals(":")) {
             return null;
         }
-        final Token name = next();
+        final PolicyToken name = next();
         next();
         final Policy.Group g = groups.get(name.text);
         if (g == null) {
@@ -235,7 +214,7 @@ public final class PolicyParser {
     }
 
     private Policy.Rule rule() {
-        final Token metricToken = expectWord("a metric (lag, slowdown(worker), failed(worker), round_time, round, waiting_share, "
+        final PolicyToken metricToken = expectWord("a metric (lag, slowdown(worker), failed(worker), round_time, round, waiting_share, "
             + "staleness)");
         final Policy.Metric metric;
         switch (metricToken.text) {
@@ -268,7 +247,7 @@ public final class PolicyParser {
         }
         // failed(worker) alone: failed(worker) == 1
         final boolean bare = metric == Policy.Metric.FAILED && !COMPARATORS.contains(peek().text);
-        final Token cmp = bare ? null : next();
+        final PolicyToken cmp = bare ? null : next();
         final Policy.Comparator comparator;
         switch (bare ? "==" : cmp.text) {
             case ">=":
@@ -294,7 +273,7 @@ public final class PolicyParser {
         if (bare) {
             threshold = 1;
         } else {
-            final Token number = next();
+            final PolicyToken number = next();
             if (number.kind != Kind.NUMBER) {
                 throw error(number, "expected a number after '" + cmp.text + "', found " + number.describe());
             }
@@ -303,12 +282,12 @@ public final class PolicyParser {
         int rounds = 1;
         if (peek().text.equals("for")) {
             next();
-            final Token n = next();
+            final PolicyToken n = next();
             if (n.kind != Kind.NUMBER || n.text.contains(".") || Integer.parseInt(n.text) < 1) {
                 throw error(n, "expected a whole number of rounds >= 1 after 'for', found " + n.describe());
             }
             rounds = Integer.parseInt(n.text);
-            final Token unit = next();
+            final PolicyToken unit = next();
             if (!unit.text.equals("rounds") && !unit.text.equals("round")) {
                 throw error(unit, "expected 'rounds' after 'for " + n.text + "', found " + unit.describe());
             }
@@ -316,18 +295,18 @@ public final class PolicyParser {
         SyncConfig in = null;
         Policy.Group inGroup = null;
         if (peek().text.equals("in")) {
-            final Token inToken = next();
+            final PolicyToken inToken = next();
             if (metric.perWorker()) {
                 throw error(inToken, "'in CONFIG' guards config rules; a per-worker rule applies in every config");
             }
             inGroup = groupPrefix();
             in = config();
         }
-        final Token then = next();
+        final PolicyToken then = next();
         if (!then.text.equals("then")) {
             throw error(then, "expected 'then', 'for N rounds' or 'in CONFIG', found " + then.describe());
         }
-        final Token actionStart = peek();
+        final PolicyToken actionStart = peek();
         final Policy.Action action;
         if (actionStart.text.equals("exclude") || actionStart.text.equals("include")) {
             next();
@@ -357,7 +336,7 @@ public final class PolicyParser {
 
     /** A start config: installed before any round is measured, so with no relative timeout. */
     private SyncConfig startConfig() {
-        final Token at = peek();
+        final PolicyToken at = peek();
         final SyncConfig config = config();
         if (config.timeoutPercent() != 0) {
             throw error(at, "a start config cannot have a relative timeout (timeout(" + config.timeoutPercent()
@@ -371,7 +350,7 @@ public final class PolicyParser {
         SyncConfig config = null;
         int bases = 0;
         do {
-            final Token part = expectWord("a config (bsp, asp, ssp(S), psp(B), psp(B, S), wbsp, fastest(K), quorum(K), sample(B), "
+            final PolicyToken part = expectWord("a config (bsp, asp, ssp(S), psp(B), psp(B, S), wbsp, fastest(K), quorum(K), sample(B), "
                 + "timeout(MS), timeout(P%), busy, fold, drop)");
             switch (part.text) {
                 case "bsp":
@@ -435,7 +414,7 @@ public final class PolicyParser {
         return config;
     }
 
-    private int intArgument(final Token name, final int min) {
+    private int intArgument(final PolicyToken name, final int min) {
         expectSymbol("(");
         final int value = number(name, min);
         expectSymbol(")");
@@ -443,8 +422,8 @@ public final class PolicyParser {
     }
 
     /** A whole number >= {@code min} inside {@code name(...)}. */
-    private int number(final Token name, final int min) {
-        final Token n = next();
+    private int number(final PolicyToken name, final int min) {
+        final PolicyToken n = next();
         if (n.kind != Kind.NUMBER || n.text.contains(".") || Long.parseLong(n.text) < min || Long.parseLong(n.text) > Integer.MAX_VALUE) {
             throw error(n, "expected a whole number >= " + min + " in " + name.text + "(...), found " + n.describe());
         }
@@ -452,9 +431,9 @@ public final class PolicyParser {
     }
 
     /** {@code timeout(MS)}, or {@code timeout(P%)}: P% of the typical round time. */
-    private SyncConfig timeout(final SyncConfig config, final Token name) {
+    private SyncConfig timeout(final SyncConfig config, final PolicyToken name) {
         expectSymbol("(");
-        final Token n = next();
+        final PolicyToken n = next();
         if (n.kind == Kind.NUMBER && peek().text.equals("%")) {
             next();
             if (n.text.contains(".") || n.text.length() > 4 || Integer.parseInt(n.text) < 1
@@ -473,8 +452,8 @@ public final class PolicyParser {
         return config.withTimeoutNs(Math.round(Double.parseDouble(n.text) * 1e6));
     }
 
-    private Token expectWord(final String what) {
-        final Token t = next();
+    private PolicyToken expectWord(final String what) {
+        final PolicyToken t = next();
         if (t.kind != Kind.WORD) {
             throw error(t, "expected " + what + ", found " + t.describe());
         }
@@ -489,74 +468,32 @@ public final class PolicyParser {
     }
 
     private void expectKeyword(final String word) {
-        final Token t = next();
+        final PolicyToken t = next();
         if (!t.text.equals(word)) {
             throw error(t, "expected '" + word + "', found " + t.describe());
         }
     }
 
     private void expectSymbol(final String symbol) {
-        final Token t = next();
+        final PolicyToken t = next();
         if (!t.text.equals(symbol)) {
             throw error(t, "expected '" + symbol + "', found " + t.describe());
         }
     }
 
-    private Token peek() {
+    private PolicyToken peek() {
         return tokens.get(pos);
     }
 
-    private Token next() {
-        final Token t = tokens.get(pos);
+    private PolicyToken next() {
+        final PolicyToken t = tokens.get(pos);
         if (t.kind != Kind.END) {
             pos++;
         }
         return t;
     }
 
-    private PolicyException error(final Token at, final String message) {
+    private PolicyException error(final PolicyToken at, final String message) {
         return new PolicyException(source, line, at.column, message);
-    }
-
-    private List<Token> tokenize(final String text) {
-        final List<Token> out = new ArrayList<>();
-        int i = 0;
-        while (i < text.length()) {
-            final char c = text.charAt(i);
-            if (c == '#') {
-                break;
-            }
-            if (Character.isWhitespace(c)) {
-                i++;
-                continue;
-            }
-            final int start = i;
-            if (Character.isLetter(c) || c == '_') {
-                while (i < text.length() && (Character.isLetterOrDigit(text.charAt(i)) || text.charAt(i) == '_'
-                    || text.charAt(i) == '-')) {
-                    i++;
-                }
-                out.add(new Token(Kind.WORD, text.substring(start, i).toLowerCase(Locale.ROOT), start + 1));
-            } else if (Character.isDigit(c) || (c == '.' && i + 1 < text.length() && Character.isDigit(text.charAt(i + 1)))) {
-                while (i < text.length() && (Character.isDigit(text.charAt(i)) || text.charAt(i) == '.')) {
-                    i++;
-                }
-                final String number = text.substring(start, i);
-                if (number.indexOf('.') != number.lastIndexOf('.')) {
-                    throw new PolicyException(source, line, start + 1, "malformed number '" + number + "'");
-                }
-                out.add(new Token(Kind.NUMBER, number, start + 1));
-            } else if ((c == '>' || c == '<' || c == '=') && i + 1 < text.length() && text.charAt(i + 1) == '=') {
-                out.add(new Token(Kind.SYMBOL, text.substring(i, i + 2), start + 1));
-                i += 2;
-            } else if ("()+<>,=:%".indexOf(c) >= 0) {
-                out.add(new Token(Kind.SYMBOL, String.valueOf(c), start + 1));
-                i++;
-            } else {
-                throw new PolicyException(source, line, start + 1, "unexpected character '" + c + "'");
-            }
-        }
-        out.add(new Token(Kind.END, "", text.length() + 1));
-        return out;
     }
 }
