@@ -3,20 +3,11 @@ package io.serene.harness.bench;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
-import io.serene.protocol.DataPacket;
-import io.serene.protocol.sync.StepLayout;
 import io.serene.training.Json;
-import io.serene.protocol.PacketEndpoint;
 import io.serene.transport.FaultInjector;
 import io.serene.transport.PacketHost;
-import io.serene.transport.ShmHost;
-import io.serene.transport.ShmOptions;
-import io.serene.transport.ShmTransport;
 import io.serene.transport.UdpHost;
-import io.serene.transport.UdpOptions;
-import io.serene.transport.UdpTransport;
 import io.serene.worker.Aggregate;
-import io.serene.worker.BlockFloat;
 import io.serene.worker.WorkerHost;
 import io.serene.worker.WorkerContext;
 import io.serene.worker.WorkerCounter;
@@ -24,10 +15,7 @@ import io.serene.worker.WorkerCounter;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
-import java.net.InetSocketAddress;
-import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -340,84 +328,6 @@ public final class AllreduceBench {
         return sum;
     }
 
-    /**
-     * The switch's thread and the workers' (one per worker unless fewer are asked for) and how
-     * endpoints get onto them: UDP sockets on 127.0.0.1, or shared-memory rings in a fresh directory
-     * under /dev/shm (removed at the end).
-     */
-    private static final class Links implements AutoCloseable {
-        final Config config;
-        final UdpTransport udpSwitch;
-        final UdpTransport udpWorkers;
-        final ShmTransport shmSwitch;
-        final ShmTransport shmWorkers;
-        final Path shmRoot;
-        int directories;
-
-        Links(final Config config) {
-            this.config = config;
-            if (config.shm) {
-                udpSwitch = null;
-                udpWorkers = null;
-                shmSwitch = ShmTransport.create(1);
-                shmWorkers = ShmTransport.create(config.threadsForWorkers());
-                shmRoot = ShmTransport.newDirectory("serene-bench-");
-            } else {
-                udpSwitch = UdpTransport.create(1, config.preferEpoll);
-                udpWorkers = UdpTransport.create(config.threadsForWorkers(), config.preferEpoll);
-                shmSwitch = null;
-                shmWorkers = null;
-                shmRoot = null;
-            }
-        }
-
-        UdpOptions udp(final FaultInjector faults) {
-            return UdpOptions.defaults().gso(config.gso).gro(config.gro).faults(faults);
-        }
-
-        /** A server (the switch, the echo server) on the switch's thread. */
-        PacketHost serve(final PacketEndpoint endpoint, final FaultInjector faults) {
-            if (config.shm) {
-                return shmSwitch.serve(endpoint, shmRoot.resolve("link-" + directories++), ShmOptions.defaults().faults(faults));
-            }
-            return udpSwitch.bind(endpoint, new InetSocketAddress("127.0.0.1", 0), udp(faults));
-        }
-
-        /** A client of {@code server} on the workers' thread; the server is its port 0. */
-        PacketHost connect(final PacketEndpoint endpoint, final PacketHost server, final FaultInjector faults) {
-            if (config.shm) {
-                return shmWorkers.connect(endpoint, directoryOf(server), ShmOptions.defaults().faults(faults));
-            }
-            return udpWorkers.bind(endpoint, new InetSocketAddress("127.0.0.1", 0), udp(faults), ((UdpHost) server).localAddress());
-        }
-
-        WorkerHost worker(final WorkerContext context, final PacketHost server, final FaultInjector faults,
-                          final List<Throwable> errors) {
-            if (config.shm) {
-                return WorkerHost.connect(context, directoryOf(server), shmWorkers, ShmOptions.defaults().faults(faults),
-                    errors::add);
-            }
-            return WorkerHost.start(context, ((UdpHost) server).localAddress(), new InetSocketAddress("127.0.0.1", 0),
-                udpWorkers, udp(faults), errors::add);
-        }
-
-        private static Path directoryOf(final PacketHost server) {
-            return ((ShmHost) server).directory();
-        }
-
-        @Override
-        public void close() {
-            if (config.shm) {
-                shmWorkers.close();
-                shmSwitch.close();
-                ShmTransport.removeDirectory(shmRoot);
-            } else {
-                udpWorkers.close();
-                udpSwitch.close();
-            }
-        }
-    }
-
     /** The switch and the workers, joined and ready for rounds. */
     private static final class Aggregation implements AutoCloseable {
         final List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
@@ -492,94 +402,6 @@ public final class AllreduceBench {
         public void close() {
             workers.forEach(WorkerHost::close);
             switchHost.close();
-        }
-    }
-
-    /** The raw-UDP baseline: an echo server where the switch was, echo clients where the workers were. */
-    private static final class Echo implements AutoCloseable {
-        final PacketHost server;
-        final List<EchoClient> clients = new ArrayList<>();
-        final List<PacketHost> hosts = new ArrayList<>();
-        final int packetsPerRound;
-
-        Echo(final Config config, final SwitchContext switchContext, final Links links, final FaultInjector faults) {
-            // the same injected loss as the aggregation, from seeds of its own
-            server = links.serve(new EchoEndpoint(), faults.fork(2_000));
-            final int k = switchContext.chunkElements();
-            packetsPerRound = StepLayout.chunks(config.elements, k);
-            final int window = Math.min(config.window, switchContext.memory().poolSize());
-            for (int w = 0; w < config.workers; w++) {
-                final EchoClient client = new EchoClient(0, DataPacket.length(k), window);
-                final PacketHost host = links.connect(client, server, faults.fork(3_000 + w));
-                clients.add(client);
-                hosts.add(host);
-            }
-        }
-
-        long round(final long timeoutSeconds) throws Exception {
-            final List<CompletableFuture<Void>> futures = new ArrayList<>();
-            final long start = System.nanoTime();
-            for (int w = 0; w < clients.size(); w++) {
-                final EchoClient client = clients.get(w);
-                futures.add(hosts.get(w).call(() -> client.start(packetsPerRound)).thenCompose(f -> f));
-            }
-            try {
-                CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0])).get(timeoutSeconds, TimeUnit.SECONDS);
-            } catch (final TimeoutException ex) {
-                throw new IllegalStateException("raw echo baseline did not finish in " + timeoutSeconds + " s");
-            }
-            return System.nanoTime() - start;
-        }
-
-        @Override
-        public void close() {
-            for (final PacketHost host : hosts) {
-                host.close();
-            }
-            server.close();
-        }
-    }
-
-    /** Checks aggregates against the exact integer sums of the quantized inputs and the float sums. */
-    private static final class Verifier {
-        final float[][] gradients;
-        final float[] sum;
-        final int workers;
-        final int q;
-        boolean exact = true;
-        double maxError;
-        double maxBound;
-
-        Verifier(final Config config) {
-            workers = config.workers;
-            gradients = new float[workers][config.elements];
-            sum = new float[config.elements];
-            q = BlockFloat.scaleBits(workers);
-        }
-
-        boolean check(final List<Aggregate> aggregates) {
-            final Aggregate first = aggregates.get(0);
-            boolean ok = first.contributorCount() == workers;
-            for (final Aggregate a : aggregates) {
-                ok &= Arrays.equals(a.integerSums(), first.integerSums());
-            }
-            final int k = first.chunkElements();
-            first.sumInto(sum);
-            final int[] sums = first.integerSums();
-            for (int i = 0; i < sum.length; i++) {
-                final int exponent = first.exponent(i / k);
-                int expected = 0;
-                double real = 0;
-                for (int w = 0; w < workers; w++) {
-                    expected += BlockFloat.quantize(gradients[w][i], exponent, q);
-                    real += gradients[w][i];
-                }
-                ok &= expected == sums[i];
-                maxError = Math.max(maxError, Math.abs(sum[i] - real));
-                maxBound = Math.max(maxBound, BlockFloat.errorBound(workers, exponent) + Math.ulp((float) real));
-            }
-            exact &= ok;
-            return ok;
         }
     }
 
