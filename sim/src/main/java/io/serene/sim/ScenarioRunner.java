@@ -9,7 +9,6 @@ import io.serene.dataplane.SwitchPipeline;
 import io.serene.node.SwitchView;
 import io.serene.protocol.JobKeys;
 import io.serene.protocol.Status;
-import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.StepLayout;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncRules;
@@ -91,9 +90,8 @@ public final class ScenarioRunner {
     private final long[] computeNs;
     private final long[] readySince;
     private final int[] finishedRounds;
-    private final long[][] sumsHash;
-    // per round, from worker 0: per-chunk contributor sets (for the hot-swap check)
-    private final List<BitSet[]> contributorsByRound = new ArrayList<>();
+    /** What every worker received, for the agreement and hot-swap checks. */
+    private final DeliveryLog deliveries;
     private long stalenessSum;
     private long stalenessCount;
     /** Rounds a worker handed nothing in for (released without it), and the gradients it dropped then. */
@@ -188,7 +186,7 @@ public final class ScenarioRunner {
         computeNs = new long[s.workers];
         readySince = new long[s.workers];
         finishedRounds = new int[s.workers];
-        sumsHash = new long[s.workers][s.rounds];
+        deliveries = new DeliveryLog(s.workers, s.rounds);
         gradient = new float[s.elements];
         heldRound = new int[s.workers];
         Arrays.fill(heldRound, RoundPlan.NONE);
@@ -199,6 +197,8 @@ public final class ScenarioRunner {
     /** Runs the scenario to the end and returns what it measured and checked. */
     public ScenarioResult run() {
         final long wallStart = System.nanoTime();
+        // the first line comes after PROGRESS_EVERY_NS: a short run prints nothing
+        lastProgressNs = wallStart;
         // join, then install the rest of the schedule before anyone computes
         network.runUntil(() -> Arrays.stream(engines).allMatch(e -> e.joined().isDone()), s.timeLimitNs);
         for (final WorkerEngine engine : engines) {
@@ -236,7 +236,7 @@ public final class ScenarioRunner {
     }
 
     private boolean allDelivered() {
-        if (progress != null && (++progressChecks & 0xFFFF) == 0) {
+        if (progress != null && (++progressChecks & 0xFFFF) == 0 && System.nanoTime() - lastProgressNs >= PROGRESS_EVERY_NS) {
             reportProgress();
         }
         return workersDone == s.workers;
@@ -249,16 +249,7 @@ public final class ScenarioRunner {
     }
 
     private void reportProgress() {
-        final long wallNow = System.nanoTime();
-        if (wallNow - lastProgressNs < PROGRESS_EVERY_NS) {
-            return;
-        }
-        if (lastProgressNs == 0) {
-            // the first check starts the clock: a short run prints nothing
-            lastProgressNs = wallNow;
-            return;
-        }
-        lastProgressNs = wallNow;
+        lastProgressNs = System.nanoTime();
         progress.printf(Locale.ROOT, "sim: round %d of %d released, %.3f s of virtual time, %,d events%n",
             pipeline.releasedRound(JOB) + 1, s.rounds, network.nowNs() / 1e9, network.eventsProcessed());
         progress.flush();
@@ -350,7 +341,7 @@ public final class ScenarioRunner {
         if (handIn == RoundPlan.HandIn.CONTRIBUTE) {
             sentNs[w][round] = network.nowNs();
             lastSentNs[w] = sentNs[w][round];
-            aggregate = engine.allreduce(round, gradient(w, round), null, lastComputeNs[w]);
+            aggregate = engine.allreduce(round, SyntheticGradient.fill(gradient, s.seed, w, round), null, lastComputeNs[w]);
         } else {
             droppedGradients += handIn == RoundPlan.HandIn.DROP ? 1 : 0;
             skippedRounds++;
@@ -376,18 +367,7 @@ public final class ScenarioRunner {
         if (sentNs[w][round] != 0) {
             arrivals[w].arrived(sentNs[w][round], network.nowNs());
         }
-        sumsHash[w][round] = aggregate.fingerprint();
-
-        if (w == 0) {
-            final BitSet[] chunks = new BitSet[aggregate.chunks()];
-            for (int c = 0; c < chunks.length; c++) {
-                chunks[c] = aggregate.chunkContributors(c);
-            }
-            while (contributorsByRound.size() <= round) {
-                contributorsByRound.add(null);
-            }
-            contributorsByRound.set(round, chunks);
-        }
+        deliveries.delivered(w, aggregate);
         aggregate.release();
         if (++finishedRounds[w] == s.rounds) {
             workersDone++;
@@ -435,7 +415,7 @@ public final class ScenarioRunner {
 
     private void randomSwap() {
         final int first = pipeline.earliestSwapRound(JOB) + random.nextInt(3);
-        final SyncConfig config = randomConfig();
+        final SyncConfig config = RandomConfigs.draw(random, s.workers, s.computeNs);
         final int group = groupOf[random.nextInt(s.workers)];
         if (pipeline.installConfig(1, group, first, config) == Status.OK) {
             installed[group] = installed[group].with(first, config);
@@ -443,44 +423,7 @@ public final class ScenarioRunner {
         }
     }
 
-    private SyncConfig randomConfig() {
-        final int bound = random.nextInt(4);
-        switch (random.nextInt(5)) {
-            case 0:
-                return SyncConfig.ssp(bound);
-            case 1:
-                return SyncConfig.ssp(bound).requiringNone().withQuorum(1 + random.nextInt(s.workers));
-            case 2:
-                if (s.workers > 1) {
-                    final BitSet excluded = new BitSet();
-                    excluded.set(random.nextInt(s.workers));
-                    return SyncConfig.ssp(bound).excluding(excluded);
-                }
-                return SyncConfig.ssp(bound);
-            case 3:
-                return SyncConfig.ssp(bound).withTimeoutNs(s.computeNs / 2 + random.nextInt((int) Math.min(Integer.MAX_VALUE, s.computeNs)));
-            default:
-                return SyncConfig.bsp().withLateMode(random.nextBoolean() ? LateMode.DROP
-                    : LateMode.FOLD).requiringNone().withQuorum(Math.max(1, s.workers - 1));
-        }
-    }
 
-    /**
-     * A seeded synthetic gradient for worker w, round r, in one array the engine copies at once:
-     * a SplitMix64 seed for the pair, then a 64-bit LCG whose top 48 bits of each output give two
-     * floats in [-1, 1) (24 bits each; the LCG's low bits, which are weak, are not used).
-     */
-    private float[] gradient(final int w, final int round) {
-        long state = StragglerProfile.mix(StragglerProfile.mix(s.seed) ^ ((long) w << 32 | (round & 0xFFFF_FFFFL)));
-        for (int i = 0; i < gradient.length; i += 2) {
-            state = state * 0x5851F42D4C957F2DL + 0x14057B7EF767814FL;
-            gradient[i] = (state >>> 40) * 0x1.0p-23f - 1f;
-            if (i + 1 < gradient.length) {
-                gradient[i + 1] = ((state >>> 16) & 0xFF_FFFFL) * 0x1.0p-23f - 1f;
-            }
-        }
-        return gradient;
-    }
 
     private ScenarioResult result(final boolean done, final long jctNs, final long allDoneNs, final long wallNs) {
         final ScenarioResult r = new ScenarioResult();
@@ -525,9 +468,9 @@ public final class ScenarioRunner {
         r.busyGradients = busyGradients;
         r.meanStaleness = stalenessCount == 0 ? 0 : (double) stalenessSum / stalenessCount;
         r.exactlyOnce = done && resolvedOnce && included == pipeline.counters().get(SwitchCounter.VALUE_CONTRIBUTIONS);
-        r.agreement = done && agreement();
+        r.agreement = done && deliveries.agreement();
         r.boundRespected = boundViolations == 0 && r.refusals == 0;
-        r.hotSwapConsistent = done && hotSwapConsistent();
+        r.hotSwapConsistent = done && deliveries.hotSwapConsistent(installed, members);
         r.errors = errors.size() + (int) pipeline.counters().get(SwitchCounter.ERRORS);
         final StringBuilder schedule = new StringBuilder(installed[0].toString());
         for (int g = 1; g < members.length; g++) {
@@ -540,35 +483,6 @@ public final class ScenarioRunner {
         return r;
     }
 
-    private boolean agreement() {
-        for (int round = 0; round < s.rounds; round++) {
-            for (int w = 1; w < s.workers; w++) {
-                if (sumsHash[w][round] != sumsHash[0][round]) {
-                    return false;
-                }
-            }
-        }
-        return true;
-    }
-
-    /** Every released chunk met, in every group with members, the condition of that group's config for its round. */
-    private boolean hotSwapConsistent() {
-        for (int round = 0; round < s.rounds; round++) {
-            for (int g = 0; g < members.length; g++) {
-                if (members[g].isEmpty()) {
-                    continue;
-                }
-                final SyncConfig config = installed[g].configFor(round).requireAbsolute();
-                for (final BitSet chunk : contributorsByRound.get(round)) {
-                    if (!SyncOracle.releasable(config, members[g], chunk)) {
-                        return false;
-                    }
-                }
-            }
-        }
-        return true;
-    }
-
     /** Per-worker counters and disagreeing rounds, for diagnosing a failed check. */
     public String diagnostics() {
         final StringBuilder sb = new StringBuilder();
@@ -577,13 +491,7 @@ public final class ScenarioRunner {
                 .append(engines[w].debugState()).append('\n');
         }
         sb.append("switch: ").append(pipeline.counters()).append('\n');
-        for (int round = 0; round < s.rounds; round++) {
-            for (int w = 1; w < s.workers; w++) {
-                if (sumsHash[w][round] != sumsHash[0][round]) {
-                    sb.append("round ").append(round).append(": worker ").append(w).append(" differs from worker 0\n");
-                }
-            }
-        }
+        deliveries.describeDisagreements(sb);
         errors.forEach(e -> sb.append("error: ").append(e).append('\n'));
         return sb.toString();
     }
