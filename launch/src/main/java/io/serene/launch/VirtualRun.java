@@ -7,6 +7,7 @@ import io.serene.protocol.JobKeys;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.DjlModel;
+import io.serene.training.LoopOptions;
 import io.serene.training.ModelCopies;
 import io.serene.training.RoundRecords;
 import io.serene.training.TrainSettings;
@@ -205,7 +206,7 @@ final class VirtualRun {
             ex -> System.err.println("worker " + w + " error: " + ex));
         final GlobalBatch sizes = new GlobalBatch(t.batch(), s.workers(), t.rebalance());
         final ModelCopies copies = t.deferredEval() ? ModelCopies.forRun(rounds, t.evalEvery(), net.elements()) : null;
-        final TrainingLoop.Options options = new TrainingLoop.Options(w, t, t.profile(s.workers()), false, "the in-process switch",
+        final LoopOptions options = new LoopOptions(w, t, t.profile(s.workers()), false, "the in-process switch",
             null, null, 0, null, null, evaluationShare, clock);
         final TrainingLoop loop = new TrainingLoop(host, net, () -> Batches.ofWorker(dataset.train, w, s.workers(), t.batch(), sizes.max(),
             t.seed()), sizes, log, copies, testPixels, testLabels, rounds, options);

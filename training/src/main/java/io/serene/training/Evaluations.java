@@ -25,10 +25,10 @@ final class Evaluations {
     private final int[] testLabels;
     private final int total;
     private final int workers;
-    private final TrainingLoop.Options options;
+    private final LoopOptions options;
 
     Evaluations(final DjlModel net, final RoundRecords log, final ModelCopies copies, final float[] testPixels, final int[] testLabels,
-                final int total, final int workers, final TrainingLoop.Options options) {
+                final int total, final int workers, final LoopOptions options) {
         this.net = net;
         this.log = log;
         this.copies = copies;

@@ -11,7 +11,6 @@ import io.serene.worker.RoundPlan;
 import io.serene.worker.RunClock;
 import io.serene.worker.WorkerHost;
 import io.serene.worker.WorkerEngine;
-import io.serene.worker.WorkerException;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -20,13 +19,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
-import java.util.stream.Stream;
 
 /**
  * One worker's training loop over a joined {@link WorkerHost}. Each round: a batch of its seeded
@@ -44,96 +38,6 @@ import java.util.stream.Stream;
  * again from them ({@link #recover}), and a worker resumed from a checkpoint goes on after it.
  */
 public final class TrainingLoop {
-    /**
-     * What the loop needs besides its parts: this worker's id, the run's settings, its straggler
-     * profile (for the job's size); {@code toldToEvaluate} (may be null) gates deferred evaluation;
-     * checkpoints go to {@code checkpointDir} after every {@code checkpointEvery}-th round (0: none),
-     * {@code resumeFrom} (may be null) is the checkpoint to go on from, and {@code rejoin} (may be
-     * null) makes a new connection to the switch that joins by rebuilding a lost job;
-     * {@code evaluationShare} (may be null) is the directory deferred evaluations are shared through
-     * with the run's other workers on this host ({@link EvaluationShare}); {@code clock} is the run's
-     * ({@link RunClock#HOST}, or virtual time), which every time and wait of the loop is on.
-     */
-    public record Options(int id, TrainSettings settings, StragglerProfile profile, boolean progressLines, String switchAddress,
-                          CompletableFuture<Void> toldToEvaluate, Path checkpointDir, int checkpointEvery, Checkpoint resumeFrom,
-                          Rejoin rejoin, Path evaluationShare, RunClock clock) {
-        public Options {
-            if (checkpointEvery < 0 || (checkpointEvery > 0 && checkpointDir == null)) {
-                throw new IllegalArgumentException("checkpoints every " + checkpointEvery + " rounds need a directory and a count >= 0");
-            }
-        }
-    }
-
-    /** A new connection to the switch, joined by a REBUILD JOIN offering these rounds (rounds done), its first round agreed. */
-    @FunctionalInterface
-    public interface Rejoin {
-        WorkerHost join(int[] offers) throws Exception;
-    }
-
-    /**
-     * The worker lost its place in the job: the switch lost the job (it restarted, or a worker back
-     * from a checkpoint rebuilds it), or went on past rounds whose results the worker never got.
-     */
-    private static final class PlaceLost extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-        /** The job went on without this worker (it joins again as a restarted worker does), not the switch lost it. */
-        final boolean behind;
-
-        PlaceLost(final String message, final boolean behind) {
-            super(message);
-            this.behind = behind;
-        }
-    }
-
-    /**
-     * What a rebuilt job can go on from, kept in memory after a round that left nothing pending:
-     * the model, the data position, the batch window, read-my-writes, what the engine folds, the held
-     * gradient (arrays reused from one round to the next).
-     */
-    private final class Snapshot {
-        int roundsDone;
-        final float[] parameters;
-        final float[] velocity;
-        final float[] unreleasedCopy;
-        final float[] averagedCopy;
-        final float[] folded;
-        int steps;
-        float lastLoss;
-        long drawn;
-        int[] globalBatch;
-        Checkpoint.Held heldGradient;
-        long computeNs;
-
-        Snapshot(final int elements) {
-            parameters = new float[elements];
-            velocity = new float[elements];
-            unreleasedCopy = new float[elements];
-            averagedCopy = new float[elements];
-            folded = new float[elements];
-        }
-
-        void take(final int rounds) throws InterruptedException {
-            roundsDone = rounds;
-            net.copyParameters(parameters);
-            net.copyVelocity(velocity);
-            System.arraycopy(unreleased, 0, unreleasedCopy, 0, unreleased.length);
-            System.arraycopy(averaged, 0, averagedCopy, 0, averaged.length);
-            if (rounds > 0) {
-                await(worker.call(e -> {
-                    e.foldedInto(folded);
-                    return null;
-                }), "the values to fold");
-            }
-            steps = net.steps();
-            lastLoss = net.lastLoss();
-            drawn = batches.drawn();
-            globalBatch = sizes.state();
-            // the held gradient lives in the model's buffer, which the next computation overwrites
-            heldGradient = held == null ? null : held.withGradient(held.gradient().clone());
-            computeNs = lastComputeNs;
-        }
-    }
-
     private WorkerHost worker;
     private final DjlModel net;
     private final Supplier<Batches> freshBatches;
@@ -144,7 +48,7 @@ public final class TrainingLoop {
     private final ModelCopies copies;
     private final Evaluations evaluations;
     private final int total;
-    private final Options options;
+    private final LoopOptions options;
     /**
      * Read-my-writes: this worker's own gradients not yet in an applied aggregate (their sum: each
      * added as it is sent, taken out as its aggregate retires it, {@code Aggregate.ownRetiredInto}),
@@ -176,15 +80,15 @@ public final class TrainingLoop {
     private final RunClock clock;
     /** WBSP: the gradients computed while waiting for this round's clearance. */
     private final BusyGradients busy;
+    /** Waits on the engine and the switch, with the run's timeout and clock. */
+    private final LoopWaits waits;
     /** With checkpoints: the state at the start, and after the two newest rounds that left nothing pending. */
-    private Snapshot start;
-    private Snapshot current;
-    private Snapshot previous;
+    private LoopSnapshot.Kept kept;
 
     /** {@code copies} null: evaluation during training, inside the measured times. */
     public TrainingLoop(final WorkerHost worker, final DjlModel net, final Supplier<Batches> batches, final GlobalBatch sizes,
                         final RoundRecords log, final ModelCopies copies, final float[] testPixels, final int[] testLabels,
-                        final int total, final Options options) {
+                        final int total, final LoopOptions options) {
         this.worker = worker;
         this.net = net;
         this.freshBatches = batches;
@@ -201,6 +105,7 @@ public final class TrainingLoop {
         this.busy = new BusyGradients(net.elements());
         this.clock = options.clock();
         this.steps = ModelledSteps.on(clock);
+        this.waits = new LoopWaits(options.id(), options.settings().timeoutSeconds(), options.switchAddress(), clock, steps);
     }
 
     /**
@@ -213,8 +118,8 @@ public final class TrainingLoop {
         bounds = new int[total];
         if (recovers()) {
             // the start, which a rebuilt job sharing no checkpoint goes on from
-            start = new Snapshot(net.elements());
-            start.take(0);
+            kept = new LoopSnapshot.Kept(net.elements());
+            take(kept.start(), 0);
         }
         final Checkpoint resume = options.resumeFrom();
         if (resume != null) {
@@ -229,7 +134,7 @@ public final class TrainingLoop {
             try {
                 train();
                 break;
-            } catch (final PlaceLost lost) {
+            } catch (final LoopWaits.PlaceLost lost) {
                 if (!recovers()) {
                     throw new IllegalStateException(lost.getMessage());
                 }
@@ -255,9 +160,9 @@ public final class TrainingLoop {
             }
             final int r = round;
             final int wire = round - base;
-            final WorkerHost.RoundStart start = await(worker.startRound(wire), "the config of round " + round);
+            final WorkerHost.RoundStart start = waits.await(worker.startRound(wire), "the config of round " + round);
             computeWhileWaiting(round, start);
-            final int bound = waitFor(start.cleared(), "clearance for round " + round);
+            final int bound = waits.waitFor(start.cleared(), "clearance for round " + round);
             log.waited(round, clock.nanoTime() - log.roundStartNs(round));
             bounds[round] = bound;
             // required: every round up to r - 1 - s; then whatever else already arrived
@@ -269,11 +174,7 @@ public final class TrainingLoop {
                 // is late (a compute time past its typical arrival), then compute ahead
                 while (!pending.isEmpty()) {
                     final long w0 = clock.nanoTime();
-                    final boolean blocks = !pending.peek().isDone();
-                    final boolean arrived = clock.awaitUntil(pending.peek(), arrivals.lateNs(log.sendNs(nextToApply)));
-                    if (blocks) {
-                        steps.waited();
-                    }
+                    final boolean arrived = waits.waitUntil(pending.peek(), arrivals.lateNs(log.sendNs(nextToApply)));
                     log.waited(round, clock.nanoTime() - w0);
                     if (!arrived) {
                         break;
@@ -283,10 +184,7 @@ public final class TrainingLoop {
             }
             if (recovers() && pending.isEmpty() && nextToApply == round && round > base) {
                 // every round before this one applied, nothing pending: what a rebuilt job can go on from
-                final Snapshot older = previous;
-                previous = current;
-                current = older == null ? new Snapshot(net.elements()) : older;
-                current.take(round);
+                take(kept.next(), round);
             }
             if (RoundPlan.computes(round, released(), held != null)) {
                 held = compute(round, nextToApply, round);
@@ -346,23 +244,15 @@ public final class TrainingLoop {
     private WorkerResult finish() throws IOException, InterruptedException {
         final long endNs = clock.nanoTime();
         final double endSeconds = log.seconds(endNs);
-        final double seconds = endSeconds - log.startSeconds();
         final String modelHash = net.hash();
         final float finalLoss = net.lastLoss();
         evaluations.afterTraining(endNs);
-        final double accuracy = log.finalAccuracy();
-        System.out.printf(Locale.ROOT, "worker %d done: %d rounds in %.2f s (compute %.2f s, injected straggling %.2f s, waiting %.2f s), "
-            + "loss %.4f, accuracy %.4f, model %s%n", options.id(), total, seconds, log.computeNs() / 1e9, log.injectedNs() / 1e9,
-            log.waitingNs() / 1e9, finalLoss, accuracy, modelHash);
-        if (options.settings().device().modelled()) {
-            System.out.printf(Locale.ROOT, "worker %d: modelled steps of %s; the host's compute %.2f s; %d of %d steps overran their "
-                + "modelled time%n", options.id(), options.settings().device(), steps.hostNs() / 1e9, steps.overrunSteps(), steps.steps());
-        }
-        final WorkerResult result = new WorkerResult(options.id(), total, seconds, log.startSeconds(), endSeconds, log.computeNs() / 1e9,
-            log.injectedNs() / 1e9, log.skippedRounds(), log.droppedRounds(), log.samples(), options.settings().rebalance(),
-            log.waitingNs() / 1e9, log.evaluationNs() / 1e9, copies != null, options.profile().toString(), finalLoss, accuracy,
-            modelHash, options.settings().seed(), options.settings().device().modelled() ? steps.report() : null,
+        final WorkerResult result = new WorkerResult(options.id(), total, endSeconds - log.startSeconds(), log.startSeconds(), endSeconds,
+            log.computeNs() / 1e9, log.injectedNs() / 1e9, log.skippedRounds(), log.droppedRounds(), log.samples(),
+            options.settings().rebalance(), log.waitingNs() / 1e9, log.evaluationNs() / 1e9, copies != null, options.profile().toString(),
+            finalLoss, log.finalAccuracy(), modelHash, options.settings().seed(), options.settings().device().modelled() ? steps.report() : null,
             worker.linkReport());
+        result.printDone(System.out, options.settings().device());
         if (!clock.virtual()) {
             // for the launcher; a run in virtual time has the result itself
             System.out.println(Json.write(result));
@@ -453,11 +343,11 @@ public final class TrainingLoop {
 
     /** R, as this worker last heard, in the run's rounds. */
     private int released() throws InterruptedException {
-        return base + await(worker.call(WorkerEngine::releasedRound), "the released round");
+        return base + waits.await(worker.call(WorkerEngine::releasedRound), "the released round");
     }
 
     private LateMode lateMode(final int round) throws InterruptedException {
-        return await(worker.call(e -> e.lateModeFor(round - base)), "the late mode of round " + round);
+        return waits.await(worker.call(e -> e.lateModeFor(round - base)), "the late mode of round " + round);
     }
 
     /**
@@ -468,20 +358,19 @@ public final class TrainingLoop {
      * without offers what a restarted one does instead: the rounds any worker has a checkpoint after
      * (its own snapshots are older than the others'), taking a peer's model where it has none.
      */
-    private void recover(final PlaceLost lost) throws Exception {
+    private void recover(final LoopWaits.PlaceLost lost) throws Exception {
         System.out.println(lost.getMessage() + "; joining again from " + (lost.behind ? "the workers'" : "its") + " checkpoints");
         System.out.flush();
         worker.close();
         final int workers = worker.workers();
         final int[] offered = lost.behind ? CheckpointDir.rejoinOffers(options.checkpointDir(), options.id(), workers, JoinPacket.MAX_OFFERS)
             : CheckpointDir.ownOffers(options.checkpointDir(), options.id(), JoinPacket.MAX_OFFERS,
-                Stream.of(current, previous).filter(Objects::nonNull).mapToInt(s -> s.roundsDone).toArray());
+                kept.rounds());
         worker = options.rejoin().join(offered);
         linkSlowdown = 1.0;
-        final int first = await(worker.call(WorkerEngine::firstRound), "the round the rebuilt job goes on after");
+        final int first = waits.await(worker.call(WorkerEngine::firstRound), "the round the rebuilt job goes on after");
         pending.clear();
-        final Snapshot memory = first == 0 ? start : current != null && current.roundsDone == first ? current
-            : previous != null && previous.roundsDone == first ? previous : null;
+        final LoopSnapshot memory = kept.after(first);
         if (memory != null) {
             restore(memory);
         } else {
@@ -492,16 +381,28 @@ public final class TrainingLoop {
         }
         base = first;
         nextToApply = first;
-        current = null;
-        previous = null;
+        kept.forgetNewer();
         System.out.printf(Locale.ROOT, "worker %d: the job goes on after round %d (offered %s)%n", options.id(), first,
             Arrays.toString(offered));
         CheckpointDir.damaged(options.checkpointDir(), workers).forEach(d -> System.out.println("worker " + options.id() + ": passed over " + d));
         System.out.flush();
     }
 
+    /** Keeps what a rebuilt job can go on from after {@code rounds} rounds in {@code into}. */
+    private void take(final LoopSnapshot into, final int rounds) throws InterruptedException {
+        into.take(rounds, net, unreleased, averaged, this::foldedInto, batches.drawn(), sizes.state(), held, lastComputeNs);
+    }
+
+    /** The values the engine will fold into the next round, copied into {@code into}. */
+    private void foldedInto(final float[] into) throws InterruptedException {
+        waits.await(worker.call(e -> {
+            e.foldedInto(into);
+            return null;
+        }), "the values to fold");
+    }
+
     /** Takes this worker back to a snapshot in memory (the records and copies of later rounds forgotten). */
-    private void restore(final Snapshot s) throws IOException, InterruptedException {
+    private void restore(final LoopSnapshot s) throws IOException, InterruptedException {
         restoreTraining(s.parameters, s.velocity, s.steps, s.lastLoss, s.drawn, s.globalBatch, s.unreleasedCopy, s.averagedCopy, s.folded);
         held = s.heldGradient;
         lastComputeNs = s.computeNs;
@@ -525,7 +426,7 @@ public final class TrainingLoop {
         System.arraycopy(ownUnreleased, 0, unreleased, 0, unreleased.length);
         System.arraycopy(lastAverage, 0, averaged, 0, averaged.length);
         busy.clear();
-        await(worker.call(e -> {
+        waits.await(worker.call(e -> {
             e.fold(folded);
             return null;
         }), "the values to fold");
@@ -534,22 +435,15 @@ public final class TrainingLoop {
     /** Writes the checkpoint after {@code round} (every round up to it applied), reporting the file. */
     private void checkpoint(final int round) throws IOException, InterruptedException {
         final long t0 = System.nanoTime();
-        final float[] parameters = new float[net.elements()];
-        final float[] velocity = new float[net.elements()];
-        final float[] folded = new float[net.elements()];
-        net.copyParameters(parameters);
-        net.copyVelocity(velocity);
-        await(worker.call(e -> {
-            e.foldedInto(folded);
-            return null;
-        }), "the values to fold");
+        final LoopSnapshot now = new LoopSnapshot(net.elements());
+        take(now, round + 1);
         final List<Checkpoint.Copy> saved = new ArrayList<>();
         for (int i = 0; copies != null && i < copies.size(); i++) {
             saved.add(new Checkpoint.Copy(copies.round(i), log.seconds(copies.takenNs(i)), copies.loss(i), copies.parameters(i).clone()));
         }
-        final Path file = new Checkpoint(options.id(), worker.workers(), round + 1, Checkpoint.settingsOf(options.settings()), parameters,
-            velocity, net.steps(), net.lastLoss(), batches.drawn(), sizes.state(), unreleased.clone(), averaged.clone(), folded, held,
-            lastComputeNs, saved, log.save(round)).write(options.checkpointDir());
+        final Path file = new Checkpoint(options.id(), worker.workers(), round + 1, Checkpoint.settingsOf(options.settings()),
+            now.parameters, now.velocity, now.steps, now.lastLoss, now.drawn, now.globalBatch, now.unreleasedCopy, now.averagedCopy,
+            now.folded, now.heldGradient, now.computeNs, saved, log.save(round)).write(options.checkpointDir());
         System.out.printf(Locale.ROOT, "worker %d: checkpoint after round %d in %s (%.1f ms)%n", options.id(), round + 1, file,
             (System.nanoTime() - t0) / 1e6);
         System.out.flush();
@@ -585,7 +479,7 @@ public final class TrainingLoop {
         final int round = nextToApply++;
         final float momentum = options.settings().momentumRule().momentum(net.momentum(), bounds[round]);
         final long t0 = clock.nanoTime();
-        final Aggregate aggregate = waitFor(pending.poll(), "the aggregate of round " + round);
+        final Aggregate aggregate = waits.waitFor(pending.poll(), "the aggregate of round " + round);
         log.waited(round, clock.nanoTime() - t0);
         if (log.contributed(round)) {
             arrivals.arrived(log.sendNs(round), log.releaseNs(round));
@@ -601,36 +495,6 @@ public final class TrainingLoop {
         evaluations.afterLastApplied(round);
         if (!evaluations.recordWaits(round)) {
             log.write(round);
-        }
-    }
-
-    /**
-     * Waits for others (the switch's clearance, an aggregate): if the worker had to wait, its next
-     * modelled step opens when the wait ends ({@link ModelledSteps#waited}).
-     */
-    private <T> T waitFor(final CompletableFuture<T> future, final String what) throws InterruptedException {
-        final boolean blocks = !future.isDone();
-        final T value = await(future, what);
-        if (blocks) {
-            steps.waited();
-        }
-        return value;
-    }
-
-    private <T> T await(final CompletableFuture<T> future, final String what) throws InterruptedException {
-        try {
-            if (!clock.awaitUntil(future, clock.nanoTime() + TimeUnit.SECONDS.toNanos(options.settings().timeoutSeconds()))) {
-                throw new TimeoutException();
-            }
-            return future.get();
-        } catch (final TimeoutException ex) {
-            throw new IllegalStateException("worker " + options.id() + ": no " + what + " within " + options.settings().timeoutSeconds()
-                + " s (is the switch at " + options.switchAddress() + " running?)");
-        } catch (final ExecutionException ex) {
-            if (ex.getCause() instanceof WorkerException w && w.lost() != WorkerException.Lost.NOTHING) {
-                throw new PlaceLost("worker " + options.id() + ": " + w.getMessage(), w.lost() == WorkerException.Lost.PLACE);
-            }
-            throw new IllegalStateException("worker " + options.id() + ": " + what + " failed: " + ex.getCause().getMessage());
         }
     }
 }

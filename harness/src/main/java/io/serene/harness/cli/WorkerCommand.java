@@ -5,6 +5,7 @@ import io.serene.protocol.JoinPacket;
 import io.serene.training.Checkpoint;
 import io.serene.training.CheckpointDir;
 import io.serene.training.DjlModel;
+import io.serene.training.LoopOptions;
 import io.serene.training.ModelCopies;
 import io.serene.training.RoundRecords;
 import io.serene.training.StragglerProfile;
@@ -198,7 +199,7 @@ public final class WorkerCommand implements Callable<Integer> {
                 System.out.flush();
                 final GlobalBatch sizes = new GlobalBatch(t.batch(), workers, t.rebalance());
                 final ModelCopies copies = t.deferredEval() ? ModelCopies.forRun(total, t.evalEvery(), net.elements()) : null;
-                final TrainingLoop.Options options = new TrainingLoop.Options(id, t, profile, progressLines, switchAddress,
+                final LoopOptions options = new LoopOptions(id, t, profile, progressLines, switchAddress,
                     evalWhenTold ? toldToEvaluate : null, checkpointDir, every, resume, rounds -> {
                         live[0] = connect.apply(() -> rounds);
                         awaitJoin(live[0], t.timeoutSeconds());
