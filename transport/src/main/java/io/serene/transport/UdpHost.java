@@ -43,10 +43,6 @@ import java.util.function.Supplier;
 public final class UdpHost implements PacketHost {
     /** Peers a host can hold at once ({@link PeerPorts}). */
     public static final int MAX_PEERS = PeerPorts.MAX_PEERS;
-    private static final int MAX_GSO_SEGMENTS = 64;
-    /** Raw memory copies need Netty's Unsafe access (refused by default on newer JDKs). */
-    private static final boolean UNSAFE_COPY = PlatformDependent.hasUnsafe();
-    private static final int MAX_GSO_BYTES = 65000;
 
     private final PacketEndpoint endpoint;
     private final UdpOptions options;
@@ -79,7 +75,7 @@ public final class UdpHost implements PacketHost {
     private final Outbox outbox = this::send;
     private final FaultInjector faults;
     private final ByteBuffer receiveBuffer = ByteBuffer.allocateDirect(65536).order(ByteOrder.LITTLE_ENDIAN);
-    private final long receiveAddress = UNSAFE_COPY ? PlatformDependent.directBufferAddress(receiveBuffer) : 0;
+    private final long receiveAddress = GsoRuns.UNSAFE_COPY ? PlatformDependent.directBufferAddress(receiveBuffer) : 0;
     private final AtomicLong oversized = new AtomicLong();
     // written by the event loop thread only; read by others for statistics
     private volatile long packetsSent;
@@ -92,13 +88,8 @@ public final class UdpHost implements PacketHost {
     private long timerAtNs = PacketEndpoint.NO_DEADLINE;
     private volatile Throwable lastError;
 
-    // pending GSO runs, one per peer port, flushed together at the end of a burst
-    private ByteBuf[] runs = new ByteBuf[16];
-    private int[] runSegment = new int[16];
-    private int[] runCount = new int[16];
-    private boolean[] dirty = new boolean[16];
-    private int[] dirtyPorts = new int[16];
-    private int dirtyCount;
+    /** Pending GSO runs, one per peer, flushed together at the end of a burst. */
+    private final GsoRuns runs = new GsoRuns(this::writeRun);
 
     private UdpHost(final PacketEndpoint endpoint, final UdpOptions options, final boolean gso, final String kind) {
         this.endpoint = endpoint;
@@ -302,7 +293,7 @@ public final class UdpHost implements PacketHost {
             if (index < 0) {
                 return -1;
             }
-            flushRun(index);
+            runs.flush(index);
             portByAddress.remove(addressByPort.get(index));
             addressByPort.set(index, address);
             ports.reuse(index);
@@ -383,7 +374,8 @@ public final class UdpHost implements PacketHost {
                     out.writeAndFlush(new DatagramPacket(late, to));
                 }, faults.nextLong(options.reorderDelayNs()), TimeUnit.NANOSECONDS);
             } else if (gso) {
-                appendToRun(peer, buffer, offset, length);
+                runs.append(channel.alloc(), peer, buffer, offset, length);
+                packetsSent++;
             } else {
                 final Channel out = channelOf(peer);
                 out.write(new DatagramPacket(copyOf(buffer, offset, length), addressByPort.get(peer)), out.voidPromise());
@@ -393,70 +385,20 @@ public final class UdpHost implements PacketHost {
         }
     }
 
-    private void appendToRun(final int port, final ByteBuffer buffer, final int offset, final int length) {
-        if (port >= runs.length) {
-            growRuns(port);
-        }
-        ByteBuf run = runs[port];
-        if (run != null && (length != runSegment[port] || runCount[port] == MAX_GSO_SEGMENTS
-            || run.readableBytes() + length > MAX_GSO_BYTES)) {
-            flushRun(port);
-            run = null;
-        }
-        if (run == null) {
-            run = channel.alloc().directBuffer(Math.min(MAX_GSO_BYTES, length * MAX_GSO_SEGMENTS));
-            runs[port] = run;
-            runSegment[port] = length;
-            runCount[port] = 0;
-            if (!dirty[port]) {
-                dirty[port] = true;
-                dirtyPorts[dirtyCount++] = port;
-            }
-        }
-        writeInto(run, buffer, offset, length);
-        runCount[port]++;
-        packetsSent++;
-    }
-
-    private void growRuns(final int port) {
-        final int size = Integer.highestOneBit(port) << 1;
-        runs = Arrays.copyOf(runs, size);
-        runSegment = Arrays.copyOf(runSegment, size);
-        runCount = Arrays.copyOf(runCount, size);
-        dirty = Arrays.copyOf(dirty, size);
-        dirtyPorts = Arrays.copyOf(dirtyPorts, size);
-    }
-
-    /** Writes the peer's pending run as one GSO packet (or a plain one if it holds one segment); {@code port}: the peer's index. */
-    private void flushRun(final int port) {
-        if (port >= runs.length) {
-            return;
-        }
-        final ByteBuf run = runs[port];
-        if (run == null) {
-            return;
-        }
-        runs[port] = null;
-        final InetSocketAddress to = addressByPort.get(port);
-        final Channel out = channelOf(port);
+    /** Writes a peer's run as one GSO packet, or a plain one if it holds one segment; {@code peer}: the peer's index. */
+    private void writeRun(final int peer, final ByteBuf run, final int segment, final int count) {
+        final InetSocketAddress to = addressByPort.get(peer);
+        final Channel out = channelOf(peer);
         datagramsWritten++;
-        if (runCount[port] == 1) {
+        if (count == 1) {
             out.write(new DatagramPacket(run, to), out.voidPromise());
         } else {
-            out.write(new SegmentedDatagramPacket(run, runSegment[port], to), out.voidPromise());
+            out.write(new SegmentedDatagramPacket(run, segment, to), out.voidPromise());
         }
-    }
-
-    private void flushRuns() {
-        for (int i = 0; i < dirtyCount; i++) {
-            dirty[dirtyPorts[i]] = false;
-            flushRun(dirtyPorts[i]);
-        }
-        dirtyCount = 0;
     }
 
     private void flush() {
-        flushRuns();
+        runs.flushAll();
         channel.flush();
         for (int i = 1; i < channelCount; i++) {
             if (channels[i] != null) {
@@ -467,24 +409,8 @@ public final class UdpHost implements PacketHost {
 
     private ByteBuf copyOf(final ByteBuffer buffer, final int offset, final int length) {
         final ByteBuf copy = channel.alloc().directBuffer(length);
-        writeInto(copy, buffer, offset, length);
+        GsoRuns.writeInto(copy, buffer, offset, length);
         return copy;
-    }
-
-    private static void writeInto(final ByteBuf target, final ByteBuffer buffer, final int offset, final int length) {
-        target.ensureWritable(length);
-        final int at = target.writerIndex();
-        if (UNSAFE_COPY && buffer.isDirect() && target.hasMemoryAddress()) {
-            PlatformDependent.copyMemory(PlatformDependent.directBufferAddress(buffer) + offset,
-                target.memoryAddress() + at, length);
-            target.writerIndex(at + length);
-        } else {
-            // engines address their buffers absolutely, so position and limit are free to use here
-            buffer.clear();
-            buffer.position(offset).limit(offset + length);
-            target.writeBytes(buffer);
-            buffer.clear();
-        }
     }
 
     private final class Handler extends ChannelInboundHandlerAdapter {
@@ -524,7 +450,7 @@ public final class UdpHost implements PacketHost {
                     return;
                 }
                 // one copy into the poller's own buffer: cheaper than a ByteBuffer view per packet
-                if (UNSAFE_COPY && content.hasMemoryAddress()) {
+                if (GsoRuns.UNSAFE_COPY && content.hasMemoryAddress()) {
                     PlatformDependent.copyMemory(content.memoryAddress() + content.readerIndex(), receiveAddress, length);
                 } else {
                     content.getBytes(content.readerIndex(), receiveBuffer.clear().limit(length));
