@@ -7,8 +7,6 @@ import io.serene.controlplane.FinishedRounds;
 import io.serene.controlplane.rpc.ConfigEntry;
 import io.serene.controlplane.rpc.CountersReply;
 import io.serene.controlplane.rpc.CountersRequest;
-import io.serene.controlplane.rpc.InstallConfigReply;
-import io.serene.controlplane.rpc.InstallConfigRequest;
 import io.serene.controlplane.rpc.JobRequest;
 import io.serene.controlplane.rpc.JobState;
 import io.serene.controlplane.rpc.SchemaReply;
@@ -21,8 +19,6 @@ import io.serene.controlplane.rpc.WriteRequest;
 import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.dataplane.TableSchema;
-import io.serene.protocol.sync.SyncConfig;
-import io.serene.protocol.sync.SyncConfigParser;
 import io.serene.protocol.table.TableWrite;
 
 import java.util.ArrayList;
@@ -107,7 +103,8 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
         }
         try {
             for (final Update u : request.getUpdatesList()) {
-                writes.add(TableWriteCodec.decode(request.getJob(), u));
+                // an install from the earliest round takes its round on the switch's thread (below); checked here as from round 0
+                writes.add(TableWriteCodec.decode(request.getJob(), earliest(u) ? u.toBuilder().setFirstRound(0).build() : u));
             }
         } catch (final IllegalArgumentException ex) {
             reply.onError(Status.INVALID_ARGUMENT.withDescription(ex.getMessage()).asRuntimeException());
@@ -116,8 +113,17 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
         try {
             final WriteReply done = onSwitch(() -> {
                 final WriteReply.Builder b = WriteReply.newBuilder();
-                for (final TableWrite w : writes) {
-                    b.addResults(pipeline.write(w).name());
+                for (int i = 0; i < writes.size(); i++) {
+                    final Update u = request.getUpdates(i);
+                    if (earliest(u)) {
+                        final int first = pipeline.earliestSwapRound(request.getJob());
+                        writes.set(i, first < 0 ? writes.get(i) : TableWriteCodec.decode(request.getJob(), u.toBuilder().setFirstRound(first).build()));
+                        b.addResults((first < 0 ? io.serene.protocol.Status.UNKNOWN_JOB : pipeline.write(writes.get(i))).name());
+                        b.addFirstRounds(first);
+                    } else {
+                        b.addResults(pipeline.write(writes.get(i)).name());
+                        b.addFirstRounds(u.getFirstRound());
+                    }
                 }
                 return b.setEpoch(pipeline.configEpoch(request.getJob())).build();
             });
@@ -134,59 +140,17 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
         }
     }
 
+    /** An install from the earliest round the switch allows (first round -1). */
+    private static boolean earliest(final Update u) {
+        return u.getKind() == Update.Kind.INSTALL && u.getFirstRound() < 0;
+    }
+
     @Override
     public void readSchema(final SchemaRequest request,
                            final StreamObserver<SchemaReply> reply) {
         reply.onNext(SchemaReply.newBuilder()
             .setText(TableSchema.of(pipeline.context()).describe()).build());
         reply.onCompleted();
-    }
-
-    @Override
-    public void installConfig(final InstallConfigRequest request, final StreamObserver<InstallConfigReply> reply) {
-        final SyncConfig config;
-        try {
-            config = SyncConfigParser.parse(request.getConfig()).requireAbsolute();
-        } catch (final IllegalArgumentException ex) {
-            reply.onError(Status.INVALID_ARGUMENT.withDescription(ex.getMessage()).asRuntimeException());
-            return;
-        }
-        final InstallConfigReply result;
-        try {
-            result = onSwitch(() -> {
-                final int job = request.getJob();
-                final int first = request.getFirstRound() < 0 ? pipeline.earliestSwapRound(job) : request.getFirstRound();
-                final io.serene.protocol.Status status = pipeline.installConfig(job, request.getGroup(), first, config);
-                return InstallConfigReply.newBuilder().setStatus(status.name()).setFirstRound(first)
-                    .setEpoch(pipeline.configEpoch(job)).build();
-            });
-        } catch (final Exception ex) {
-            reply.onError(unavailable(ex));
-            return;
-        }
-        log.accept("control: " + caller() + " installed " + config + " on job " + request.getJob()
-            + (request.getGroup() == 0 ? "" : " group " + request.getGroup()) + " from round " + result.getFirstRound() + ": "
-            + result.getStatus());
-        switch (io.serene.protocol.Status.valueOf(result.getStatus())) {
-            case OK:
-                reply.onNext(result);
-                reply.onCompleted();
-                return;
-            case UNKNOWN_JOB:
-                reply.onError(notFound(request.getJob()));
-                return;
-            case BAD_KEY:
-                reply.onError(Status.INVALID_ARGUMENT.withDescription("config '" + config + "' does not fit "
-                    + (request.getGroup() == 0 ? "" : "group " + request.getGroup() + " of ") + "job " + request.getJob()
-                    + (request.getGroup() < 0 || request.getGroup() > 3 ? " (groups are 0..3)" : "")).asRuntimeException());
-                return;
-            case TOO_EARLY:
-                reply.onError(Status.FAILED_PRECONDITION.withDescription("first round " + result.getFirstRound()
-                    + " is below the earliest safe round; pass -1 for it").asRuntimeException());
-                return;
-            default:
-                reply.onError(Status.RESOURCE_EXHAUSTED.withDescription(result.getStatus()).asRuntimeException());
-        }
     }
 
     @Override

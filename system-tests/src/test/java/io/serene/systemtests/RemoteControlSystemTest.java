@@ -314,11 +314,12 @@ class RemoteControlSystemTest {
                 assertThat(r[0]).isEqualTo(1);
                 assertThat((String) r[1]).contains("INVALID_ARGUMENT");
                 r = InProcess.cli("control", "install", "bsp+exclude:5", "--switch", target, "--job", "" + JOB);
-                assertThat((String) r[1]).contains("INVALID_ARGUMENT").contains("does not fit job 9");
+                assertThat(r[0]).isEqualTo(1);
+                assertThat((String) r[1]).contains("BAD_KEY").contains("does not fit job 9");
                 r = InProcess.cli("control", "install", "bsp", "--switch", target, "--job", "42");
-                assertThat((String) r[1]).contains("NOT_FOUND").contains("no job 42");
+                assertThat((String) r[1]).contains("UNKNOWN_JOB").contains("no job 42");
                 r = InProcess.cli("control", "install", "bsp", "--first-round", "1", "--switch", target, "--job", "" + JOB);
-                assertThat((String) r[1]).contains("FAILED_PRECONDITION");
+                assertThat((String) r[1]).contains("TOO_EARLY").contains("round 1 is below the earliest");
                 r = InProcess.cli("control", "show", "--switch", "nonsense", "--job", "" + JOB);
                 assertThat(r[0]).isEqualTo(2);
                 assertThat((String) r[1]).contains("--switch must be HOST:PORT");
@@ -421,7 +422,7 @@ class RemoteControlSystemTest {
                 assertThat(r[0]).as((String) r[1]).isEqualTo(0);
                 assertThat(log).anySatisfy(l -> assertThat(l).startsWith("control: 127.0.0.1:").contains("wrote job 14: ", ": OK"));
                 assertThat(log).anySatisfy(l -> assertThat(l).startsWith("control: 127.0.0.1:")
-                    .contains("installed bsp on job 14 from round 60: OK"));
+                    .contains("wrote job 14: ").contains("sync_config{job=14, first_round=60} -> bsp: OK"));
                 assertThat(log).as("refused calls write nothing").hasSize(2);
             } finally {
                 worker.close();

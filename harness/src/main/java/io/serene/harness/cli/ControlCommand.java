@@ -16,8 +16,6 @@ import io.serene.controlplane.PolicyCompiler;
 import io.serene.controlplane.TelemetrySample;
 import io.serene.controlplane.rpc.ConfigEntry;
 import io.serene.controlplane.rpc.CountersRequest;
-import io.serene.controlplane.rpc.InstallConfigReply;
-import io.serene.controlplane.rpc.InstallConfigRequest;
 import io.serene.controlplane.rpc.JobRequest;
 import io.serene.controlplane.rpc.JobState;
 import io.serene.controlplane.rpc.SchemaRequest;
@@ -331,11 +329,29 @@ public final class ControlCommand implements Runnable {
 
         @Override
         public Integer call() {
-            final InstallConfigReply reply = call(stub -> stub.installConfig(InstallConfigRequest.newBuilder().setJob(job)
-                .setFirstRound(firstRound).setConfig(config).setGroup(group).build()));
-            System.out.println("job " + job + ": " + (group == 0 ? "" : "group " + group + ": ") + config + " from round "
-                + reply.getFirstRound() + " (epoch " + reply.getEpoch() + ")");
-            return 0;
+            final WriteReply reply = call(stub -> stub.write(WriteRequest.newBuilder().setJob(job).addUpdates(Update.newBuilder()
+                .setKind(Update.Kind.INSTALL).setTable(Update.Table.SYNC_CONFIG).setFirstRound(firstRound).setGroup(group)
+                .setConfig(config)).build()));
+            final String result = reply.getResults(0);
+            final String what = (group == 0 ? "" : "group " + group + ": ") + config;
+            switch (result) {
+                case "OK":
+                    System.out.println("job " + job + ": " + what + " from round " + reply.getFirstRounds(0) + " (epoch " + reply.getEpoch() + ")");
+                    return 0;
+                case "UNKNOWN_JOB":
+                    System.out.println("refused: UNKNOWN_JOB: the switch has no job " + job);
+                    return 1;
+                case "BAD_KEY":
+                    System.out.println("refused: BAD_KEY: " + what + " does not fit job " + job + (group < 0 || group > 3 ? " (groups are 0..3)" : ""));
+                    return 1;
+                case "TOO_EARLY":
+                    System.out.println("refused: TOO_EARLY: round " + reply.getFirstRounds(0) + " is below the earliest the switch allows now; "
+                        + "leave --first-round out for that one");
+                    return 1;
+                default:
+                    System.out.println("refused: " + result);
+                    return 1;
+            }
         }
     }
 
