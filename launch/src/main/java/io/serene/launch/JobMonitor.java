@@ -6,12 +6,11 @@ import io.serene.controlplane.Policy;
 import io.serene.controlplane.TelemetrySample;
 import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
+import io.serene.node.LocalSwitchControl;
 import io.serene.node.SilenceWatch;
 import io.serene.node.SwitchView;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.SyncSchedule;
-import io.serene.protocol.table.SyncConfigEntry;
-import io.serene.protocol.table.TableWrite;
 
 import java.util.BitSet;
 import java.util.List;
@@ -148,17 +147,7 @@ final class JobMonitor extends Thread {
             return;
         }
         if (controller == null) {
-            controller = new Controller(policy, job, workers, new Controller.SwitchControl() {
-                @Override
-                public int earliestSwapRound() {
-                    return base + call(() -> pipeline.earliestSwapRound(job));
-                }
-
-                @Override
-                public Status write(final TableWrite write) {
-                    return call(() -> pipeline.write(onSwitch(write)));
-                }
-            });
+            controller = new Controller(policy, job, workers, new LocalSwitchControl(pipeline, job, () -> base, this::call, null));
             controller.rebalancedBatches(maxBatchGrowth);
         } else {
             controller.jobRebuilt();
@@ -190,18 +179,6 @@ final class JobMonitor extends Thread {
     }
 
     /** A write naming the run's rounds, as the switch's job (round 0 = the run's {@code base}) takes it. */
-    private TableWrite onSwitch(final TableWrite write) {
-        if (base == 0 || !(write.entry() instanceof SyncConfigEntry e)) {
-            return write;
-        }
-        final SyncConfigEntry moved = e.toBuilder().firstRound(e.firstRound() - base).build();
-        return switch (write.kind()) {
-            case INSERT -> TableWrite.insert(moved);
-            case MODIFY -> TableWrite.modify(moved);
-            case DELETE -> TableWrite.delete(moved);
-            case INSTALL -> TableWrite.install(moved);
-        };
-    }
 
     private <T> T call(final Supplier<T> f) {
         return direct ? f.get() : onSwitch(pipeline, p -> f.get());

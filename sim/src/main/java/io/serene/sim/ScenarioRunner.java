@@ -6,6 +6,7 @@ import io.serene.controlplane.TelemetrySample;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchCounter;
 import io.serene.dataplane.SwitchPipeline;
+import io.serene.node.LocalSwitchControl;
 import io.serene.node.SwitchView;
 import io.serene.protocol.JobKeys;
 import io.serene.protocol.Status;
@@ -14,7 +15,6 @@ import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncRules;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.protocol.table.SyncConfigEntry;
-import io.serene.protocol.table.TableWrite;
 import io.serene.training.StragglerProfile;
 import io.serene.transport.FaultInjector;
 import io.serene.transport.InProcessNetwork;
@@ -34,6 +34,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 /**
  * Runs the real switch and worker engines on the in-process transport in virtual time, with
@@ -164,23 +165,12 @@ public final class ScenarioRunner {
         }
         sentNs = new long[s.workers][s.rounds];
         lastSentNs = new long[s.workers];
-        controller = s.policy == null ? null : new Controller(s.policy, JOB, s.workers, new Controller.SwitchControl() {
-            @Override
-            public int earliestSwapRound() {
-                return pipeline.earliestSwapRound(JOB);
-            }
-
-            @Override
-            public Status write(final TableWrite write) {
-                final Status status = pipeline.write(write);
-                if (status == Status.OK) {
-                    final SyncConfigEntry e = (SyncConfigEntry) write.entry();
-                    installed[e.group()] = installed[e.group()].with(e.firstRound(), e.config());
-                    network.wake(switchAddress);
-                }
-                return status;
-            }
-        });
+        controller = s.policy == null ? null : new Controller(s.policy, JOB, s.workers,
+            new LocalSwitchControl(pipeline, JOB, () -> 0, Supplier::get, write -> {
+                final SyncConfigEntry e = (SyncConfigEntry) write.entry();
+                installed[e.group()] = installed[e.group()].with(e.firstRound(), e.config());
+                network.wake(switchAddress);
+            }));
         loop = controller == null ? null : new ControlLoop(controller);
         waitingNs = new long[s.workers];
         computeNs = new long[s.workers];
