@@ -34,11 +34,14 @@ final class JobLifecycle {
     private final int words;
     private final int ring;
     private final SwitchAuth auth;
+    /** Where a new job's entries are written. */
+    private final SwitchTables tables;
 
     JobLifecycle(final SwitchContext context, final SwitchMemory memory, final Counters<SwitchCounter> counters,
                  final JobTable jobTable, final JobRegisters jobs, final GroupTable groups, final ConfigTable configs,
                  final SlotPool slots, final ReleaseRing releases, final TimeoutScanner scanner, final Deparser deparser,
-                 final SwitchAuth auth) {
+                 final SwitchAuth auth, final SwitchTables tables) {
+        this.tables = tables;
         this.context = context;
         this.counters = counters;
         this.jobTable = jobTable;
@@ -257,12 +260,8 @@ final class JobLifecycle {
                 jobs.reset(j, job, workers, elements, StepLayout.chunks(elements, chunkElements));
                 auth.install(j, job, workers, rebuiltFrom);
                 releases.reset(j, nowNs);
-                // the context's worker groups (default: all in group 0); each group's list starts
-                // with its start config
-                for (int g = 0; g < ConfigTable.GROUPS; g++) {
-                    configs.reset(ConfigTable.list(j, g), context.groupSync(g), workers);
-                }
-                groups.reset(j, workers, setupGroups);
+                // the context's worker groups (default: all in group 0), each group's list starting with its start config
+                tables.startJob(j, workers);
                 scanner.update(configs);
                 slots.clearJob(j);
                 jobTable.put(job, j);

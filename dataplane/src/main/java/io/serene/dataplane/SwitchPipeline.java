@@ -92,10 +92,11 @@ public final class SwitchPipeline implements PacketEndpoint {
         slots = new SlotPool(maxJobs, poolSize, words, chunkElements);
         releases = new ReleaseRing(maxJobs, ring, words);
         rule = new ReleaseRule(words, jobs, groups, configs, slots, releases);
-        tables = new SwitchTables(words, ring, jobTable, jobs, groups, configs, releases);
+        tables = new SwitchTables(context, words, ring, jobTable, jobs, groups, configs, releases);
         deparser = new Deparser(words, chunkElements, poolSize);
         auth = new SwitchAuth(context.secret(), maxJobs, maxWorkers, counters, jobTable, jobs);
-        lifecycle = new JobLifecycle(context, memory, counters, jobTable, jobs, groups, configs, slots, releases, scanner, deparser, auth);
+        lifecycle = new JobLifecycle(context, memory, counters, jobTable, jobs, groups, configs, slots, releases, scanner, deparser, auth,
+            tables);
         aggregator = new Aggregator(counters, jobs, slots, words, chunkElements);
         arrivals = new ArrivalRecorder(jobs, groups, configs, releases);
         nextRound = new NextRound(words, poolSize, jobs, groups, configs, slots, releases);

@@ -26,9 +26,12 @@ final class SwitchTables {
     private final GroupTable groups;
     private final ConfigTable configs;
     private final ReleaseRing releases;
+    /** Where a new job's entries come from: the switch's start config per group, and its worker groups. */
+    private final SwitchContext context;
 
-    SwitchTables(final int words, final int ring, final JobTable jobTable, final JobRegisters jobs, final GroupTable groups,
-                 final ConfigTable configs, final ReleaseRing releases) {
+    SwitchTables(final SwitchContext context, final int words, final int ring, final JobTable jobTable, final JobRegisters jobs,
+                 final GroupTable groups, final ConfigTable configs, final ReleaseRing releases) {
+        this.context = context;
         this.words = words;
         this.ring = ring;
         this.jobTable = jobTable;
@@ -36,6 +39,18 @@ final class SwitchTables {
         this.groups = groups;
         this.configs = configs;
         this.releases = releases;
+    }
+
+    /**
+     * A new job's tables (index j, {@code workers} workers): the switch's worker groups, and each
+     * group's start config from round 0, the entries every job starts with (as a P4 table's default
+     * entries), before any worker can have sent. Every later change is a {@link #write}.
+     */
+    void startJob(final int j, final int workers) {
+        for (int g = 0; g < ConfigTable.GROUPS; g++) {
+            configs.reset(ConfigTable.list(j, g), context.groupSync(g), workers);
+        }
+        groups.reset(j, workers, context.defaultGroups());
     }
 
     /** See {@link SwitchPipeline#write}. */
