@@ -93,6 +93,27 @@ final class JoinHandshake {
         return null;
     }
 
+    /**
+     * Whether round {@code round} may be submitted now: in order after the {@code submitted} rounds and
+     * those held while joining, and while the worker is in the job; else fails the future, saying why.
+     */
+    boolean admits(final int round, final int submitted, final CompletableFuture<Aggregate> future) {
+        if (phase == Phase.FAILED) {
+            future.completeExceptionally(failure());
+            return false;
+        }
+        if (phase == Phase.LEAVING || phase == Phase.LEFT) {
+            future.completeExceptionally(new WorkerException("worker " + ctx.workerId() + " has left the job"));
+            return false;
+        }
+        if (round != submitted + held()) {
+            future.completeExceptionally(new WorkerException(
+                "rounds must be submitted in order without gaps: expected round " + submitted + ", got " + round));
+            return false;
+        }
+        return true;
+    }
+
     /** Holds a round until the JOIN_ACK (the caller passes a copy of the gradient, or null to skip). */
     void hold(final float[] gradient, final CompletableFuture<Aggregate> future, final long computeNs) {
         early.add(new EarlyRound(gradient, future, computeNs));

@@ -8,6 +8,7 @@ import io.serene.protocol.sync.StepLayout;
 
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
+import java.util.Arrays;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -102,6 +103,40 @@ final class RoundAssembler {
         }
         final int t = layout.step(seq);
         return layout.isValueStep(t) ? st.buffers.chunkReleased[layout.chunkOf(t)] : st.buffers.expStepReleased[t];
+    }
+
+    /** Whether a result is of the step its seq names: its round, chunk, element count and payload as the layout says. */
+    boolean matches(final ResultPacket in) {
+        final long seq = in.seq();
+        if (seq < 0) {
+            return false;
+        }
+        final int t = layout.step(seq);
+        return in.round() == layout.round(seq) && in.chunk() == layout.chunkOf(t) && in.elementCount() == layout.elementCount(t)
+            && (in.flags() & Flags.PAYLOAD) == (layout.isValueStep(t) ? Flags.VALUES : Flags.EXPONENTS);
+    }
+
+    /**
+     * Takes a submitted round into its buffers: the gradient (null: zeros) with the late values the
+     * ledger folds in, each chunk's exponent (given, unless values were folded in or none were given),
+     * the compute time it reports and the future its aggregate completes.
+     */
+    void submit(final RoundState st, final float[] gradient, final byte[] chunkExponents, final long computeNs,
+                final CompletableFuture<Aggregate> future, final LateLedger ledger) {
+        st.computeNs = computeNs;
+        final float[] data = st.buffers.data;
+        if (gradient == null) {
+            Arrays.fill(data, 0f);
+        } else {
+            System.arraycopy(gradient, 0, data, 0, data.length);
+        }
+        if (ledger.foldInto(data) || gradient == null || chunkExponents == null || chunkExponents.length != layout.chunks()) {
+            StepEncoder.localExponents(layout, st.buffers);
+        } else {
+            System.arraycopy(chunkExponents, 0, st.buffers.localExp, 0, layout.chunks());
+        }
+        st.future = future;
+        st.submitted = true;
     }
 
     /**

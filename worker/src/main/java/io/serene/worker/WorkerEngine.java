@@ -2,10 +2,8 @@ package io.serene.worker;
 
 import io.serene.protocol.ConfigPacket;
 import io.serene.protocol.Counters;
-import io.serene.protocol.Flags;
 import io.serene.protocol.JoinPacket;
 import io.serene.protocol.Outbox;
-import io.serene.protocol.Packet;
 import io.serene.protocol.PacketCheck;
 import io.serene.protocol.PacketEndpoint;
 import io.serene.protocol.PacketHeader;
@@ -17,7 +15,6 @@ import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.StepLayout;
 
 import java.nio.ByteBuffer;
-import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
@@ -61,6 +58,8 @@ public final class WorkerEngine implements PacketEndpoint {
     private final LateLedger ledger;
     private final StepEncoder encoder;
     private final WorkerAuth auth;
+    /** What to send next, and the sending. */
+    private final StepPump pump;
 
     private final JoinHandshake membership;
 
@@ -88,9 +87,10 @@ public final class WorkerEngine implements PacketEndpoint {
 
             @Override
             public void resend(final long seq, final Outbox outbox) {
-                sendStep(seq, assembler.state(layout.round(seq)), layout.step(seq), outbox);
+                pump.sendStep(seq, assembler.state(layout.round(seq)), layout.step(seq), outbox);
             }
         });
+        this.pump = new StepPump(ctx, counters, window, config, clearance, assembler, ledger, encoder, auth);
     }
 
     public WorkerContext context() {
@@ -188,7 +188,7 @@ public final class WorkerEngine implements PacketEndpoint {
     private CompletableFuture<Aggregate> enqueue(final int round, final float[] gradient, final byte[] chunkExponents,
                                                  final long computeNs) {
         final CompletableFuture<Aggregate> future = new CompletableFuture<>();
-        if (!admit(round, future)) {
+        if (!membership.admits(round, submittedRounds, future)) {
             return future;
         }
         if (gradient != null && gradient.length != ctx.elementsPerRound()) {
@@ -203,44 +203,10 @@ public final class WorkerEngine implements PacketEndpoint {
         return future;
     }
 
-    /** Whether a round may be submitted now (in order, while joined); else fails the future and says why. */
-    private boolean admit(final int round, final CompletableFuture<Aggregate> future) {
-        if (membership.phase() == JoinHandshake.Phase.FAILED) {
-            future.completeExceptionally(membership.failure());
-            return false;
-        }
-        if (membership.phase() == JoinHandshake.Phase.LEAVING || membership.phase() == JoinHandshake.Phase.LEFT) {
-            future.completeExceptionally(new WorkerException("worker " + ctx.workerId() + " has left the job"));
-            return false;
-        }
-        if (round != submittedRounds + membership.held()) {
-            future.completeExceptionally(new WorkerException(
-                "rounds must be submitted in order without gaps: expected round " + submittedRounds + ", got " + round));
-            return false;
-        }
-        return true;
-    }
-
     /** Submits a round; a null gradient submits zeros. */
     private void submit(final int round, final float[] gradient, final byte[] chunkExponents, final long computeNs,
                         final CompletableFuture<Aggregate> future) {
-        final RoundAssembler.RoundState st = assembler.state(round);
-        st.computeNs = computeNs;
-        final float[] data = st.buffers.data;
-        if (gradient == null) {
-            Arrays.fill(data, 0f);
-        } else {
-            System.arraycopy(gradient, 0, data, 0, data.length);
-        }
-        if (ledger.foldInto(data) || gradient == null) {
-            StepEncoder.localExponents(layout, st.buffers);
-        } else if (chunkExponents != null && chunkExponents.length == layout.chunks()) {
-            System.arraycopy(chunkExponents, 0, st.buffers.localExp, 0, layout.chunks());
-        } else {
-            StepEncoder.localExponents(layout, st.buffers);
-        }
-        st.future = future;
-        st.submitted = true;
+        assembler.submit(assembler.state(round), gradient, chunkExponents, computeNs, future, ledger);
         submittedRounds++;
     }
 
@@ -332,13 +298,9 @@ public final class WorkerEngine implements PacketEndpoint {
                     if (status == Status.STALE && membership.phase() == JoinHandshake.Phase.READY) {
                         window.onStale(in.seq(), nowNs);
                     } else if (status == Status.FENCED) {
-                        fail(new WorkerException("worker " + ctx.workerId() + " was fenced: a newer incarnation of it joined the job "
-                            + "since (it was restarted while this process was stopped); this one stops, the new one goes on"));
+                        fail(WorkerException.fenced(ctx.workerId()));
                     } else if (status == Status.UNKNOWN_JOB && membership.phase() == JoinHandshake.Phase.READY) {
-                        fail(new WorkerException("the switch has no job " + ctx.jobId() + " any more (it restarted, the job's lease "
-                            + "ran out, or a worker back from a checkpoint rebuilds it): the aggregates in flight are gone; go on from "
-                            + "the workers' checkpoints (serene worker --checkpoint-every rejoins by itself; else --resume-after N)",
-                            WorkerException.Lost.JOB));
+                        fail(WorkerException.jobGone(ctx.jobId()));
                     }
                     break;
                 case LEAVE_ACK:
@@ -351,7 +313,7 @@ public final class WorkerEngine implements PacketEndpoint {
                     break;
             }
             if (membership.phase() == JoinHandshake.Phase.READY) {
-                pump(nowNs, outbox);
+                pump.pump(nowNs, outbox, submittedRounds);
                 assembler.deliver(submittedRounds, window.nextSeq());
                 clearance.wake();
             }
@@ -374,13 +336,13 @@ public final class WorkerEngine implements PacketEndpoint {
                     if (!config.fresh()) {
                         // asked again every join-retry interval (at most) until the table is current
                         if (config.requestDue(nowNs)) {
-                            send(encoder.configRequest(config.knownEpoch()), outbox);
+                            pump.send(encoder.configRequest(config.knownEpoch()), outbox);
                             counters.increment(WorkerCounter.CONFIG_REQUESTS);
                             config.requested(nowNs, Math.max(ctx.minRtoNs(), Math.min(ctx.joinRetryNs(), rtt.rtoNs())));
                         }
                         next = config.requestAtNs();
                     }
-                    pump(nowNs, outbox);
+                    pump.pump(nowNs, outbox, submittedRounds);
                     if (nowNs >= window.earliestDeadlineNs()) {
                         window.retransmit(nowNs, outbox);
                     }
@@ -388,11 +350,7 @@ public final class WorkerEngine implements PacketEndpoint {
                     clearance.wake();
                     final long lost = window.lostSeq(nowNs);
                     if (lost >= 0) {
-                        fail(new WorkerException("worker " + ctx.workerId() + " fell too far behind job " + ctx.jobId()
-                            + ": the switch reused the registers of its step " + lost + " (round " + (firstRound + layout.round(lost))
-                            + ") before this worker had the result (NACK STALE), and the job went on without it; it can only join "
-                            + "again from the workers' checkpoints (serene worker --checkpoint-every does by itself; else restart it "
-                            + "with --rejoin)", WorkerException.Lost.PLACE));
+                        fail(WorkerException.fellBehind(ctx.workerId(), ctx.jobId(), lost, firstRound + layout.round(lost)));
                         return NO_DEADLINE;
                     }
                     return Math.min(next, Math.min(window.earliestDeadlineNs(), window.staleDeadlineNs()));
@@ -407,12 +365,6 @@ public final class WorkerEngine implements PacketEndpoint {
         }
     }
 
-    private void send(final int length, final Outbox outbox) {
-        auth.seal(encoder.buffer(), length);
-        outbox.send(ctx.switchPort(), encoder.buffer(), 0, length);
-        counters.increment(WorkerCounter.PACKETS_OUT);
-    }
-
     private long retryControl(final long nowNs, final Outbox outbox, final PacketType type) {
         final int due = membership.due(nowNs);
         if (due < 0) {
@@ -420,13 +372,8 @@ public final class WorkerEngine implements PacketEndpoint {
         }
         if (due == 0) {
             if (type == PacketType.JOIN) {
-                final long unsigned = counters.get(WorkerCounter.DROP_BAD_MAC);
-                fail(new WorkerException("switch did not answer JOIN of worker " + ctx.workerId() + " for job "
-                    + ctx.jobId() + " after " + membership.attempts() + " attempts" + (unsigned > 0
-                    ? " (" + unsigned + " packets from its address failed the job's reply MAC: the switch holds another secret, or none)"
-                    : auth.keyed() ? "" : " (a switch with a secret drops unsigned packets unanswered: give this worker its key, "
-                        + "the job's secret or the switch's, by --secret-file or SERENE_SECRET)")
-                    + "; a switch of another Serene version (this worker speaks protocol " + Packet.VERSION + ") drops them too"));
+                fail(WorkerException.joinUnanswered(ctx.workerId(), ctx.jobId(), membership.attempts(),
+                    counters.get(WorkerCounter.DROP_BAD_MAC), auth.keyed()));
             } else {
                 membership.leftJob();
             }
@@ -435,7 +382,7 @@ public final class WorkerEngine implements PacketEndpoint {
         if (type == PacketType.JOIN) {
             counters.increment(WorkerCounter.JOIN_ATTEMPTS);
         }
-        send(encoder.control(type), outbox);
+        pump.send(encoder.control(type), outbox);
         return membership.sent(nowNs);
     }
 
@@ -458,6 +405,7 @@ public final class WorkerEngine implements PacketEndpoint {
         layout = new StepLayout(ctx.elementsPerRound(), join.chunkElements(), p);
         clearance.ring(join.roundRing());
         assembler.layout(layout);
+        pump.layout(layout);
         window.allocate(Math.min(p, ctx.maxWindow()));
         for (final JoinHandshake.EarlyRound early : membership.takeHeld()) {
             submit(submittedRounds, early.gradient(), null, early.computeNs(), early.future());
@@ -481,16 +429,15 @@ public final class WorkerEngine implements PacketEndpoint {
             return;
         }
         final long seq = result.seq();
+        if (!assembler.matches(result)) {
+            counters.increment(WorkerCounter.DROP_UNEXPECTED);
+            return;
+        }
         final int round = layout.round(seq);
         final int t = layout.step(seq);
         final boolean valueStep = layout.isValueStep(t);
         final int chunk = layout.chunkOf(t);
         final int n = layout.elementCount(t);
-        if (seq < 0 || result.round() != round || result.chunk() != chunk || result.elementCount() != n
-            || (result.flags() & Flags.PAYLOAD) != (valueStep ? Flags.VALUES : Flags.EXPONENTS)) {
-            counters.increment(WorkerCounter.DROP_UNEXPECTED);
-            return;
-        }
         config.seen(result.configEpoch());
         clearance.released(result.releasedRound());
         final int me = ctx.workerId();
@@ -517,60 +464,8 @@ public final class WorkerEngine implements PacketEndpoint {
             counters.increment(WorkerCounter.INCLUDED_CHUNKS);
         } else if (st.submitted && seq < window.nextSeq() && !st.buffers.mineResolved[chunk]) {
             // sent, but released without it: it reached the switch too late, or not at all
-            resolveLate(st, chunk);
+            pump.resolveLate(st, chunk);
         }
-    }
-
-    /** This worker's values for a chunk did not make it into the release: fold or drop them. */
-    private void resolveLate(final RoundAssembler.RoundState st, final int chunk) {
-        ledger.late(st.buffers, layout, chunk, config.lateModeFor(st.round));
-    }
-
-    private void pump(final long nowNs, final Outbox outbox) {
-        while (true) {
-            final long seq = window.nextSeq();
-            final int round = layout.round(seq);
-            if (round >= submittedRounds || !clearance.cleared(round)) {
-                window.armTailProbe(nowNs);
-                return;
-            }
-            final int t = layout.step(seq);
-            final RoundAssembler.RoundState st = assembler.state(round);
-            if (assembler.stepReleased(seq)) {
-                // released without this worker: nothing to send
-                if (layout.isValueStep(t) && !st.buffers.mineResolved[layout.chunkOf(t)]) {
-                    resolveLate(st, layout.chunkOf(t));
-                }
-                if (!window.skipNext()) {
-                    return;
-                }
-                counters.increment(WorkerCounter.STEPS_SKIPPED);
-                if (t == 0 && st.computeNs > 0) {
-                    // but its compute time, once a round: the switch hears how it is doing while it is left out
-                    send(encoder.report(layout, seq, round, st.computeNs, config.knownEpoch()), outbox);
-                    counters.increment(WorkerCounter.REPORTS_SENT);
-                }
-                continue;
-            }
-            if (window.full()) {
-                return;
-            }
-            // the slot's previous use must be released before the switch accepts this one
-            final long previous = StepLayout.previousUse(seq, layout.poolSize());
-            if (previous >= 0 && !assembler.stepReleased(previous)) {
-                return;
-            }
-            if (layout.isValueStep(t) && !st.buffers.expKnown[layout.chunkOf(t)]) {
-                return;
-            }
-            window.sendNext(nowNs);
-            sendStep(seq, st, t, outbox);
-            counters.increment(WorkerCounter.STEPS_SENT);
-        }
-    }
-
-    private void sendStep(final long seq, final RoundAssembler.RoundState st, final int t, final Outbox outbox) {
-        send(encoder.step(layout, seq, st.round, t, st.buffers, st.computeNs, config.knownEpoch()), outbox);
     }
 
     private void fail(final WorkerException ex) {
