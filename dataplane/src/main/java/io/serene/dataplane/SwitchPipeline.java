@@ -95,8 +95,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         tables = new SwitchTables(context, words, ring, jobTable, jobs, groups, configs, releases);
         deparser = new Deparser(words, chunkElements, poolSize);
         auth = new SwitchAuth(context.secret(), maxJobs, maxWorkers, counters, jobTable, jobs);
-        lifecycle = new JobLifecycle(context, memory, counters, jobTable, jobs, groups, configs, slots, releases, scanner, deparser, auth,
-            tables);
+        lifecycle = new JobLifecycle(context, memory, counters, jobTable, jobs, groups, configs, slots, releases, scanner, deparser, auth, tables);
         aggregator = new Aggregator(counters, jobs, slots, words, chunkElements);
         arrivals = new ArrivalRecorder(jobs, groups, configs, releases);
         nextRound = new NextRound(words, poolSize, jobs, groups, configs, slots, releases);

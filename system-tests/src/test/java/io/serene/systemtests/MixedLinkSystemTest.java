@@ -3,7 +3,7 @@ package io.serene.systemtests;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.transport.FaultInjector;
-import io.serene.transport.ShmHost;
+import io.serene.transport.ShmServer;
 import io.serene.transport.ShmOptions;
 import io.serene.transport.ShmTransport;
 import io.serene.transport.UdpBridge;
@@ -38,7 +38,7 @@ class MixedLinkSystemTest {
         final Path link = dir.resolve("link");
         try (ShmTransport switchLoop = ShmTransport.create(1);
              UdpTransport bridgeLoop = UdpTransport.create(1, true);
-             ShmHost switchHost = switchLoop.serve(pipeline, link, ShmOptions.defaults());
+             ShmServer switchHost = switchLoop.serve(pipeline, link, ShmOptions.defaults());
              UdpBridge bridge = UdpBridge.attach(switchHost, bridgeLoop, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
              ShmTransport shmWorkers = ShmTransport.create(1);
              UdpTransport udpWorkers = UdpTransport.create(1, true)) {

@@ -86,13 +86,13 @@ public final class ShmTransport implements AutoCloseable {
     }
 
     /** Serves an endpoint (a switch) at {@code directory}, creating it; peers are numbered in order of first contact. */
-    public ShmHost serve(final PacketEndpoint endpoint, final Path directory, final ShmOptions options) {
-        return ShmHost.serve(nextPoller(), endpoint, directory, options);
+    public ShmServer serve(final PacketEndpoint endpoint, final Path directory, final ShmOptions options) {
+        return ShmServer.serve(nextPoller(), endpoint, directory, options);
     }
 
     /** Connects an endpoint (a worker) to the host serving {@code directory}; that host is its port 0. */
-    public ShmHost connect(final PacketEndpoint endpoint, final Path directory, final ShmOptions options) {
-        return ShmHost.connect(nextPoller(), endpoint, directory, options);
+    public ShmClient connect(final PacketEndpoint endpoint, final Path directory, final ShmOptions options) {
+        return ShmClient.connect(nextPoller(), endpoint, directory, options);
     }
 
     private synchronized Poller nextPoller() {

@@ -34,10 +34,10 @@ public final class UdpBridge implements AutoCloseable {
     private final AtomicBoolean wakePending = new AtomicBoolean();
     private final AtomicLong dropped = new AtomicLong();
     private final Runnable nothing = () -> { };
-    private final ShmHost switchHost;
+    private final ShmServer switchHost;
     private UdpHost udp;
 
-    private UdpBridge(final ShmHost switchHost) {
+    private UdpBridge(final ShmServer switchHost) {
         this.switchHost = switchHost;
     }
 
@@ -45,7 +45,7 @@ public final class UdpBridge implements AutoCloseable {
      * Serves the endpoint of {@code switchHost} (a serving host) over UDP at {@code local} too
      * (port 0: any free port), on a thread of {@code transport}.
      */
-    public static UdpBridge attach(final ShmHost switchHost, final UdpTransport transport, final InetSocketAddress local,
+    public static UdpBridge attach(final ShmServer switchHost, final UdpTransport transport, final InetSocketAddress local,
                                    final UdpOptions options) {
         final UdpBridge bridge = new UdpBridge(switchHost);
         switchHost.attach(bridge.toSwitch, bridge.toSwitchMemory, bridge.toUdp, bridge::wakeUdp);

@@ -94,7 +94,7 @@ class ShmHostTest {
         final Path link = dir.resolve("link");
         final Echo echo = new Echo();
         try (ShmTransport transport = ShmTransport.create(2);
-             ShmHost server = transport.serve(echo, link, ShmOptions.defaults())) {
+             ShmServer server = transport.serve(echo, link, ShmOptions.defaults())) {
             assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(link))).isEqualTo("rwx------");
             final Burst a = new Burst(300, 32_816);
             final Burst b = new Burst(300, 1_000);
@@ -141,7 +141,7 @@ class ShmHostTest {
             }
         };
         try (ShmTransport transport = ShmTransport.create(2);
-             ShmHost server = transport.serve(failingOnce, link, ShmOptions.defaults())) {
+             ShmServer server = transport.serve(failingOnce, link, ShmOptions.defaults())) {
             final Burst burst = new Burst(50, 100);
             try (ShmHost client = transport.connect(burst, link, ShmOptions.defaults())) {
                 // the first packet's echo is lost with the Error; the poller carries the other 49 back
@@ -233,7 +233,7 @@ class ShmHostTest {
     @Timeout(30)
     void aMulticastIsWrittenOnceAndEveryRecipientReadsItIntact(@TempDir final Path dir) throws Exception {
         try (ShmTransport transport = ShmTransport.create(2);
-             ShmHost server = transport.serve(new Multicaster(), dir, ShmOptions.defaults())) {
+             ShmServer server = transport.serve(new Multicaster(), dir, ShmOptions.defaults())) {
             final Member a = new Member(400, 32_816);
             final Member b = new Member(400, 1_000);
             try (ShmHost ca = transport.connect(a, dir, ShmOptions.defaults());
@@ -283,7 +283,7 @@ class ShmHostTest {
         try (ShmTransport serving = ShmTransport.create(1);
              ShmTransport ta = ShmTransport.create(1);
              ShmTransport tb = ShmTransport.create(1);
-             ShmHost server = serving.serve(new Multicaster(), dir, ShmOptions.defaults().inboundRingBytes(256 << 10));
+             ShmServer server = serving.serve(new Multicaster(), dir, ShmOptions.defaults().inboundRingBytes(256 << 10));
              ShmHost cb = tb.connect(b, dir, ShmOptions.defaults());
              ShmHost ca = ta.connect(a, dir, ShmOptions.defaults())) {
             b.go = true;
@@ -333,7 +333,7 @@ class ShmHostTest {
             }
         };
         try (ShmTransport transport = ShmTransport.create(1);
-             ShmHost server = transport.serve(new Echo(), dir, ShmOptions.defaults());
+             ShmServer server = transport.serve(new Echo(), dir, ShmOptions.defaults());
              ShmHost client = transport.connect(listener, dir, ShmOptions.defaults())) {
             // the switch is idle: write into the peer's ring as the switch would, one reference bad, one good
             final Path ring;
@@ -366,7 +366,7 @@ class ShmHostTest {
     void aSwitchServedOverSharedMemoryHearsUdpPeersTooThroughItsBridge(@TempDir final Path dir) throws Exception {
         try (ShmTransport transport = ShmTransport.create(1);
              UdpTransport udp = UdpTransport.create(1, true);
-             ShmHost server = transport.serve(new Multicaster(), dir, ShmOptions.defaults());
+             ShmServer server = transport.serve(new Multicaster(), dir, ShmOptions.defaults());
              UdpBridge bridge = UdpBridge.attach(server, udp, new java.net.InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
              UdpTransport clients = UdpTransport.create(1, true)) {
             final Member overUdp = new Member(200, 1_200);
@@ -398,7 +398,7 @@ class ShmHostTest {
     @Timeout(30)
     void injectedLossDropsPacketsAndDuplicationRepeatsThemAtTheSeededRates(@TempDir final Path dir) throws Exception {
         try (ShmTransport transport = ShmTransport.create(1);
-             ShmHost server = transport.serve(new Echo(), dir, ShmOptions.defaults())) {
+             ShmServer server = transport.serve(new Echo(), dir, ShmOptions.defaults())) {
             final Burst burst = new Burst(2_000, 100);
             final FaultInjector faults = new FaultInjector(11, 0.1, 0.1, 0.1);
             try (ShmHost client = transport.connect(burst, dir, ShmOptions.defaults().faults(faults))) {
@@ -421,7 +421,7 @@ class ShmHostTest {
         try (ShmTransport transport = ShmTransport.create(1)) {
             assertThatThrownBy(() -> transport.connect(new Echo(), dir.resolve("none"), ShmOptions.defaults()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no switch serves shm:");
-            try (ShmHost server = transport.serve(new Echo(), dir, ShmOptions.defaults())) {
+            try (ShmServer server = transport.serve(new Echo(), dir, ShmOptions.defaults())) {
                 assertThat(server.address()).isEqualTo("shm:" + dir);
                 assertThatThrownBy(() -> transport.serve(new Echo(), dir, ShmOptions.defaults()))
                     .isInstanceOf(IllegalStateException.class).hasMessageContaining("another switch serves");
@@ -436,7 +436,7 @@ class ShmHostTest {
     void aPeerBackAfterItsGoodbyeGetsANewPortNumber(@TempDir final Path dir) throws Exception {
         final Echo echo = new Echo();
         try (ShmTransport transport = ShmTransport.create(1);
-             ShmHost server = transport.serve(echo, dir, ShmOptions.defaults())) {
+             ShmServer server = transport.serve(echo, dir, ShmOptions.defaults())) {
             final Burst first = new Burst(1, 64);
             try (ShmHost client = transport.connect(first, dir, ShmOptions.defaults())) {
                 assertThat(first.done.await(5, TimeUnit.SECONDS)).isTrue();

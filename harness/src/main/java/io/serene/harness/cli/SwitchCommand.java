@@ -12,7 +12,7 @@ import io.serene.node.SwitchMetrics;
 import io.serene.node.SwitchMonitor;
 import io.serene.protocol.sync.SyncConfigParser;
 import io.serene.transport.PacketHost;
-import io.serene.transport.ShmHost;
+import io.serene.transport.ShmServer;
 import io.serene.transport.ShmOptions;
 import io.serene.transport.ShmTransport;
 import io.serene.transport.UdpBridge;
@@ -139,7 +139,7 @@ public final class SwitchCommand implements Callable<Integer> {
              PacketHost host = shm != null ? ((ShmTransport) transport).serve(pipeline, shm, ShmOptions.defaults())
                  : ((UdpTransport) transport).bind(pipeline, new InetSocketAddress(bind, port), UdpOptions.defaults());
              UdpTransport bridgeTransport = alsoUdp ? UdpTransport.create(1, !nio) : null;
-             UdpBridge bridge = alsoUdp ? UdpBridge.attach((ShmHost) host, bridgeTransport, new InetSocketAddress(bind, port),
+             UdpBridge bridge = alsoUdp ? UdpBridge.attach((ShmServer) host, bridgeTransport, new InetSocketAddress(bind, port),
                  UdpOptions.defaults()) : null;
              SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls, SwitchCommand::log).silence(silence);
              SwitchMonitor monitor = new SwitchMonitor(pipeline, 100, stalls, silence, SwitchCommand::log).start();
