@@ -13,7 +13,7 @@ import java.util.concurrent.Callable;
     description = {"Prints a credential derived from the secret of --secret-file (or SERENE_SECRET): a worker's own key "
         + "(--worker W), which lets it sign as that worker of that job and no other, or a job's secret (--job-secret), which gives "
         + "the keys of that job's workers and no other job's (for a tenant of a shared switch, whose launcher hands out its "
-        + "workers' keys). Give either to serene worker by --secret-file or SERENE_SECRET. See docs/protocol.md, \"Authentication\".",
+        + "workers' keys). Give either to serene worker by --secret-file or SERENE_SECRET. See docs/protocol.md, \"Jobs, keys and incarnations\".",
         "E.g. serene keys --secret-file switch.secret --job 7 --worker 2 > worker2.key"})
 public final class KeysCommand implements Callable<Integer> {
     @Option(names = "--job", required = true, description = "The job id.")
