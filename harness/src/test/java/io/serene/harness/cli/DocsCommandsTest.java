@@ -70,6 +70,18 @@ class DocsCommandsTest {
         assertThat(failures).as("commands in the docs that do not parse").isEmpty();
     }
 
+    /** The docs a newcomer reads (docs/ without the lab notes) stay under 12,000 words: about an hour's reading. */
+    @Test
+    void theDocsReadInAnHour() throws IOException {
+        long words = 0;
+        try (Stream<Path> docs = Files.list(root().resolve("docs"))) {
+            for (final Path doc : docs.filter(f -> f.getFileName().toString().endsWith(".md")).toList()) {
+                words += java.util.Arrays.stream(Files.readString(doc, StandardCharsets.UTF_8).split("\\s+")).filter(w -> !w.isEmpty()).count();
+            }
+        }
+        assertThat(words).as("words in docs/*.md (history goes to docs/notes/)").isBetween(5_000L, 12_000L);
+    }
+
     /** Every relative link in the README and the docs (lab notes included) names a file or directory of the checkout. */
     @Test
     void everyLinkInTheDocsResolves() throws IOException {
