@@ -411,12 +411,7 @@ public final class Controller {
     }
 
     private boolean fits(final int group, final SyncConfig config) {
-        try {
-            config.resolve(workers, members[group]);
-            return true;
-        } catch (final IllegalArgumentException ex) {
-            return false;
-        }
+        return config.timeoutPercent() == 0 && config.misfit(workers, members[group]) == null;
     }
 
     private double value(final Policy.Metric metric, final Telemetry t) {

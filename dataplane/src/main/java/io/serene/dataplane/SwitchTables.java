@@ -129,12 +129,7 @@ final class SwitchTables {
 
     /** Whether a config fits a group of the job: its excluded workers exist, its quorum fits the members. */
     private boolean fits(final int j, final int group, final SyncConfig config) {
-        try {
-            config.resolve(jobs.workers[j], groups.membersOf(j, group));
-            return true;
-        } catch (final IllegalArgumentException ex) {
-            return false;
-        }
+        return config.misfit(jobs.workers[j], groups.membersOf(j, group)) == null;
     }
 
     private Status writeGroup(final TableWrite.Kind kind, final WorkerGroupEntry entry) {
@@ -189,14 +184,12 @@ final class SwitchTables {
         for (int w = 0; w < workers; w++) {
             members[w < setup.length ? setup[w] : 0].set(w);
         }
-        try {
-            for (int g = 0; g < ConfigTable.GROUPS; g++) {
-                context.groupSync(g).resolve(workers, members[g]);
+        for (int g = 0; g < ConfigTable.GROUPS; g++) {
+            if (context.groupSync(g).misfit(workers, members[g]) != null) {
+                return false;
             }
-            return true;
-        } catch (final IllegalArgumentException ex) {
-            return false;
         }
+        return true;
     }
 
     /**

@@ -226,31 +226,50 @@ public final class SyncConfig {
      */
     public Resolved resolve(final int workers, final BitSet members) {
         requireAbsolute();
-        if (excluded.length() > workers) {
-            throw new IllegalArgumentException("excluded worker " + (excluded.length() - 1) + " is not in a job of "
-                + workers + " workers");
+        final String misfit = misfit(workers, members);
+        if (misfit != null) {
+            throw new IllegalArgumentException(misfit);
         }
+        final BitSet required = requiredOf(members);
+        return new Resolved(bound, required, Math.max(quorumOf(required), 0), timeoutNs, lateMode, sample);
+    }
+
+    /** Why this config does not fit a group ({@code members}) of a job of {@code workers} workers, as {@link #resolve} says it; null if it fits. */
+    public String misfit(final int workers, final BitSet members) {
+        if (excluded.length() > workers) {
+            return "excluded worker " + (excluded.length() - 1) + " is not in a job of " + workers + " workers";
+        }
+        final BitSet required = requiredOf(members);
+        final int size = members.cardinality();
+        if (sample > 0 && noneRequired) {
+            return "a PSP sample needs required workers to draw from, and fastest-k requires none";
+        }
+        if (sample > 0 && size == workers && sample > required.cardinality()) {
+            return "PSP sample " + sample + " exceeds the " + required.cardinality() + " required workers";
+        }
+        final int k = quorumOf(required);
+        if (size > 0 && k > size) {
+            return "quorum " + k + " exceeds the " + (size == workers ? "job's " : "group's ") + size + " workers";
+        }
+        if (size == workers && k < 1 && timeoutNs == NO_TIMEOUT) {
+            return "nothing would ever release a chunk: no required worker, no quorum, no timeout";
+        }
+        return null;
+    }
+
+    /** The members a release waits for: those not excluded (none for fastest-k). */
+    private BitSet requiredOf(final BitSet members) {
         final BitSet required = new BitSet();
         if (!noneRequired) {
             required.or(members);
             required.andNot(excluded);
         }
-        final int size = members.cardinality();
-        if (sample > 0 && noneRequired) {
-            throw new IllegalArgumentException("a PSP sample needs required workers to draw from, and fastest-k requires none");
-        }
-        if (sample > 0 && size == workers && sample > required.cardinality()) {
-            throw new IllegalArgumentException("PSP sample " + sample + " exceeds the " + required.cardinality() + " required workers");
-        }
-        final int k = quorum != QUORUM_OF_REQUIRED ? quorum : sample > 0 ? Math.min(sample, required.cardinality()) : required.cardinality();
-        if (size > 0 && k > size) {
-            throw new IllegalArgumentException("quorum " + k + " exceeds the " + (size == workers ? "job's " : "group's ")
-                + size + " workers");
-        }
-        if (size == workers && k < 1 && timeoutNs == NO_TIMEOUT) {
-            throw new IllegalArgumentException("nothing would ever release a chunk: no required worker, no quorum, no timeout");
-        }
-        return new Resolved(bound, required, Math.max(k, 0), timeoutNs, lateMode, sample);
+        return required;
+    }
+
+    /** The contributions a release needs, given the required members. */
+    private int quorumOf(final BitSet required) {
+        return quorum != QUORUM_OF_REQUIRED ? quorum : sample > 0 ? Math.min(sample, required.cardinality()) : required.cardinality();
     }
 
     /** The rule for one job: required workers as a set, quorum as a count. */
