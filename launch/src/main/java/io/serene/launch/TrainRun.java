@@ -7,8 +7,8 @@ import io.serene.dataplane.SwitchPipeline;
 import io.serene.node.ControlServer;
 import io.serene.node.SilenceWatch;
 import io.serene.node.StallWatch;
-import io.serene.node.SwitchControlService;
-import io.serene.node.SwitchLink;
+import io.serene.node.SwitchNode;
+import io.serene.node.ControlAccess;
 import io.serene.node.SwitchMetrics;
 import io.serene.node.SwitchMonitor;
 import io.serene.launch.output.RunTraces;
@@ -187,10 +187,11 @@ public final class TrainRun {
             final SilenceWatch silence = new SilenceWatch(s.silenceRounds());
             final FaultPlan faults = s.faults();
             final WorkerProcesses workers;
-            try (SwitchLink link = SwitchLink.open(s.shm(), pipeline);
-                 SwitchControlService control = new SwitchControlService(link.host()::call, pipeline, stalls, progress::println).silence(silence);
-                 SwitchMonitor switchMonitor = new SwitchMonitor(pipeline, 100, stalls, silence, progress::println);
-                 SwitchMetrics metrics = s.metricsPort() < 0 ? null : SwitchMetrics.serve(switchMonitor, "127.0.0.1", s.metricsPort())) {
+            final SwitchNode.Builder plan = SwitchNode.builder(pipeline).watches(stalls, silence).log(progress::println)
+                .metrics("127.0.0.1", s.metricsPort()).control("127.0.0.1", s.controlPort(), ControlAccess.LOCAL);
+            try (SwitchNode link = (s.shm() ? plan.freshShm() : plan).open()) {
+                final SwitchMonitor switchMonitor = link.monitor();
+                final SwitchMetrics metrics = link.metrics();
                 // a fixed config that needs the dead worker cannot go on; a policy may change the config, so its job is let run
                 final Attempt on = new Attempt(pipeline, link.address(), base);
                 final WorkerProcesses[] these = new WorkerProcesses[1];
@@ -201,8 +202,8 @@ public final class TrainRun {
                     .map(j -> StallWatch.describe(j, view.timeNs())).findFirst().orElse(null)));
                 switchMonitor.addViewListener(view -> view.jobs().stream().filter(j -> j.job() == s.job()).findFirst()
                     .ifPresent(j -> fire(faults, workers, on, base + j.releasedRound(), stalls.stalled(j, view.timeNs()))));
-                switchMonitor.start();
-                final ControlServer server = s.controlPort() < 0 ? null : ControlServer.start(control, "127.0.0.1", s.controlPort());
+                link.start();
+                final ControlServer server = link.controlServer();
                 say.printf(Locale.ROOT, "train: %d workers, %s, policy %s, stragglers %s, %d rounds of batch %d, seed %d, %s; switch on %s%s%n",
                     s.workers(), t.model(), s.policyName(), t.stragglers(), rounds, t.batch(), t.seed(),
                     (t.device().modelled() ? "modelled step " + t.device() : "the host's clock (no --step-time)")

@@ -24,6 +24,7 @@ import io.serene.controlplane.rpc.Update;
 import io.serene.controlplane.rpc.WatchRequest;
 import io.serene.controlplane.rpc.WriteReply;
 import io.serene.controlplane.rpc.WriteRequest;
+import io.serene.worker.WorkerNode;
 import io.serene.node.ControlAccess;
 import io.serene.node.RemoteSwitchControl;
 import io.serene.node.StallWatch;
@@ -75,7 +76,7 @@ public final class ControlCommand implements Runnable {
         Path tlsCa;
 
         ManagedChannel channel() {
-            final InetSocketAddress target = Addresses.parse("--switch", address);
+            final InetSocketAddress target = WorkerNode.parseHostPort("--switch", address);
             final NettyChannelBuilder builder = NettyChannelBuilder.forAddress(target.getHostString(), target.getPort());
             if (tlsCa != null) {
                 try {

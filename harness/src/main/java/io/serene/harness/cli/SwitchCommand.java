@@ -7,23 +7,14 @@ import io.serene.node.ControlServer;
 import io.serene.node.Ports;
 import io.serene.node.SilenceWatch;
 import io.serene.node.StallWatch;
-import io.serene.node.SwitchControlService;
-import io.serene.node.SwitchMetrics;
-import io.serene.node.SwitchMonitor;
+import io.serene.node.SwitchNode;
 import io.serene.protocol.sync.SyncConfigParser;
 import io.serene.transport.PacketHost;
-import io.serene.transport.ShmServer;
-import io.serene.transport.ShmOptions;
-import io.serene.transport.ShmTransport;
-import io.serene.transport.UdpBridge;
 import io.serene.transport.UdpHost;
-import io.serene.transport.UdpOptions;
-import io.serene.transport.UdpTransport;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -102,12 +93,6 @@ public final class SwitchCommand implements Callable<Integer> {
     @Option(names = "--nio", description = "Use plain NIO instead of native epoll.")
     boolean nio;
 
-    /** Whether UDP is served on an address other hosts can reach (not loopback): directly, or bridged to shared memory. */
-    private static boolean servesBeyondLoopback(final PacketHost host, final UdpBridge bridge) {
-        final InetSocketAddress udp = host instanceof UdpHost u ? u.localAddress() : bridge != null ? bridge.localAddress() : null;
-        return udp != null && !udp.getAddress().isLoopbackAddress();
-    }
-
     private static void log(final String line) {
         System.out.println(line);
         System.out.flush();
@@ -132,24 +117,15 @@ public final class SwitchCommand implements Callable<Integer> {
             ex -> System.err.println("switch error: " + ex));
         final CountDownLatch stop = new CountDownLatch(1);
         final CountDownLatch closed = new CountDownLatch(1);
-        if (alsoUdp && shm == null) {
-            throw new IllegalArgumentException("--also-udp serves UDP besides shared memory: it needs --shm DIR");
-        }
-        try (AutoCloseable transport = shm != null ? ShmTransport.create(1) : UdpTransport.create(1, !nio);
-             PacketHost host = shm != null ? ((ShmTransport) transport).serve(pipeline, shm, ShmOptions.defaults())
-                 : ((UdpTransport) transport).bind(pipeline, new InetSocketAddress(bind, port), UdpOptions.defaults());
-             UdpTransport bridgeTransport = alsoUdp ? UdpTransport.create(1, !nio) : null;
-             UdpBridge bridge = alsoUdp ? UdpBridge.attach((ShmServer) host, bridgeTransport, new InetSocketAddress(bind, port),
-                 UdpOptions.defaults()) : null;
-             SwitchControlService control = new SwitchControlService(host::call, pipeline, stalls, SwitchCommand::log).silence(silence);
-             SwitchMonitor monitor = new SwitchMonitor(pipeline, 100, stalls, silence, SwitchCommand::log).start();
-             SwitchMetrics metrics = metricsPort < 0 ? null : SwitchMetrics.serve(monitor, metricsBind, metricsPort)) {
-            final ControlServer server = controlPort < 0 ? null : ControlServer.start(control, controlBind, controlPort, access);
+        final SwitchNode.Builder plan = SwitchNode.builder(pipeline).udp(bind, port, !nio).alsoUdp(alsoUdp)
+            .watches(stalls, silence).log(SwitchCommand::log).metrics(metricsBind, metricsPort).control(controlBind, controlPort, access);
+        try (SwitchNode node = (shm != null ? plan.shm(shm) : plan).open()) {
+            final PacketHost host = node.host();
+            node.start();
+            final ControlServer server = node.controlServer();
             System.out.println(context.memory());
-            System.out.println("switch listening on " + (host instanceof UdpHost udp ? "udp " + udp.localAddress() + " (" + host.kind() + ")"
-                : "shared memory " + ShmTransport.SCHEME + shm + (bridge != null ? " and udp " + bridge.localAddress() : ""))
-                + ", new jobs start with " + context.defaultSync());
-            if (context.secret() == null && servesBeyondLoopback(host, bridge)) {
+            System.out.println("switch listening on " + node.describe() + ", new jobs start with " + context.defaultSync());
+            if (context.secret() == null && node.servesBeyondLoopback()) {
                 System.out.println("warning: serving beyond this host without a secret (--secret-file): whoever reaches the port can "
                     + "join a job first, or take a joined worker's place; give the switch and its workers a secret");
             }
@@ -157,8 +133,8 @@ public final class SwitchCommand implements Callable<Integer> {
                 System.out.println("control service on tcp " + server.address() + (access.tls() ? " with TLS" : "")
                     + (access.token() != null ? ", callers need the token" : "") + " (grpc health and reflection too)");
             }
-            if (metrics != null) {
-                System.out.println("metrics on http://" + metricsBind + ":" + metrics.port() + "/metrics");
+            if (node.metrics() != null) {
+                System.out.println("metrics on http://" + metricsBind + ":" + node.metrics().port() + "/metrics");
             }
             System.out.flush();
             // on a signal, let the switch close its link (a shared-memory ring is a file to remove) before the JVM ends
@@ -178,9 +154,6 @@ public final class SwitchCommand implements Callable<Integer> {
                         + ", sources refused (bad header)=" + udp.refusedSources()
                         : ", " + host.batchingStats()));
                 }
-            }
-            if (server != null) {
-                server.close();
             }
         } finally {
             closed.countDown();

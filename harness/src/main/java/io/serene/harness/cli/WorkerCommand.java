@@ -14,13 +14,10 @@ import io.serene.training.TrainingLoop;
 import io.serene.training.data.Batches;
 import io.serene.training.data.FashionMnist;
 import io.serene.training.data.GlobalBatch;
-import io.serene.transport.UdpOptions;
-import io.serene.transport.ShmOptions;
-import io.serene.transport.ShmTransport;
-import io.serene.transport.UdpTransport;
 import io.serene.worker.RunClock;
 import io.serene.worker.WorkerHost;
 import io.serene.worker.WorkerContext;
+import io.serene.worker.WorkerNode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -29,7 +26,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,10 +33,7 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -152,25 +145,19 @@ public final class WorkerCommand implements Callable<Integer> {
             watchStdin();
         }
         final StragglerProfile profile = t.profile(workers);
-        final boolean shm = ShmTransport.isShm(switchAddress);
-        final Path shmDirectory = shm ? ShmTransport.directoryOf(switchAddress) : null;
-        final InetSocketAddress parsed = shm ? null : Addresses.parse("--switch", switchAddress);
-        final InetSocketAddress target = shm ? null : new InetSocketAddress(parsed.getHostString(), parsed.getPort());
         final FashionMnist dataset = FashionMnist.load(t.data());
         final int[] shard = dataset.train.shard(id, workers, t.seed());
         final int total = t.roundsFor(shard.length);
         final float[] testPixels = dataset.test.allImages();
         final int[] testLabels = dataset.test.allLabels();
         try (DjlModel net = new DjlModel(t.model(), t.batch(), t.learningRate(), t.momentum(), t.seed());
-             AutoCloseable transport = shm ? ShmTransport.create(1) : UdpTransport.create(1, true);
+             WorkerNode node = WorkerNode.to("--switch", switchAddress);
              RoundRecords log = new RoundRecords(id, total, records, epochMs, t.device().modelled())) {
             t.lrSchedule().applyTo(net, total);
             final Function<Supplier<int[]>, WorkerHost> connect = offers -> {
                 final WorkerContext context = new WorkerContext().link(t.link()).jobId(job).key(key).workerId(id).workers(workers)
                     .elementsPerRound(net.elements()).rebuild(offers).maxJoinAttempts(rejoinAttempts(t.timeoutSeconds(), offers));
-                final Consumer<Throwable> errors = ex -> System.err.println("worker " + id + " error: " + ex);
-                return shm ? WorkerHost.connect(context, shmDirectory, (ShmTransport) transport, ShmOptions.defaults(), errors)
-                    : WorkerHost.start(context, target, new InetSocketAddress(0), (UdpTransport) transport, UdpOptions.defaults(), errors);
+                return node.connect(context, ex -> System.err.println("worker " + id + " error: " + ex));
             };
             // the connection in use: a job the switch lost is joined again on a new one (TrainingLoop.recover)
             // read anew for every JOIN: the others' checkpoints move on while the rebuilt job waits for them
@@ -181,7 +168,7 @@ public final class WorkerCommand implements Callable<Integer> {
             }
             final WorkerHost[] live = {connect.apply(offered)};
             try {
-                awaitJoin(live[0], t.timeoutSeconds());
+                node.awaitJoin(live[0], id, job, t.timeoutSeconds());
                 if (rejoin) {
                     final int first = live[0].call(e -> e.firstRound()).get(t.timeoutSeconds(), TimeUnit.SECONDS);
                     resume = first == 0 ? null : Checkpoint.forRejoin(checkpointDir, id, workers, first);
@@ -202,7 +189,7 @@ public final class WorkerCommand implements Callable<Integer> {
                 final LoopOptions options = new LoopOptions(id, t, profile, progressLines, switchAddress,
                     evalWhenTold ? toldToEvaluate : null, checkpointDir, every, resume, rounds -> {
                         live[0] = connect.apply(() -> rounds);
-                        awaitJoin(live[0], t.timeoutSeconds());
+                        node.awaitJoin(live[0], id, job, t.timeoutSeconds());
                         return live[0];
                     }, evaluationShare, RunClock.HOST);
                 new TrainingLoop(live[0], net, () -> Batches.ofWorker(dataset.train, id, workers, t.batch(), sizes.max(), t.seed()), sizes,
@@ -271,17 +258,5 @@ public final class WorkerCommand implements Callable<Integer> {
                 + "rounds " + CheckpointDir.rounds(dir, w) + ")");
         }
         return Checkpoint.read(file);
-    }
-
-    private void awaitJoin(final WorkerHost worker, final int timeoutSeconds) throws InterruptedException {
-        try {
-            worker.joined().get(timeoutSeconds, TimeUnit.SECONDS);
-        } catch (final TimeoutException ex) {
-            throw new IllegalStateException("worker " + id + ": no join job " + job + " at " + switchAddress + " within "
-                + timeoutSeconds + " s (is the switch at " + switchAddress + " running?)");
-        } catch (final ExecutionException ex) {
-            throw new IllegalStateException("worker " + id + ": join job " + job + " at " + switchAddress + " failed: "
-                + ex.getCause().getMessage());
-        }
     }
 }
