@@ -183,7 +183,7 @@ public final class SwitchContext {
             + " (one slot per shadow set per job)");
         final long slots = (budgetBytes - fixed) / (2L * maxJobs * perSlot);
         final int poolSize = (int) Math.min(slots, maxPoolSize);
-        memory = new SwitchMemory(budgetBytes, maxJobs, maxWorkers, chunkElements, roundRing, poolSize);
+        memory = new SwitchMemory(this, poolSize);
         return this;
     }
 

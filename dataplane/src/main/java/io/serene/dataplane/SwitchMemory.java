@@ -38,20 +38,12 @@ public final class SwitchMemory {
     static final int SLOT_SCALAR_BYTES = 35 + ConfigTable.GROUPS;
     static final int JOB_SCALAR_BYTES = 88;
 
-    private final long budgetBytes;
-    private final int maxJobs;
-    private final int maxWorkers;
-    private final int chunkElements;
-    private final int roundRing;
+    /** The limits the plan is made for, kept by the context alone. */
+    private final SwitchContext limits;
     private final int poolSize;
 
-    SwitchMemory(final long budgetBytes, final int maxJobs, final int maxWorkers, final int chunkElements,
-                 final int roundRing, final int poolSize) {
-        this.budgetBytes = budgetBytes;
-        this.maxJobs = maxJobs;
-        this.maxWorkers = maxWorkers;
-        this.chunkElements = chunkElements;
-        this.roundRing = roundRing;
+    SwitchMemory(final SwitchContext limits, final int poolSize) {
+        this.limits = limits;
         this.poolSize = poolSize;
     }
 
@@ -77,23 +69,23 @@ public final class SwitchMemory {
     }
 
     public long budgetBytes() {
-        return budgetBytes;
+        return limits.budgetBytes();
     }
 
     public int maxJobs() {
-        return maxJobs;
+        return limits.maxJobs();
     }
 
     public int maxWorkers() {
-        return maxWorkers;
+        return limits.maxWorkers();
     }
 
     public int chunkElements() {
-        return chunkElements;
+        return limits.chunkElements();
     }
 
     public int roundRing() {
-        return roundRing;
+        return limits.roundRing();
     }
 
     public int poolSize() {
@@ -101,20 +93,20 @@ public final class SwitchMemory {
     }
 
     public int bitmapWords() {
-        return bitmapWords(maxWorkers);
+        return bitmapWords(maxWorkers());
     }
 
     /** Bytes the plan uses (always at most the budget). */
     public long totalBytes() {
-        return fixedBytes(maxJobs, maxWorkers, roundRing, chunkElements)
-            + 2L * maxJobs * poolSize * slotBytes(maxWorkers, chunkElements);
+        return fixedBytes(maxJobs(), maxWorkers(), roundRing(), chunkElements())
+            + 2L * maxJobs() * poolSize * slotBytes(maxWorkers(), chunkElements());
     }
 
     @Override
     public String toString() {
-        return "switch memory: " + totalBytes() + " of " + budgetBytes + " budget bytes = fixed "
-            + fixedBytes(maxJobs, maxWorkers, roundRing, chunkElements) + " + " + maxJobs + " jobs x 2 shadow sets x "
-            + poolSize + " slots x " + slotBytes(maxWorkers, chunkElements) + " B/slot (K=" + chunkElements
-            + " elements, N<=" + maxWorkers + " workers, ring=" + roundRing + " rounds)";
+        return "switch memory: " + totalBytes() + " of " + budgetBytes() + " budget bytes = fixed "
+            + fixedBytes(maxJobs(), maxWorkers(), roundRing(), chunkElements()) + " + " + maxJobs() + " jobs x 2 shadow sets x "
+            + poolSize + " slots x " + slotBytes(maxWorkers(), chunkElements()) + " B/slot (K=" + chunkElements()
+            + " elements, N<=" + maxWorkers() + " workers, ring=" + roundRing() + " rounds)";
     }
 }
