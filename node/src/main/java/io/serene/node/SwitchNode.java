@@ -65,7 +65,7 @@ public final class SwitchNode implements AutoCloseable {
         this.bridge = link;
         this.freshDirectory = b.freshShm ? b.shm : null;
         this.control = new SwitchControlService(host::call, pipeline, b.stalls, b.log).silence(b.silence);
-        this.monitor = new SwitchMonitor(pipeline, 100, b.stalls, b.silence, b.log);
+        this.monitor = new SwitchMonitor(pipeline, b.monitorEveryMs, b.stalls, b.silence, b.log);
         this.metrics = b.metricsPort < 0 ? null : SwitchMetrics.serve(monitor, b.metricsBind, b.metricsPort);
     }
 
@@ -91,6 +91,7 @@ public final class SwitchNode implements AutoCloseable {
         private String controlBind = "127.0.0.1";
         private int controlPort = -1;
         private ControlAccess access = ControlAccess.LOCAL;
+        private long monitorEveryMs = 100;
 
         private Builder(final SwitchPipeline pipeline) {
             this.pipeline = pipeline;
@@ -148,6 +149,12 @@ public final class SwitchNode implements AutoCloseable {
             this.controlBind = address;
             this.controlPort = controlAt;
             this.access = rule;
+            return this;
+        }
+
+        /** How often the monitor takes a view of the switch (default 100 ms). */
+        public Builder monitorEvery(final long ms) {
+            this.monitorEveryMs = ms;
             return this;
         }
 

@@ -2,12 +2,12 @@ package io.serene.systemtests;
 
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
+import io.serene.node.ControlAccess;
 import io.serene.node.ControlServer;
 import io.serene.node.SilenceWatch;
 import io.serene.node.StallWatch;
-import io.serene.node.SwitchControlService;
 import io.serene.node.SwitchMetrics;
-import io.serene.node.SwitchMonitor;
+import io.serene.node.SwitchNode;
 import io.serene.protocol.sync.SyncConfig;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
@@ -53,13 +53,13 @@ class ObservabilitySystemTest {
             .defaultSync(SyncConfig.bsp()).conclude(), errors::add);
         final StallWatch stalls = new StallWatch(0.3);
         final SilenceWatch silence = new SilenceWatch(10);
-        try (UdpTransport switchLoop = UdpTransport.create(1, true);
-             UdpTransport workerLoop = UdpTransport.create(1, true);
-             UdpHost switchHost = switchLoop.bind(pipeline, new InetSocketAddress("127.0.0.1", 0), UdpOptions.defaults());
-             SwitchControlService service = new SwitchControlService(switchHost::call, pipeline, stalls, log::add).silence(silence);
-             SwitchMonitor monitor = new SwitchMonitor(pipeline, 20, stalls, silence, log::add).start();
-             SwitchMetrics metrics = SwitchMetrics.serve(monitor, "127.0.0.1", 0);
-             ControlServer control = ControlServer.start(service, "127.0.0.1", 0)) {
+        try (UdpTransport workerLoop = UdpTransport.create(1, true);
+             SwitchNode node = SwitchNode.builder(pipeline).watches(stalls, silence).log(log::add).monitorEvery(20)
+                 .metrics("127.0.0.1", 0).control("127.0.0.1", 0, ControlAccess.LOCAL).open().start()) {
+            // the switch as serene switch runs it: its link, monitor, /metrics and control service
+            final UdpHost switchHost = (UdpHost) node.host();
+            final SwitchMetrics metrics = node.metrics();
+            final ControlServer control = node.controlServer();
             final List<WorkerHost> workers = new ArrayList<>();
             for (int w = 0; w < WORKERS; w++) {
                 workers.add(WorkerHost.start(new WorkerContext().jobId(JOB).workerId(w).workers(WORKERS).elementsPerRound(600),
