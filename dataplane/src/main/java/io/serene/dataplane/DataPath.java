@@ -6,6 +6,7 @@ import io.serene.protocol.Flags;
 import io.serene.protocol.Outbox;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.StepLayout;
+import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncRules;
 
 import java.nio.ByteBuffer;
@@ -148,7 +149,12 @@ final class DataPath {
         if (slots.released[idx]) {
             // late: the answer is the released result itself, whose bitmap leaves this worker out
             // its compute time and arrival still tell how it is doing (a worker excluded or cut off is heard only so)
-            arrivals.arrived(j, worker, round, nowNs, nowNs - slots.firstNs[idx], data.computeTimeNs());
+            final long since = nowNs - slots.firstNs[idx];
+            arrivals.arrived(j, worker, round, nowNs, since, data.computeTimeNs());
+            if (withinTimeout(j, idx, worker, since)) {
+                // late only because the step went without the late set, yet within the timeout: caught up, waited for again
+                jobs.late[j * words + (worker >>> 6)] &= ~(1L << (worker & 63));
+            }
             counters.increment(SwitchCounter.DROP_LATE);
             counters.increment(SwitchCounter.RESULTS_RETRANSMITTED);
             sendResult(j, idx, port, Flags.RETRANSMIT, outbox);
@@ -164,6 +170,13 @@ final class DataPath {
         }
         arrivals.arrived(j, worker, round, nowNs, nowNs - slots.firstNs[idx], data.computeTimeNs());
         releaseIfDue(j, idx, nowNs, outbox);
+    }
+
+    /** Whether a contribution {@code sinceNs} after the slot's first came within the timeout of the worker's group's entry. */
+    private boolean withinTimeout(final int j, final int idx, final int worker, final long sinceNs) {
+        final int g = groups.of(j, worker);
+        final long timeout = configs.timeoutNs(ConfigTable.list(j, g), slots.entry[idx * ConfigTable.GROUPS + g]);
+        return timeout != SyncConfig.NO_TIMEOUT && sinceNs <= timeout;
     }
 
     /** Releases the slot if it is due; a release its timeout alone allowed latches its round and marks the late. */

@@ -146,6 +146,40 @@ class SwitchSyncTest {
         assertThat(pipeline.counters().get(SwitchCounter.DROP_LATE)).isEqualTo(1);
     }
 
+    /**
+     * A worker a timeout left out is not waited for while it is later than the timeout; once a late
+     * contribution of it comes within the timeout of the step's first (it lost only to the early
+     * release of the late set), it is waited for again. Before, it could stay in the late set for good
+     * whenever it arrived just after the others, and every later round went without it.
+     */
+    @Test
+    void aLateWorkerThatComesWithinTheTimeoutIsWaitedForAgain() {
+        start("bsp+timeout:1", 2);
+        // round 0: worker 1 misses both chunks by more than the timeout
+        contribute(0, 0, 0, 1, 0);
+        contribute(0, 0, 1, 1, 0);
+        pipeline.onTimer(1_000_000, outbox);
+        pipeline.onTimer(1_300_000, outbox);
+        assertThat(pipeline.releasedRound(JOB)).isEqualTo(0);
+        contribute(1, 0, 0, 1, 1_400_000);
+        contribute(1, 0, 1, 1, 1_400_000);
+        // round 1: released as soon as worker 0 is in (worker 1 is late); worker 1 comes 0.2 ms later
+        contribute(0, 1, 0, 1, 2_000_000);
+        contribute(0, 1, 1, 1, 2_000_000);
+        assertThat(pipeline.releasedRound(JOB)).as("the late set is not waited for").isEqualTo(1);
+        contribute(1, 1, 0, 1, 2_200_000);
+        contribute(1, 1, 1, 1, 2_200_000);
+        // round 2: worker 1 caught up, so the round waits for it (up to the timeout)
+        sent.clear();
+        contribute(0, 2, 0, 1, 3_000_000);
+        contribute(0, 2, 1, 1, 3_000_000);
+        assertThat(pipeline.releasedRound(JOB)).as("waited for again").isEqualTo(1);
+        contribute(1, 2, 0, 1, 3_100_000);
+        contribute(1, 2, 1, 1, 3_100_000);
+        assertThat(pipeline.releasedRound(JOB)).isEqualTo(2);
+        assertThat(results().get(results().size() - 1).contributorCount()).isEqualTo(2);
+    }
+
     @Test
     void theSwitchRefusesRoundsBeyondTheBound() {
         start("ssp:1", 1);
