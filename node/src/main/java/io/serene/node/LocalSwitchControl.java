@@ -56,15 +56,6 @@ public final class LocalSwitchControl implements Controller.SwitchControl {
 
     /** A write in the run's rounds as the job counts them, from {@code base} on. */
     static TableWrite inJobRounds(final TableWrite write, final int base) {
-        if (base == 0 || !(write.entry() instanceof SyncConfigEntry e)) {
-            return write;
-        }
-        final SyncConfigEntry moved = e.toBuilder().firstRound(e.firstRound() - base).build();
-        return switch (write.kind()) {
-            case INSERT -> TableWrite.insert(moved);
-            case MODIFY -> TableWrite.modify(moved);
-            case DELETE -> TableWrite.delete(moved);
-            case INSTALL -> TableWrite.install(moved);
-        };
+        return base == 0 || !(write.entry() instanceof SyncConfigEntry e) ? write : write.atFirstRound(e.firstRound() - base);
     }
 }

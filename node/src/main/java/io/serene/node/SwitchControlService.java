@@ -117,7 +117,7 @@ public final class SwitchControlService extends SwitchControlGrpc.SwitchControlI
                     final Update u = request.getUpdates(i);
                     if (earliest(u)) {
                         final int first = pipeline.earliestSwapRound(request.getJob());
-                        writes.set(i, first < 0 ? writes.get(i) : TableWriteCodec.decode(request.getJob(), u.toBuilder().setFirstRound(first).build()));
+                        writes.set(i, first < 0 ? writes.get(i) : writes.get(i).atFirstRound(first));
                         b.addResults((first < 0 ? io.serene.protocol.Status.UNKNOWN_JOB : pipeline.write(writes.get(i))).name());
                         b.addFirstRounds(first);
                     } else {

@@ -325,17 +325,6 @@ public abstract class ShmHost implements PacketHost {
     private record Delayed(long dueNs, int port, byte[] bytes) {
     }
 
-    /** Runs a change of the host's state on its thread (at once if this is it, or it has ended). */
-    final void onThread(final Runnable change) {
-        if (poller.runsDirectly()) {
-            change.run();
-        } else {
-            call(() -> {
-                change.run();
-                return null;
-            }).join();
-        }
-    }
 
     /** Says goodbye (a connecting host), unmaps every ring and deletes this host's own files. */
     @Override

@@ -131,6 +131,17 @@ public final class ShmServer extends ShmHost {
         });
     }
 
+    /** Runs a change of the host's state on its thread (at once if this is it, or it has ended). */
+    private void onThread(final Runnable change) {
+        if (poller.runsDirectly()) {
+            change.run();
+        } else {
+            call(() -> {
+                change.run();
+                return null;
+            }).join();
+        }
+    }
     /** Forgets the bridged link (its peers' packets are dropped and counted from now on). */
     void detach() {
         if (!closed) {

@@ -19,25 +19,28 @@ import java.util.function.Consumer;
  */
 public final class WorkerNode implements AutoCloseable {
     private final String switchAddress;
-    /** A ShmTransport or a UdpTransport. */
-    private final Object transport;
+    /** Shared memory to a switch on this host (its directory), or UDP to its address: one of each pair is null. */
+    private final ShmTransport shm;
     private final Path shmDirectory;
+    private final UdpTransport udp;
     private final InetSocketAddress target;
 
-    private WorkerNode(final String switchAddress, final Object transport, final Path shmDirectory, final InetSocketAddress target) {
+    private WorkerNode(final String switchAddress, final ShmTransport shm, final Path shmDirectory, final UdpTransport udp,
+                       final InetSocketAddress target) {
         this.switchAddress = switchAddress;
-        this.transport = transport;
+        this.shm = shm;
         this.shmDirectory = shmDirectory;
+        this.udp = udp;
         this.target = target;
     }
 
     /** A node for the switch at {@code switchAddress}; a malformed one is an error naming the option it came from. */
     public static WorkerNode to(final String option, final String switchAddress) {
         if (ShmTransport.isShm(switchAddress)) {
-            return new WorkerNode(switchAddress, ShmTransport.create(1), ShmTransport.directoryOf(switchAddress), null);
+            return new WorkerNode(switchAddress, ShmTransport.create(1), ShmTransport.directoryOf(switchAddress), null, null);
         }
         final InetSocketAddress parsed = parseHostPort(option, switchAddress);
-        return new WorkerNode(switchAddress, UdpTransport.create(1, true), null,
+        return new WorkerNode(switchAddress, null, null, UdpTransport.create(1, true),
             new InetSocketAddress(parsed.getHostString(), parsed.getPort()));
     }
 
@@ -56,9 +59,9 @@ public final class WorkerNode implements AutoCloseable {
 
     /** A new connection to the switch for {@code context}, joining its job; errors of its engine go to {@code errors}. */
     public WorkerHost connect(final WorkerContext context, final Consumer<Throwable> errors) {
-        return shmDirectory != null
-            ? WorkerHost.connect(context, shmDirectory, (ShmTransport) transport, ShmOptions.defaults(), errors)
-            : WorkerHost.start(context, target, new InetSocketAddress(0), (UdpTransport) transport, UdpOptions.defaults(), errors);
+        return shm != null
+            ? WorkerHost.connect(context, shmDirectory, shm, ShmOptions.defaults(), errors)
+            : WorkerHost.start(context, target, new InetSocketAddress(0), udp, UdpOptions.defaults(), errors);
     }
 
     /** Waits until {@code worker} (worker {@code id} of job {@code job}) joined, at most {@code timeoutSeconds}; else an error saying so. */
@@ -76,10 +79,10 @@ public final class WorkerNode implements AutoCloseable {
 
     @Override
     public void close() {
-        if (transport instanceof ShmTransport shm) {
+        if (shm != null) {
             shm.close();
         } else {
-            ((UdpTransport) transport).close();
+            udp.close();
         }
     }
 }

@@ -226,20 +226,23 @@ public final class SyncConfig {
      */
     public Resolved resolve(final int workers, final BitSet members) {
         requireAbsolute();
-        final String misfit = misfit(workers, members);
+        final BitSet required = requiredOf(members);
+        final String misfit = misfit(workers, members, required);
         if (misfit != null) {
             throw new IllegalArgumentException(misfit);
         }
-        final BitSet required = requiredOf(members);
         return new Resolved(bound, required, Math.max(quorumOf(required), 0), timeoutNs, lateMode, sample);
     }
 
     /** Why this config does not fit a group ({@code members}) of a job of {@code workers} workers, as {@link #resolve} says it; null if it fits. */
     public String misfit(final int workers, final BitSet members) {
+        return misfit(workers, members, requiredOf(members));
+    }
+
+    private String misfit(final int workers, final BitSet members, final BitSet required) {
         if (excluded.length() > workers) {
             return "excluded worker " + (excluded.length() - 1) + " is not in a job of " + workers + " workers";
         }
-        final BitSet required = requiredOf(members);
         final int size = members.cardinality();
         if (sample > 0 && noneRequired) {
             return "a PSP sample needs required workers to draw from, and fastest-k requires none";

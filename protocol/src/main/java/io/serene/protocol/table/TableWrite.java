@@ -48,6 +48,17 @@ public final class TableWrite {
         return new TableWrite(Kind.INSTALL, entry);
     }
 
+    /**
+     * The same write with its sync_config entry moved to first round {@code firstRound} (a
+     * worker_group write has no first round: returned as it is).
+     */
+    public TableWrite atFirstRound(final int firstRound) {
+        if (!(entry instanceof SyncConfigEntry e) || e.firstRound() == firstRound) {
+            return this;
+        }
+        return new TableWrite(kind, e.toBuilder().firstRound(firstRound).build());
+    }
+
     public Kind kind() {
         return kind;
     }
