@@ -1,9 +1,11 @@
 package io.serene.sim;
 
 import io.serene.controlplane.Controller;
+import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.Json;
 
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,6 +24,8 @@ public final class ScenarioResult {
     public double meanStaleness;
     /** Rounds workers handed nothing in for: released without them before they started, or while they computed. */
     public long skippedRounds;
+    /** Rounds a worker behind by more than the timeout sat out, waiting for their release (RoundPlan.sitsOut). */
+    public long sitOuts;
     /** Gradients computed for a round released meanwhile and dropped (late mode drop). */
     public long droppedGradients;
     /** WBSP: gradients workers computed while they waited for clearance (sent with their next contribution). */
@@ -44,6 +48,17 @@ public final class ScenarioResult {
     public String schedule;
     public List<Controller.Decision> decisions = List.of();
 
+    /** The schedules the groups followed, as text: group 0's, then each other group with members. */
+    static String schedules(final SyncSchedule[] installed, final BitSet[] members) {
+        final StringBuilder schedule = new StringBuilder(installed[0].toString());
+        for (int g = 1; g < members.length; g++) {
+            if (!members[g].isEmpty()) {
+                schedule.append(" | group ").append(g).append(' ').append(members[g]).append(": ").append(installed[g]);
+            }
+        }
+        return schedule.toString();
+    }
+
     public boolean allChecks() {
         return completed && exactlyOnce && agreement && boundRespected && hotSwapConsistent && errors == 0;
     }
@@ -59,6 +74,7 @@ public final class ScenarioResult {
         m.put("meanStaleness", meanStaleness);
         m.put("skippedRounds", skippedRounds);
         m.put("droppedGradients", droppedGradients);
+        m.put("sitOuts", sitOuts);
         m.put("busyGradients", busyGradients);
         m.put("exactlyOnce", exactlyOnce);
         m.put("agreement", agreement);

@@ -35,6 +35,7 @@ import java.util.Locale;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
 
 /**
  * Runs the real switch and worker engines on the in-process transport in virtual time, with
@@ -97,6 +98,7 @@ public final class ScenarioRunner {
     private long stalenessCount;
     /** Rounds a worker handed nothing in for (released without it), and the gradients it dropped then. */
     private long skippedRounds;
+    private long sitOuts;
     private long droppedGradients;
     /** Per worker: the round of the gradient it holds ({@link RoundPlan#NONE}: none) and its compute time; rounds handed in. */
     private final int[] heldRound;
@@ -159,10 +161,7 @@ public final class ScenarioRunner {
             addresses[w] = network.attach(engines[w]);
         }
         lastComputeNs = new long[s.workers];
-        arrivals = new Arrivals[s.workers];
-        for (int w = 0; w < s.workers; w++) {
-            arrivals[w] = new Arrivals();
-        }
+        arrivals = Stream.generate(Arrivals::new).limit(s.workers).toArray(Arrivals[]::new);
         sentNs = new long[s.workers][s.rounds];
         lastSentNs = new long[s.workers];
         controller = s.policy == null ? null : new Controller(s.policy, JOB, s.workers,
@@ -287,6 +286,21 @@ public final class ScenarioRunner {
     private void onCleared(final int w, final int round) {
         final long now = network.nowNs();
         waitingNs[w] += now - readySince[w];
+        if (engines[w].foldsHeld(round, heldRound[w])) {
+            // with the next contribution, as the training loop does
+            engines[w].fold(SyntheticGradient.fill(gradient, s.seed, w, heldRound[w]));
+            lastComputeNs[w] = heldComputeNs[w];
+            heldRound[w] = RoundPlan.NONE;
+        }
+        final CompletableFuture<Boolean> sitOut = engines[w].sitOut(round, now, s.rounds - 1);
+        if (!sitOut.isDone()) {
+            sitOuts++;
+            sitOut.thenRun(() -> network.schedule(network.nowNs(), () -> {
+                waitingNs[w] += network.nowNs() - now;
+                handIn(w, round);
+            }));
+            return;
+        }
         if (!RoundPlan.computes(round, engines[w].releasedRound(), heldRound[w] != RoundPlan.NONE)) {
             handIn(w, round);
             return;
@@ -414,7 +428,6 @@ public final class ScenarioRunner {
     }
 
 
-
     private ScenarioResult result(final boolean done, final long jctNs, final long allDoneNs, final long wallNs) {
         final ScenarioResult r = new ScenarioResult();
         r.seed = s.seed;
@@ -454,6 +467,7 @@ public final class ScenarioRunner {
         r.configInstalls = pipeline.counters().get(SwitchCounter.CONFIG_INSTALLS);
         r.maxStaleness = maxStaleness;
         r.skippedRounds = skippedRounds;
+        r.sitOuts = sitOuts;
         r.droppedGradients = droppedGradients;
         r.busyGradients = busyGradients;
         r.meanStaleness = stalenessCount == 0 ? 0 : (double) stalenessSum / stalenessCount;
@@ -462,13 +476,7 @@ public final class ScenarioRunner {
         r.boundRespected = boundViolations == 0 && r.refusals == 0;
         r.hotSwapConsistent = done && deliveries.hotSwapConsistent(installed, members);
         r.errors = errors.size() + (int) pipeline.counters().get(SwitchCounter.ERRORS);
-        final StringBuilder schedule = new StringBuilder(installed[0].toString());
-        for (int g = 1; g < members.length; g++) {
-            if (!members[g].isEmpty()) {
-                schedule.append(" | group ").append(g).append(' ').append(members[g]).append(": ").append(installed[g]);
-            }
-        }
-        r.schedule = schedule.toString();
+        r.schedule = ScenarioResult.schedules(installed, members);
         r.decisions = controller == null ? List.of() : controller.decisions();
         return r;
     }

@@ -78,6 +78,21 @@ public record Checkpoint(int worker, int workers, int roundsDone, String setting
         }
     }
 
+    /**
+     * Worker {@code id}'s checkpoint after round {@code round} (every round up to it applied): the
+     * state taken into {@code now}, the copies for deferred evaluation (null: none) and the records.
+     */
+    static Checkpoint of(final int id, final int workers, final int round, final TrainSettings settings, final LoopSnapshot now,
+                         final ModelCopies copies, final RoundRecords log) {
+        final List<Copy> saved = new ArrayList<>();
+        for (int i = 0; copies != null && i < copies.size(); i++) {
+            saved.add(new Copy(copies.round(i), log.seconds(copies.takenNs(i)), copies.loss(i), copies.parameters(i).clone()));
+        }
+        return new Checkpoint(id, workers, round + 1, settingsOf(settings), now.parameters, now.velocity, now.steps, now.lastLoss,
+            now.drawn, now.globalBatch, now.unreleasedCopy, now.averagedCopy, now.folded, now.heldGradient, now.computeNs, saved,
+            log.save(round));
+    }
+
     /** The settings a checkpoint must be resumed with: everything that shapes the model's steps and the records. */
     public static String settingsOf(final TrainSettings settings) {
         final List<String> a = new ArrayList<>(settings.arguments());

@@ -15,9 +15,7 @@ import io.serene.worker.WorkerEngine;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
@@ -69,6 +67,8 @@ public final class TrainingLoop {
     private int nextToApply;
     /** A gradient computed but not sent yet: its round was released while it was computed. */
     private Checkpoint.Held held;
+    /** Under a timeout: back in step after a pause. */
+    private final CatchUp catchUp;
     private long lastComputeNs;
     /** How many times slower than its rate the worker's modelled link carries now (a communication straggler). */
     private double linkSlowdown = 1.0;
@@ -106,6 +106,7 @@ public final class TrainingLoop {
         this.clock = options.clock();
         this.steps = ModelledSteps.on(clock);
         this.waits = new LoopWaits(options.id(), options.settings().timeoutSeconds(), options.switchAddress(), clock, steps);
+        this.catchUp = new CatchUp(waits, clock, log, options.settings().staleScale(), unreleased);
     }
 
     /**
@@ -186,6 +187,11 @@ public final class TrainingLoop {
                 // every round before this one applied, nothing pending: what a rebuilt job can go on from
                 take(kept.next(), round);
             }
+            final Checkpoint.Held before = held;
+            held = catchUp.beforeRound(worker, round, wire, total - 1 - base, held);
+            if (held != before) {
+                lastComputeNs = before.reportedNs();
+            }
             if (RoundPlan.computes(round, released(), held != null)) {
                 held = compute(round, nextToApply, round);
             }
@@ -217,6 +223,7 @@ public final class TrainingLoop {
                 }
                 held = null;
             }
+            catchUp.record(round);
             if (options.progressLines()) {
                 // not printf: a formatter costs about a millisecond a round on a worker's quick JIT
                 System.out.println("@progress " + (round + 1) + " " + net.lastLoss());
@@ -395,10 +402,7 @@ public final class TrainingLoop {
 
     /** The values the engine will fold into the next round, copied into {@code into}. */
     private void foldedInto(final float[] into) throws InterruptedException {
-        waits.await(worker.call(e -> {
-            e.foldedInto(into);
-            return null;
-        }), "the values to fold");
+        waits.await(worker.foldedInto(into), "the values to fold");
     }
 
     /** Takes this worker back to a snapshot in memory (the records and copies of later rounds forgotten). */
@@ -426,10 +430,7 @@ public final class TrainingLoop {
         System.arraycopy(ownUnreleased, 0, unreleased, 0, unreleased.length);
         System.arraycopy(lastAverage, 0, averaged, 0, averaged.length);
         busy.clear();
-        waits.await(worker.call(e -> {
-            e.fold(folded);
-            return null;
-        }), "the values to fold");
+        waits.await(worker.fold(folded), "the values to fold");
     }
 
     /** Writes the checkpoint after {@code round} (every round up to it applied), reporting the file. */
@@ -437,13 +438,7 @@ public final class TrainingLoop {
         final long t0 = System.nanoTime();
         final LoopSnapshot now = new LoopSnapshot(net.elements());
         take(now, round + 1);
-        final List<Checkpoint.Copy> saved = new ArrayList<>();
-        for (int i = 0; copies != null && i < copies.size(); i++) {
-            saved.add(new Checkpoint.Copy(copies.round(i), log.seconds(copies.takenNs(i)), copies.loss(i), copies.parameters(i).clone()));
-        }
-        final Path file = new Checkpoint(options.id(), worker.workers(), round + 1, Checkpoint.settingsOf(options.settings()),
-            now.parameters, now.velocity, now.steps, now.lastLoss, now.drawn, now.globalBatch, now.unreleasedCopy, now.averagedCopy,
-            now.folded, now.heldGradient, now.computeNs, saved, log.save(round)).write(options.checkpointDir());
+        final Path file = Checkpoint.of(options.id(), worker.workers(), round, options.settings(), now, copies, log).write(options.checkpointDir());
         System.out.printf(Locale.ROOT, "worker %d: checkpoint after round %d in %s (%.1f ms)%n", options.id(), round + 1, file,
             (System.nanoTime() - t0) / 1e6);
         System.out.flush();

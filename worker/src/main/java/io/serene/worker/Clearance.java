@@ -20,7 +20,13 @@ final class Clearance {
 
     private final ConfigReplica config;
     private final List<Waiter> waiters = new ArrayList<>();
+    /** Callers waiting until R reaches a round, whatever the bound. */
+    private final List<Waiter> releaseWaiters = new ArrayList<>();
     private int releasedRound = -1;
+    /** When R last advanced, as this worker heard it (the engine's clock). */
+    private long releasedAtNs;
+    /** The newest round a result showed released without this worker (-1: none). */
+    private int leftOutRound = -1;
     private int ring;
 
     Clearance(final ConfigReplica config) {
@@ -37,9 +43,26 @@ final class Clearance {
         return releasedRound;
     }
 
-    /** R as a result reports it (results may arrive out of order: R never goes back). */
-    void released(final int round) {
-        releasedRound = Math.max(releasedRound, round);
+    /** A result of {@code round} left this worker out. */
+    void leftOut(final int round) {
+        leftOutRound = Math.max(leftOutRound, round);
+    }
+
+    int leftOutRound() {
+        return leftOutRound;
+    }
+
+    /** When R last advanced, as this worker heard it. */
+    long releasedAtNs() {
+        return releasedAtNs;
+    }
+
+    /** R as a result heard at {@code nowNs} reports it (results may arrive out of order: R never goes back). */
+    void released(final int round, final long nowNs) {
+        if (round > releasedRound) {
+            releasedRound = round;
+            releasedAtNs = nowNs;
+        }
     }
 
     /** Whether a result for this round can be one of the job's: the switch releases nothing beyond R + ring. */
@@ -62,17 +85,37 @@ final class Clearance {
         return future;
     }
 
-    /** Completes the waiters whose rounds are cleared now. */
-    void wake() {
-        if (waiters.isEmpty()) {
-            return;
+    /** A future completed once R reaches {@code round} (the round and every one before it released). */
+    CompletableFuture<Void> awaitReleased(final int round) {
+        final CompletableFuture<Void> future = new CompletableFuture<>();
+        if (releasedRound >= round) {
+            future.complete(null);
+        } else {
+            releaseWaiters.add(new Waiter(round, future));
         }
-        final Iterator<Waiter> it = waiters.iterator();
-        while (it.hasNext()) {
-            final Waiter waiter = it.next();
-            if (cleared(waiter.round())) {
-                it.remove();
-                waiter.future().complete(null);
+        return future;
+    }
+
+    /** Completes the waiters whose rounds are cleared (or released) now. */
+    void wake() {
+        if (!waiters.isEmpty()) {
+            final Iterator<Waiter> it = waiters.iterator();
+            while (it.hasNext()) {
+                final Waiter waiter = it.next();
+                if (cleared(waiter.round())) {
+                    it.remove();
+                    waiter.future().complete(null);
+                }
+            }
+        }
+        if (!releaseWaiters.isEmpty()) {
+            final Iterator<Waiter> it = releaseWaiters.iterator();
+            while (it.hasNext()) {
+                final Waiter waiter = it.next();
+                if (waiter.round() <= releasedRound) {
+                    it.remove();
+                    waiter.future().complete(null);
+                }
             }
         }
     }
@@ -81,6 +124,10 @@ final class Clearance {
         for (final Waiter waiter : waiters) {
             waiter.future().completeExceptionally(cause);
         }
+        for (final Waiter waiter : releaseWaiters) {
+            waiter.future().completeExceptionally(cause);
+        }
         waiters.clear();
+        releaseWaiters.clear();
     }
 }

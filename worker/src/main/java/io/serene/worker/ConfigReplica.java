@@ -19,6 +19,7 @@ final class ConfigReplica {
     private final int[] bound = new int[MAX_ENTRIES];
     private final LateMode[] late = new LateMode[MAX_ENTRIES];
     private final boolean[] busy = new boolean[MAX_ENTRIES];
+    private final long[] timeout = new long[MAX_ENTRIES];
     private int count;
     private int knownEpoch = -1;
     private int seenEpoch;
@@ -26,6 +27,7 @@ final class ConfigReplica {
     private final int[] pendingBound = new int[MAX_ENTRIES];
     private final LateMode[] pendingLate = new LateMode[MAX_ENTRIES];
     private final boolean[] pendingBusy = new boolean[MAX_ENTRIES];
+    private final long[] pendingTimeout = new long[MAX_ENTRIES];
     private int pendingEpoch = -1;
     private long pendingMask;
     private long requestAtNs;
@@ -86,12 +88,14 @@ final class ConfigReplica {
         pendingBound[index] = in.bound();
         pendingLate[index] = LateMode.fromWireCode(in.lateMode());
         pendingBusy[index] = in.hasFlag(Flags.BUSY);
+        pendingTimeout[index] = in.timeoutNs();
         pendingMask |= 1L << index;
         if (pendingMask == (entries == 64 ? -1L : (1L << entries) - 1)) {
             System.arraycopy(pendingFirst, 0, first, 0, entries);
             System.arraycopy(pendingBound, 0, bound, 0, entries);
             System.arraycopy(pendingLate, 0, late, 0, entries);
             System.arraycopy(pendingBusy, 0, busy, 0, entries);
+            System.arraycopy(pendingTimeout, 0, timeout, 0, entries);
             count = entries;
             knownEpoch = epoch;
             return true;
@@ -116,6 +120,11 @@ final class ConfigReplica {
     /** The late mode in force for a round (fold before a table is known). */
     LateMode lateModeFor(final int round) {
         return count == 0 ? LateMode.FOLD : late[entryFor(round)];
+    }
+
+    /** The timeout in force for a round, resolved by the switch ({@link SyncConfig#NO_TIMEOUT} before a table is known, or none). */
+    long timeoutNsFor(final int round) {
+        return count == 0 ? SyncConfig.NO_TIMEOUT : timeout[entryFor(round)];
     }
 
     /** Whether the round is WBSP's: the worker keeps computing while it waits for clearance (false before a table is known). */

@@ -1,6 +1,7 @@
 package io.serene.worker;
 
 import io.serene.protocol.sync.LateMode;
+import io.serene.protocol.sync.SyncConfig;
 
 /**
  * What a worker does with a round, decided here once for the training loop ({@code TrainingLoop})
@@ -17,6 +18,13 @@ import io.serene.protocol.sync.LateMode;
  *       dropped and the round skipped. Released otherwise: the round is skipped and a gradient it
  *       holds kept for the first round still open ({@code fold}). Not released: it contributes.</li>
  * </ol>
+ * Under a timeout, a worker that comes back to an open round later than the timeout after it heard
+ * the round before released without it (it was paused, or skipped rounds) sits the round
+ * out ({@link #sitsOut}): the others started it that long ago, so its gradient would come too late
+ * to count, and a gradient it held would open the round early and start the round's timeout before
+ * the others come. It waits for the round's release and computes the next one with them; a gradient
+ * it holds goes with that one (under {@code fold}). So a worker a pause put out of step is back in
+ * step within a round, instead of handing in every later round late.
  * A skipped round still reports the worker's last compute time: it is still that slow.
  */
 public final class RoundPlan {
@@ -56,6 +64,31 @@ public final class RoundPlan {
     /** Whether the worker computes a gradient for cleared round {@code round}. */
     public static boolean computes(final int round, final int released, final boolean holding) {
         return !holding && !releasedWithout(round, released);
+    }
+
+    /**
+     * Whether a worker sits out open round {@code round}: under a timeout ({@code timeoutNs}, or
+     * {@link SyncConfig#NO_TIMEOUT}), round - 1 was released without it ({@code leftOut}: the newest
+     * round released without it) and it heard that release ({@code released} is R as it last heard)
+     * more than the timeout before {@code nowNs} ({@code heardNs}: when it heard it). A worker that
+     * contributed to round - 1 never sits out, so some worker computes every round. Never the job's
+     * last round ({@code lastRound}): no later result would tell the worker of its release if the one
+     * multicast to it were lost.
+     */
+    public static boolean sitsOut(final int round, final int released, final int leftOut, final long heardNs, final long nowNs,
+                                  final long timeoutNs, final int lastRound) {
+        return timeoutNs != SyncConfig.NO_TIMEOUT && released == round - 1 && leftOut == round - 1 && nowNs - heardNs > timeoutNs
+            && round < lastRound;
+    }
+
+    /**
+     * Whether a gradient held for an earlier round ({@code heldRound}, {@link #NONE}: none) goes with
+     * the worker's next contribution (its folded values) instead of alone into open round
+     * {@code round}: under a timeout, where alone it would open the round early and start the
+     * round's timeout before the others come.
+     */
+    public static boolean foldsHeld(final int round, final int released, final int heldRound, final long timeoutNs) {
+        return heldRound != NONE && heldRound < round && timeoutNs != SyncConfig.NO_TIMEOUT && !releasedWithout(round, released);
     }
 
     /** Whether round {@code round} is released already (without this worker, which has not handed it in). */

@@ -253,6 +253,27 @@ public final class WorkerEngine implements PacketEndpoint {
         return config.lateModeFor(round);
     }
 
+    /** {@link RoundPlan#foldsHeld} for open round {@code round}, with R and the round's timeout as this worker knows them. */
+    public boolean foldsHeld(final int round, final int heldRound) {
+        return RoundPlan.foldsHeld(round, clearance.releasedRound(), heldRound, config.timeoutNsFor(round));
+    }
+
+    /**
+     * {@link RoundPlan#sitsOut} at {@code nowNs} (the run's clock), with R, when it was heard, the
+     * newest round released without this worker and the round's timeout as this worker knows them, in a job whose last round is {@code lastRound}:
+     * completes with true once the round it sits out is released, or at once with false.
+     */
+    public CompletableFuture<Boolean> sitOut(final int round, final long nowNs, final int lastRound) {
+        if (!RoundPlan.sitsOut(round, clearance.releasedRound(), clearance.leftOutRound(), clearance.releasedAtNs(), nowNs,
+            config.timeoutNsFor(round), lastRound)) {
+            return CompletableFuture.completedFuture(false);
+        }
+        if (membership.phase() == JoinHandshake.Phase.FAILED) {
+            return CompletableFuture.failedFuture(membership.failure());
+        }
+        return clearance.awaitReleased(round).thenApply(v -> true);
+    }
+
     /** Leaves the job; completes when the switch acknowledged or after the join retry budget. */
     public CompletableFuture<Void> leave() {
         return membership.leave();
@@ -439,7 +460,7 @@ public final class WorkerEngine implements PacketEndpoint {
         final int chunk = layout.chunkOf(t);
         final int n = layout.elementCount(t);
         config.seen(result.configEpoch());
-        clearance.released(result.releasedRound());
+        clearance.released(result.releasedRound(), nowNs);
         final int me = ctx.workerId();
         final boolean mine = (result.bitmapWord(me >>> 6) & (1L << (me & 63))) != 0;
         window.hint(result.openSeq(), (result.openBitmapWord(me >>> 6) & (1L << (me & 63))) != 0);
@@ -449,6 +470,9 @@ public final class WorkerEngine implements PacketEndpoint {
         if (round < assembler.baseRound() || !clearance.plausible(round)) {
             counters.increment(WorkerCounter.DUPLICATE_RESULTS);
             return;
+        }
+        if (!mine) {
+            clearance.leftOut(round);
         }
         final RoundAssembler.RoundState st = assembler.state(round);
         if (!assembler.take(result, st, t, chunk, n)) {

@@ -117,6 +117,22 @@ public final class WorkerHost implements AutoCloseable {
         return host.call(() -> engine.skip(round, computeNs)).thenCompose(f -> f);
     }
 
+    /** {@link WorkerEngine#fold}: values to add to the next submitted round, from any thread. */
+    public CompletableFuture<Void> fold(final float[] values) {
+        return host.call(() -> {
+            engine.fold(values);
+            return null;
+        });
+    }
+
+    /** {@link WorkerEngine#foldedInto}: the values the next submitted round folds in, copied into {@code into}, from any thread. */
+    public CompletableFuture<Void> foldedInto(final float[] into) {
+        return host.call(() -> {
+            engine.foldedInto(into);
+            return null;
+        });
+    }
+
     /** Completes once this worker may start computing {@code round} under the job's sync config (any thread). */
     public CompletableFuture<Void> awaitClearance(final int round) {
         return host.call(() -> engine.awaitClearance(round)).thenCompose(f -> f);
