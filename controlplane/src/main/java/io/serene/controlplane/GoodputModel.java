@@ -154,33 +154,68 @@ public final class GoodputModel {
         final double[] start = new double[workers];
         final double[] arrival = new double[workers];
         final double[] sorted = new double[workers];
+        // the newest round each worker was left out of (late, or skipped), and whether it sits this one out
+        final int[] leftOut = new int[workers];
+        Arrays.fill(leftOut, -1);
+        final boolean[] sitsOut = new boolean[workers];
+        // the switch's late set (ReleaseRule): workers a timeout released a round without, not waited for until they catch up
+        final boolean[] lateSet = new boolean[workers];
         double counted = 0;
         double weight = 0;
         double stale = 0;
         for (int r = 0; r < rounds; r++) {
             double first = Double.MAX_VALUE;
             for (int w = 0; w < workers; w++) {
-                first = Math.min(first, start[w] + times[r][w] + overheadNs);
-                arrival[w] = start[w] + times[r][w] + overheadNs + jitter[r][w];
+                // back more than the timeout after the round before went without it: it waits for this one's release
+                // (SyncRules.sitsOut; the job's last round is not known here)
+                sitsOut[w] = r > 0 && SyncRules.sitsOut(r, r - 1, leftOut[w], (long) release[r - 1], (long) start[w], rule.timeoutNs,
+                    Integer.MAX_VALUE);
+                arrival[w] = sitsOut[w] ? Double.MAX_VALUE : start[w] + times[r][w] + overheadNs + jitter[r][w];
+                if (!sitsOut[w]) {
+                    first = Math.min(first, start[w] + times[r][w] + overheadNs);
+                }
                 sorted[w] = arrival[w];
             }
             Arrays.sort(sorted);
             final BitSet waited = rule.requiredFor(seed, r);
             double required = 0;
+            double onTime = 0;
+            boolean anyLate = false;
             for (int w = waited.nextSetBit(0); w >= 0 && w < workers; w = waited.nextSetBit(w + 1)) {
                 required = Math.max(required, arrival[w]);
+                anyLate |= lateSet[w];
+                onTime = lateSet[w] ? onTime : Math.max(onTime, arrival[w]);
             }
             final double quorum = sorted[Math.min(workers, Math.max(1, rule.quorum)) - 1];
-            double at = Math.max(required, quorum);
+            final double met = Math.max(required, quorum);
+            double at = met;
             if (rule.timeoutNs != SyncConfig.NO_TIMEOUT) {
                 at = Math.min(at, first + rule.timeoutNs);
+                if (anyLate) {
+                    // every worker outside the late set is in: released without waiting out the timeout
+                    at = Math.min(at, onTime);
+                }
             }
             release[r] = r == 0 ? at : Math.max(at, release[r - 1]);
+            for (int w = 0; w < workers && rule.timeoutNs != SyncConfig.NO_TIMEOUT; w++) {
+                if (arrival[w] <= release[r] || arrival[w] - first <= rule.timeoutNs) {
+                    // counted, or late only because the late set let the round go: waited for again
+                    lateSet[w] = false;
+                } else if (at < met && at == first + rule.timeoutNs) {
+                    lateSet[w] = true;
+                }
+            }
             // w may start round r + 1 once its contribution is out and the bound clears it
             final long gate = SyncRules.gateRound(r + 1, rule.bound);
             for (int w = 0; w < workers; w++) {
+                if (sitsOut[w]) {
+                    leftOut[w] = r;
+                    start[w] = Math.max(start[w], release[r]);
+                    continue;
+                }
                 if (start[w] >= release[r]) {
                     // released before w got to it: w skips it (TrainingLoop), contributing nothing
+                    leftOut[w] = r;
                     continue;
                 }
                 // R when w started round r (releases are in order): its gradient's staleness by the rule
@@ -190,6 +225,9 @@ public final class GoodputModel {
                 }
                 final int s = SyncRules.staleness(r, released);
                 final boolean late = arrival[w] > release[r];
+                if (late) {
+                    leftOut[w] = r;
+                }
                 if (r >= from && (!late || rule.lateMode != LateMode.DROP)) {
                     final int staleness = late ? s + 1 : s;
                     counted++;

@@ -50,6 +50,20 @@ class GoodputModelTest {
     }
 
     @Test
+    void aWorkerAPausePutOutOfStepSitsOneRoundOutAndIsBackInStep() {
+        // four workers of 100 ms, worker 3 paused to 250 ms in round 2, a 20 ms timeout with drop
+        final GoodputModel.Rounds window = rounds(20, 100, 100, 100, 100);
+        window.computeNs()[2][3] = 250 * MS;
+        final SyncConfig timed = SyncConfig.bsp().withTimeoutNs(20 * MS).withLateMode(LateMode.DROP);
+        final GoodputModel.Estimate e = GoodputModel.replay(timed, window, 0, 0, 4, 1);
+        // round 2 goes without it, 20 ms after the others' (at 320); it ends round 2's compute at 450, so it
+        // sits round 3 out, which goes without waiting for it (the late set) at 420, and round 4 too (it
+        // got there 30 ms after round 3's release); it computes round 5 with the others
+        assertThat(e.share()).isEqualTo(77 / 80.0);
+        assertThat(e.roundNs()).isCloseTo((19 * 100 + 120) * MS / 20.0, within(1.0));
+    }
+
+    @Test
     void aTimeoutReleasesThatLongAfterTheFirstArrival() {
         final SyncConfig timed = SyncConfig.bsp().withTimeoutNs(5 * MS).withLateMode(LateMode.DROP);
         final GoodputModel.Estimate e = GoodputModel.replay(timed, rounds(1, 10, 30), 0, 2, 1);
@@ -107,10 +121,11 @@ class GoodputModelTest {
         final GoodputModel.Rounds r = GoodputModel.Rounds.measured(compute, new long[][] {{0, 6 * MS}, {0, 6 * MS}});
         final SyncConfig timed = SyncConfig.bsp().withTimeoutNs(4 * MS).withLateMode(LateMode.DROP);
         final GoodputModel.Estimate cut = GoodputModel.replay(timed, r, 0, 2, 1);
-        // round 0 released 4 ms after the first packet, at 14, before the second worker's (16): dropped;
-        // round 1: the first out at 24, the second at 16 + 10 + 6 = 32, released at 28: dropped again
+        // round 0 released 4 ms after the first packet, at 14, before the second worker's (16): dropped,
+        // and the second worker joins the late set; round 1: the first out at 24, the second at 16 + 10 + 6
+        // = 32, released as the first comes (the late set is not waited for): dropped again
         assertThat(cut.share()).isEqualTo(0.5);
-        assertThat(cut.roundNs()).isEqualTo(14.0 * MS);
+        assertThat(cut.roundNs()).isEqualTo(12.0 * MS);
         // without the jitter the same timeout cuts nothing
         assertThat(GoodputModel.replay(timed, GoodputModel.Rounds.of(compute), 0, 2, 1).share()).isEqualTo(1.0);
         // BSP waits for it: 16 ms a round

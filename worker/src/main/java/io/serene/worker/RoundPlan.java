@@ -20,7 +20,7 @@ import io.serene.protocol.sync.SyncConfig;
  * </ol>
  * Under a timeout, a worker that comes back to an open round later than the timeout after it heard
  * the round before released without it (it was paused, or skipped rounds) sits the round
- * out ({@link #sitsOut}): the others started it that long ago, so its gradient would come too late
+ * out ({@link io.serene.protocol.sync.SyncRules#sitsOut}): the others started it that long ago, so its gradient would come too late
  * to count, and a gradient it held would open the round early and start the round's timeout before
  * the others come. It waits for the round's release and computes the next one with them; a gradient
  * it holds goes with that one (under {@code fold}). So a worker a pause put out of step is back in
@@ -64,21 +64,6 @@ public final class RoundPlan {
     /** Whether the worker computes a gradient for cleared round {@code round}. */
     public static boolean computes(final int round, final int released, final boolean holding) {
         return !holding && !releasedWithout(round, released);
-    }
-
-    /**
-     * Whether a worker sits out open round {@code round}: under a timeout ({@code timeoutNs}, or
-     * {@link SyncConfig#NO_TIMEOUT}), round - 1 was released without it ({@code leftOut}: the newest
-     * round released without it) and it heard that release ({@code released} is R as it last heard)
-     * more than the timeout before {@code nowNs} ({@code heardNs}: when it heard it). A worker that
-     * contributed to round - 1 never sits out, so some worker computes every round. Never the job's
-     * last round ({@code lastRound}): no later result would tell the worker of its release if the one
-     * multicast to it were lost.
-     */
-    public static boolean sitsOut(final int round, final int released, final int leftOut, final long heardNs, final long nowNs,
-                                  final long timeoutNs, final int lastRound) {
-        return timeoutNs != SyncConfig.NO_TIMEOUT && released == round - 1 && leftOut == round - 1 && nowNs - heardNs > timeoutNs
-            && round < lastRound;
     }
 
     /**

@@ -13,6 +13,7 @@ import io.serene.protocol.RttEstimator;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.StepLayout;
+import io.serene.protocol.sync.SyncRules;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
@@ -259,12 +260,12 @@ public final class WorkerEngine implements PacketEndpoint {
     }
 
     /**
-     * {@link RoundPlan#sitsOut} at {@code nowNs} (the run's clock), with R, when it was heard, the
+     * {@link SyncRules#sitsOut} at {@code nowNs} (the run's clock), with R, when it was heard, the
      * newest round released without this worker and the round's timeout as this worker knows them, in a job whose last round is {@code lastRound}:
      * completes with true once the round it sits out is released, or at once with false.
      */
     public CompletableFuture<Boolean> sitOut(final int round, final long nowNs, final int lastRound) {
-        if (!RoundPlan.sitsOut(round, clearance.releasedRound(), clearance.leftOutRound(), clearance.releasedAtNs(), nowNs,
+        if (!SyncRules.sitsOut(round, clearance.releasedRound(), clearance.leftOutRound(), clearance.releasedAtNs(), nowNs,
             config.timeoutNsFor(round), lastRound)) {
             return CompletableFuture.completedFuture(false);
         }

@@ -35,19 +35,6 @@ class RoundPlanTest {
     }
 
     @Test
-    void aWorkerBackLaterThanTheTimeoutAfterTheRoundBeforeSitsTheRoundOut() {
-        final long heard = 1_000 * MS;
-        // round 5 open, round 4 released without it, heard at 1 s, a 30 ms timeout
-        assertThat(RoundPlan.sitsOut(5, 4, 4, heard, heard + 31 * MS, 30 * MS, 100)).as("the others started 31 ms ago").isTrue();
-        assertThat(RoundPlan.sitsOut(5, 4, 4, heard, heard + 30 * MS, 30 * MS, 100)).as("it still comes within the timeout").isFalse();
-        assertThat(RoundPlan.sitsOut(5, 4, 4, heard, heard + 500 * MS, SyncConfig.NO_TIMEOUT, 100)).as("no timeout: waited for").isFalse();
-        assertThat(RoundPlan.sitsOut(5, 3, 3, heard, heard + 500 * MS, 30 * MS, 100)).as("round 4 pending: nobody started 5 on it").isFalse();
-        assertThat(RoundPlan.sitsOut(5, 5, 5, heard, heard + 500 * MS, 30 * MS, 100)).as("released already: skipped anyway").isFalse();
-        assertThat(RoundPlan.sitsOut(5, 4, 3, heard, heard + 31 * MS, 30 * MS, 100)).as("it contributed to round 4: in step").isFalse();
-        assertThat(RoundPlan.sitsOut(5, 4, 4, heard, heard + 31 * MS, 30 * MS, 5)).as("the last round: nothing after it would tell").isFalse();
-    }
-
-    @Test
     void aGradientHeldForAnEarlierRoundGoesWithTheNextOneUnderATimeout() {
         assertThat(RoundPlan.foldsHeld(6, 5, 4, 30 * MS)).isTrue();
         assertThat(RoundPlan.foldsHeld(6, 5, 4, SyncConfig.NO_TIMEOUT)).as("no timeout: it goes alone (a quorum's)").isFalse();

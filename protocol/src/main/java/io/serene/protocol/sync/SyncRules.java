@@ -44,6 +44,22 @@ public final class SyncRules {
     }
 
     /**
+     * Whether a worker sits out open round {@code round} (the training loop, the simulator and
+     * {@code auto}'s replay of a config follow it): under a timeout ({@code timeoutNs}, or
+     * {@link SyncConfig#NO_TIMEOUT}), round - 1 was released without it ({@code leftOut}: the newest
+     * round released without it) and it heard that release ({@code released} is R as it last heard)
+     * more than the timeout before {@code nowNs} ({@code heardNs}: when it heard it). A worker that
+     * contributed to round - 1 never sits out, so some worker computes every round. Never the job's
+     * last round ({@code lastRound}): no later result would tell the worker of its release if the one
+     * multicast to it were lost.
+     */
+    public static boolean sitsOut(final int round, final int released, final int leftOut, final long heardNs, final long nowNs,
+                                  final long timeoutNs, final int lastRound) {
+        return timeoutNs != SyncConfig.NO_TIMEOUT && released == round - 1 && leftOut == round - 1 && nowNs - heardNs > timeoutNs
+            && round < lastRound;
+    }
+
+    /**
      * The staleness of round {@code round} started while R is {@code releasedRound}: how many earlier
      * rounds are missing from the model it was computed on (docs/design.md, "Metrics").
      */

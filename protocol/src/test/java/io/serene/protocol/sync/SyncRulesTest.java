@@ -101,4 +101,18 @@ class SyncRulesTest {
         SyncRules.sample(42, 3, new long[] {0b1011L}, 0, 1, 5, out, 0);
         assertThat(out[0]).as("a sample as large as the set is the set").isEqualTo(0b1011L);
     }
+
+    @Test
+    void aWorkerBackLaterThanTheTimeoutAfterTheRoundBeforeSitsTheRoundOut() {
+        final long ms = 1_000_000L;
+        final long heard = 1_000 * ms;
+        // round 5 open, round 4 released without it, heard at 1 s, a 30 ms timeout
+        assertThat(SyncRules.sitsOut(5, 4, 4, heard, heard + 31 * ms, 30 * ms, 100)).as("the others started 31 ms ago").isTrue();
+        assertThat(SyncRules.sitsOut(5, 4, 4, heard, heard + 30 * ms, 30 * ms, 100)).as("it still comes within the timeout").isFalse();
+        assertThat(SyncRules.sitsOut(5, 4, 4, heard, heard + 500 * ms, SyncConfig.NO_TIMEOUT, 100)).as("no timeout: waited for").isFalse();
+        assertThat(SyncRules.sitsOut(5, 3, 3, heard, heard + 500 * ms, 30 * ms, 100)).as("round 4 pending: nobody started 5 on it").isFalse();
+        assertThat(SyncRules.sitsOut(5, 5, 5, heard, heard + 500 * ms, 30 * ms, 100)).as("released already: skipped anyway").isFalse();
+        assertThat(SyncRules.sitsOut(5, 4, 3, heard, heard + 31 * ms, 30 * ms, 100)).as("it contributed to round 4: in step").isFalse();
+        assertThat(SyncRules.sitsOut(5, 4, 4, heard, heard + 31 * ms, 30 * ms, 5)).as("the last round: nothing after it would tell").isFalse();
+    }
 }
