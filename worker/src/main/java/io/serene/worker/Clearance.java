@@ -85,15 +85,18 @@ final class Clearance {
         return future;
     }
 
-    /** A future completed once R reaches {@code round} (the round and every one before it released). */
-    CompletableFuture<Void> awaitReleased(final int round) {
-        final CompletableFuture<Void> future = new CompletableFuture<>();
-        if (releasedRound >= round) {
-            future.complete(null);
-        } else {
-            releaseWaiters.add(new Waiter(round, future));
+    /**
+     * {@link SyncRules#sitsOut} for open round {@code round} at {@code nowNs}, under the round's
+     * timeout, in a job whose last round is {@code lastRound}: completes with true once the round it
+     * sits out is released (R reaches it), or at once with false.
+     */
+    CompletableFuture<Boolean> sitOut(final int round, final long nowNs, final long timeoutNs, final int lastRound) {
+        if (!SyncRules.sitsOut(round, releasedRound, leftOutRound, releasedAtNs, nowNs, timeoutNs, lastRound)) {
+            return CompletableFuture.completedFuture(false);
         }
-        return future;
+        final CompletableFuture<Void> released = new CompletableFuture<>();
+        releaseWaiters.add(new Waiter(round, released));
+        return released.thenApply(v -> true);
     }
 
     /** Completes the waiters whose rounds are cleared (or released) now. */

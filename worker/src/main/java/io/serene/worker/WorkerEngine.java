@@ -13,7 +13,6 @@ import io.serene.protocol.RttEstimator;
 import io.serene.protocol.Status;
 import io.serene.protocol.sync.LateMode;
 import io.serene.protocol.sync.StepLayout;
-import io.serene.protocol.sync.SyncRules;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
@@ -260,19 +259,15 @@ public final class WorkerEngine implements PacketEndpoint {
     }
 
     /**
-     * {@link SyncRules#sitsOut} at {@code nowNs} (the run's clock), with R, when it was heard, the
+     * {@code SyncRules.sitsOut} at {@code nowNs} (the run's clock), with R, when it was heard, the
      * newest round released without this worker and the round's timeout as this worker knows them, in a job whose last round is {@code lastRound}:
      * completes with true once the round it sits out is released, or at once with false.
      */
     public CompletableFuture<Boolean> sitOut(final int round, final long nowNs, final int lastRound) {
-        if (!SyncRules.sitsOut(round, clearance.releasedRound(), clearance.leftOutRound(), clearance.releasedAtNs(), nowNs,
-            config.timeoutNsFor(round), lastRound)) {
-            return CompletableFuture.completedFuture(false);
-        }
         if (membership.phase() == JoinHandshake.Phase.FAILED) {
             return CompletableFuture.failedFuture(membership.failure());
         }
-        return clearance.awaitReleased(round).thenApply(v -> true);
+        return clearance.sitOut(round, nowNs, config.timeoutNsFor(round), lastRound);
     }
 
     /** Leaves the job; completes when the switch acknowledged or after the join retry budget. */
