@@ -6,7 +6,7 @@ import io.serene.worker.WorkerHost;
 
 /**
  * Under a timeout, a worker a pause put out of step gets back in step before it computes a round
- * ({@link RoundPlan#sitsOut}, {@link RoundPlan#foldsHeld}): a gradient it holds for an earlier round
+ * ({@code SyncRules.sitsOut}, {@link RoundPlan#foldsHeld}): a gradient it holds for an earlier round
  * goes into the engine's folded values, weighed by the rounds missing from its model when it is
  * applied ({@link StaleScale}), and is added to its next contribution instead of opening a round
  * alone; and a round it comes back to later than the timeout after the others started it, it sits

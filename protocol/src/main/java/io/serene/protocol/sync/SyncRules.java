@@ -49,14 +49,15 @@ public final class SyncRules {
      * {@link SyncConfig#NO_TIMEOUT}), round - 1 was released without it ({@code leftOut}: the newest
      * round released without it) and it heard that release ({@code released} is R as it last heard)
      * more than the timeout before {@code nowNs} ({@code heardNs}: when it heard it). A worker that
-     * contributed to round - 1 never sits out, so some worker computes every round. Never the job's
+     * contributed to round - 1 never sits out, so some worker computes every round; nor does any
+     * worker sit out round 0 (no round before it went without anyone). Never the job's
      * last round ({@code lastRound}): no later result would tell the worker of its release if the one
      * multicast to it were lost.
      */
     public static boolean sitsOut(final int round, final int released, final int leftOut, final long heardNs, final long nowNs,
                                   final long timeoutNs, final int lastRound) {
-        return timeoutNs != SyncConfig.NO_TIMEOUT && released == round - 1 && leftOut == round - 1 && nowNs - heardNs > timeoutNs
-            && round < lastRound;
+        return timeoutNs != SyncConfig.NO_TIMEOUT && round > 0 && released == round - 1 && leftOut == round - 1
+            && nowNs - heardNs > timeoutNs && round < lastRound;
     }
 
     /**

@@ -112,6 +112,8 @@ class SyncRulesTest {
         assertThat(SyncRules.sitsOut(5, 4, 4, heard, heard + 500 * ms, SyncConfig.NO_TIMEOUT, 100)).as("no timeout: waited for").isFalse();
         assertThat(SyncRules.sitsOut(5, 3, 3, heard, heard + 500 * ms, 30 * ms, 100)).as("round 4 pending: nobody started 5 on it").isFalse();
         assertThat(SyncRules.sitsOut(5, 5, 5, heard, heard + 500 * ms, 30 * ms, 100)).as("released already: skipped anyway").isFalse();
+        // round 0: R is -1 and no round went without it (-1), whatever the clock reads
+        assertThat(SyncRules.sitsOut(0, -1, -1, 0, Long.MAX_VALUE / 2, 30 * ms, 100)).as("round 0").isFalse();
         assertThat(SyncRules.sitsOut(5, 4, 3, heard, heard + 31 * ms, 30 * ms, 100)).as("it contributed to round 4: in step").isFalse();
         assertThat(SyncRules.sitsOut(5, 4, 4, heard, heard + 31 * ms, 30 * ms, 5)).as("the last round: nothing after it would tell").isFalse();
     }
