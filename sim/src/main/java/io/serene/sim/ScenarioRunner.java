@@ -195,21 +195,7 @@ public final class ScenarioRunner {
                 engine.joined().join();
             }
         }
-        final List<SyncSchedule.Entry> entries = s.schedule.entries();
-        for (int i = 1; i < entries.size(); i++) {
-            // every group follows the schedule
-            for (int g = 0; g < members.length; g++) {
-                if (g > 0 && members[g].isEmpty()) {
-                    continue;
-                }
-                final Status status = pipeline.installConfig(1, g, entries.get(i).firstRound, entries.get(i).config);
-                if (status != Status.OK) {
-                    throw new IllegalArgumentException("cannot install '" + entries.get(i) + "': " + status
-                        + (status == Status.TOO_EARLY ? " (the earliest round the switch allows now is "
-                        + pipeline.earliestSwapRound(JOB) + ")" : ""));
-                }
-            }
-        }
+        SwitchSetup.installLater(pipeline, JOB, s.schedule, members);
         network.wake(switchAddress);
         final long start = network.nowNs();
         for (int w = 0; w < s.workers; w++) {
@@ -294,13 +280,30 @@ public final class ScenarioRunner {
         }
         final CompletableFuture<Boolean> sitOut = engines[w].sitOut(round, now, s.rounds - 1);
         if (!sitOut.isDone()) {
+            // until the release, or (a release it did not hear of) the deadline: then it computes the round after all
             sitOuts++;
-            sitOut.thenRun(() -> network.schedule(network.nowNs(), () -> {
-                waitingNs[w] += network.nowNs() - now;
-                handIn(w, round);
-            }));
+            final boolean[] gone = new boolean[1];
+            final Runnable onRelease = () -> network.schedule(network.nowNs(), () -> goOn(w, round, now, gone, () -> handIn(w, round)));
+            sitOut.thenRun(onRelease);
+            network.schedule(RoundPlan.sitOutDeadlineNs(now, arrivals[w].typicalComputeNs()), () -> goOn(w, round, now, gone,
+                () -> compute(w, round)));
             return;
         }
+        compute(w, round);
+    }
+
+    /** Ends a sit-out once, the first of its release and its deadline: the time since {@code since} is waiting. */
+    private void goOn(final int w, final int round, final long since, final boolean[] gone, final Runnable next) {
+        if (!gone[0]) {
+            gone[0] = true;
+            waitingNs[w] += network.nowNs() - since;
+            next.run();
+        }
+    }
+
+    /** The worker computes round {@code round}'s gradient ({@link RoundPlan#computes}), or hands in at once. */
+    private void compute(final int w, final int round) {
+        final long now = network.nowNs();
         if (!RoundPlan.computes(round, engines[w].releasedRound(), heldRound[w] != RoundPlan.NONE)) {
             handIn(w, round);
             return;
@@ -483,14 +486,6 @@ public final class ScenarioRunner {
 
     /** Per-worker counters and disagreeing rounds, for diagnosing a failed check. */
     public String diagnostics() {
-        final StringBuilder sb = new StringBuilder();
-        for (int w = 0; w < s.workers; w++) {
-            sb.append("worker ").append(w).append(": ").append(engines[w].counters()).append(" | ")
-                .append(engines[w].debugState()).append('\n');
-        }
-        sb.append("switch: ").append(pipeline.counters()).append('\n');
-        deliveries.describeDisagreements(sb);
-        errors.forEach(e -> sb.append("error: ").append(e).append('\n'));
-        return sb.toString();
+        return SwitchSetup.diagnostics(engines, pipeline, deliveries, errors);
     }
 }

@@ -29,7 +29,7 @@ class SyncInvariantProperties {
         "slow:p=0.15,pause=0.5-2.0",
     };
 
-    @Property(tries = 200)
+    @Property(tries = 1000)
     void invariantsHoldUnderRandomConfigsSwapsAndFaults(
         @ForAll @IntRange(min = 2, max = 6) final int workers,
         @ForAll @IntRange(min = 0, max = 12) final int first,
@@ -50,7 +50,7 @@ class SyncInvariantProperties {
         assertEveryCheck(scenario, policy, seed);
     }
 
-    @Property(tries = 100)
+    @Property(tries = 1000)
     void invariantsHoldWithWorkerGroupsEachUnderItsOwnConfigs(
         @ForAll @IntRange(min = 2, max = 6) final int workers,
         @ForAll @IntRange(min = 1, max = 3) final int groups,

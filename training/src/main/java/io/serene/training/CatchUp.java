@@ -4,6 +4,8 @@ import io.serene.worker.RoundPlan;
 import io.serene.worker.RunClock;
 import io.serene.worker.WorkerHost;
 
+import java.util.concurrent.CompletableFuture;
+
 /**
  * Under a timeout, a worker a pause put out of step gets back in step before it computes a round
  * ({@code SyncRules.sitsOut}, {@link RoundPlan#foldsHeld}): a gradient it holds for an earlier round
@@ -33,10 +35,11 @@ final class CatchUp {
     /**
      * Before the worker computes round {@code round} ({@code wire} on the switch, whose last round is {@code lastWire}), holding
      * {@code held} (or null): folds it if it goes with the next contribution and sits the round out
-     * if it must. Returns the gradient still held: {@code held}, or null once folded.
+     * if it must ({@link RoundPlan#sitOutDeadlineNs}: at most twice {@code typicalComputeNs}).
+     * Returns the gradient still held: {@code held}, or null once folded.
      */
-    Checkpoint.Held beforeRound(final WorkerHost worker, final int round, final int wire, final int lastWire, final Checkpoint.Held held)
-        throws InterruptedException {
+    Checkpoint.Held beforeRound(final WorkerHost worker, final int round, final int wire, final int lastWire, final Checkpoint.Held held,
+                                final long typicalComputeNs) throws InterruptedException {
         Checkpoint.Held still = held;
         final int heldWire = held == null ? RoundPlan.NONE : held.round() - (round - wire);
         if (waits.await(worker.call(e -> e.foldsHeld(wire, heldWire)), "the released round")) {
@@ -51,7 +54,10 @@ final class CatchUp {
             still = null;
         }
         final long w0 = clock.nanoTime();
-        if (waits.waitFor(worker.call(e -> e.sitOut(wire, w0, lastWire)).thenCompose(f -> f), "the release of round " + round)) {
+        final CompletableFuture<Boolean> out = waits.await(worker.call(e -> e.sitOut(wire, w0, lastWire)), "the released round");
+        if (!out.isDone()) {
+            // until the release, or (a release it did not hear of) the deadline: then it computes the round after all
+            waits.waitUntil(out, RoundPlan.sitOutDeadlineNs(w0, typicalComputeNs));
             log.waited(round, clock.nanoTime() - w0);
         }
         return still;

@@ -188,7 +188,7 @@ public final class TrainingLoop {
                 take(kept.next(), round);
             }
             final Checkpoint.Held before = held;
-            held = catchUp.beforeRound(worker, round, wire, total - 1 - base, held);
+            held = catchUp.beforeRound(worker, round, wire, total - 1 - base, held, arrivals.typicalComputeNs());
             if (held != before) {
                 lastComputeNs = before.reportedNs();
             }

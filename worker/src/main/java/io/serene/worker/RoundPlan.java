@@ -76,6 +76,17 @@ public final class RoundPlan {
         return heldRound != NONE && heldRound < round && timeoutNs != SyncConfig.NO_TIMEOUT && !releasedWithout(round, released);
     }
 
+    /**
+     * How long a worker that began sitting a round out at {@code nowNs} waits for the round's
+     * release at most: twice its typical compute time ({@code typicalComputeNs}), past the latest the
+     * others' contributions and the round's timeout can take. It hears the release by multicast; one
+     * lost when nothing later would report it (the next round waits for this worker) must not stall
+     * the job, so past the deadline it computes the round as if it had not sat out.
+     */
+    public static long sitOutDeadlineNs(final long nowNs, final long typicalComputeNs) {
+        return nowNs + 2 * typicalComputeNs;
+    }
+
     /** Whether round {@code round} is released already (without this worker, which has not handed it in). */
     public static boolean releasedWithout(final int round, final int released) {
         return released >= round;

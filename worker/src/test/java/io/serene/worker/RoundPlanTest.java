@@ -35,6 +35,13 @@ class RoundPlanTest {
     }
 
     @Test
+    void aSitOutEndsAtTwiceTheTypicalComputeTimeAtTheLatest() {
+        // past it the worker computes the round after all: a lost release must not stall the job
+        assertThat(RoundPlan.sitOutDeadlineNs(1_000 * MS, 160 * MS)).isEqualTo(1_320 * MS);
+        assertThat(RoundPlan.sitOutDeadlineNs(1_000 * MS, 0)).as("nothing computed yet: no wait").isEqualTo(1_000 * MS);
+    }
+
+    @Test
     void aGradientHeldForAnEarlierRoundGoesWithTheNextOneUnderATimeout() {
         assertThat(RoundPlan.foldsHeld(6, 5, 4, 30 * MS)).isTrue();
         assertThat(RoundPlan.foldsHeld(6, 5, 4, SyncConfig.NO_TIMEOUT)).as("no timeout: it goes alone (a quorum's)").isFalse();
