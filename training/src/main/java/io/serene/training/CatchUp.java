@@ -4,8 +4,6 @@ import io.serene.worker.RoundPlan;
 import io.serene.worker.RunClock;
 import io.serene.worker.WorkerHost;
 
-import java.util.concurrent.CompletableFuture;
-
 /**
  * Under a timeout, a worker a pause put out of step gets back in step before it computes a round
  * ({@code SyncRules.sitsOut}, {@link RoundPlan#foldsHeld}): a gradient it holds for an earlier round
@@ -42,7 +40,8 @@ final class CatchUp {
                                 final long typicalComputeNs) throws InterruptedException {
         Checkpoint.Held still = held;
         final int heldWire = held == null ? RoundPlan.NONE : held.round() - (round - wire);
-        if (waits.await(worker.call(e -> e.foldsHeld(wire, heldWire)), "the released round")) {
+        final WorkerHost.CatchUpPlan plan = waits.await(worker.catchUp(wire, heldWire, clock.nanoTime(), lastWire), "the released round");
+        if (plan.foldsHeld()) {
             final float[] stale = held.gradient();
             final float reweigh = scale.weight(round - held.appliedBefore()) / scale.weight(held.round() - held.appliedBefore());
             for (int i = 0; i < stale.length; i++) {
@@ -53,11 +52,10 @@ final class CatchUp {
             folded = held;
             still = null;
         }
-        final long w0 = clock.nanoTime();
-        final CompletableFuture<Boolean> out = waits.await(worker.call(e -> e.sitOut(wire, w0, lastWire)), "the released round");
-        if (!out.isDone()) {
+        if (!plan.sitOut().isDone()) {
             // until the release, or (a release it did not hear of) the deadline: then it computes the round after all
-            waits.waitUntil(out, RoundPlan.sitOutDeadlineNs(w0, typicalComputeNs));
+            final long w0 = clock.nanoTime();
+            waits.waitUntil(plan.sitOut(), RoundPlan.sitOutDeadlineNs(w0, typicalComputeNs));
             log.waited(round, clock.nanoTime() - w0);
         }
         return still;

@@ -14,14 +14,12 @@ import java.util.concurrent.CompletableFuture;
  * Tracks R as results report it and completes the callers waiting for a round once it is cleared.
  */
 final class Clearance {
-    /** A caller waiting until the worker may start computing a round. */
-    private record Waiter(int round, CompletableFuture<Void> future) {
+    /** A caller waiting until the worker may start computing a round, or (a sit-out) only until R reaches it. */
+    private record Waiter(int round, boolean releaseOnly, CompletableFuture<Void> future) {
     }
 
     private final ConfigReplica config;
     private final List<Waiter> waiters = new ArrayList<>();
-    /** Callers waiting until R reaches a round, whatever the bound. */
-    private final List<Waiter> releaseWaiters = new ArrayList<>();
     private int releasedRound = -1;
     /** When R last advanced, as this worker heard it (the engine's clock). */
     private long releasedAtNs;
@@ -80,7 +78,7 @@ final class Clearance {
         if (ready && cleared(round)) {
             future.complete(null);
         } else {
-            waiters.add(new Waiter(round, future));
+            waiters.add(new Waiter(round, false, future));
         }
         return future;
     }
@@ -95,30 +93,21 @@ final class Clearance {
             return CompletableFuture.completedFuture(false);
         }
         final CompletableFuture<Void> released = new CompletableFuture<>();
-        releaseWaiters.add(new Waiter(round, released));
+        waiters.add(new Waiter(round, true, released));
         return released.thenApply(v -> true);
     }
 
-    /** Completes the waiters whose rounds are cleared (or released) now. */
+    /** Completes the waiters whose rounds are cleared (or released, for a sit-out) now. */
     void wake() {
-        if (!waiters.isEmpty()) {
-            final Iterator<Waiter> it = waiters.iterator();
-            while (it.hasNext()) {
-                final Waiter waiter = it.next();
-                if (cleared(waiter.round())) {
-                    it.remove();
-                    waiter.future().complete(null);
-                }
-            }
+        if (waiters.isEmpty()) {
+            return;
         }
-        if (!releaseWaiters.isEmpty()) {
-            final Iterator<Waiter> it = releaseWaiters.iterator();
-            while (it.hasNext()) {
-                final Waiter waiter = it.next();
-                if (waiter.round() <= releasedRound) {
-                    it.remove();
-                    waiter.future().complete(null);
-                }
+        final Iterator<Waiter> it = waiters.iterator();
+        while (it.hasNext()) {
+            final Waiter waiter = it.next();
+            if (waiter.releaseOnly() ? waiter.round() <= releasedRound : cleared(waiter.round())) {
+                it.remove();
+                waiter.future().complete(null);
             }
         }
     }
@@ -127,10 +116,6 @@ final class Clearance {
         for (final Waiter waiter : waiters) {
             waiter.future().completeExceptionally(cause);
         }
-        for (final Waiter waiter : releaseWaiters) {
-            waiter.future().completeExceptionally(cause);
-        }
         waiters.clear();
-        releaseWaiters.clear();
     }
 }

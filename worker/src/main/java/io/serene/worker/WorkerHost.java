@@ -148,6 +148,20 @@ public final class WorkerHost implements AutoCloseable {
         return host.call(() -> new RoundStart(engine.busyFor(round), engine.awaitClearance(round).thenApply(v -> engine.boundFor(round))));
     }
 
+    /**
+     * What a training loop asks before computing open round {@code round}, in one trip to the
+     * engine's thread (any thread), holding a gradient of {@code heldRound} ({@link RoundPlan#NONE}:
+     * none): whether that gradient goes with the next contribution ({@link WorkerEngine#foldsHeld}),
+     * and the round's sit-out at {@code nowNs} ({@link WorkerEngine#sitOut}).
+     */
+    public CompletableFuture<CatchUpPlan> catchUp(final int round, final int heldRound, final long nowNs, final int lastRound) {
+        return host.call(() -> new CatchUpPlan(engine.foldsHeld(round, heldRound), engine.sitOut(round, nowNs, lastRound)));
+    }
+
+    /** See {@link #catchUp}: {@code sitOut} is done at once unless the worker sits the round out. */
+    public record CatchUpPlan(boolean foldsHeld, CompletableFuture<Boolean> sitOut) {
+    }
+
     /** See {@link #startRound}: {@code cleared} completes with the round's bound once the worker may compute it. */
     public record RoundStart(boolean busy, CompletableFuture<Integer> cleared) {
     }
