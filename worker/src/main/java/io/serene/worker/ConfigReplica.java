@@ -132,6 +132,27 @@ final class ConfigReplica {
         return count != 0 && busy[entryFor(round)];
     }
 
+    /**
+     * The config in force for a round in words, as a client of the worker sees it: "bound B" (ssp,
+     * "bound 0" for BSP, "unbounded" for ASP), then "timeout T ms", "late: drop", "busy" where they
+     * apply, and the table's epoch; "no config table yet" before the first.
+     */
+    String describe(final int round) {
+        if (count == 0) {
+            return "no config table yet";
+        }
+        final int e = entryFor(round);
+        final StringBuilder sb = new StringBuilder(bound[e] == SyncConfig.UNBOUNDED ? "unbounded" : "bound " + bound[e]);
+        if (timeout[e] != SyncConfig.NO_TIMEOUT) {
+            sb.append(", timeout ").append(timeout[e] / 1_000_000.0).append(" ms");
+        }
+        sb.append(", late: ").append(late[e].name().toLowerCase(java.util.Locale.ROOT));
+        if (busy[e]) {
+            sb.append(", busy");
+        }
+        return sb.append(" (epoch ").append(knownEpoch).append(')').toString();
+    }
+
     /** Whether a worker may start a round: a current table, and the bound rule with R as last heard. */
     boolean cleared(final int round, final int releasedRound, final int ring) {
         return fresh() && SyncRules.mayStart(round, releasedRound, bound[entryFor(round)], ring);

@@ -126,14 +126,16 @@ public final class WorkerEngine implements PacketEndpoint {
         return config.knownEpoch();
     }
 
+    /** The sync config in force for a round as this worker knows the config table, in words (engine thread). */
+    public String configFor(final int round) {
+        return config.describe(round);
+    }
+
     public int poolSize() {
         return layout == null ? 0 : layout.poolSize();
     }
 
-    /**
-     * Elements per chunk, as the switch announced in its JOIN_ACK; readable from any thread once
-     * {@link #joined()} has completed (the completion orders the write before the read).
-     */
+    /** Elements per chunk (the JOIN_ACK's); readable from any thread once {@link #joined()} completed (that orders the write first). */
     public int chunkElements() {
         if (!membership.joined().isDone() || membership.joined().isCompletedExceptionally()) {
             throw new IllegalStateException("worker " + ctx.workerId() + " has not joined");

@@ -27,6 +27,11 @@ public final class Defaults implements IDefaultValueProvider {
         "id", List.of("RANK", "SLURM_PROCID", "JOB_COMPLETION_INDEX"),
         "workers", List.of("WORLD_SIZE", "SLURM_NTASKS"),
         "switch", List.of("SERENE_SWITCH", "MASTER_ADDR:MASTER_PORT"),
+        "job", List.of("SERENE_JOB")), "agent", Map.of(
+        // not MASTER_ADDR:MASTER_PORT: under torchrun that is the rendezvous store of the client's own process group
+        "id", List.of("RANK", "SLURM_PROCID", "JOB_COMPLETION_INDEX"),
+        "workers", List.of("WORLD_SIZE", "SLURM_NTASKS"),
+        "switch", List.of("SERENE_SWITCH"),
         "job", List.of("SERENE_JOB")));
 
     private final Map<String, String> env;

@@ -6,8 +6,8 @@ import picocli.CommandLine.Command;
 /** The {@code serene} command line: parses arguments and hands over to one subcommand. */
 @Command(name = "serene", mixinStandardHelpOptions = true, version = "serene 0.1.0",
     description = "In-network gradient aggregation with dynamic hybrid synchronization.",
-    subcommands = {TrainCommand.class, ExperimentCommand.class, SwitchCommand.class, WorkerCommand.class, BenchCommand.class, SimCommand.class,
-        PolicyCommand.class, ControlCommand.class, DemoCommand.class, CompareCommand.class, KeysCommand.class})
+    subcommands = {TrainCommand.class, ExperimentCommand.class, SwitchCommand.class, WorkerCommand.class, AgentCommand.class, BenchCommand.class,
+        SimCommand.class, PolicyCommand.class, ControlCommand.class, DemoCommand.class, CompareCommand.class, KeysCommand.class})
 public final class Serene implements Runnable {
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
