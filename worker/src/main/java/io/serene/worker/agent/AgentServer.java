@@ -70,7 +70,7 @@ public final class AgentServer implements AutoCloseable {
         // an agent holds its socket's lock for its life: a socket file without a holder is one left by an agent that died
         final Path lockPath = socketPath.resolveSibling(socketPath.getFileName() + ".lock");
         final FileChannel lock = FileChannel.open(lockPath, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-        if (lock.tryLock() == null) {
+        if (!locked(lock)) {
             lock.close();
             throw new IllegalStateException("an agent already listens at " + socketPath + " (rank " + rank + " has one)");
         }
@@ -78,6 +78,15 @@ public final class AgentServer implements AutoCloseable {
         final ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         server.bind(UnixDomainSocketAddress.of(socketPath));
         return new AgentServer(socketPath, lockPath, lock, rank, world, timeoutSeconds, server, join);
+    }
+
+    /** Whether this process took the lock; false where another holds it (another process, or another agent in this one). */
+    private static boolean locked(final FileChannel lock) throws IOException {
+        try {
+            return lock.tryLock() != null;
+        } catch (final java.nio.channels.OverlappingFileLockException held) {
+            return false;
+        }
     }
 
     /**
