@@ -28,6 +28,20 @@ class DefaultsTest {
     }
 
     @Test
+    void anAgentUnderTorchrunTakesItsRankAndSizeButNotTheRendezvousAsItsSwitch() {
+        final Map<String, String> torchrun = Map.of("RANK", "1", "WORLD_SIZE", "4", "MASTER_ADDR", "127.0.0.1", "MASTER_PORT", "29500");
+        AgentCommand a = (AgentCommand) Serene.commandLine(new Defaults(torchrun, null)).parseArgs("agent").subcommand().commandSpec().userObject();
+        assertThat(a.id).isEqualTo(1);
+        assertThat(a.workers).isEqualTo(4);
+        assertThat(a.switchAddress).as("MASTER_ADDR:MASTER_PORT is the client's own process group").isEqualTo("127.0.0.1:7000");
+        final Map<String, String> withSwitch = Map.of("RANK", "1", "WORLD_SIZE", "4", "SERENE_SWITCH", "10.0.0.2:7000", "SERENE_JOB", "3");
+        a = (AgentCommand) Serene.commandLine(new Defaults(withSwitch, null)).parseArgs("agent").subcommand().commandSpec().userObject();
+        assertThat(a.switchAddress).isEqualTo("10.0.0.2:7000");
+        assertThat(a.job).isEqualTo(3);
+        assertThat(AgentCommand.defaultSocket(3, 1).getFileName()).hasToString("serene-agent-3-1.sock");
+    }
+
+    @Test
     void slurmAndTorchrunNamesAreUnderstoodAndFlagsWin() {
         final Defaults slurm = new Defaults(Map.of("SLURM_PROCID", "2", "SLURM_NTASKS", "4", "MASTER_ADDR", "node7", "MASTER_PORT", "7100"), null);
         WorkerCommand w = worker(slurm, "worker");
