@@ -14,6 +14,10 @@ it held it, and evaluates them on the test set after training (outside the measu
 prints one JSON line: the accuracy curve, the final accuracy and loss, the job time, the steps and
 how many overran their modelled time.
 
+With --comm serene (the experiment row `ddp-hook:CONFIG`) DDP's buckets go through Serene's switch
+instead, by python/serene's communication hook, under the switch's config; a round the switch
+released without a rank is not waited out by it (as Serene's workers skip such a round).
+
 Needs Debian's python3-torch (apt-get install python3-torch); run with /usr/bin/python3.
 """
 import argparse
@@ -21,6 +25,7 @@ import array
 import gzip
 import math
 import os
+import shlex
 import struct
 import sys
 import time
@@ -89,6 +94,20 @@ def mlp(torch, seed):
     return model
 
 
+serene_torch = None
+
+
+def serene_hook(model, rank, args):
+    """The hook's state through Serene's switch: python/serene of this checkout, its agent started
+    with --agent-command, the switch at --switch, DDP's buckets through the switch."""
+    global serene_torch
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+    import serene.torch
+    serene_torch = serene.torch
+    return serene.torch.HookState.for_module(model, rank=rank, world_size=args.workers, job=args.job, switch=args.switch,
+                                             agent_command=shlex.split(args.agent_command), timeout=300)
+
+
 def worker(rank, args, port, queue):
     import torch
     import torch.distributed as dist
@@ -103,19 +122,27 @@ def worker(rank, args, port, queue):
     step_seconds = steps[rank]
     # every rank starts from the same model (DDP also broadcasts rank 0's)
     model = DistributedDataParallel(mlp(torch, args.seed))
-    state = {"deadline": 0.0, "padded": False, "overran": 0, "waited": 0.0}
+    state = {"deadline": 0.0, "padded": False, "overran": 0, "waited": 0.0, "round": 0, "skipped": 0}
+    hook = serene_hook(model, rank, args) if args.comm == "serene" else None
 
     def padded_allreduce(_, bucket):
         # the modelled step ends at its deadline: the pass ran inside it; then DDP's allreduce
-        # (the first bucket of a step waits; the MLP's gradients fit in one)
+        # (the first bucket of a step waits; the MLP's gradients fit in one). Through Serene, a
+        # round the switch released without this rank is not waited out (Serene's workers skip it)
         if not state["padded"]:
             state["padded"] = True
             late = time.perf_counter() - state["deadline"]
             if late > 0:
                 state["overran"] += 1
+            elif hook is not None and hook.client.released() >= state["round"]:
+                state["skipped"] += 1
             else:
                 time.sleep(-late)
         t0 = time.perf_counter()
+        if hook is not None:
+            fut = serene_torch.comm_hook(hook, bucket)
+            state["waited"] += time.perf_counter() - t0
+            return fut
         tensor = bucket.buffer().div_(workers)
         fut = dist.all_reduce(tensor, async_op=True).get_future()
 
@@ -134,6 +161,7 @@ def worker(rank, args, port, queue):
     for r in range(rounds):
         state["deadline"] = time.perf_counter() + step_seconds[r]
         state["padded"] = False
+        state["round"] = r
         batch_x = x[mine[r]]
         batch_y = y[mine[r]]
         optimizer.zero_grad(set_to_none=True)
@@ -143,7 +171,9 @@ def worker(rank, args, port, queue):
         if rank == 0 and ((r + 1) % args.eval_every == 0 or r == rounds - 1):
             copies.append((r, time.perf_counter() - start, [p.detach().clone() for p in model.module.parameters()]))
     jct = time.perf_counter() - start
-    counts = torch.tensor([state["overran"], state["waited"]], dtype=torch.float64)
+    if hook is not None:
+        hook.close()
+    counts = torch.tensor([state["overran"], state["waited"], state["skipped"]], dtype=torch.float64)
     dist.all_reduce(counts)
     if rank == 0:
         tx, ty = load_split(args.data, "t10k")
@@ -158,6 +188,7 @@ def worker(rank, args, port, queue):
         queue.put({"workers": workers, "rounds": rounds, "batch": batch, "jctSeconds": jct, "accuracyCurve": curve,
                    "finalAccuracy": curve[-1]["accuracy"], "finalLoss": float(loss.item()), "steps": workers * rounds,
                    "overrunSteps": int(counts[0].item()), "communicationSeconds": float(counts[1].item()),
+                   "skippedSteps": int(counts[2].item()),
                    "torch": torch.__version__})
     dist.destroy_process_group()
 
@@ -171,7 +202,14 @@ def main():
     parser.add_argument("--eval-every", type=int, required=True)
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--workers", type=int, required=True)
+    parser.add_argument("--comm", choices=["gloo", "serene"], default="gloo",
+                        help="gloo: DDP's allreduce; serene: DDP's buckets through Serene's switch (python/serene's hook)")
+    parser.add_argument("--switch", help="with --comm serene: the switch, HOST:PORT")
+    parser.add_argument("--job", type=int, default=1, help="with --comm serene: the job id")
+    parser.add_argument("--agent-command", help="with --comm serene: how to start `serene` (its agent command is appended)")
     args = parser.parse_args()
+    if args.comm == "serene" and not (args.switch and args.agent_command):
+        parser.error("--comm serene needs --switch and --agent-command")
     ranks.run("ddp.py", worker, args, args.workers)
 
 if __name__ == "__main__":

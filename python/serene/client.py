@@ -18,7 +18,7 @@ import numpy as np
 
 MAGIC = 0x414E5253
 VERSION = 1
-HELLO, WELCOME, ALLREDUCE, RESULT, CLEARANCE, CLEARED, CONFIG, CONFIG_IS, ERROR, BYE = range(1, 11)
+HELLO, WELCOME, ALLREDUCE, RESULT, CLEARANCE, CLEARED, CONFIG, CONFIG_IS, ERROR, BYE, RELEASED, RELEASED_IS = range(1, 13)
 MAX_FRAME = 1 << 17
 
 
@@ -144,6 +144,12 @@ class Client:
         self._send(struct.pack("<Bi", CLEARANCE, int(round)))
         _, bound = struct.unpack_from("<ii", self._expect(CLEARED, "clearance for round %d" % round))
         return bound
+
+    def released(self):
+        """R: the highest round such that every round up to it is released, as this rank's agent last
+        heard (-1 before the first). A rank behind R may skip computing the rounds up to it."""
+        self._send(struct.pack("<B", RELEASED))
+        return struct.unpack_from("<i", self._expect(RELEASED_IS, "the released round"))[0]
 
     def config(self):
         """The sync config in force for this rank's next round, in words ("bound 0, late: fold (epoch 1)")."""

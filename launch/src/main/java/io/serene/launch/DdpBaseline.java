@@ -1,5 +1,6 @@
 package io.serene.launch;
 
+import io.serene.protocol.sync.SyncConfigParser;
 import io.serene.training.Json;
 import io.serene.training.ModelKind;
 import io.serene.training.ModelledSteps;
@@ -40,12 +41,15 @@ public final class DdpBaseline {
     private final RunSettings s;
     private final String python;
     private final Path script;
+    /** The sync config of the switch DDP's buckets go through (python/serene's hook), or null: gloo. */
+    private final String hookSync;
 
-    public DdpBaseline(final RunSettings settings, final String python) {
-        this(settings, python, PythonScript.shipped(Path.of("benchmarks", "gloo", "ddp.py")));
+    /** DDP over gloo ({@code hookSync} null) or through Serene's switch under {@code hookSync}. */
+    public DdpBaseline(final RunSettings settings, final String python, final String hookSync) {
+        this(settings, python, PythonScript.shipped(Path.of("benchmarks", "gloo", "ddp.py")), hookSync);
     }
 
-    DdpBaseline(final RunSettings settings, final String python, final Path script) {
+    DdpBaseline(final RunSettings settings, final String python, final Path script, final String hookSync) {
         final TrainSettings t = settings.training();
         if (t.model() != ModelKind.MLP || !t.device().modelled()) {
             throw new IllegalArgumentException("the DDP baseline trains the MLP on a modelled device: model mlp and a stepTime");
@@ -53,6 +57,7 @@ public final class DdpBaseline {
         this.s = settings;
         this.python = python;
         this.script = script;
+        this.hookSync = hookSync == null ? null : SyncConfigParser.parse(hookSync).toString();
     }
 
     /** Trains, writes the run's summary.json (and the plan) into the run's directory and returns the summary. */
@@ -64,10 +69,19 @@ public final class DdpBaseline {
         final Path plan = s.out().resolve(PLAN);
         final double modelledSeconds = writePlan(plan, dataset.train, t, s.workers(), rounds);
         final long timeout = Math.round(modelledSeconds / s.workers() * 3) + 300;
-        final String line = PythonScript.run("the DDP baseline", python, script, List.of("--plan", plan.toString(), "--data",
+        final List<String> args = new ArrayList<>(List.of("--plan", plan.toString(), "--data",
             t.data().toString(), "--lr", "" + t.learningRate(), "--momentum", "" + t.momentum(), "--eval-every", "" + t.evalEvery(),
-            "--seed", "" + t.seed(), "--workers", "" + s.workers()), timeout);
-        final Result r = Json.read(line, Result.class);
+            "--seed", "" + t.seed(), "--workers", "" + s.workers()));
+        final Result r;
+        if (hookSync == null) {
+            r = Json.read(PythonScript.run("the DDP baseline", python, script, args, timeout), Result.class);
+        } else {
+            try (HookSwitch sw = new HookSwitch(SyncConfigParser.parse(hookSync))) {
+                args.addAll(List.of("--comm", "serene", "--switch", sw.address(), "--agent-command", HookSwitch.agentCommand()));
+                r = Json.read(PythonScript.run("DDP through Serene's hook", python, script, args, timeout), Result.class);
+                sw.checkErrors();
+            }
+        }
         final RunSummary summary = summary(r, modelledSeconds, rounds);
         Files.writeString(s.out().resolve("summary.json"), Json.write(summary) + "\n", StandardCharsets.UTF_8);
         return summary;
@@ -75,7 +89,7 @@ public final class DdpBaseline {
 
     /** The script's line: what rank 0 measured and evaluated. */
     record Result(int workers, int rounds, int batch, double jctSeconds, List<RunSummary.CurvePoint> accuracyCurve, double finalAccuracy,
-                  double finalLoss, long steps, long overrunSteps, double communicationSeconds, String torch) {
+                  double finalLoss, long steps, long overrunSteps, double communicationSeconds, long skippedSteps, String torch) {
     }
 
     /**
@@ -123,9 +137,9 @@ public final class DdpBaseline {
         final Double tta = TrainSummary.timeToTarget(r.accuracyCurve(), s.targetAccuracy(), r.finalAccuracy(), r.jctSeconds());
         final double share = r.steps() == 0 ? 0 : (double) r.overrunSteps() / r.steps();
         final boolean faithful = share <= TrainSummary.FAITHFUL_OVERRUN_SHARE;
-        final String verdict = String.format(Locale.ROOT, "PyTorch %s DDP (gloo) on this host's clock, every step padded to the modelled "
+        final String verdict = String.format(Locale.ROOT, "PyTorch %s DDP (%s) on this host's clock, every step padded to the modelled "
             + "%s: %d of %d steps overran it (%.1f%%)%s; communication (the allreduce and the wait for the slowest peer in it) on this "
-            + "host's loopback", r.torch(), t().device().text(), r.overrunSteps(), r.steps(), 100 * share,
+            + "host's loopback", r.torch(), comm(), t().device().text(), r.overrunSteps(), r.steps(), 100 * share,
             faithful ? "" : ": NOT faithful, the host's compute took longer than the modelled step");
         final RunSummary.Fidelity fidelity = new RunSummary.Fidelity("modelled", t().device().text(), r.steps(), r.overrunSteps(), share,
             0, 0, "none", 0, 0, 0, 0, 0, null, faithful, verdict);
@@ -141,12 +155,19 @@ public final class DdpBaseline {
         final int n = s.workers() * rounds;
         final Map<String, Object> run = new LinkedHashMap<>(s.trainingSummary());
         run.put("workers", s.workers());
-        run.put("policy", "ddp");
-        run.put("baseline", "PyTorch " + r.torch() + " DistributedDataParallel, gloo, " + s.workers() + " processes on this host");
+        run.put("policy", hookSync == null ? "ddp" : "ddp-hook:" + hookSync);
+        run.put("baseline", "PyTorch " + r.torch() + " DistributedDataParallel, " + comm() + ", " + s.workers() + " processes on this host");
+        if (hookSync != null) {
+            run.put("skippedSteps", r.skippedSteps());
+        }
         return new RunSummary(Json.SCHEMA_VERSION, r.finalAccuracy(), r.jctSeconds(), s.targetAccuracy(), tta, r.communicationSeconds(),
             r.jctSeconds() > 0 ? modelledSeconds / (s.workers() * r.jctSeconds()) : 0, List.of(), true, List.of(r.finalAccuracy()),
             r.finalLoss(), null, new RunSummary.Staleness(0, 0, Map.of("0", n)), r.accuracyCurve(), waiting, zeros, zeros, samples, 0,
             List.of(), List.of(), List.of(), run, Map.of(), t().seed(), fidelity);
+    }
+
+    private String comm() {
+        return hookSync == null ? "gloo" : "its buckets through Serene's switch under " + hookSync;
     }
 
     private TrainSettings t() {

@@ -104,6 +104,10 @@ class AgentProtocolSystemTest {
                     }
                 }
             }
+            new AgentFrames.Out(AgentFrames.RELEASED).send(clients.get(0));
+            final AgentFrames.Frame released = reader.read(clients.get(0));
+            assertThat(released.type()).isEqualTo(AgentFrames.RELEASED_IS);
+            assertThat(released.i32()).as("R after three rounds").isEqualTo(2);
             new AgentFrames.Out(AgentFrames.CLEARANCE).i32(3).send(clients.get(0));
             final AgentFrames.Frame cleared = reader.read(clients.get(0));
             assertThat(cleared.type()).isEqualTo(AgentFrames.CLEARED);

@@ -177,7 +177,7 @@ public final class ExperimentRunner {
 
     private RunSummary train(final Run run) throws Exception {
         if (run.policy.isDdp()) {
-            return new DdpBaseline(settings(run), DdpBaseline.PYTHON).run();
+            return new DdpBaseline(settings(run), DdpBaseline.PYTHON, run.policy.hookSyncFor(run.workers)).run();
         }
         return new TrainRun(settings(run), console).run();
     }

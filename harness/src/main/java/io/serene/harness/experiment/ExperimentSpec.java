@@ -10,6 +10,7 @@ import io.serene.controlplane.PolicyParser;
 import io.serene.harness.cli.PolicyCommand;
 import io.serene.launch.FaultPlan;
 import io.serene.launch.RunSettings;
+import io.serene.protocol.sync.SyncConfigParser;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.ComputeClock;
 import io.serene.training.ComputeOn;
@@ -343,6 +344,15 @@ public final class ExperimentSpec {
                 ref = new PolicyRef(builtIn.name(), null, null, builtIn);
             } else if (p.isTextual() && p.asText().equals(PolicyRef.DDP)) {
                 ref = new PolicyRef(PolicyRef.DDP, "bsp", null, null);
+            } else if (p.isTextual() && p.asText().startsWith(PolicyRef.DDP_HOOK)) {
+                ref = new PolicyRef(p.asText(), p.asText().substring(PolicyRef.DDP_HOOK.length()), null, null);
+                for (final int w : workers) {
+                    try {
+                        SyncConfigParser.parse(ref.syncFor(w));
+                    } catch (final IllegalArgumentException ex) {
+                        throw new IllegalArgumentException("policy '" + p.asText() + "': " + ex.getMessage());
+                    }
+                }
             } else if (p.isTextual()) {
                 ref = new PolicyRef(p.asText(), p.asText(), null, null);
                 for (final int w : workers) {

@@ -13,6 +13,8 @@ final class PolicyRef {
 
     /** The name of the PyTorch DDP baseline in a file's policies. */
     static final String DDP = "ddp";
+    /** PyTorch DDP with its buckets through Serene's switch under a sync config: {@code ddp-hook:CONFIG}. */
+    static final String DDP_HOOK = "ddp-hook:";
 
     public final String name;
     final String sync;
@@ -30,9 +32,14 @@ final class PolicyRef {
         return !isDdp() && policy == null && sync.equals("bsp");
     }
 
-    /** PyTorch DDP (gloo) instead of Serene: {@link io.serene.launch.DdpBaseline} (its settings: BSP's). */
+    /** PyTorch DDP instead of Serene's training loop: {@link io.serene.launch.DdpBaseline} (its settings: BSP's). */
     boolean isDdp() {
-        return name.equals(DDP) && policy == null && file == null;
+        return (name.equals(DDP) || name.startsWith(DDP_HOOK)) && policy == null && file == null;
+    }
+
+    /** For a {@code ddp-hook:} row, the sync config its switch holds with {@code workers} workers; null for DDP over gloo. */
+    String hookSyncFor(final int workers) {
+        return isDdp() && name.startsWith(DDP_HOOK) ? syncFor(workers) : null;
     }
 
     /**

@@ -37,6 +37,10 @@ public final class AgentFrames {
     public static final byte ERROR = 9;
     /** Client: it is done; the agent leaves the job and exits. */
     public static final byte BYE = 10;
+    /** Client: nothing; the agent answers RELEASED_IS. */
+    public static final byte RELEASED = 11;
+    /** Agent: R, the highest round such that every round up to it is released, as the worker last heard (i32; -1: none yet). */
+    public static final byte RELEASED_IS = 12;
     /** The longest frame either side accepts (a string field is at most 64 KiB). */
     static final int MAX_FRAME = 1 << 17;
 

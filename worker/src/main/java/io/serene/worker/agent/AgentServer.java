@@ -145,6 +145,8 @@ public final class AgentServer implements AutoCloseable {
                     case AgentFrames.ALLREDUCE -> allreduce(ch, f.i32(), f.i32());
                     case AgentFrames.CLEARANCE -> clearance(ch, f.i32());
                     case AgentFrames.CONFIG -> out.reset(AgentFrames.CONFIG_IS).string(configFor(nextRound)).send(ch);
+                    case AgentFrames.RELEASED -> out.reset(AgentFrames.RELEASED_IS)
+                        .i32(await(worker.call(e -> e.releasedRound()), "the released round")).send(ch);
                     case AgentFrames.BYE -> {
                         return "client said bye";
                     }
