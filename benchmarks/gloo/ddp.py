@@ -94,20 +94,6 @@ def mlp(torch, seed):
     return model
 
 
-serene_torch = None
-
-
-def serene_hook(model, rank, args):
-    """The hook's state through Serene's switch: python/serene of this checkout, its agent started
-    with --agent-command, the switch at --switch, DDP's buckets through the switch."""
-    global serene_torch
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-    import serene.torch
-    serene_torch = serene.torch
-    return serene.torch.HookState.for_module(model, rank=rank, world_size=args.workers, job=args.job, switch=args.switch,
-                                             agent_command=shlex.split(args.agent_command), timeout=300)
-
-
 def worker(rank, args, port, queue):
     import torch
     import torch.distributed as dist
@@ -122,36 +108,20 @@ def worker(rank, args, port, queue):
     step_seconds = steps[rank]
     # every rank starts from the same model (DDP also broadcasts rank 0's)
     model = DistributedDataParallel(mlp(torch, args.seed))
-    state = {"deadline": 0.0, "padded": False, "overran": 0, "waited": 0.0, "round": 0, "skipped": 0}
-    hook = serene_hook(model, rank, args) if args.comm == "serene" else None
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+    import serene.torch
+    if args.comm == "serene":
+        hook_state = serene.torch.HookState.for_module(model, rank=rank, world_size=args.workers, job=args.job, switch=args.switch,
+                                                       agent_command=shlex.split(args.agent_command), timeout=300)
+        step = serene.torch.ModelledStep(serene.torch.comm_hook, hook_state)
+    else:
+        hook_state = None
 
-    def padded_allreduce(_, bucket):
-        # the modelled step ends at its deadline: the pass ran inside it; then DDP's allreduce
-        # (the first bucket of a step waits; the MLP's gradients fit in one). Through Serene, a
-        # round the switch released without this rank is not waited out (Serene's workers skip it)
-        if not state["padded"]:
-            state["padded"] = True
-            late = time.perf_counter() - state["deadline"]
-            if late > 0:
-                state["overran"] += 1
-            elif hook is not None and hook.client.released() >= state["round"]:
-                state["skipped"] += 1
-            else:
-                time.sleep(-late)
-        t0 = time.perf_counter()
-        if hook is not None:
-            fut = serene_torch.comm_hook(hook, bucket)
-            state["waited"] += time.perf_counter() - t0
-            return fut
-        tensor = bucket.buffer().div_(workers)
-        fut = dist.all_reduce(tensor, async_op=True).get_future()
-
-        def done(f):
-            state["waited"] += time.perf_counter() - t0
-            return f.value()[0]
-        return fut.then(done)
-
-    model.register_comm_hook(None, padded_allreduce)
+        def gloo_allreduce(_, bucket):
+            return dist.all_reduce(bucket.buffer().div_(workers), async_op=True).get_future()
+        step = serene.torch.ModelledStep(gloo_allreduce)
+    # every step lasts its modelled time: the pass runs inside it, DDP's reduction follows
+    model.register_comm_hook(hook_state, step)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
     loss_fn = torch.nn.CrossEntropyLoss()
     copies = []
@@ -159,9 +129,7 @@ def worker(rank, args, port, queue):
     start = time.perf_counter()
     loss = None
     for r in range(rounds):
-        state["deadline"] = time.perf_counter() + step_seconds[r]
-        state["padded"] = False
-        state["round"] = r
+        step.begin(step_seconds[r])
         batch_x = x[mine[r]]
         batch_y = y[mine[r]]
         optimizer.zero_grad(set_to_none=True)
@@ -171,9 +139,9 @@ def worker(rank, args, port, queue):
         if rank == 0 and ((r + 1) % args.eval_every == 0 or r == rounds - 1):
             copies.append((r, time.perf_counter() - start, [p.detach().clone() for p in model.module.parameters()]))
     jct = time.perf_counter() - start
-    if hook is not None:
-        hook.close()
-    counts = torch.tensor([state["overran"], state["waited"], state["skipped"]], dtype=torch.float64)
+    if hook_state is not None:
+        hook_state.close()
+    counts = torch.tensor([step.overran, step.waited, step.skipped], dtype=torch.float64)
     dist.all_reduce(counts)
     if rank == 0:
         tx, ty = load_split(args.data, "t10k")

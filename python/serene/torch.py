@@ -9,7 +9,11 @@ quorum, timeout, exclusion): the bucket comes back as the average over the ranks
 the round, the same on every rank. A round carries as many elements as the model has trainable
 parameters, so any bucket fits (a smaller one is padded on the wire). Bounded staleness needs a
 training loop that asks for clearance (``serene.Client.clearance``): DDP waits for every bucket.
+
+``ModelledStep`` wraps a hook (this one or DDP's own allreduce) in a modelled accelerator.
 """
+import time
+
 import torch
 
 from .client import Client
@@ -45,3 +49,58 @@ def comm_hook(state, bucket):
     future = torch.futures.Future()
     future.set_result(average)
     return future
+
+
+class ModelledStep:
+    """A modelled accelerator around a communication hook: a step's first bucket waits until the
+    step's modelled time is up (the real forward and backward pass ran inside it), then ``hook``
+    reduces it. Call ``begin(seconds)`` as each step starts. Given Serene's ``HookState``, a step
+    whose round the switch already released without this rank is not waited out: Serene's workers
+    do not compute such a round, and a rank the switch does not wait for stays with the others.
+
+    Counts: ``overran`` steps whose real pass took longer than the modelled time, ``skipped`` steps
+    not waited out, ``waited`` seconds in the reduction; ``sent`` and ``reduced`` are the current
+    step's times (time.time()) of its first bucket's hand-in and its last bucket's average."""
+
+    def __init__(self, hook, serene_state=None):
+        self.__name__ = self.__qualname__ = "modelled_" + getattr(hook, "__name__", "hook")  # DDP logs a hook's name
+        self.hook = hook
+        self.serene = serene_state
+        self.deadline = 0.0
+        self.padded = True
+        self.round = -1
+        self.overran = 0
+        self.skipped = 0
+        self.waited = 0.0
+        self.sent = None
+        self.reduced = None
+        self.skipped_this = False
+
+    def begin(self, seconds):
+        """A step of ``seconds`` modelled time starts now."""
+        self.deadline = time.perf_counter() + seconds
+        self.padded = False
+        self.round += 1
+        self.skipped_this = False
+
+    def __call__(self, state, bucket):
+        if not self.padded:
+            self.padded = True
+            late = time.perf_counter() - self.deadline
+            if late > 0:
+                self.overran += 1
+            elif self.serene is not None and self.serene.client.released() >= self.serene.rounds:
+                self.skipped += 1
+                self.skipped_this = True
+            else:
+                time.sleep(-late)
+            self.sent = time.time()
+        t0 = time.perf_counter()
+        future = self.hook(state, bucket)
+
+        def done(f):
+            self.waited += time.perf_counter() - t0
+            self.reduced = time.time()
+            value = f.value()
+            return value[0] if isinstance(value, list) else value
+        return future.then(done)

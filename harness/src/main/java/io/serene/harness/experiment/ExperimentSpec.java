@@ -208,8 +208,8 @@ public final class ExperimentSpec {
         policies = policies(n.get("policies"), base, workers);
         if (policies.stream().anyMatch(PolicyRef::isDdp) && !(mode.equals("train") && models.equals(List.of(ModelKind.MLP))
             && training.device().modelled())) {
-            throw new IllegalArgumentException("policy 'ddp' (PyTorch DDP, the baseline) trains the MLP on a modelled device: it needs "
-                + "mode train, model mlp and a stepTime");
+            throw new IllegalArgumentException("policy 'ddp' (PyTorch DDP, the baseline) and 'ddp-hook:' train the MLP on a modelled "
+                + "device: they need mode train, model mlp and a stepTime");
         }
         stragglers = strings(n, "stragglers", List.of(TrainDefaults.STRAGGLERS));
         for (final String s : stragglers) {

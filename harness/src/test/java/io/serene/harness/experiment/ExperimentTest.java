@@ -59,6 +59,12 @@ class ExperimentTest {
         assertThat(train.training.epochs()).isEqualTo(0.5);
         assertThat(train.training.rebalance()).as("default").isTrue();
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nrebalance: false", null, false).training.rebalance()).isFalse();
+        final ExperimentSpec ddp = ExperimentSpec.parse("name: d\nstepTime: 40ms\nworkers: [4, 8]\npolicies: [ddp, 'ddp-hook:bsp+exclude:N-1+drop']",
+            null, false);
+        assertThat(ddp.policies.get(0).hookSyncFor(4)).as("DDP over gloo").isNull();
+        assertThat(ddp.policies.get(1).isDdp()).isTrue();
+        assertThat(ddp.policies.get(1).isBsp()).isFalse();
+        assertThat(ddp.policies.get(1).hookSyncFor(8)).isEqualTo("bsp+exclude:7+drop");
         assertThat(train.training.deferredEval()).as("default").isTrue();
         assertThat(train.training.lrSchedule().text()).as("default").isEqualTo("constant");
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nlrSchedule: cosine", null, false).training.lrSchedule().text()).isEqualTo("cosine");
@@ -200,10 +206,12 @@ class ExperimentTest {
         bad("name: t\npolicies: [bsp]\nstragglers: [sometimes]", "unknown straggler profile part 'sometimes'");
         bad("name: t\npolicies: [bsp]\nepochs: 1\nrounds: 3", "give 'epochs' or 'rounds', not both");
         bad("name: t\nmode: sim\npolicies: [bsp]", "mode sim needs 'rounds'");
-        bad("name: t\nmode: sim\nrounds: 10\npolicies: [bsp, ddp]", "policy 'ddp' (PyTorch DDP, the baseline) trains the MLP on a "
-            + "modelled device");
-        bad("name: t\npolicies: [ddp]", "needs mode train, model mlp and a stepTime");
-        bad("name: t\nmodel: [mlp, cnn]\nstepTime: 40ms\npolicies: [ddp]", "needs mode train, model mlp and a stepTime");
+        bad("name: t\nmode: sim\nrounds: 10\npolicies: [bsp, ddp]", "policy 'ddp' (PyTorch DDP, the baseline) and 'ddp-hook:' train "
+            + "the MLP on a modelled device");
+        bad("name: t\npolicies: ['ddp-hook:bsp']", "need mode train, model mlp and a stepTime");
+        bad("name: t\nstepTime: 40ms\npolicies: ['ddp-hook:ssp:many']", "policy 'ddp-hook:ssp:many': ");
+        bad("name: t\npolicies: [ddp]", "need mode train, model mlp and a stepTime");
+        bad("name: t\nmodel: [mlp, cnn]\nstepTime: 40ms\npolicies: [ddp]", "need mode train, model mlp and a stepTime");
         bad("name: t\npolicies: [bsp]\nworkers: [0]", "'workers' must be in 1..64");
         bad("name: t\npolicies: [bsp]\nmodel: resnet", "unknown model 'resnet'");
         bad("name: t\npolicies: [{file: nowhere.policy}]", "cannot read policy file");
