@@ -58,18 +58,24 @@ class ModelledStep:
     whose round the switch already released without this rank is not waited out: Serene's workers
     do not compute such a round, and a rank the switch does not wait for stays with the others.
 
-    Counts: ``overran`` steps whose real pass took longer than the modelled time, ``skipped`` steps
-    not waited out, ``waited`` seconds in the reduction; ``sent`` and ``reduced`` are the current
-    step's times (time.time()) of its first bucket's hand-in and its last bucket's average."""
+    Counts: ``overran`` steps whose real pass took longer than the modelled time (``overrun_seconds``
+    in all, ``max_overrun`` the longest), ``host_seconds`` the real passes' time, ``skipped`` steps
+    not waited out, ``waited`` seconds in the reduction. The current step: ``host`` its real pass,
+    ``sent`` and ``reduced`` (time.time()) its first bucket's hand-in and its last bucket's average."""
 
     def __init__(self, hook, serene_state=None):
         self.__name__ = self.__qualname__ = "modelled_" + getattr(hook, "__name__", "hook")  # DDP logs a hook's name
         self.hook = hook
         self.serene = serene_state
+        self.seconds = 0.0
         self.deadline = 0.0
         self.padded = True
         self.round = -1
         self.overran = 0
+        self.overrun_seconds = 0.0
+        self.max_overrun = 0.0
+        self.host_seconds = 0.0
+        self.host = 0.0
         self.skipped = 0
         self.waited = 0.0
         self.sent = None
@@ -78,6 +84,7 @@ class ModelledStep:
 
     def begin(self, seconds):
         """A step of ``seconds`` modelled time starts now."""
+        self.seconds = seconds
         self.deadline = time.perf_counter() + seconds
         self.padded = False
         self.round += 1
@@ -87,8 +94,12 @@ class ModelledStep:
         if not self.padded:
             self.padded = True
             late = time.perf_counter() - self.deadline
+            self.host = self.seconds + late
+            self.host_seconds += self.host
             if late > 0:
                 self.overran += 1
+                self.overrun_seconds += late
+                self.max_overrun = max(self.max_overrun, late)
             elif self.serene is not None and self.serene.client.released() >= self.serene.rounds:
                 self.skipped += 1
                 self.skipped_this = True

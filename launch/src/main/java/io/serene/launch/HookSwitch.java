@@ -34,7 +34,7 @@ final class HookSwitch implements AutoCloseable {
 
     /** This JVM's java and class path running {@code serene} (the agent's options are appended), small: one per rank. */
     static String agentCommand() {
-        return String.join(" ", System.getProperty("java.home") + "/bin/java", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        return String.join(" ", System.getProperty("java.home") + "/bin/java", "-Xmx1g", "-XX:+UseSerialGC",
             "-cp", System.getProperty("java.class.path"), "io.serene.harness.cli.Serene");
     }
 

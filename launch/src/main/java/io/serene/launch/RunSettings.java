@@ -11,6 +11,7 @@ import io.serene.training.WorkerJit;
 
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -35,11 +36,13 @@ import java.util.Map;
  * @param virtual     the run's clock is virtual time: every worker in this process, the switch and the network
  *                    in-process, time the modelled device's and link's ({@link VirtualRun}); else worker
  *                    processes on this host's clock
+ * @param pytorch     a PyTorch training script and its arguments, which each worker process runs instead of
+ *                    {@code serene worker} ({@code serene train --pytorch}; its gradients through Serene's agent), or null
  */
 public record RunSettings(int workers, TrainSettings training, String sync, Policy policy, String policyLabel, WorkerJit workerJit,
                           double targetAccuracy, Path out, int controlPort, int metricsPort, double stallSeconds, double silenceRounds,
                           FaultPlan faults, int checkpointEvery, int maxRestarts, boolean resume,
-                          int job, boolean quiet, boolean shm, boolean virtual) {
+                          int job, boolean quiet, boolean shm, boolean virtual, List<String> pytorch) {
     /** Validates; called by {@link Builder#build()}. */
     public RunSettings {
         if (workers <= 0 || workers > 64) {
@@ -68,6 +71,13 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
             SyncSchedule.parse(sync).configFor(0).resolve(workers);
         }
         training.profile(workers);
+        if (pytorch != null && pytorch.isEmpty()) {
+            throw new IllegalArgumentException("--pytorch needs a script");
+        }
+        if (pytorch != null && (virtual || checkpointEvery > 0 || resume || !faults.faults().isEmpty())) {
+            throw new IllegalArgumentException("--pytorch runs the script's processes on this host's clock, without Serene's checkpoints: "
+                + "it takes no --clock virtual, --checkpoint-every, --resume or --faults");
+        }
     }
 
     public static Builder builder() {
@@ -128,6 +138,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         private boolean resume;
         private boolean shm;
         private boolean virtual;
+        private List<String> pytorch;
 
         private Builder() {
         }
@@ -226,6 +237,12 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
             return this;
         }
 
+        /** A PyTorch script and its arguments, one string split at spaces, that the worker processes run (null: {@code serene worker}). */
+        public Builder pytorch(final String value) {
+            pytorch = value == null ? null : List.of(value.trim().split("\\s+"));
+            return this;
+        }
+
         public Builder quiet(final boolean value) {
             quiet = value;
             return this;
@@ -234,7 +251,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         public RunSettings build() {
             final RunSettings settings = new RunSettings(workers, training, sync, policy, policyLabel, workerJit, targetAccuracy, out,
                 controlPort, metricsPort, stallSeconds, silenceRounds, FaultPlan.parse(faults, workers), checkpointEvery, maxRestarts,
-                resume, job, quiet, shm, virtual);
+                resume, job, quiet, shm, virtual, pytorch);
             if (virtual) {
                 VirtualRun.check(settings);
             }

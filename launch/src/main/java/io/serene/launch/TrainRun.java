@@ -78,6 +78,11 @@ public final class TrainRun {
         final FashionMnist dataset = FashionMnist.load(t.data());
         final int rounds = t.roundsFor(dataset.train.size() / s.workers());
         Files.createDirectories(s.out().resolve("workers"));
+        if (s.pytorch() != null) {
+            PytorchRanks.check(s.pytorch());
+            DdpBaseline.writePlan(s.out().resolve(PytorchRanks.PLAN), dataset.train, t, s.workers(), rounds);
+            Files.createDirectories(files.evaluationShare());
+        }
         int base = 0;
         long epochMs = System.currentTimeMillis();
         if (s.resume()) {
@@ -216,9 +221,12 @@ public final class TrainRun {
                 Runtime.getRuntime().addShutdownHook(hook);
                 load.begin();
                 try {
+                    final int masterPort = s.pytorch() == null ? 0 : PytorchRanks.freePort();
                     for (int w = 0; w < s.workers(); w++) {
-                        workers.start(w, WorkerCommandLine.of(s, t, files, w, rounds, link.address(), epochMs, base, false),
-                            Map.of(JobKeys.SECRET_ENV, keyText(w)), files.logFile(w));
+                        workers.start(w, s.pytorch() != null ? PytorchRanks.command(s)
+                            : WorkerCommandLine.of(s, t, files, w, rounds, link.address(), epochMs, base, false),
+                            s.pytorch() != null ? PytorchRanks.environment(s, files, w, rounds, link.address(), epochMs, keyText(w), masterPort)
+                                : Map.of(JobKeys.SECRET_ENV, keyText(w)), files.logFile(w));
                     }
                     final JobMonitor monitor = new JobMonitor(pipeline, s.job(), s.workers(), s.policy(), schedule, decisions, progress, base,
                         silence, this::rebuilt);
@@ -451,7 +459,7 @@ public final class TrainRun {
                     d.measuredRoundNs > 0 ? d.measuredRoundNs / 1e6 : null)).toList();
         final Map<String, Object> run = new LinkedHashMap<>();
         run.put("workers", s.workers());
-        run.put("model", t.model().toString());
+        run.put("model", s.pytorch() != null ? "pytorch " + String.join(" ", s.pytorch()) : t.model().toString());
         run.put("policy", s.policyName());
         run.put("stragglers", t.stragglers());
         run.put("rounds", rounds);

@@ -1,8 +1,10 @@
 package io.serene.systemtests;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.protocol.sync.SyncConfigParser;
+import io.serene.training.data.FashionMnist;
 import io.serene.transport.UdpHost;
 import io.serene.transport.UdpOptions;
 import io.serene.transport.UdpTransport;
@@ -11,6 +13,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -57,15 +60,40 @@ class PytorchAgentSystemTest {
         check("bsp", "bad");
     }
 
+    @Test
+    @Timeout(300)
+    void sereneTrainRunsAPytorchScriptAsItsWorkersAndSummarizesItsRun(@TempDir final Path dir) throws Exception {
+        FashionMnist.writeSynthetic(dir, 2_000, 400, 5);
+        final Path out = dir.resolve("run");
+        final String stdout = SereneProcess.expectSuccess(List.of("train", "--pytorch", shipped("examples/pytorch/train.py") + " --model mlp",
+            "--workers", "2", "--rounds", "30", "--eval-every", "10", "--step-time", "40ms", "--stragglers", "persistent:1:x2",
+            "--data", dir.toString(), "--out", out.toString(), "--json"));
+        final JsonNode summary = SereneProcess.lastJsonLine(stdout);
+        assertThat(summary.path("modelsEqual").asBoolean()).as(stdout).isTrue();
+        assertThat(summary.path("accuracyCurve")).hasSize(3);
+        assertThat(summary.path("finalAccuracy").asDouble()).isGreaterThan(0.3);
+        assertThat(summary.path("run").path("model").asText()).isEqualTo("pytorch " + shipped("examples/pytorch/train.py") + " --model mlp");
+        assertThat(summary.path("fidelity").path("clock").asText()).isEqualTo("modelled");
+        assertThat(summary.path("fidelity").path("steps").asLong()).isEqualTo(60);
+        // worker 1 steps twice as long: BSP waits for it, about 30 x 80 ms
+        assertThat(summary.path("jctSeconds").asDouble()).isBetween(2.3, 30.0);
+        assertThat(Files.readAllLines(out.resolve("records.jsonl"))).hasSize(60);
+    }
+
     /** python/tests/ddp_check.py of this checkout, found upwards from the working directory. */
     private static Path script() {
+        return shipped("python/tests/ddp_check.py");
+    }
+
+    /** A file of this checkout, found upwards from the working directory. */
+    private static Path shipped(final String relative) {
         for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            final Path script = dir.resolve("python/tests/ddp_check.py");
-            if (Files.isRegularFile(script)) {
-                return script;
+            final Path file = dir.resolve(relative);
+            if (Files.isRegularFile(file)) {
+                return file;
             }
         }
-        throw new IllegalStateException("no python/tests/ddp_check.py above " + Path.of("").toAbsolutePath());
+        throw new IllegalStateException("no " + relative + " above " + Path.of("").toAbsolutePath());
     }
 
     /** Runs ddp_check.py with {@code args} against a switch whose new jobs start under {@code sync}; it must print ok. */

@@ -92,6 +92,12 @@ public final class TrainCommand implements Callable<Integer> {
         + "only: exact and repeatable whatever the host does; needs --step-time and a fixed --policy). Default: ${DEFAULT-VALUE}.")
     String clock;
 
+    @Option(names = "--pytorch", paramLabel = "'SCRIPT [ARGS]'", description = "Run a PyTorch training script (e.g. examples/pytorch/train.py) as "
+        + "each worker process instead of Serene's worker: its gradients go through the switch by python/serene's client; it gets "
+        + "torchrun's variables, the switch, the batches and modelled step times, and writes the run's records (docs/pytorch.md). "
+        + "Needs Debian's python3-torch.")
+    String pytorch;
+
     @Option(names = "--json", description = "End with the summary as one JSON line.")
     boolean json;
 
@@ -102,7 +108,7 @@ public final class TrainCommand implements Callable<Integer> {
             .out(output()).controlPort(controlPort).checkpointEvery(checkpoints.every()).maxRestarts(maxRestarts).resume(resume != null)
             .metricsPort(monitorOptions.metricsPort).stallSeconds(monitorOptions.stallSeconds)
             .silenceRounds(monitorOptions.silenceRounds).faults(faults).shm(RunSettings.shmLink("--link", link))
-            .virtual(RunSettings.virtualClock("--clock", clock));
+            .virtual(RunSettings.virtualClock("--clock", clock)).pytorch(pytorch);
         final Policy builtIn = PolicyParser.builtIn(policy);
         if (policyFile != null) {
             builder.policy(PolicyCommand.load(policyFile), policyFile.getFileName().toString());
