@@ -187,7 +187,7 @@ public final class ExperimentRunner {
         final RunSettings.Builder b = RunSettings.builder().workers(run.workers)
             .training(spec.training.toBuilder().model(run.model).stragglers(run.stragglers).seed(run.seed).data(dataDir).build())
             .workerJit(spec.workerJit).targetAccuracy(spec.targetAccuracy).out(run.dir).faults(spec.faults).shm(spec.shm).virtual(spec.virtual)
-            .quiet(true);
+            .pytorch(run.policy.isDdp() ? null : spec.pytorch).quiet(true);
         if (run.policy.policy != null) {
             b.policy(run.policy.policy, run.policy.name);
         } else {

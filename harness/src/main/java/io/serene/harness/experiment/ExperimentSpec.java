@@ -80,7 +80,7 @@ public final class ExperimentSpec {
     private static final Set<String> KEYS = Set.of("name", "mode", "model", "workers", "epochs", "rounds", "targetAccuracy",
         "evalEvery", "deferredEval", "batch", "rebalance", "lr", "lrSchedule", "staleMomentum", "computeClock", "computeOn", "freshWait", "staleScale",
         "delayCompensation", "stepTime", "linkRate", "linkDelay", "workerJit", "link", "clock",
-        "momentum", "computeMs", "policies", "stragglers", "seeds", "quick", "faults");
+        "momentum", "computeMs", "policies", "stragglers", "seeds", "quick", "faults", "pytorch");
 
     public final String name;
     public final String mode;
@@ -93,6 +93,8 @@ public final class ExperimentSpec {
     final WorkerJit workerJit;
     /** Train mode: the workers reach the switch over shared memory ({@code link: shm}) instead of UDP. */
     final boolean shm;
+    /** A PyTorch script and its arguments the workers run ({@code serene train --pytorch}), or null. */
+    final String pytorch;
     /** Train mode: virtual time ({@code clock: virtual}) instead of worker processes on this host's clock. */
     final boolean virtual;
     /** Train mode: faults every run injects ({@code kill:W@R}, as {@code serene train --faults}); "none" for none. */
@@ -196,7 +198,12 @@ public final class ExperimentSpec {
         training = t.build();
         workerJit = WorkerJit.parse("'workerJit'", string(n, "workerJit", TrainDefaults.WORKER_JIT));
         shm = RunSettings.shmLink("'link'", string(n, "link", "udp"));
+        pytorch = n.has("pytorch") ? n.get("pytorch").asText() : null;
         virtual = RunSettings.virtualClock("'clock'", string(n, "clock", "wall"));
+        if (pytorch != null && (virtual || !mode.equals("train"))) {
+            throw new IllegalArgumentException("'pytorch' runs a script as each worker process on this host's clock: it needs mode train "
+                + "and clock wall");
+        }
         faults = string(n, "faults", "none");
         if (!mode.equals("train") && !faults.equals("none")) {
             throw new IllegalArgumentException("'faults' kills worker processes: it applies to mode train only");

@@ -209,6 +209,7 @@ class ExperimentTest {
         bad("name: t\nmode: sim\nrounds: 10\npolicies: [bsp, ddp]", "policy 'ddp' (PyTorch DDP, the baseline) and 'ddp-hook:' train "
             + "the MLP on a modelled device");
         bad("name: t\npolicies: ['ddp-hook:bsp']", "need mode train, model mlp and a stepTime");
+        bad("name: t\nmode: sim\nrounds: 10\npolicies: [bsp]\npytorch: train.py", "'pytorch' runs a script as each worker process");
         bad("name: t\nstepTime: 40ms\npolicies: ['ddp-hook:ssp:many']", "policy 'ddp-hook:ssp:many': ");
         bad("name: t\npolicies: [ddp]", "need mode train, model mlp and a stepTime");
         bad("name: t\nmodel: [mlp, cnn]\nstepTime: 40ms\npolicies: [ddp]", "need mode train, model mlp and a stepTime");
