@@ -58,13 +58,7 @@ public final class AgentCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (id == null || workers == null) {
-            throw new IllegalArgumentException("serene agent needs its client's rank and the job's size: --id and --workers, "
-                + "or RANK and WORLD_SIZE (SLURM_PROCID and SLURM_NTASKS) from a launcher");
-        }
-        if (workers <= 0 || id < 0 || id >= workers) {
-            throw new IllegalArgumentException("--id must be in 0.." + (workers - 1) + " and --workers positive, were " + id + " and " + workers);
-        }
+        Defaults.requireMember("serene agent", id, workers);
         final Path path = socket != null ? socket : defaultSocket(job, id);
         final var key = secret.keyOf(job, id);
         try (WorkerNode node = WorkerNode.to("--switch", switchAddress);

@@ -34,6 +34,17 @@ public final class Defaults implements IDefaultValueProvider {
         "switch", List.of("SERENE_SWITCH"),
         "job", List.of("SERENE_JOB")));
 
+    /** Fails, naming {@code command}, unless a worker's id and the job's worker count were given (or a launcher's) and fit. */
+    static void requireMember(final String command, final Integer id, final Integer workers) {
+        if (id == null || workers == null) {
+            throw new IllegalArgumentException(command + " needs its id and the job's worker count: --id and --workers, "
+                + "or RANK and WORLD_SIZE (SLURM_PROCID and SLURM_NTASKS) from a launcher");
+        }
+        if (workers <= 0 || id < 0 || id >= workers) {
+            throw new IllegalArgumentException("--id must be in 0.." + (workers - 1) + " and --workers positive, were " + id + " and " + workers);
+        }
+    }
+
     private final Map<String, String> env;
     private final Properties file;
 

@@ -124,13 +124,7 @@ public final class WorkerCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         final TrainSettings t = training.settings();
-        if (id == null || workers == null) {
-            throw new IllegalArgumentException("serene worker needs its id and the job's worker count: --id and --workers, "
-                + "or RANK and WORLD_SIZE (SLURM_PROCID and SLURM_NTASKS) from a launcher");
-        }
-        if (workers <= 0 || id < 0 || id >= workers) {
-            throw new IllegalArgumentException("--id must be in 0.." + (workers - 1) + " and --workers positive, were " + id + " and " + workers);
-        }
+        Defaults.requireMember("serene worker", id, workers);
         final int every = checkpoints.every();
         if ((every > 0 || resumeAfter != null || rejoin) && checkpointDir == null) {
             throw new IllegalArgumentException("--checkpoint-every, --resume-after and --rejoin need --checkpoint-dir");
