@@ -7,7 +7,9 @@ small MLP: --model mlp), DistributedDataParallel with Serene's communication hoo
 pass inside it). Run it with torchrun against a running switch:
 
     ./serene switch --sync 'bsp+exclude:3+drop' &
-    SERENE_AGENT_COMMAND=$PWD/serene torchrun --nproc_per_node 4 examples/pytorch/train.py --model mlp --rounds 100
+    SERENE_AGENT_COMMAND=$PWD/serene torchrun --redirects 1 --tee 1 --nproc_per_node 4 examples/pytorch/train.py --model mlp --rounds 100
+
+(Debian's torchrun 1.13 on Python 3.11 needs --redirects and --tee other than 0.)
 
 or let Serene launch it, with its switch, policies, straggler profiles and run files (records.jsonl,
 summary.json, the report of `serene experiment`):
@@ -123,7 +125,7 @@ def main():
         records.append({"worker": rank, "round": r, "startSeconds": began, "computeSeconds": compute, "injectedSeconds": injected,
                         "waitingSeconds": step.waited - waited, "staleness": 0, "batch": args.batch,
                         "sendSeconds": step.sent - epoch, "releaseSeconds": step.reduced - epoch, "skipped": False,
-                        "dropped": step.skipped_this, "loss": loss.item(), "accuracy": None, "evaluatedSeconds": None,
+                        "dropped": step.skipped_this or hook.client.skipped, "loss": loss.item(), "accuracy": None, "evaluatedSeconds": None,
                         "hostComputeSeconds": step.host})
         if launched:
             launched.round_done(r, loss.item())

@@ -65,6 +65,7 @@ class Client:
         self.timeout = float(timeout)
         self.varying_size = varying_size
         self.agent = None
+        self.skipped = False
         self._first = None
         self._last_size = None
         self._sock = self._connect(agent_command)
@@ -122,17 +123,20 @@ class Client:
         raise SereneError("the agent did not serve %s within 60 s: %s" % (self.socket_path, _tail(log_path)))
 
     # -- requests ---------------------------------------------------------------------------
-    def allreduce(self, round, tensor):
+    def allreduce(self, round, tensor, compute_seconds=0.0):
         """Hands this rank's gradient for ``round`` (0, 1, 2, ... in order) to the switch; returns
         the average over the ranks that made it into the round, as a new array or tensor like
-        ``tensor``, and how many they were (under a timeout, quorum or exclusion, fewer than all;
-        every rank gets the same average)."""
+        ``tensor``, and how many they were. ``compute_seconds`` (0: not reported) goes to the switch's
+        telemetry, which policies read (under a timeout, quorum or exclusion, fewer than all;
+        every rank gets the same average). ``skipped`` says whether the round was released without
+        this rank before its gradient came (then the gradient was dropped)."""
         values, like = self._check(round, tensor)
         n = values.size
         self._shared[:n] = values
-        self._send(struct.pack("<Bii", ALLREDUCE, int(round), n))
+        self._send(struct.pack("<Biii", ALLREDUCE, int(round), n, min(int(compute_seconds * 1e6), 2 ** 31 - 1)))
         body = self._expect(RESULT, "round %d" % round)
-        got, contributors = struct.unpack_from("<ii", body)
+        got, contributors, skipped = struct.unpack_from("<iii", body)
+        self.skipped = bool(skipped)
         if got != round:
             raise SereneError("the agent answered round %d to round %d" % (got, round))
         average = self._shared[:n].copy()
@@ -219,7 +223,8 @@ class Client:
         try:
             self._sock.sendall(struct.pack("<I", len(payload)) + payload)
         except OSError as e:
-            raise SereneError("the agent at %s is gone (%s)%s" % (self.socket_path, e, self._agent_state())) from None
+            # an agent that refused this client said why before it closed the connection
+            raise SereneError(self._last_words() or "the agent at %s is gone (%s)%s" % (self.socket_path, e, self._agent_state())) from None
 
     def _expect(self, kind, what):
         try:
@@ -238,6 +243,16 @@ class Client:
         if body[0] != kind:
             raise SereneError("%s: the agent answered a frame of type %d, not %d" % (what, body[0], kind))
         return body[1:]
+
+    def _last_words(self):
+        """The reason of an ERROR frame the agent sent before it closed the connection, or None."""
+        try:
+            self._sock.settimeout(1.0)
+            (length,) = struct.unpack("<I", _recv_exactly(self._sock, 4))
+            body = _recv_exactly(self._sock, min(length, MAX_FRAME))
+            return _string(body[1:])[0] if body[0] == ERROR else None
+        except (OSError, EOFError, struct.error):
+            return None
 
     def _agent_state(self):
         if self.agent is not None and self.agent.poll() is not None:

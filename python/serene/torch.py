@@ -21,11 +21,13 @@ from .client import Client
 
 class HookState:
     """The hook's state: a ``serene.Client`` and the next round. ``contributors`` holds how many
-    ranks made it into each of the last step's buckets, ``rounds`` how many rounds went through."""
+    ranks made it into each of the last step's buckets, ``rounds`` how many rounds went through;
+    ``compute_seconds``, the step's compute time, is reported with each round (ModelledStep sets it)."""
 
     def __init__(self, client):
         self.client = client
         self.rounds = 0
+        self.compute_seconds = 0.0
         self.contributors = []
 
     @classmethod
@@ -43,7 +45,7 @@ def comm_hook(state, bucket):
     grads = bucket.buffer()
     if bucket.index() == 0:
         state.contributors = []
-    average, contributors = state.client.allreduce(state.rounds, grads)
+    average, contributors = state.client.allreduce(state.rounds, grads, state.compute_seconds)
     state.rounds += 1
     state.contributors.append(contributors)
     future = torch.futures.Future()
@@ -105,6 +107,8 @@ class ModelledStep:
                 self.skipped_this = True
             else:
                 time.sleep(-late)
+            if self.serene is not None:
+                self.serene.compute_seconds = self.host if self.skipped_this else max(self.seconds, self.host)
             self.sent = time.time()
         t0 = time.perf_counter()
         future = self.hook(state, bucket)

@@ -92,13 +92,14 @@ class AgentProtocolSystemTest {
                     for (int i = 0; i < 500; i++) {
                         shared.get(r).put(i, (r + 1) * (i + round));
                     }
-                    new AgentFrames.Out(AgentFrames.ALLREDUCE).i32(round).i32(500).send(clients.get(r));
+                    new AgentFrames.Out(AgentFrames.ALLREDUCE).i32(round).i32(500).i32(2_000).send(clients.get(r));
                 }
                 for (int r = 0; r < 2; r++) {
                     final AgentFrames.Frame result = reader.read(clients.get(r));
                     assertThat(result.type()).isEqualTo(AgentFrames.RESULT);
                     assertThat(result.i32()).isEqualTo(round);
                     assertThat(result.i32()).as("contributors").isEqualTo(2);
+                    assertThat(result.i32()).as("not skipped").isZero();
                     for (int i = 0; i < 500; i++) {
                         assertThat(shared.get(r).get(i)).isCloseTo(1.5f * (i + round), org.assertj.core.data.Offset.offset(1e-3f));
                     }
@@ -114,7 +115,7 @@ class AgentProtocolSystemTest {
             assertThat(cleared.i32()).isEqualTo(3);
             assertThat(cleared.i32()).as("BSP's bound").isZero();
             // a round out of order ends the session with the reason
-            new AgentFrames.Out(AgentFrames.ALLREDUCE).i32(7).i32(500).send(clients.get(0));
+            new AgentFrames.Out(AgentFrames.ALLREDUCE).i32(7).i32(500).i32(0).send(clients.get(0));
             final AgentFrames.Frame refused = reader.read(clients.get(0));
             assertThat(refused.type()).isEqualTo(AgentFrames.ERROR);
             assertThat(refused.string()).contains("round 7 out of order").contains("the next is 3");

@@ -21,9 +21,12 @@ public final class AgentFrames {
     public static final byte HELLO = 1;
     /** Agent: version (u16), elements (i32), the shared file's path, the sync config in force (strings). */
     public static final byte WELCOME = 2;
-    /** Client: round, elements used (i32 each); the gradient is in the shared file. */
+    /** Client: round, elements used, its compute time in microseconds (i32 each; 0: not reported); the gradient is in the shared file. */
     public static final byte ALLREDUCE = 3;
-    /** Agent: round, contributors (i32 each); the average is in the shared file. */
+    /**
+     * Agent: round, contributors, skipped (i32 each; skipped 1: the round was released without this rank before its gradient
+     * came, which was dropped); the average is in the shared file.
+     */
     public static final byte RESULT = 4;
     /** Client: round (i32). */
     public static final byte CLEARANCE = 5;

@@ -142,7 +142,7 @@ public final class AgentServer implements AutoCloseable {
             }
             while ((f = in.read(ch)) != null) {
                 switch (f.type()) {
-                    case AgentFrames.ALLREDUCE -> allreduce(ch, f.i32(), f.i32());
+                    case AgentFrames.ALLREDUCE -> allreduce(ch, f.i32(), f.i32(), 1_000L * f.i32());
                     case AgentFrames.CLEARANCE -> clearance(ch, f.i32());
                     case AgentFrames.CONFIG -> out.reset(AgentFrames.CONFIG_IS).string(configFor(nextRound)).send(ch);
                     case AgentFrames.RELEASED -> out.reset(AgentFrames.RELEASED_IS)
@@ -200,7 +200,8 @@ public final class AgentServer implements AutoCloseable {
         return true;
     }
 
-    private void allreduce(final SocketChannel ch, final int round, final int used) throws IOException, InterruptedException {
+    private void allreduce(final SocketChannel ch, final int round, final int used, final long computeNs)
+        throws IOException, InterruptedException {
         if (round != nextRound) {
             throw new RefusedException("round " + round + " out of order: rounds go 0, 1, 2, ... and the next is " + nextRound);
         }
@@ -209,12 +210,16 @@ public final class AgentServer implements AutoCloseable {
         }
         shared.get(0, gradient, 0, used);
         java.util.Arrays.fill(gradient, used, gradient.length, 0f);
-        final Aggregate a = await(worker.allreduce(round, gradient), "round " + round + "'s aggregate");
+        // a round released without this rank before it handed its gradient in is skipped, as Serene's training loop skips it:
+        // the switch hears the rank (its compute time), the gradient is dropped (not folded on and on by a rank that stays late)
+        final boolean skipped = await(worker.call(e -> e.releasedRound() >= round), "the released round");
+        final Aggregate a = await(skipped ? worker.skip(round, computeNs) : worker.allreduce(round, gradient, computeNs),
+            "round " + round + "'s aggregate");
         nextRound++;
         try {
             a.averageInto(average);
             shared.put(0, average, 0, used);
-            out.reset(AgentFrames.RESULT).i32(round).i32(a.contributorCount()).send(ch);
+            out.reset(AgentFrames.RESULT).i32(round).i32(a.contributorCount()).i32(skipped ? 1 : 0).send(ch);
         } finally {
             a.release();
         }
