@@ -65,6 +65,8 @@ class ExperimentTest {
         assertThat(ddp.policies.get(1).isDdp()).isTrue();
         assertThat(ddp.policies.get(1).isBsp()).isFalse();
         assertThat(ddp.policies.get(1).hookSyncFor(8)).isEqualTo("bsp+exclude:7+drop");
+        assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\npytorch: train.py --model mlp", null, false).pytorch)
+            .isEqualTo("train.py --model mlp");
         assertThat(train.training.deferredEval()).as("default").isTrue();
         assertThat(train.training.lrSchedule().text()).as("default").isEqualTo("constant");
         assertThat(ExperimentSpec.parse("name: p\npolicies: [bsp]\nlrSchedule: cosine", null, false).training.lrSchedule().text()).isEqualTo("cosine");
