@@ -14,8 +14,12 @@ pass inside it). Run it with torchrun against a running switch:
 or let Serene launch it, with its switch, policies, straggler profiles and run files (records.jsonl,
 summary.json, the report of `serene experiment`):
 
-    ./serene train --pytorch examples/pytorch/train.py --workers 4 --step-time 80ms --stragglers persistent:3:x4 \\
-        --policy 'bsp+exclude:3+drop' --rounds 200
+    ./serene train --pytorch 'examples/pytorch/train.py --model mlp' --workers 4 --step-time 80ms \\
+        --stragglers persistent:3:x4 --policy 'bsp+exclude:3+drop' --rounds 200
+    ./serene train --pytorch examples/pytorch/train.py --workers 4 --step-time 1s --link shm --rounds 60   # ResNet-18
+
+(ResNet-18's 11M parameters a round: over shared memory on one host; over UDP here its rounds can
+stall in retransmissions while the ranks' passes take both cores: docs/notes/pytorch-2026-12-06.md.)
 
 Needs Debian's python3-torch and python3-torchvision (/usr/bin/python3).
 """

@@ -48,12 +48,12 @@ class Client:
     SERENE_JOB (default 1) and SERENE_SWITCH (default 127.0.0.1:7000). When no agent listens at
     the socket, the client starts one (``agent_command``, else SERENE_AGENT_COMMAND, else
     ``serene`` on the PATH, with ``agent`` and its options appended) that ends with this process.
-    ``timeout`` bounds every wait for the agent, in seconds; the agent's own waits (a round's
-    aggregate, a join) are ``timeout - 5``.
+    ``timeout`` (else SERENE_TIMEOUT, else 125) bounds every wait for the agent, in seconds; the
+    agent's own waits (a round's aggregate, a join) are ``timeout - 5``.
     """
 
     def __init__(self, elements, rank=None, world_size=None, job=None, switch=None, socket_path=None,
-                 agent_command=None, timeout=125.0, varying_size=False):
+                 agent_command=None, timeout=None, varying_size=False):
         if int(elements) < 1:
             raise SereneError("a round carries at least one element, got %r" % (elements,))
         self.elements = int(elements)
@@ -62,7 +62,7 @@ class Client:
         self.job = int(job if job is not None else os.environ.get("SERENE_JOB", "1"))
         self.switch = switch or os.environ.get("SERENE_SWITCH", "127.0.0.1:7000")
         self.socket_path = socket_path or os.environ.get("SERENE_AGENT_SOCKET") or default_socket(self.job, self.rank)
-        self.timeout = float(timeout)
+        self.timeout = float(timeout if timeout is not None else os.environ.get("SERENE_TIMEOUT", "125"))
         self.varying_size = varying_size
         self.agent = None
         self.skipped = False

@@ -239,7 +239,14 @@ public final class AgentServer implements AutoCloseable {
         try {
             return f.get(timeoutSeconds, TimeUnit.SECONDS);
         } catch (final TimeoutException ex) {
-            throw new RefusedException("no " + what + " within " + timeoutSeconds + " s (is the switch running, every rank's client alive?)");
+            String state;
+            try {
+                state = worker.call(e -> e.debugState() + "; " + e.counters()).get(2, TimeUnit.SECONDS);
+            } catch (final ExecutionException | TimeoutException unknown) {
+                state = "unknown";
+            }
+            throw new RefusedException("no " + what + " within " + timeoutSeconds + " s (is the switch running, every rank's client alive?); "
+                + "this worker: " + state);
         } catch (final ExecutionException ex) {
             throw new RefusedException(what + " failed: " + ex.getCause().getMessage());
         }
