@@ -21,7 +21,6 @@ released without a rank is not waited out by it (as Serene's workers skip such a
 Needs Debian's python3-torch (apt-get install python3-torch); run with /usr/bin/python3.
 """
 import argparse
-import array
 import gzip
 import math
 import os
@@ -56,33 +55,6 @@ def load_split(data_dir, prefix):
     return x, y
 
 
-def read_plan(path):
-    """workers, rounds, batch; per worker its batches' indexes (rounds x batch) and step seconds (rounds)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    workers, rounds, batch = struct.unpack("<iii", data[:12])
-    offset = 12
-    indexes = []
-    for _ in range(workers):
-        a = array.array("i")
-        a.frombytes(data[offset:offset + 4 * rounds * batch])
-        if sys.byteorder != "little":
-            a.byteswap()
-        indexes.append(a)
-        offset += 4 * rounds * batch
-    steps = []
-    for _ in range(workers):
-        d = array.array("d")
-        d.frombytes(data[offset:offset + 8 * rounds])
-        if sys.byteorder != "little":
-            d.byteswap()
-        steps.append(d)
-        offset += 8 * rounds
-    if offset != len(data):
-        raise SystemExit("%s: %d bytes, expected %d" % (path, len(data), offset))
-    return workers, rounds, batch, indexes, steps
-
-
 def mlp(torch, seed):
     torch.manual_seed(seed)
     model = torch.nn.Sequential(torch.nn.Linear(PIXELS, 128), torch.nn.ReLU(), torch.nn.Linear(128, CLASSES))
@@ -102,14 +74,15 @@ def worker(rank, args, port, queue):
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     dist.init_process_group("gloo", rank=rank, world_size=args.workers)
-    workers, rounds, batch, indexes, steps = read_plan(args.plan)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+    import serene.run
+    import serene.torch
+    workers, indexes, step_seconds = serene.run.read_plan(args.plan, rank)
+    rounds, batch = indexes.shape
     x, y = load_split(args.data, "train")
-    mine = torch.tensor(indexes[rank], dtype=torch.long).reshape(rounds, batch)
-    step_seconds = steps[rank]
+    mine = torch.from_numpy(indexes.astype("int64"))
     # every rank starts from the same model (DDP also broadcasts rank 0's)
     model = DistributedDataParallel(mlp(torch, args.seed))
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-    import serene.torch
     if args.comm == "serene":
         hook_state = serene.torch.HookState.for_module(model, rank=rank, world_size=args.workers, job=args.job, switch=args.switch,
                                                        agent_command=shlex.split(args.agent_command), timeout=300)

@@ -51,7 +51,7 @@ class Launched:
         self.records_path = env["SERENE_RECORDS"]
         self.epoch = int(env["SERENE_EPOCH_MS"]) / 1e3
         self.evaluations = env.get("SERENE_EVALUATIONS")
-        self.indexes, self.step_seconds = read_plan(env["SERENE_PLAN"], self.rank)
+        _, self.indexes, self.step_seconds = read_plan(env["SERENE_PLAN"], self.rank)
         self._start = threading.Event()
         self._evaluate = threading.Event()
         threading.Thread(target=self._stdin, name="launcher", daemon=True).start()
@@ -116,14 +116,17 @@ class Launched:
 
 
 def read_plan(path, rank):
-    """This rank's batches (rounds x batch indexes into the training set) and modelled step seconds
-    (rounds) from the plan file serene wrote: workers, rounds, batch (int32), every worker's indexes,
-    every worker's step times (float64), little-endian."""
+    """The job's workers, and this rank's batches (rounds x batch indexes into the training set) and
+    modelled step seconds (rounds), from the plan file serene wrote (DdpBaseline.writePlan): workers,
+    rounds, batch (int32), every worker's indexes, every worker's step times (float64), little-endian."""
     with open(path, "rb") as f:
         data = f.read()
-    workers, rounds, batch = np.frombuffer(data, dtype="<i4", count=3)
+    workers, rounds, batch = (int(v) for v in np.frombuffer(data, dtype="<i4", count=3))
+    expected = 12 + 4 * workers * rounds * batch + 8 * workers * rounds
+    if len(data) != expected or not 0 <= rank < workers:
+        raise SystemExit("%s: %d bytes for %d workers (rank %d), expected %d" % (path, len(data), workers, rank, expected))
     offset = 12 + 4 * rounds * batch * rank
     indexes = np.frombuffer(data, dtype="<i4", count=rounds * batch, offset=offset).reshape(rounds, batch)
     offset = 12 + 4 * rounds * batch * workers + 8 * rounds * rank
     steps = np.frombuffer(data, dtype="<f8", count=rounds, offset=offset)
-    return indexes, steps
+    return workers, indexes, steps

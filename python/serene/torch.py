@@ -72,7 +72,6 @@ class ModelledStep:
         self.seconds = 0.0
         self.deadline = 0.0
         self.padded = True
-        self.round = -1
         self.overran = 0
         self.overrun_seconds = 0.0
         self.max_overrun = 0.0
@@ -89,7 +88,6 @@ class ModelledStep:
         self.seconds = seconds
         self.deadline = time.perf_counter() + seconds
         self.padded = False
-        self.round += 1
         self.skipped_this = False
 
     def __call__(self, state, bucket):

@@ -1,5 +1,8 @@
 package io.serene.launch;
 
+import io.serene.dataplane.SwitchPipeline;
+import io.serene.node.SwitchNode;
+import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncConfigParser;
 import io.serene.training.Json;
 import io.serene.training.ModelKind;
@@ -19,6 +22,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -42,7 +46,7 @@ public final class DdpBaseline {
     private final String python;
     private final Path script;
     /** The sync config of the switch DDP's buckets go through (python/serene's hook), or null: gloo. */
-    private final String hookSync;
+    private final SyncConfig hookSync;
 
     /** DDP over gloo ({@code hookSync} null) or through Serene's switch under {@code hookSync}. */
     public DdpBaseline(final RunSettings settings, final String python, final String hookSync) {
@@ -57,7 +61,7 @@ public final class DdpBaseline {
         this.s = settings;
         this.python = python;
         this.script = script;
-        this.hookSync = hookSync == null ? null : SyncConfigParser.parse(hookSync).toString();
+        this.hookSync = hookSync == null ? null : SyncConfigParser.parse(hookSync);
     }
 
     /** Trains, writes the run's summary.json (and the plan) into the run's directory and returns the summary. */
@@ -76,10 +80,14 @@ public final class DdpBaseline {
         if (hookSync == null) {
             r = Json.read(PythonScript.run("the DDP baseline", python, script, args, timeout), Result.class);
         } else {
-            try (HookSwitch sw = new HookSwitch(SyncConfigParser.parse(hookSync))) {
-                args.addAll(List.of("--comm", "serene", "--switch", sw.address(), "--agent-command", HookSwitch.agentCommand()));
+            // the run's switch, without a secret: the script's agents are started by its ranks, which get no key
+            final List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
+            try (SwitchNode sw = SwitchNode.builder(new SwitchPipeline(TrainRun.switchContext(s, hookSync, null), errors::add)).open()) {
+                args.addAll(List.of("--comm", "serene", "--switch", sw.address(), "--agent-command", WorkerCommandLine.agent()));
                 r = Json.read(PythonScript.run("DDP through Serene's hook", python, script, args, timeout), Result.class);
-                sw.checkErrors();
+            }
+            if (!errors.isEmpty()) {
+                throw new IllegalStateException("the switch reported " + errors.size() + " errors, first: " + errors.get(0));
             }
         }
         final RunSummary summary = summary(r, modelledSeconds, rounds);

@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  * The worker processes of {@code serene train --pytorch SCRIPT}: Debian's Python running the script
  * as a rank of a PyTorch job, with what torchrun would set and the run's settings in its environment
  * (python/serene/run.py reads them and answers as {@code serene worker} does). Its gradients go
- * through the switch by python/serene's client, whose agent it starts with {@link HookSwitch#agentCommand()}.
+ * through the switch by python/serene's client, whose agent it starts with {@link WorkerCommandLine#agent()}.
  */
 final class PytorchRanks {
     /** The plan file in a run's directory: every rank's batches and modelled step times. */
@@ -68,7 +68,7 @@ final class PytorchRanks {
         env.put("SERENE_SWITCH", switchAddress);
         env.put("SERENE_JOB", "" + s.job());
         env.put(JobKeys.SECRET_ENV, key);
-        env.put("SERENE_AGENT_COMMAND", HookSwitch.agentCommand());
+        env.put("SERENE_AGENT_COMMAND", WorkerCommandLine.agent());
         env.put("SERENE_AGENT_SOCKET", files.out().resolve("workers").resolve("agent-" + w + ".sock").toAbsolutePath().toString());
         env.put("SERENE_PLAN", files.out().resolve(PLAN).toAbsolutePath().toString());
         env.put("SERENE_ROUNDS", "" + rounds);

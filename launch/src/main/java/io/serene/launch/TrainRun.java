@@ -378,11 +378,14 @@ public final class TrainRun {
         return s.policy() != null ? s.policy().start() : schedule.configFor(base);
     }
 
-    /** The switch of a run's job: {@code initial} its config from its first round, with a policy's worker groups. */
+    /**
+     * The switch of a run's job: {@code initial} its config from its first round, with a policy's worker groups; its
+     * packets signed under {@code secret} (null: none).
+     */
     static SwitchContext switchContext(final RunSettings s, final SyncConfig initial, final String secret) {
         initial.resolve(s.workers());
         final SwitchContext context = new SwitchContext().budgetBytes(16 << 20).maxJobs(1).maxWorkers(Math.max(2, s.workers()))
-            .defaultSync(initial).secret(JobKeys.secret(secret, "the run's secret"));
+            .defaultSync(initial).secret(secret == null ? null : JobKeys.secret(secret, "the run's secret"));
         if (s.policy() != null) {
             // the policy's worker groups and their start configs, in force from the job's first round
             context.defaultGroups(s.policy().groupOf(s.workers()));

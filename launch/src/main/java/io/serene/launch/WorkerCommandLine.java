@@ -7,7 +7,7 @@ import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
 
-/** The command line a worker process of a run is started with: this JVM's, running {@code serene worker}. */
+/** The command lines a run's processes are started with: this JVM's, running {@code serene worker} (or {@code serene agent}). */
 final class WorkerCommandLine {
     private WorkerCommandLine() {
     }
@@ -19,14 +19,7 @@ final class WorkerCommandLine {
      */
     static List<String> of(final RunSettings s, final TrainSettings t, final RunFiles files, final int w, final int rounds,
                            final String switchAddress, final long epochMs, final int base, final boolean rejoin) {
-        final List<String> command = new ArrayList<>();
-        command.add(ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java"));
-        for (final String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            if (arg.startsWith("-D") || arg.startsWith("--sun-misc-unsafe") || arg.startsWith("--enable-native-access")
-                || arg.startsWith("--add-opens")) {
-                command.add(arg);
-            }
-        }
+        final List<String> command = jvm();
         if (s.workerJit() == WorkerJit.C1) {
             command.add("-XX:TieredStopAtLevel=1");
         }
@@ -48,6 +41,31 @@ final class WorkerCommandLine {
             command.add("--rejoin");
         } else if (base > 0) {
             command.addAll(List.of("--resume-after", "" + base));
+        }
+        return command;
+    }
+
+    /**
+     * The command a PyTorch rank's client starts its agent with, one line quoted as a shell would (python/serene
+     * splits it with shlex and appends {@code agent} and its options): this JVM's, running {@code serene}, with room
+     * for a model's rounds.
+     */
+    static String agent() {
+        final List<String> command = jvm();
+        command.addAll(List.of("-Xmx1g", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), TrainRun.WORKER_MAIN));
+        return String.join(" ", command.stream().map(a -> a.matches("[A-Za-z0-9_./:=+,@%-]+") ? a : "'" + a.replace("'", "'\\''") + "'")
+            .toList());
+    }
+
+    /** This JVM's java and the flags a JVM it starts takes over: system properties, native access, opened modules. */
+    private static List<String> jvm() {
+        final List<String> command = new ArrayList<>();
+        command.add(ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java"));
+        for (final String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+            if (arg.startsWith("-D") || arg.startsWith("--sun-misc-unsafe") || arg.startsWith("--enable-native-access")
+                || arg.startsWith("--add-opens")) {
+                command.add(arg);
+            }
         }
         return command;
     }

@@ -1,5 +1,6 @@
 package io.serene.harness.cli;
 
+import io.serene.protocol.JobKeys;
 import io.serene.worker.WorkerContext;
 import io.serene.worker.WorkerHost;
 import io.serene.worker.WorkerNode;
@@ -73,7 +74,7 @@ public final class AgentCommand implements Callable<Integer> {
         return 0;
     }
 
-    private WorkerHost join(final WorkerNode node, final io.serene.protocol.JobKeys.WorkerKey key, final int elements) {
+    private WorkerHost join(final WorkerNode node, final JobKeys.WorkerKey key, final int elements) {
         final WorkerContext context = new WorkerContext().jobId(job).key(key).workerId(id).workers(workers).elementsPerRound(elements);
         final WorkerHost host = node.connect(context, ex -> System.err.println("agent " + id + " error: " + ex));
         try {

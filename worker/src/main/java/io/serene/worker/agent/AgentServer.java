@@ -10,11 +10,14 @@ import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -84,7 +87,7 @@ public final class AgentServer implements AutoCloseable {
     private static boolean locked(final FileChannel lock) throws IOException {
         try {
             return lock.tryLock() != null;
-        } catch (final java.nio.channels.OverlappingFileLockException held) {
+        } catch (final OverlappingFileLockException held) {
             return false;
         }
     }
@@ -209,7 +212,7 @@ public final class AgentServer implements AutoCloseable {
             throw new RefusedException("round " + round + " carries " + used + " elements; the job's rounds carry 1.." + gradient.length);
         }
         shared.get(0, gradient, 0, used);
-        java.util.Arrays.fill(gradient, used, gradient.length, 0f);
+        Arrays.fill(gradient, used, gradient.length, 0f);
         // a round released without this rank before it handed its gradient in is skipped, as Serene's training loop skips it:
         // the switch hears the rank (its compute time), the gradient is dropped (not folded on and on by a rank that stays late)
         final boolean skipped = await(worker.call(e -> e.releasedRound() >= round), "the released round");
@@ -235,7 +238,7 @@ public final class AgentServer implements AutoCloseable {
         return await(worker.call(e -> e.configFor(round)), "the config table");
     }
 
-    private <T> T await(final java.util.concurrent.CompletableFuture<T> f, final String what) throws InterruptedException {
+    private <T> T await(final CompletableFuture<T> f, final String what) throws InterruptedException {
         try {
             return f.get(timeoutSeconds, TimeUnit.SECONDS);
         } catch (final TimeoutException ex) {
