@@ -72,6 +72,16 @@ final class ReleaseRing {
         }
     }
 
+    /** R moves up to {@code round}, as a data plane below released it: every round it passes, passed now. */
+    void passTo(final int j, final int round, final long nowNs) {
+        while (releasedRound[j] < round) {
+            final int next = releasedRound[j] + 1;
+            count[entry(j, next)] = 0;
+            ns[entry(j, next)] = nowNs;
+            releasedRound[j] = next;
+        }
+    }
+
     /**
      * When R passed a round, for the rounds R passed whose entries no later round took over
      * (R - G &lt; round &lt;= R); -1 for other rounds.

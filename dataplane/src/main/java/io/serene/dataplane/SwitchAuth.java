@@ -10,6 +10,7 @@ import io.serene.protocol.ReplayWindow;
 import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.function.LongSupplier;
 
 /**
  * The switch's packet authentication (a block owning its registers): with a secret, every packet
@@ -37,6 +38,8 @@ final class SwitchAuth {
     private final long[] r1;
     /** The next packet number the switch sends: from the clock's microseconds x 1024, so a restarted switch goes on above. */
     private long nextNumber;
+    /** Where the numbers come from instead, when a data plane below numbers packets too (one counter for both); null: here. */
+    private LongSupplier numbers;
     private final PacketHeader out = new PacketHeader();
     private JobKeys.WorkerKey derived;
 
@@ -149,6 +152,17 @@ final class SwitchAuth {
         }
     }
 
+    /** Worker w of job j's key (k0, k1); zeros without a secret. */
+    long[] workerKey(final int j, final int w) {
+        final int i = jobs.worker(j, w);
+        return new long[] {k0[i], k1[i]};
+    }
+
+    /** Job j's reply key (r0, r1); zeros without a secret. */
+    long[] replyKey(final int j) {
+        return new long[] {r0[j], r1[j]};
+    }
+
     /** The number of the last JOIN taken from worker w of job j. */
     long joinNumber(final int j, final int w) {
         return joinNumber[jobs.worker(j, w)];
@@ -158,15 +172,24 @@ final class SwitchAuth {
     void seal(final ByteBuffer tx, final int length, final int j) {
         out.wrap(tx, 0, length);
         if (secret == null) {
-            out.packetNumber(nextNumber++);
+            out.packetNumber(number());
             return;
         }
         if (j == JobTable.MISSING) {
             final JobKeys.WorkerKey key = derive(out.jobId(), out.workerId());
-            PacketAuth.seal(key.r0(), key.r1(), nextNumber++, out);
+            PacketAuth.seal(key.r0(), key.r1(), number(), out);
         } else {
-            PacketAuth.seal(r0[j], r1[j], nextNumber++, out);
+            PacketAuth.seal(r0[j], r1[j], number(), out);
         }
+    }
+
+    private long number() {
+        return numbers != null ? numbers.getAsLong() : nextNumber++;
+    }
+
+    /** Takes the switch's packet numbers from {@code source} from now on (a data plane below's counter). */
+    void numbersFrom(final LongSupplier source) {
+        numbers = source;
     }
 
     private JobKeys.WorkerKey derive(final int job, final int worker) {

@@ -54,9 +54,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final Consumer<Throwable> errorHandler;
     private final PacketHeader in = new PacketHeader();
     private final JoinPacket join = new JoinPacket();
-
     private boolean configsChanged;
-
     private final JobTable jobTable;
     private final JobRegisters jobs;
     private final GroupTable groups;
@@ -73,6 +71,7 @@ public final class SwitchPipeline implements PacketEndpoint {
     private final ArrivalRecorder arrivals;
     private final NextRound nextRound;
     private final DataPath dataPath;
+    private final JobMirror mirror;
 
     public SwitchPipeline(final SwitchContext context, final Consumer<Throwable> errorHandler) {
         this.context = context;
@@ -100,6 +99,7 @@ public final class SwitchPipeline implements PacketEndpoint {
         arrivals = new ArrivalRecorder(jobs, groups, configs, releases);
         nextRound = new NextRound(words, poolSize, jobs, groups, configs, slots, releases);
         dataPath = new DataPath(memory, counters, jobs, groups, configs, slots, releases, rule, auth, deparser, lifecycle, aggregator, arrivals);
+        mirror = new JobMirror(memory, jobs, groups, configs, releases, auth);
     }
 
     public SwitchMemory memory() {
@@ -108,8 +108,13 @@ public final class SwitchPipeline implements PacketEndpoint {
 
     /** Bytes of every array and buffer this pipeline allocated, summed over its blocks' own counts. */
     public long allocatedBytes() {
-        return jobTable.bytes() + jobs.bytes() + groups.bytes() + configs.bytes() + slots.bytes() + releases.bytes()
-            + deparser.bytes() + aggregator.bytes() + rule.bytes() + auth.bytes();
+        return jobTable.bytes() + jobs.bytes() + groups.bytes() + configs.bytes() + slots.bytes() + releases.bytes() + deparser.bytes()
+            + aggregator.bytes() + rule.bytes() + auth.bytes();
+    }
+
+    /** What a data plane below this pipeline (the XDP program) reads of its jobs and writes back (switch thread). */
+    public JobMirror mirror() {
+        return mirror;
     }
 
     public Counters<SwitchCounter> counters() {
@@ -484,17 +489,12 @@ public final class SwitchPipeline implements PacketEndpoint {
     }
 
     private static SwitchCounter dropCounter(final PacketCheck check) {
-        switch (check) {
-            case TRUNCATED:
-                return SwitchCounter.DROP_TRUNCATED;
-            case BAD_MAGIC:
-                return SwitchCounter.DROP_BAD_MAGIC;
-            case BAD_VERSION:
-                return SwitchCounter.DROP_BAD_VERSION;
-            case BAD_TYPE:
-                return SwitchCounter.DROP_BAD_TYPE;
-            default:
-                return SwitchCounter.DROP_BAD_LENGTH;
-        }
+        return switch (check) {
+            case TRUNCATED -> SwitchCounter.DROP_TRUNCATED;
+            case BAD_MAGIC -> SwitchCounter.DROP_BAD_MAGIC;
+            case BAD_VERSION -> SwitchCounter.DROP_BAD_VERSION;
+            case BAD_TYPE -> SwitchCounter.DROP_BAD_TYPE;
+            default -> SwitchCounter.DROP_BAD_LENGTH;
+        };
     }
 }

@@ -4,6 +4,7 @@ import io.serene.controlplane.Policy;
 import io.serene.node.Ports;
 import io.serene.node.SilenceWatch;
 import io.serene.node.StallWatch;
+import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.TrainDefaults;
 import io.serene.training.TrainSettings;
@@ -33,6 +34,8 @@ import java.util.Map;
  * @param resume      go on from the newest checkpoint every worker holds in {@code out}
  * @param quiet       print only failures (serene experiment prints one line per run)
  * @param shm         the workers reach the switch over shared memory (they share its host) instead of UDP
+ * @param xdp         the switch's DATA path is the XDP program in this host's kernel, each worker in a network
+ *                    namespace behind its own port of it ({@code serene train --switch xdp}; docs/xdp.md)
  * @param virtual     the run's clock is virtual time: every worker in this process, the switch and the network
  *                    in-process, time the modelled device's and link's ({@link VirtualRun}); else worker
  *                    processes on this host's clock
@@ -42,7 +45,7 @@ import java.util.Map;
 public record RunSettings(int workers, TrainSettings training, String sync, Policy policy, String policyLabel, WorkerJit workerJit,
                           double targetAccuracy, Path out, int controlPort, int metricsPort, double stallSeconds, double silenceRounds,
                           FaultPlan faults, int checkpointEvery, int maxRestarts, boolean resume,
-                          int job, boolean quiet, boolean shm, boolean virtual, List<String> pytorch) {
+                          int job, boolean quiet, boolean shm, boolean xdp, boolean virtual, List<String> pytorch) {
     /** Validates; called by {@link Builder#build()}. */
     public RunSettings {
         if (workers <= 0 || workers > 64) {
@@ -74,6 +77,18 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         if (pytorch != null && pytorch.isEmpty()) {
             throw new IllegalArgumentException("--pytorch needs a script");
         }
+        if (xdp && (shm || virtual || pytorch != null || policy != null)) {
+            throw new IllegalArgumentException("--switch xdp runs Serene's workers over UDP on this host's clock with a --sync schedule: "
+                + "it takes no --link shm, --clock virtual, --pytorch or --policy-file");
+        }
+        if (xdp) {
+            for (final SyncSchedule.Entry e : SyncSchedule.parse(sync).entries()) {
+                if (e.config.timeoutNs() != SyncConfig.NO_TIMEOUT || e.config.sample() > 0) {
+                    throw new IllegalArgumentException("--switch xdp releases by required workers and quorum: no timeouts or PSP "
+                        + "samples, was " + e.config);
+                }
+            }
+        }
         if (pytorch != null && (virtual || checkpointEvery > 0 || resume || !faults.faults().isEmpty())) {
             throw new IllegalArgumentException("--pytorch runs the script's processes on this host's clock, without Serene's checkpoints: "
                 + "it takes no --clock virtual, --checkpoint-every, --resume or --faults");
@@ -97,6 +112,14 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         return "shm".equals(value);
     }
 
+    /** Whether a {@code --switch} value ({@code flag} names it in the error) is the XDP data plane: java or xdp. */
+    public static boolean xdpSwitch(final String flag, final String value) {
+        if (!"java".equals(value) && !"xdp".equals(value)) {
+            throw new IllegalArgumentException(flag + " must be java (the Java pipeline) or xdp (the XDP program in the kernel), was " + value);
+        }
+        return "xdp".equals(value);
+    }
+
     /** Whether a clock's name ({@code flag} names it in the error) is virtual time: wall or virtual. */
     public static boolean virtualClock(final String flag, final String value) {
         if (!"wall".equals(value) && !"virtual".equals(value)) {
@@ -110,6 +133,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         final Map<String, Object> m = new LinkedHashMap<>(training.summary());
         m.put("clock", virtual ? "virtual" : "wall");
         m.put("link", virtual ? "in-process" : shm ? "shm" : "udp");
+        m.put("switch", xdp ? "xdp" : "java");
         m.put("workerJit", workerJit.text());
         m.put("faults", faults.toString());
         m.put("checkpointEvery", checkpointEvery);
@@ -137,6 +161,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         private int maxRestarts;
         private boolean resume;
         private boolean shm;
+        private boolean xdp;
         private boolean virtual;
         private List<String> pytorch;
 
@@ -226,6 +251,11 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         }
 
         /** Shared memory between the switch and its workers instead of UDP on 127.0.0.1. */
+        public Builder xdp(final boolean value) {
+            xdp = value;
+            return this;
+        }
+
         public Builder shm(final boolean value) {
             shm = value;
             return this;
@@ -251,7 +281,7 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         public RunSettings build() {
             final RunSettings settings = new RunSettings(workers, training, sync, policy, policyLabel, workerJit, targetAccuracy, out,
                 controlPort, metricsPort, stallSeconds, silenceRounds, FaultPlan.parse(faults, workers), checkpointEvery, maxRestarts,
-                resume, job, quiet, shm, virtual, pytorch);
+                resume, job, quiet, shm, xdp, virtual, pytorch);
             if (virtual) {
                 VirtualRun.check(settings);
             }

@@ -194,7 +194,8 @@ public final class TrainRun {
             final WorkerProcesses workers;
             final SwitchNode.Builder plan = SwitchNode.builder(pipeline).watches(stalls, silence).log(progress::println)
                 .metrics("127.0.0.1", s.metricsPort()).control("127.0.0.1", s.controlPort(), ControlAccess.LOCAL);
-            try (SwitchNode link = (s.shm() ? plan.freshShm() : plan).open()) {
+            try (XdpPlane xdp = XdpPlane.open(s);
+                 SwitchNode link = (s.shm() ? plan.freshShm() : xdp != null ? xdp.serve(plan, progress::println) : plan).open()) {
                 final SwitchMonitor switchMonitor = link.monitor();
                 final SwitchMetrics metrics = link.metrics();
                 // a fixed config that needs the dead worker cannot go on; a policy may change the config, so its job is let run
@@ -224,7 +225,7 @@ public final class TrainRun {
                     final int masterPort = s.pytorch() == null ? 0 : PytorchRanks.freePort();
                     for (int w = 0; w < s.workers(); w++) {
                         workers.start(w, s.pytorch() != null ? PytorchRanks.command(s)
-                            : WorkerCommandLine.of(s, t, files, w, rounds, link.address(), epochMs, base, false),
+                            : XdpPlane.command(xdp, w, WorkerCommandLine.of(s, t, files, w, rounds, link.address(), epochMs, base, false)),
                             s.pytorch() != null ? PytorchRanks.environment(s, files, w, rounds, link.address(), epochMs, keyText(w), masterPort)
                                 : Map.of(JobKeys.SECRET_ENV, keyText(w)), files.logFile(w));
                     }
@@ -262,6 +263,7 @@ public final class TrainRun {
                 }
                 link.host().call(() -> pipeline.counters().snapshot()).get(10, TimeUnit.SECONDS)
                     .forEach((k, v) -> counters.merge(k.name().toLowerCase(Locale.ROOT), v, Long::sum));
+                XdpPlane.counters(xdp, link).forEach((k, v) -> counters.merge("xdp_" + k.toLowerCase(Locale.ROOT), v, Long::sum));
             }
             return workers;
         }

@@ -1,6 +1,7 @@
 package io.serene.node;
 
 import io.serene.dataplane.SwitchPipeline;
+import io.serene.protocol.PacketEndpoint;
 import io.serene.transport.PacketHost;
 import io.serene.transport.ShmOptions;
 import io.serene.transport.ShmServer;
@@ -14,6 +15,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.function.Consumer;
+import java.util.function.IntFunction;
 
 /**
  * A running switch: its pipeline served on a link (UDP, shared memory, or both), with its control
@@ -23,6 +25,8 @@ import java.util.function.Consumer;
 public final class SwitchNode implements AutoCloseable {
     private final SwitchPipeline pipeline;
     private final AutoCloseable transport;
+    /** A data plane under the pipeline (the XDP switch), closed with the node; or null. */
+    private final AutoCloseable below;
     private final PacketHost host;
     private final UdpTransport bridgeTransport;
     private final UdpBridge bridge;
@@ -37,6 +41,7 @@ public final class SwitchNode implements AutoCloseable {
         this.plan = b;
         this.pipeline = b.pipeline;
         AutoCloseable opened = null;
+        AutoCloseable below = null;
         PacketHost served = null;
         UdpTransport bridged = null;
         UdpBridge link = null;
@@ -52,13 +57,18 @@ public final class SwitchNode implements AutoCloseable {
             } else {
                 final UdpTransport udp = UdpTransport.create(1, b.epoll);
                 opened = udp;
-                served = udp.bind(pipeline, new InetSocketAddress(b.bind, b.port), UdpOptions.defaults());
+                final UdpHost[] bound = new UdpHost[1];
+                final PacketEndpoint endpoint = b.below == null ? pipeline : b.below.open(pipeline, port -> bound[0].peerAddress(port));
+                below = endpoint instanceof AutoCloseable c && endpoint != pipeline ? c : null;
+                served = udp.bind(endpoint, new InetSocketAddress(b.bind, b.port), UdpOptions.defaults());
+                bound[0] = (UdpHost) served;
             }
-        } catch (final RuntimeException ex) {
-            closeQuietly(link, bridged, served, opened);
+        } catch (final IOException | RuntimeException ex) {
+            closeQuietly(link, bridged, served, opened, below);
             removeFresh(b);
             throw ex;
         }
+        this.below = below;
         this.transport = opened;
         this.host = served;
         this.bridgeTransport = bridged;
@@ -72,6 +82,16 @@ public final class SwitchNode implements AutoCloseable {
     /** A switch for {@code pipeline}: by default UDP on 127.0.0.1 at a free port, no metrics, no control server. */
     public static Builder builder(final SwitchPipeline pipeline) {
         return new Builder(pipeline);
+    }
+
+    /**
+     * A data plane under the pipeline: the endpoint the UDP host serves in its place (the XDP switch), given
+     * the pipeline and the address of each of the host's peers (asked on the host's thread). Closed with the
+     * node if it is {@link AutoCloseable}.
+     */
+    @FunctionalInterface
+    public interface Below {
+        PacketEndpoint open(SwitchPipeline pipeline, IntFunction<InetSocketAddress> peers) throws IOException;
     }
 
     /** How a switch is served. */
@@ -92,6 +112,7 @@ public final class SwitchNode implements AutoCloseable {
         private int controlPort = -1;
         private ControlAccess access = ControlAccess.LOCAL;
         private long monitorEveryMs = 100;
+        private Below below;
 
         private Builder(final SwitchPipeline pipeline) {
             this.pipeline = pipeline;
@@ -102,6 +123,12 @@ public final class SwitchNode implements AutoCloseable {
             this.bind = address;
             this.port = udpPort;
             this.epoll = nativeEpoll;
+            return this;
+        }
+
+        /** UDP served through a data plane under the pipeline ({@link Below}). */
+        public Builder below(final Below dataPlane) {
+            this.below = dataPlane;
             return this;
         }
 
@@ -218,7 +245,7 @@ public final class SwitchNode implements AutoCloseable {
 
     @Override
     public void close() {
-        closeQuietly(server, metrics, monitor, control, bridge, bridgeTransport, host, transport);
+        closeQuietly(server, metrics, monitor, control, bridge, bridgeTransport, host, transport, below);
         removeFresh(plan);
     }
 

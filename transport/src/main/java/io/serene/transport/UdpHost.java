@@ -147,6 +147,11 @@ public final class UdpHost implements PacketHost {
         return call(() -> portOf(address)).join();
     }
 
+    /** The address of the peer known as {@code port}, or null (the host's thread: its endpoint's). */
+    public InetSocketAddress peerAddress(final int port) {
+        return port >= 0 && port < addressByPort.size() ? addressByPort.get(port) : null;
+    }
+
     public boolean usesGso() {
         return gso;
     }

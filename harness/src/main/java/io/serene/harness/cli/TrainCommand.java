@@ -68,6 +68,11 @@ public final class TrainCommand implements Callable<Integer> {
         + "shm (shared-memory rings under /dev/shm). Default: ${DEFAULT-VALUE}.")
     String link;
 
+    @Option(names = "--switch", defaultValue = "java", description = "The switch's data plane: java (the Java pipeline) or xdp "
+        + "(its DATA path as an XDP program in this host's kernel, each worker in a network namespace behind a port of it; root, "
+        + "clang and libbpf-dev; docs/xdp.md). Default: ${DEFAULT-VALUE}.")
+    String dataPlane;
+
     @Option(names = "--faults", defaultValue = "none", description = "Faults to inject, comma-separated: kill:W@R kills worker W's "
         + "process once round R is released (the others go on if the sync config lets them; the summary names each failure); "
         + "restart:W@R brings it back once round R is released or as soon as the job waits for it, and switch-restart@R makes "
@@ -108,6 +113,7 @@ public final class TrainCommand implements Callable<Integer> {
             .out(output()).controlPort(controlPort).checkpointEvery(checkpoints.every()).maxRestarts(maxRestarts).resume(resume != null)
             .metricsPort(monitorOptions.metricsPort).stallSeconds(monitorOptions.stallSeconds)
             .silenceRounds(monitorOptions.silenceRounds).faults(faults).shm(RunSettings.shmLink("--link", link))
+            .xdp(RunSettings.xdpSwitch("--switch", dataPlane))
             .virtual(RunSettings.virtualClock("--clock", clock)).pytorch(pytorch);
         final Policy builtIn = PolicyParser.builtIn(policy);
         if (policyFile != null) {

@@ -1,0 +1,705 @@
+/* Serene's switch pipeline, the DATA path, as an XDP program: parser and checks, per-worker MAC and
+ * replay window, the slot pool with shadow sets and contributor bitmaps, block floating point
+ * exponents, saturating int32 sums, the release rule (required set and quorum of the config entry in
+ * force for the round, under the bound), the release ring and R, the RESULT signed and sent to every
+ * worker of the job through a device map, and NACKs. Every other packet goes up to the Java switch on
+ * the same address (its CPU port): JOIN, LEAVE, CONFIG, reports, and whatever this program cannot parse,
+ * which the Java parser counts. docs/xdp.md maps each Java block to its part here. */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/in.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "serene_xdp.h"
+
+#define HDR 56
+#define NET 42                        /* ethernet, IPv4 without options, UDP */
+#define DELTA (24 + 16 * SERENE_W)    /* a RESULT is this much longer than the DATA it answers */
+#define MAGIC 0x5345
+#define VERSION 4
+#define T_DATA 1
+#define T_RESULT 2
+#define T_NACK 7
+#define F_VALUES 1
+#define F_SATURATED 2
+#define F_RETRANSMIT 4
+#define F_EXPONENTS 8
+#define F_REPORT 64
+#define F_PAYLOAD (F_VALUES | F_EXPONENTS)
+#define OUT_OF_SCALE 0x40
+#define NO_EXPONENT (-128)
+#define MIN_EXPONENT (-126)
+#define MAX_EXPONENT 127
+#define ST_AHEAD 5
+#define ST_STALE 6
+#define OPEN_SCAN 64
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct serene_settings); } settings SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, SERENE_J); __type(key, __u32); __type(value, struct serene_job); } job_static SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 2 * SERENE_J); __type(key, __u32); __type(value, struct serene_bank); } job_bank SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, SERENE_J); __type(key, __u32); __type(value, __u32); } bank_in_use SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, SERENE_J); __type(key, __u32); __type(value, struct serene_dyn); } job_dyn SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, SERENE_J * SERENE_N); __type(key, __u32); __type(value, struct serene_worker); } worker_key SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, SERENE_J * 2 * SERENE_P); __type(key, __u32); __type(value, struct serene_slot); } slots SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_HASH); __uint(max_entries, SERENE_J * SERENE_N); __type(key, __u32); __type(value, struct serene_port); } ports SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_DEVMAP_HASH); __uint(max_entries, SERENE_J * SERENE_N); __type(key, __u32); __type(value, struct bpf_devmap_val); } tx_ports SEC(".maps");
+struct counters { __u64 c[C_COUNTERS]; };
+struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct counters); } counters SEC(".maps");
+/* the fields of a DATA packet, read before the packet is rewritten */
+struct data_in {
+    __u32 job, n, flags;
+    __u16 worker, pool, status;
+    __s8 exp;
+    __u8 set;
+    __s64 seq;
+    __s32 round, chunk, epoch;
+    __u64 number, mac;
+    __u64 w0, w2, w3, w5;
+    __u8 from_mac[6], own_mac[6];
+    __u32 ip;
+    __u16 udp_port;
+};
+
+/* per processor: a packet's values, and then the sums it carries out */
+/* (and its fields: read from memory, each use is a fresh unknown to the verifier, so its paths merge) */
+struct scratch { __s32 v[SERENE_K]; __u32 outcome; __u32 bumps; __s64 open; __u32 tmp; __u32 pad; struct data_in in; };
+struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct scratch); } scratch SEC(".maps");
+
+static __always_inline void count(__u32 c, __u64 by)
+{
+    __u32 zero = 0;
+    struct counters *v = bpf_map_lookup_elem(&counters, &zero);
+    if (v && c < C_COUNTERS)
+        v->c[c] += by;
+}
+
+static __always_inline void count_mask(__u32 mask)
+{
+    __u32 zero = 0;
+    struct counters *v = bpf_map_lookup_elem(&counters, &zero);
+    if (!v)
+        return;
+    for (__u32 c = 0; c < C_COUNTERS; c++)
+        v->c[c] += (mask >> c) & 1;
+}
+
+/* the lowest open step's scan: bpf_loop's callback, so the verifier walks it once */
+struct open_scan { __u32 j; __s64 open; };
+
+static long open_step(__u64 k, struct open_scan *scan)
+{
+    __s64 open = scan->open;
+    __u32 oi = (scan->j * 2 + (((__u64) open / SERENE_P) & 1)) * SERENE_P + (__u64) open % SERENE_P;
+    struct serene_slot *os = bpf_map_lookup_elem(&slots, &oi);
+    if (!os || os->seq != open || !os->released)
+        return 1;
+    scan->open = open + 1;
+    return 0;
+}
+
+#define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND do { v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32); v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2; \
+    v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0; v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32); } while (0)
+
+/* A value through memory: the verifier forgets which of its possible values it was, so the paths it took to get
+ * there merge instead of being walked once a value */
+static __always_inline __u32 launder(struct scratch *sc, __u32 v)
+{
+    sc->tmp = v;
+    return sc->tmp;
+}
+
+/* SipHash-2-4 of n whole 8-byte words (n <= 8), as PacketAuth.sipHash; never 0 (a MAC of 0 means unsigned) */
+static __always_inline __u64 siphash(__u64 k0, __u64 k1, const __u64 *m, __u32 n)
+{
+    __u64 v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
+    __u64 v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
+    for (__u32 k = 0; k < 9; k++) {
+        __u64 w;
+        if (k < n)
+            w = m[k & 7];
+        else if (k == n)
+            w = ((__u64) (8 * n) & 0xFF) << 56;
+        else
+            break;
+        v3 ^= w;
+        SIPROUND;
+        SIPROUND;
+        v0 ^= w;
+    }
+    v2 ^= 0xFF;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+    __u64 mac = v0 ^ v1 ^ v2 ^ v3;
+    return mac == 0 ? 1 : mac;
+}
+
+/* RFC 6479's window, as ReplayWindow.take: whether number n is new (then marked seen). Under the worker's lock. */
+static __always_inline int take(struct serene_worker *w, __u64 n)
+{
+    __u64 h = w->highest;
+    if (n > h) {
+        __u64 clear = (n >> 6) - (h >> 6);
+        if (clear > 4)
+            clear = 4;
+        for (__u64 k = 1; k <= 4; k++)
+            if (k <= clear)
+                w->seen[((h >> 6) + k) & 3] = 0;
+        w->highest = n;
+    } else if (h - n >= 192) {
+        return 0;
+    }
+    __u64 bit = 1ULL << (n & 63);
+    __u32 word = (n >> 6) & 3;
+    if (w->seen[word] & bit)
+        return 0;
+    w->seen[word] |= bit;
+    return 1;
+}
+
+static __always_inline __u16 ip_checksum(struct iphdr *ip)
+{
+    __u32 sum = 0;
+    __u16 *p = (__u16 *) ip;
+    ip->check = 0;
+    for (int i = 0; i < 10; i++)
+        sum += p[i];
+    sum = (sum & 0xFFFF) + (sum >> 16);
+    sum = (sum & 0xFFFF) + (sum >> 16);
+    return ~sum;
+}
+
+/* the packet's addresses as a reply to its sender, its lengths for a Serene packet of len bytes */
+static __always_inline void reply_to_sender(struct ethhdr *eth, struct iphdr *ip, struct udphdr *udp, __u32 len)
+{
+    __u8 mac[6];
+    __builtin_memcpy(mac, eth->h_source, 6);
+    __builtin_memcpy(eth->h_source, eth->h_dest, 6);
+    __builtin_memcpy(eth->h_dest, mac, 6);
+    __u32 a = ip->saddr;
+    ip->saddr = ip->daddr;
+    ip->daddr = a;
+    __u16 p = udp->source;
+    udp->source = udp->dest;
+    udp->dest = p;
+    ip->tot_len = bpf_htons(20 + 8 + len);
+    ip->ttl = 64;
+    ip->check = ip_checksum(ip);
+    udp->len = bpf_htons(8 + len);
+    udp->check = 0;
+}
+
+/* a packet's values into the scratch, and back; 1 to 4K bytes (the register's bounds made plain to the verifier) */
+static __always_inline int load_values(struct xdp_md *ctx, __u32 at, struct scratch *sc, __u32 bytes)
+{
+    __u32 b = ((bytes - 1) & 0xFFFF) + 1;
+    if (b > 4 * SERENE_K)
+        return -1;
+    asm volatile("" : "+r"(b));
+    return bpf_xdp_load_bytes(ctx, at, sc->v, b);
+}
+
+static __always_inline int store_values(struct xdp_md *ctx, __u32 at, struct scratch *sc, __u32 bytes)
+{
+    __u32 b = ((bytes - 1) & 0xFFFF) + 1;
+    if (b > 4 * SERENE_K)
+        return -1;
+    asm volatile("" : "+r"(b));
+    return bpf_xdp_store_bytes(ctx, at, sc->v, b);
+}
+
+
+
+struct out {
+    __s64 seq;
+    __s32 round, chunk;
+    __u32 count, length;
+    __s8 exponent;
+    __u8 flags;
+    __u64 bitmap[SERENE_W];
+};
+
+SEC("xdp")
+int serene_switch(struct xdp_md *ctx)
+{
+    void *data = (void *) (long) ctx->data;
+    void *end = (void *) (long) ctx->data_end;
+    __u32 zero = 0;
+    struct serene_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
+    struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+    if (!cfg || !sc || data + NET + HDR > end)
+        return XDP_PASS;
+    struct ethhdr *eth = data;
+    struct iphdr *ip = data + 14;
+    struct udphdr *udp = data + 34;
+    if (eth->h_proto != bpf_htons(ETH_P_IP) || ip->ihl != 5 || ip->protocol != IPPROTO_UDP
+        || (ip->frag_off & bpf_htons(0x3FFF)) || ip->daddr != cfg->ip || udp->dest != cfg->port)
+        return XDP_PASS;
+    __u8 *h = data + NET;
+    if (*(__u16 *) h != MAGIC || h[2] != VERSION || h[3] != T_DATA)
+        return XDP_PASS;
+    struct data_in *in = &sc->in;
+    in->flags = *(__u16 *) (h + 4);
+    in->n = *(__u16 *) (h + 6);
+    if (in->flags & F_REPORT)
+        return XDP_PASS;
+    __u32 len = bpf_ntohs(udp->len);
+    if (len != 8 + HDR + 4 * in->n || data + NET + HDR + 4 * in->n > end)
+        return XDP_PASS;
+    in->job = *(__u32 *) (h + 8);
+    in->worker = *(__u16 *) (h + 12);
+    in->exp = *(__s8 *) (h + 14);
+    in->set = h[15];
+    in->seq = *(__s64 *) (h + 16);
+    in->round = *(__s32 *) (h + 24);
+    in->chunk = *(__s32 *) (h + 28);
+    in->epoch = *(__s32 *) (h + 32);
+    in->pool = *(__u16 *) (h + 36);
+    in->status = *(__u16 *) (h + 38);
+    in->number = *(__u64 *) (h + 40);
+    in->mac = *(__u64 *) (h + 48);
+    in->w0 = *(__u64 *) h;
+    in->w2 = *(__u64 *) (h + 16);
+    in->w3 = *(__u64 *) (h + 24);
+    in->w5 = *(__u64 *) (h + 40);
+    __builtin_memcpy(in->from_mac, eth->h_source, 6);
+    __builtin_memcpy(in->own_mac, eth->h_dest, 6);
+    in->ip = ip->saddr;
+    in->udp_port = udp->source;
+
+    __u32 j = SERENE_J;
+    struct serene_job *job = 0;
+    for (__u32 i = 0; i < SERENE_J; i++) {
+        __u32 key = i;
+        struct serene_job *c = bpf_map_lookup_elem(&job_static, &key);
+        if (c && c->active && c->id == in->job) {
+            j = i;
+            job = c;
+            break;
+        }
+    }
+    j = launder(sc, j);
+    if (j >= SERENE_J)
+        return XDP_PASS;
+    job = bpf_map_lookup_elem(&job_static, &j);
+    if (!job || in->worker >= job->workers || in->worker >= SERENE_N)
+        return XDP_PASS; /* unknown job, bad worker: the Java switch answers and counts */
+    count(C_PACKETS_IN, 1);
+    __u32 wkey = j * SERENE_N + in->worker;
+    struct serene_worker *wk = bpf_map_lookup_elem(&worker_key, &wkey);
+    if (!wk)
+        return XDP_PASS;
+    if (cfg->keyed) {
+        __u64 m[4] = { in->w0, in->w2, in->w3, in->w5 };
+        if (siphash(wk->k0, wk->k1, m, 4) != in->mac) {
+            count(C_DROP_BAD_MAC, 1);
+            return XDP_DROP;
+        }
+        bpf_spin_lock(&wk->lock);
+        int fresh = take(wk, in->number);
+        bpf_spin_unlock(&wk->lock);
+        if (!fresh) {
+            count(C_DROP_REPLAYED, 1);
+            return XDP_DROP;
+        }
+    }
+    __u32 *b = bpf_map_lookup_elem(&bank_in_use, &j);
+    if (!b)
+        return XDP_PASS;
+    __u32 bkey = j * 2 + (*b & 1);
+    struct serene_bank *bank = bpf_map_lookup_elem(&job_bank, &bkey);
+    if (!bank)
+        return XDP_PASS;
+    if (!(bank->joined[(in->worker >> 6) % SERENE_W] & (1ULL << (in->worker & 63)))) {
+        count(C_DROP_NOT_JOINED, 1);
+        return XDP_DROP;
+    }
+    __u32 payload = in->flags & F_PAYLOAD;
+    if (payload == F_PAYLOAD || (payload ? (in->n == 0 || in->n > SERENE_K) : in->n != 0)) {
+        count(C_DROP_BAD_ELEMENT_COUNT, 1);
+        return XDP_DROP;
+    }
+    if (in->seq < 0 || in->round < 0 || in->chunk < 0 || (__u32) in->chunk >= job->chunks) {
+        count(C_DROP_BAD_SLOT, 1);
+        return XDP_DROP;
+    }
+    __u32 slot = (__u64) in->seq % SERENE_P;
+    __u32 set = ((__u64) in->seq / SERENE_P) & 1;
+    if (in->pool != slot || in->set != set) {
+        count(C_DROP_BAD_SLOT, 1);
+        return XDP_DROP;
+    }
+    if (job->steps_per_round == 0 || (__u64) in->seq / job->steps_per_round != (__u64) in->round) {
+        count(C_DROP_BAD_STEP, 1);
+        return XDP_DROP;
+    }
+    __u32 bytes = 4 * in->n;
+    for (__u32 i = 0; i < SERENE_K; i++) {
+        sc->v[i] = 0;
+        asm volatile("" ::: "memory");
+    }
+    if (in->n > 0 && load_values(ctx, NET + HDR, sc, bytes) < 0)
+        return XDP_PASS;
+    if (in->exp != NO_EXPONENT && in->exp < MIN_EXPONENT) {
+        count(C_DROP_BAD_EXPONENT, 1);
+        return XDP_DROP;
+    }
+    if (payload == F_EXPONENTS) {
+        __u32 bad = 0;
+        for (__u32 i = 0; i < SERENE_K; i++)
+            bad |= (__u32) ((sc->v[i] - MIN_EXPONENT) | (MAX_EXPONENT - sc->v[i])) >> 31;
+        if (bad) {
+            count(C_DROP_BAD_EXPONENT, 1);
+            return XDP_DROP;
+        }
+    }
+    /* the config entry in force for the round: the newest starting at or before it, else the oldest */
+    __u32 e = 0;
+    for (__u32 i = 1; i < SERENE_E; i++)
+        if (i < bank->entries && bank->entry[i].first_round <= in->round)
+            e = i;
+    e = launder(sc, e);
+    if (e >= SERENE_E)
+        return XDP_PASS;
+    struct serene_entry *entry = &bank->entry[e];
+    __u32 sidx = (j * 2 + set) * SERENE_P + slot;
+    __u32 oidx = (j * 2 + (set ^ 1)) * SERENE_P + slot;
+    struct serene_slot *s = bpf_map_lookup_elem(&slots, &sidx);
+    struct serene_slot *other = bpf_map_lookup_elem(&slots, &oidx);
+    struct serene_dyn *dyn = bpf_map_lookup_elem(&job_dyn, &j);
+    if (!s || !other || !dyn)
+        return XDP_PASS;
+    __s32 bound = entry->bound;
+    __s64 ring = SERENE_G - 1;
+    __s64 highest = (__s64) dyn->released_round + 1 + (bound < ring ? bound : ring);
+    int previous_released = in->seq < SERENE_P || (other->seq == in->seq - SERENE_P && other->released);
+    __u64 now = bpf_ktime_get_ns();
+
+    /* the slot, under its lock: 0 drop, 1 released now, 2 answer with the released result, 3 NACK AHEAD, 4 NACK STALE, 5 added */
+    /* kept in the scratch, not in registers, so the verifier walks the loops below once, not once an outcome */
+    sc->outcome = 0;
+    sc->bumps = 0;
+    struct out o = {};
+    bpf_spin_lock(&s->lock);
+    if (in->seq > s->seq) {
+        if ((__s64) in->round > highest) {
+            sc->bumps |= 1u << C_DROP_BEYOND_BOUND;
+            sc->outcome = 3;
+            goto unlock;
+        }
+        if (!previous_released) {
+            sc->bumps |= 1u << C_DROP_AHEAD;
+            sc->outcome = 3;
+            goto unlock;
+        }
+        s->seq = in->seq;
+        s->count = 0;
+        s->round = in->round;
+        s->chunk = in->chunk;
+        s->length = in->n;
+        s->exponent = NO_EXPONENT;
+        s->released = 0;
+        s->flags = payload;
+        s->first_ns = now;
+        s->quorum = entry->quorum;
+        for (int w = 0; w < SERENE_W; w++) {
+            s->bitmap[w] = 0;
+            s->required[w] = entry->required[w];
+        }
+        __s32 start = payload == F_EXPONENTS ? (__s32) 0x80000000 : 0;
+        for (__u32 i = 0; i < SERENE_K; i++)
+            s->sums[i] = start;
+    } else if (in->seq < s->seq) {
+        sc->bumps |= 1u << C_DROP_STALE;
+        sc->outcome = 4;
+        goto unlock;
+    }
+    if (s->round != in->round || s->chunk != in->chunk || s->length != in->n || (s->flags & F_PAYLOAD) != payload) {
+        sc->bumps |= 1u << C_DROP_INCONSISTENT;
+        goto unlock;
+    }
+    __u64 bit = 1ULL << (in->worker & 63);
+    __u32 word = (in->worker >> 6) % SERENE_W;
+    if (s->bitmap[word] & bit) {
+        sc->bumps |= 1u << C_DUPLICATES;
+        if (s->released) {
+            sc->bumps |= 1u << C_RESULTS_RETRANSMITTED;
+            sc->outcome = 2;
+        }
+        goto unlock;
+    }
+    if (s->released) {
+        sc->bumps |= (1u << C_DROP_LATE) | (1u << C_RESULTS_RETRANSMITTED);
+        sc->outcome = 2;
+        goto unlock;
+    }
+    sc->bumps |= 1u << C_CONTRIBUTIONS;
+    s->bitmap[word] |= bit;
+    s->count++;
+    if (in->exp != NO_EXPONENT && in->exp > s->exponent)
+        s->exponent = in->exp;
+    __u8 flags = s->flags;
+    if (in->flags & F_SATURATED)
+        flags |= F_SATURATED;
+    if (payload == F_EXPONENTS) {
+        for (__u32 i = 0; i < SERENE_K; i++) {
+            __s64 a = s->sums[i], v = sc->v[i];
+            __s64 below = (a - v) >> 63; /* -1 when a < v */
+            s->sums[i] = (__s32) (a ^ ((a ^ v) & below));
+        }
+    } else if (payload == F_VALUES) {
+        sc->bumps |= 1u << C_VALUE_CONTRIBUTIONS;
+        __s32 limit = job->value_limit;
+        __s32 outside = 0;
+        for (__u32 i = 0; i < SERENE_K; i++) {
+            __s32 v = sc->v[i];
+            outside |= (v + limit) | (limit - v);
+        }
+        if (outside < 0)
+            flags |= OUT_OF_SCALE;
+        if (!(flags & OUT_OF_SCALE)) {
+            for (__u32 i = 0; i < SERENE_K; i++)
+                s->sums[i] += sc->v[i];
+        } else {
+            __s32 overflow = 0;
+            for (__u32 i = 0; i < SERENE_K; i++) {
+                __s32 a = s->sums[i];
+                __s32 v = sc->v[i];
+                __s32 r = (__s32) ((__u32) a + (__u32) v);
+                __s32 ov = ((a ^ r) & (v ^ r)) >> 31;
+                s->sums[i] = (r & ~ov) | (((a >> 31) ^ 0x7FFFFFFF) & ov);
+                overflow |= ov;
+            }
+            if (overflow) {
+                sc->bumps |= 1u << C_OVERFLOWS;
+                flags |= F_SATURATED;
+            }
+        }
+    }
+    s->flags = flags;
+    sc->outcome = 5;
+    /* the release rule: every required worker and at least the quorum */
+    if (s->count >= (__u32) s->quorum) {
+        int met = 1;
+        for (int w = 0; w < SERENE_W; w++)
+            if ((s->bitmap[w] & s->required[w]) != s->required[w])
+                met = 0;
+        if (met) {
+            s->released = 1;
+            sc->outcome = 1;
+        }
+    }
+unlock:
+    if (sc->outcome == 1 || sc->outcome == 2) {
+        o.seq = s->seq;
+        o.round = s->round;
+        o.chunk = s->chunk;
+        o.count = s->count;
+        o.length = s->length;
+        o.exponent = s->exponent;
+        o.flags = s->flags & ~OUT_OF_SCALE;
+        for (int w = 0; w < SERENE_W; w++)
+            o.bitmap[w] = s->bitmap[w];
+        for (__u32 i = 0; i < SERENE_K; i++)
+            sc->v[i] = s->sums[i];
+    }
+    bpf_spin_unlock(&s->lock);
+    int outcome = sc->outcome;
+    count_mask(sc->bumps);
+    if (outcome == 0)
+        return XDP_DROP;
+
+    if (outcome == 1) {
+        /* the lowest open step moves past released steps (a bounded scan a release; a hint for loss recovery) */
+        struct open_scan scan = { .j = j, .open = dyn->open_seq };
+        bpf_loop(OPEN_SCAN, open_step, &scan, 0);
+        __s64 open = scan.open;
+        count(C_RELEASES, 1);
+        if (o.count < job->workers)
+            count(C_PARTIAL_RELEASES, 1);
+        bpf_spin_lock(&dyn->lock);
+        if (open > dyn->open_seq)
+            dyn->open_seq = open;
+        if (o.flags & F_VALUES) {
+            dyn->ring_count[(__u32) o.round % SERENE_G]++;
+            for (int k = 0; k < SERENE_G; k++) {
+                __u32 next = (__u32) (dyn->released_round + 1) % SERENE_G;
+                if (dyn->ring_count[next] != job->chunks)
+                    break;
+                dyn->ring_count[next] = 0;
+                dyn->released_round++;
+            }
+        }
+        bpf_spin_unlock(&dyn->lock);
+    }
+    if (outcome == 5 || outcome == 1) {
+        if (payload == F_VALUES) {
+            __u32 w = in->worker % SERENE_N;
+            bpf_spin_lock(&dyn->lock);
+            if (in->round > dyn->clock[w])
+                dyn->clock[w] = in->round;
+            bpf_spin_unlock(&dyn->lock);
+        }
+        if (outcome == 5)
+            return XDP_DROP;
+    }
+
+    __u64 number = __sync_fetch_and_add(&cfg->number, 1);
+    if (outcome == 3 || outcome == 4) {
+        /* a NACK: the header alone */
+        if (bpf_xdp_adjust_tail(ctx, -(int) (4 * in->n)) < 0)
+            return XDP_DROP;
+        data = (void *) (long) ctx->data;
+        end = (void *) (long) ctx->data_end;
+        if (data + NET + HDR > end)
+            return XDP_DROP;
+        eth = data;
+        ip = data + 14;
+        udp = data + 34;
+        __u64 *hw = data + NET;
+        __u16 *h16 = data + NET;
+        __u8 *h8 = data + NET;
+        h16[0] = MAGIC;
+        h8[2] = VERSION;
+        h8[3] = T_NACK;
+        h16[2] = 0;
+        h16[3] = 0;
+        /* job and worker stay, exponent and set stay; seq, round, chunk stay */
+        *(__s32 *) (h8 + 32) = 0;
+        *(__u16 *) (h8 + 38) = outcome == 3 ? ST_AHEAD : ST_STALE;
+        hw[5] = number;
+        __u64 m[6] = { hw[0], hw[1], hw[2], hw[3], hw[4], hw[5] };
+        hw[6] = cfg->keyed ? siphash(job->r0, job->r1, m, 6) : 0;
+        reply_to_sender(eth, ip, udp, HDR);
+        count(C_PACKETS_OUT, 1);
+        return XDP_TX;
+    }
+
+    /* a RESULT: the packet grows at its front by DELTA, so its values sit where the result's go */
+    __s32 epoch = bank->epoch;
+    __s32 released = dyn->released_round;
+    __s64 open = dyn->open_seq;
+    __u64 open_bitmap[SERENE_W] = {};
+    __u32 oi = (j * 2 + (((__u64) open / SERENE_P) & 1)) * SERENE_P + (__u64) open % SERENE_P;
+    struct serene_slot *os = bpf_map_lookup_elem(&slots, &oi);
+    if (os && os->seq == open)
+        for (int w = 0; w < SERENE_W; w++)
+            open_bitmap[w] = os->bitmap[w];
+    if (bpf_xdp_adjust_head(ctx, -DELTA) < 0)
+        return XDP_DROP;
+    data = (void *) (long) ctx->data;
+    end = (void *) (long) ctx->data_end;
+    if (data + NET + HDR + DELTA > end)
+        return XDP_DROP;
+    eth = data;
+    ip = data + 14;
+    udp = data + 34;
+    /* to the sender (a multicast's copies are readdressed per port by serene_port) */
+    __builtin_memcpy(eth->h_dest, in->from_mac, 6);
+    __builtin_memcpy(eth->h_source, in->own_mac, 6);
+    ip->daddr = in->ip;
+    udp->dest = in->udp_port;
+    eth->h_proto = bpf_htons(ETH_P_IP);
+    ip->version = 4;
+    ip->ihl = 5;
+    ip->tos = 0;
+    ip->id = 0;
+    ip->frag_off = 0;
+    ip->protocol = IPPROTO_UDP;
+    /* from the switch */
+    ip->saddr = cfg->ip;
+    udp->source = cfg->port;
+    __u8 *r = data + NET;
+    __u64 *rw = data + NET;
+    *(__u16 *) r = MAGIC;
+    r[2] = VERSION;
+    r[3] = T_RESULT;
+    *(__u16 *) (r + 4) = o.flags | (outcome == 2 ? F_RETRANSMIT : 0);
+    *(__u16 *) (r + 6) = o.length;
+    *(__u32 *) (r + 8) = in->job;
+    *(__u16 *) (r + 12) = 0;
+    *(__s8 *) (r + 14) = o.exponent;
+    r[15] = ((__u64) o.seq / SERENE_P) & 1;
+    *(__s64 *) (r + 16) = o.seq;
+    *(__s32 *) (r + 24) = o.round;
+    *(__s32 *) (r + 28) = o.chunk;
+    *(__s32 *) (r + 32) = epoch;
+    *(__u16 *) (r + 36) = (__u64) o.seq % SERENE_P;
+    *(__u16 *) (r + 38) = 0;
+    rw[5] = number;
+    *(__u32 *) (r + 56) = o.count;
+    *(__s32 *) (r + 60) = released;
+    *(__u32 *) (r + 64) = SERENE_W;
+    *(__u32 *) (r + 68) = 0;
+    *(__s64 *) (r + 72) = open;
+    for (int w = 0; w < SERENE_W; w++) {
+        rw[10 + w] = o.bitmap[w];
+        rw[10 + SERENE_W + w] = open_bitmap[w];
+    }
+    __u64 m[8] = { rw[0], rw[2], rw[3], rw[4], rw[5], rw[7], rw[8], rw[9] };
+    rw[6] = cfg->keyed ? siphash(job->r0, job->r1, m, 8) : 0;
+    __u32 rlen = HDR + DELTA + 4 * o.length;
+    if (o.length != in->n || rlen > 0xFFFF)
+        return XDP_DROP;
+    ip->tot_len = bpf_htons(20 + 8 + rlen);
+    ip->ttl = 64;
+    ip->check = ip_checksum(ip);
+    udp->len = bpf_htons(8 + rlen);
+    udp->check = 0;
+    if (in->n > 0 && store_values(ctx, NET + HDR + DELTA, sc, bytes) < 0)
+        return XDP_DROP;
+    if (outcome == 2) {
+        count(C_PACKETS_OUT, 1);
+        return XDP_TX;
+    }
+    count(C_RESULTS_MULTICAST, 1);
+    return bpf_redirect_map(&tx_ports, 0, BPF_F_BROADCAST);
+}
+
+/* Each port's copy of a multicast RESULT: addressed to the worker behind the port, or dropped if that worker is
+ * not of the result's job. */
+SEC("xdp/devmap")
+int serene_port(struct xdp_md *ctx)
+{
+    void *data = (void *) (long) ctx->data;
+    void *end = (void *) (long) ctx->data_end;
+    if (data + NET + HDR > end)
+        return XDP_DROP;
+    __u32 ifindex = ctx->egress_ifindex;
+    struct serene_port *p = bpf_map_lookup_elem(&ports, &ifindex);
+    __u8 *h = data + NET;
+    if (!p || *(__u32 *) (h + 8) != p->job)
+        return XDP_DROP;
+    struct ethhdr *eth = data;
+    struct iphdr *ip = data + 14;
+    struct udphdr *udp = data + 34;
+    __builtin_memcpy(eth->h_dest, p->mac, 6);
+    __builtin_memcpy(eth->h_source, p->own_mac, 6);
+    ip->daddr = p->ip;
+    udp->dest = p->udp_port;
+    ip->check = ip_checksum(ip);
+    count(C_PACKETS_OUT, 1);
+    return XDP_PASS;
+}
+
+/* The switch's next packet number, for the Java switch's own packets: run by the driver (BPF_PROG_TEST_RUN),
+ * it takes the number with the same atomic add the pipeline takes its numbers with and writes it into the
+ * test packet, so the switch's packets from both sides are numbered by one counter. */
+SEC("xdp")
+int serene_number(struct xdp_md *ctx)
+{
+    void *data = (void *) (long) ctx->data;
+    void *end = (void *) (long) ctx->data_end;
+    __u32 zero = 0;
+    struct serene_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
+    if (!cfg || data + 16 > end)
+        return XDP_ABORTED;
+    *(__u64 *) data = __sync_fetch_and_add(&cfg->number, 1);
+    return XDP_PASS;
+}

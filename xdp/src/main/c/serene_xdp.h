@@ -1,0 +1,122 @@
+/* The XDP data plane's maps, shared by the program (serene_xdp.c) and its driver (serene_xdp_driver.c).
+ * The switch's dimensions are compile-time constants, as a P4 program's register sizes are:
+ * SERENE_J jobs, SERENE_N workers a job (SERENE_W = N/64 bitmap words), SERENE_P slots a shadow set,
+ * SERENE_K elements a chunk, SERENE_G rounds in the release ring, SERENE_E config entries a job. */
+#ifndef SERENE_XDP_H
+#define SERENE_XDP_H
+
+#ifndef SERENE_J
+#define SERENE_J 4
+#endif
+#ifndef SERENE_N
+#define SERENE_N 64
+#endif
+#define SERENE_W ((SERENE_N + 63) / 64)
+#ifndef SERENE_P
+#define SERENE_P 64
+#endif
+#ifndef SERENE_K
+#define SERENE_K 256
+#endif
+#ifndef SERENE_G
+#define SERENE_G 64
+#endif
+#ifndef SERENE_E
+#define SERENE_E 8
+#endif
+
+/* counters, in this order (the driver names them with the Java switch's SwitchCounter names) */
+enum serene_counter {
+    C_PACKETS_IN, C_PACKETS_OUT, C_CONTRIBUTIONS, C_VALUE_CONTRIBUTIONS, C_RELEASES, C_PARTIAL_RELEASES,
+    C_RESULTS_MULTICAST, C_RESULTS_RETRANSMITTED, C_DUPLICATES, C_OVERFLOWS, C_DROP_NOT_JOINED, C_DROP_BAD_MAC,
+    C_DROP_REPLAYED, C_DROP_BAD_ELEMENT_COUNT, C_DROP_BAD_SLOT, C_DROP_INCONSISTENT, C_DROP_BAD_STEP,
+    C_DROP_BAD_EXPONENT, C_DROP_AHEAD, C_DROP_BEYOND_BOUND, C_DROP_STALE, C_DROP_LATE, C_COUNTERS
+};
+
+/* settings[0]: the switch's address, whether jobs are keyed, the next packet number the switch sends */
+struct serene_settings {
+    __u32 ip;          /* network order */
+    __u16 port;        /* network order */
+    __u16 keyed;
+    __u64 number;      /* taken with an atomic add */
+};
+
+/* job_static[j]: written by the control plane when a job is created, read by the program */
+struct serene_job {
+    __u32 id;
+    __u32 active;
+    __u32 workers;
+    __u32 elements;
+    __u32 chunks;
+    __u32 steps_per_round;
+    __s32 value_limit;
+    __u32 pad;
+    __u64 r0, r1;      /* the job's reply key */
+};
+
+struct serene_entry {
+    __s32 first_round;
+    __s32 bound;
+    __s32 quorum;      /* resolved: a count */
+    __u32 pad;
+    __u64 required[SERENE_W];
+};
+
+/* job_bank[j * 2 + b]: the job's membership and config list; the control plane writes the bank not in use,
+ * then flips bank_in_use[j], so the program never reads a half-written list */
+struct serene_bank {
+    __s32 epoch;
+    __u32 entries;     /* oldest first */
+    __u64 joined[SERENE_W];
+    struct serene_entry entry[SERENE_E];
+};
+
+/* job_dyn[j]: what the program keeps about the job, under its lock */
+struct serene_dyn {
+    struct bpf_spin_lock lock;
+    __s32 released_round;
+    __s64 open_seq;
+    __u32 ring_count[SERENE_G];
+    __s32 clock[SERENE_N];
+};
+
+/* worker_key[j * N + w]: the worker's key (control plane) and the window over its DATA packet numbers */
+struct serene_worker {
+    struct bpf_spin_lock lock;
+    __u32 pad;
+    __u64 k0, k1;
+    __u64 highest;
+    __u64 seen[4];
+};
+
+/* slots[(j * 2 + set) * P + slot] */
+struct serene_slot {
+    struct bpf_spin_lock lock;
+    __s32 round;
+    __s64 seq;
+    __u64 first_ns;
+    __s32 chunk;
+    __u32 count;
+    __u32 length;
+    __s32 quorum;
+    __s8 exponent;
+    __u8 released;
+    __u8 flags;
+    __u8 pad[5];
+    __u64 required[SERENE_W];
+    __u64 bitmap[SERENE_W];
+    __s32 sums[SERENE_K];
+};
+
+/* ports[ifindex]: the worker behind a switch port (one a port), where results to it go */
+struct serene_port {
+    __u32 job;
+    __u32 worker;
+    __u32 ip;          /* network order */
+    __u16 udp_port;    /* network order */
+    __u8 mac[6];       /* the worker's */
+    __u8 own_mac[6];   /* the port's */
+    __u16 pad;
+};
+
+#endif

@@ -1,0 +1,163 @@
+package io.serene.xdp;
+
+import io.serene.dataplane.OffloadJob;
+import io.serene.protocol.ReplayWindow;
+
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * The bytes of the XDP program's map entries (serene_xdp.h's structs, for the program's dimensions), as
+ * the control plane writes and reads them. Little-endian, as the host's; addresses and UDP ports in
+ * network order, as in a packet. XdpLayoutTest holds these sizes to the C compiler's.
+ */
+final class XdpLayout {
+    static final int SETTINGS = 16;
+    static final int JOB = 48;
+    static final int WORKER = 64;
+    static final int PORT = 28;
+    /** The counters' names, in the program's order (the Java switch's counter names where they mean the same). */
+    static final String[] COUNTERS = {"PACKETS_IN", "PACKETS_OUT", "CONTRIBUTIONS", "VALUE_CONTRIBUTIONS", "RELEASES",
+        "PARTIAL_RELEASES", "RESULTS_MULTICAST", "RESULTS_RETRANSMITTED", "DUPLICATES", "OVERFLOWS", "DROP_NOT_JOINED",
+        "DROP_BAD_MAC", "DROP_REPLAYED", "DROP_BAD_ELEMENT_COUNT", "DROP_BAD_SLOT", "DROP_INCONSISTENT", "DROP_BAD_STEP",
+        "DROP_BAD_EXPONENT", "DROP_AHEAD", "DROP_BEYOND_BOUND", "DROP_STALE", "DROP_LATE"};
+
+    private final XdpDimensions dims;
+
+    XdpLayout(final XdpDimensions dims) {
+        this.dims = dims;
+    }
+
+    int entryBytes() {
+        return 16 + 8 * dims.words();
+    }
+
+    int bankBytes() {
+        return 8 + 8 * dims.words() + dims.entries() * entryBytes();
+    }
+
+    int dynBytes() {
+        return align8(16 + 4 * dims.ring() + 4 * dims.workers());
+    }
+
+    int slotBytes() {
+        return align8(48 + 16 * dims.words() + 4 * dims.chunkElements());
+    }
+
+    int counterBytes() {
+        return 8 * COUNTERS.length;
+    }
+
+    private static int align8(final int n) {
+        return (n + 7) & ~7;
+    }
+
+    static byte[] key(final int k) {
+        return buffer(4).putInt(k).array();
+    }
+
+    private static ByteBuffer buffer(final int size) {
+        return ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    static byte[] settings(final InetAddress ip, final int port, final boolean keyed, final long number) {
+        final ByteBuffer b = buffer(SETTINGS);
+        b.put(ip.getAddress()).order(ByteOrder.BIG_ENDIAN).putShort((short) port).order(ByteOrder.LITTLE_ENDIAN);
+        b.putShort((short) (keyed ? 1 : 0)).putLong(number);
+        return b.array();
+    }
+
+    static byte[] job(final OffloadJob job, final boolean active) {
+        final ByteBuffer b = buffer(JOB);
+        b.putInt(job.id()).putInt(active ? 1 : 0).putInt(job.workers()).putInt(job.elements()).putInt(job.chunks())
+            .putInt(job.stepsPerRound()).putInt(job.valueLimit()).putInt(0).putLong(job.replyK0()).putLong(job.replyK1());
+        return b.array();
+    }
+
+    static byte[] inactiveJob() {
+        return buffer(JOB).array();
+    }
+
+    byte[] bank(final OffloadJob job) {
+        final int words = dims.words();
+        final ByteBuffer b = buffer(bankBytes());
+        b.putInt(job.epoch()).putInt(Math.min(job.entries().size(), dims.entries()));
+        for (int w = 0; w < words; w++) {
+            b.putLong(w < job.joined().length ? job.joined()[w] : 0);
+        }
+        for (int e = 0; e < Math.min(job.entries().size(), dims.entries()); e++) {
+            final OffloadJob.Entry entry = job.entries().get(e);
+            b.position(8 + 8 * words + e * entryBytes());
+            b.putInt(entry.firstRound()).putInt(entry.bound()).putInt(entry.quorum()).putInt(0);
+            for (int w = 0; w < words; w++) {
+                b.putLong(w < entry.required().length ? entry.required()[w] : 0);
+            }
+        }
+        return b.array();
+    }
+
+    /** A new job's registers: no round released, step 0 open, every clock -1. */
+    byte[] freshDyn() {
+        final ByteBuffer b = buffer(dynBytes());
+        b.putInt(0).putInt(-1).putLong(0);
+        b.position(16 + 4 * dims.ring());
+        for (int w = 0; w < dims.workers(); w++) {
+            b.putInt(-1);
+        }
+        return b.array();
+    }
+
+    /** An empty slot (step -1, so any step opens it). */
+    byte[] freshSlot() {
+        final ByteBuffer b = buffer(slotBytes());
+        b.putInt(0).putInt(0).putLong(-1L);
+        return b.array();
+    }
+
+    /** A worker's key, its window over its DATA numbers starting at its JOIN's number (ReplayWindow.startAt's). */
+    static byte[] worker(final long[] key, final long joinNumber) {
+        final long[] highest = new long[1];
+        final long[] seen = new long[ReplayWindow.WORDS];
+        ReplayWindow.startAt(highest, seen, 0, joinNumber);
+        final ByteBuffer b = buffer(WORKER);
+        b.putInt(0).putInt(0).putLong(key[0]).putLong(key[1]).putLong(highest[0]);
+        for (final long word : seen) {
+            b.putLong(word);
+        }
+        return b.array();
+    }
+
+    static byte[] port(final int job, final int worker, final InetAddress ip, final int udpPort, final byte[] mac, final byte[] ownMac) {
+        final ByteBuffer b = buffer(PORT);
+        b.putInt(job).putInt(worker).put(ip.getAddress()).order(ByteOrder.BIG_ENDIAN).putShort((short) udpPort)
+            .order(ByteOrder.LITTLE_ENDIAN).put(mac).put(ownMac).putShort((short) 0);
+        return b.array();
+    }
+
+    /** R, the lowest open step and the clocks of a job's registers as read. */
+    record Dyn(int releasedRound, long openSeq, int[] clocks) {
+    }
+
+    Dyn dyn(final byte[] value) {
+        final ByteBuffer b = ByteBuffer.wrap(value).order(ByteOrder.LITTLE_ENDIAN);
+        final int[] clocks = new int[dims.workers()];
+        for (int w = 0; w < clocks.length; w++) {
+            clocks[w] = b.getInt(16 + 4 * dims.ring() + 4 * w);
+        }
+        return new Dyn(b.getInt(4), b.getLong(8), clocks);
+    }
+
+    /** The counters summed over the processors' values. */
+    long[] counters(final byte[] value) {
+        final ByteBuffer b = ByteBuffer.wrap(value).order(ByteOrder.LITTLE_ENDIAN);
+        final long[] sums = new long[COUNTERS.length];
+        final int stride = counterBytes();
+        for (int cpu = 0; cpu + stride <= value.length; cpu += stride) {
+            for (int c = 0; c < sums.length; c++) {
+                sums[c] += b.getLong(cpu + 8 * c);
+            }
+        }
+        return sums;
+    }
+}

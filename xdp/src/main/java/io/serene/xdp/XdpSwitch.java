@@ -1,0 +1,284 @@
+package io.serene.xdp;
+
+import io.serene.dataplane.JobMirror;
+import io.serene.dataplane.OffloadJob;
+import io.serene.dataplane.SwitchPipeline;
+import io.serene.protocol.Flags;
+import io.serene.protocol.Outbox;
+import io.serene.protocol.PacketCheck;
+import io.serene.protocol.PacketEndpoint;
+import io.serene.protocol.PacketHeader;
+import io.serene.protocol.PacketType;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.IntFunction;
+
+/**
+ * The XDP switch: the Java pipeline as the control and slow path (its CPU port) over the XDP program's
+ * DATA path. The program takes every well-formed DATA packet of a job it holds; everything else comes up
+ * to the pipeline on the same address (JOIN, LEAVE, CONFIG requests, reports, and what the program
+ * cannot parse, which the pipeline counts). After each packet and timer the pipeline handled, each job's
+ * tables it holds are written into the program's maps ({@link JobMirror#job}, only what changed; a
+ * config list into the bank not in use, then the bank flipped), before any packet it answered leaves
+ * (the transport sends at the end of the burst); every {@link #PULL_NS} the program's R, open step and
+ * clocks are read back into the pipeline ({@link JobMirror#pulled}) for telemetry, the stall watch and
+ * hot-swap rounds. The pipeline's own packets take their numbers from the program's counter, so a
+ * worker's replay window sees one sequence. Switch thread only.
+ */
+public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
+    static final long PULL_NS = 10_000_000L;
+    private static final String JOB_STATIC = "job_static";
+
+    private final SwitchPipeline pipeline;
+    private final JobMirror mirror;
+    private final XdpDriver driver;
+    private final XdpDimensions dims;
+    private final XdpLayout layout;
+    private final IntFunction<InetSocketAddress> peers;
+    private final Function<InetAddress, XdpPort> ports;
+    private final Consumer<String> log;
+    private final PacketHeader header = new PacketHeader();
+    /** What each map entry holds as last written, by map and key: only changes are written. */
+    private final Map<String, byte[]> written = new HashMap<>();
+    /** Per place: the id of the job the program holds there, or -1; its bank in use; the port of each of its workers. */
+    private final int[] held;
+    private final int[] bank;
+    private final int[][] portOf;
+    private final boolean[] warned;
+    private long nextPullNs;
+    private long strayData;
+
+    /**
+     * The XDP switch over {@code pipeline}, its program started by {@code driver} on {@code ports} (interface
+     * indexes), serving {@code address}; {@code peers} names the transport's ports, {@code portOfWorker} the
+     * switch port a worker's address sits behind.
+     */
+    public XdpSwitch(final SwitchPipeline pipeline, final XdpDriver driver, final InetSocketAddress address, final List<Integer> switchPorts,
+                     final IntFunction<InetSocketAddress> peers, final Function<InetAddress, XdpPort> portOfWorker,
+                     final Consumer<String> log) throws IOException {
+        this.pipeline = pipeline;
+        this.mirror = pipeline.mirror();
+        this.driver = driver;
+        this.dims = XdpDimensions.of(pipeline.memory());
+        this.layout = new XdpLayout(dims);
+        this.peers = peers;
+        this.ports = portOfWorker;
+        this.log = log;
+        final int places = mirror.places();
+        held = new int[places];
+        Arrays.fill(held, -1);
+        bank = new int[places];
+        portOf = new int[places][];
+        warned = new boolean[places];
+        // the program's numbers go on above every number the pipeline sent so far (its own start from the clock, x1024)
+        final long number = ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()) << 10;
+        driver.put("settings", XdpLayout.key(0), XdpLayout.settings(address.getAddress(), address.getPort(),
+            pipeline.context().secret() != null, number));
+        for (int j = 0; j < places; j++) {
+            driver.put(JOB_STATIC, XdpLayout.key(j), XdpLayout.inactiveJob());
+        }
+        for (final int ifindex : switchPorts) {
+            driver.port(ifindex);
+        }
+        mirror.numbersFrom(() -> {
+            try {
+                return driver.number();
+            } catch (final IOException ex) {
+                throw new UncheckedIOException(ex);
+            }
+        });
+    }
+
+    @Override
+    public void onPacket(final int port, final ByteBuffer buffer, final int offset, final int length, final long nowNs, final Outbox out) {
+        if (stray(buffer, offset, length)) {
+            strayData++;
+            return;
+        }
+        pipeline.onPacket(port, buffer, offset, length, nowNs, out);
+        sync();
+    }
+
+    @Override
+    public boolean admits(final ByteBuffer buffer, final int offset, final int length) {
+        return pipeline.admits(buffer, offset, length);
+    }
+
+    @Override
+    public long onTimer(final long nowNs, final Outbox out) {
+        final long next = pipeline.onTimer(nowNs, out);
+        sync();
+        if (nowNs >= nextPullNs) {
+            pull(nowNs);
+            nextPullNs = nowNs + PULL_NS;
+        }
+        return Math.min(next, nextPullNs);
+    }
+
+    /** DATA (no report) of a job the program holds, which came up: not the pipeline's to aggregate. */
+    private boolean stray(final ByteBuffer buffer, final int offset, final int length) {
+        header.wrap(buffer, offset, length);
+        if (header.check() != PacketCheck.OK || header.type() != PacketType.DATA || header.hasFlag(Flags.REPORT)) {
+            return false;
+        }
+        for (final int id : held) {
+            if (id == header.jobId()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** DATA packets of jobs the program holds that came up to the pipeline anyway (dropped). */
+    public long strayData() {
+        return strayData;
+    }
+
+    /** Writes every job's tables that changed into the program's maps. */
+    private void sync() {
+        try {
+            for (int j = 0; j < held.length; j++) {
+                sync(j, mirror.job(j));
+            }
+        } catch (final IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    private void sync(final int j, final OffloadJob job) throws IOException {
+        final byte[] key = XdpLayout.key(j);
+        if (job == null) {
+            if (held[j] >= 0) {
+                write(JOB_STATIC, key, XdpLayout.inactiveJob());
+                dropPorts(j, 0);
+                held[j] = -1;
+            }
+            return;
+        }
+        if (job.unsupported() != null && !warned[j]) {
+            warned[j] = true;
+            log.accept("XDP switch: job " + job.id() + "'s configs ask for " + job.unsupported()
+                + ", which the XDP program does not do: it releases by required workers and quorum alone");
+        }
+        final boolean fresh = held[j] != job.id();
+        if (fresh) {
+            if (held[j] >= 0) {
+                write(JOB_STATIC, key, XdpLayout.inactiveJob());
+                dropPorts(j, 0);
+            }
+            driver.put("job_dyn", key, layout.freshDyn());
+            final byte[] slot = layout.freshSlot();
+            for (int s = 0; s < 2 * dims.pool(); s++) {
+                driver.put("slots", XdpLayout.key((j * 2) * dims.pool() + s), slot);
+            }
+            for (int w = 0; w < dims.workers(); w++) {
+                written.remove("worker_key/" + (j * dims.workers() + w));
+            }
+            written.remove("job_bank/" + (2 * j));
+            written.remove("job_bank/" + (2 * j + 1));
+            bank[j] = 0;
+            driver.put("bank_in_use", key, XdpLayout.key(0));
+            portOf[j] = new int[job.workers()];
+            Arrays.fill(portOf[j], -1);
+            warned[j] = false;
+        }
+        for (int w = 0; w < job.workers(); w++) {
+            write("worker_key", XdpLayout.key(j * dims.workers() + w), XdpLayout.worker(job.workerKeys()[w], job.joinNumbers()[w]));
+        }
+        final byte[] entries = layout.bank(job);
+        if (fresh) {
+            write("job_bank", XdpLayout.key(2 * j), entries);
+        } else if (!Arrays.equals(entries, written.get("job_bank/" + (2 * j + bank[j])))) {
+            // the bank not in use, then the flip: the program never reads a half-written list
+            bank[j] ^= 1;
+            write("job_bank", XdpLayout.key(2 * j + bank[j]), entries);
+            driver.put("bank_in_use", key, XdpLayout.key(bank[j]));
+        }
+        for (int w = 0; w < job.workers(); w++) {
+            syncPort(j, job, w);
+        }
+        write(JOB_STATIC, key, XdpLayout.job(job, true));
+        held[j] = job.id();
+    }
+
+    private void syncPort(final int j, final OffloadJob job, final int w) throws IOException {
+        final InetSocketAddress at = job.ports()[w] < 0 ? null : peers.apply(job.ports()[w]);
+        final XdpPort port = at == null ? null : ports.apply(at.getAddress());
+        final int ifindex = port == null ? -1 : port.ifindex();
+        if (portOf[j][w] >= 0 && portOf[j][w] != ifindex) {
+            driver.delete("ports", XdpLayout.key(portOf[j][w]));
+            written.remove("ports/" + portOf[j][w]);
+        }
+        portOf[j][w] = ifindex;
+        if (port != null) {
+            write("ports", XdpLayout.key(ifindex), XdpLayout.port(job.id(), w, at.getAddress(), at.getPort(), port.peerMac(), port.ownMac()));
+        } else if (at != null) {
+            log.accept("XDP switch: worker " + w + " of job " + job.id() + " at " + at + " is behind none of the switch's ports");
+        }
+    }
+
+    private void dropPorts(final int j, final int from) throws IOException {
+        if (portOf[j] == null) {
+            return;
+        }
+        for (int w = from; w < portOf[j].length; w++) {
+            if (portOf[j][w] >= 0) {
+                driver.delete("ports", XdpLayout.key(portOf[j][w]));
+                written.remove("ports/" + portOf[j][w]);
+                portOf[j][w] = -1;
+            }
+        }
+    }
+
+    private void write(final String map, final byte[] key, final byte[] value) throws IOException {
+        final String at = map + "/" + java.nio.ByteBuffer.wrap(key).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt();
+        if (!Arrays.equals(written.get(at), value)) {
+            driver.put(map, key, value);
+            written.put(at, value);
+        }
+    }
+
+    /** Reads the program's R, open steps and clocks back into the pipeline. */
+    private void pull(final long nowNs) {
+        try {
+            for (int j = 0; j < held.length; j++) {
+                if (held[j] >= 0) {
+                    final XdpLayout.Dyn dyn = layout.dyn(driver.get("job_dyn", XdpLayout.key(j)));
+                    mirror.pulled(j, dyn.releasedRound(), dyn.openSeq(), dyn.clocks(), nowNs);
+                }
+            }
+        } catch (final IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    /** The program's counters, by name (switch thread). */
+    public Map<String, Long> counters() throws IOException {
+        final long[] sums = layout.counters(driver.get("counters", XdpLayout.key(0)));
+        final Map<String, Long> named = new LinkedHashMap<>();
+        for (int c = 0; c < sums.length; c++) {
+            named.put(XdpLayout.COUNTERS[c], sums[c]);
+        }
+        named.put("STRAY_DATA", strayData);
+        return named;
+    }
+
+    /** Detaches the program from every port and unloads it. */
+    @Override
+    public void close() {
+        driver.close();
+    }
+}
