@@ -7,6 +7,8 @@
  *   del MAP KEY         delete an entry (hash maps)       -> ok | error TEXT
  *   port IFINDEX        add a switch port: attach, and a device-map entry -> ok | error TEXT
  *   number              take the switch's next packet number (the counter the pipeline numbers with) -> decimal
+ *   stats               the pipeline's and the per-port program's runs and run time (kernel.bpf_stats, enabled while the
+ *                       driver runs) -> "RUNS NS PORT_RUNS PORT_NS"
  *
  * Every port is detached when stdin closes or on SIGINT/SIGTERM, so a switch that dies leaves no program behind. */
 #include <bpf/bpf.h>
@@ -80,6 +82,9 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     signal(SIGHUP, on_signal);
     signal(SIGPIPE, on_signal);
+    /* the kernel counts each program's runs and run time while this fd is open (-1 without: stats read 0) */
+    int stats = bpf_enable_stats(BPF_STATS_RUN_TIME);
+    (void) stats;
     int cpus = libbpf_num_possible_cpus();
     printf("ready %d\n", cpus);
 
@@ -121,6 +126,17 @@ int main(int argc, char **argv)
             unsigned long long n;
             memcpy(&n, out, sizeof n);
             printf("%llu\n", n);
+            continue;
+        }
+        if (!strcmp(cmd, "stats")) {
+            struct bpf_prog_info a = {0}, b = {0};
+            __u32 la = sizeof a, lb = sizeof b;
+            if (bpf_obj_get_info_by_fd(bpf_program__fd(pipeline), &a, &la) || bpf_obj_get_info_by_fd(bpf_program__fd(port), &b, &lb)) {
+                printf("error stats: %s\n", strerror(errno));
+                continue;
+            }
+            printf("%llu %llu %llu %llu\n", (unsigned long long) a.run_cnt, (unsigned long long) a.run_time_ns,
+                   (unsigned long long) b.run_cnt, (unsigned long long) b.run_time_ns);
             continue;
         }
         char *name = strtok(NULL, " ");

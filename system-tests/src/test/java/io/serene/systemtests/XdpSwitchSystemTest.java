@@ -42,7 +42,7 @@ class XdpSwitchSystemTest {
 
     @Test
     @Timeout(400)
-    void bspOverTheXdpSwitchEndsWithTheJavaSwitchsModel(@TempDir final Path dir) throws Exception {
+    void bspOverTheXdpSwitchEndsWithTheJavaSwitchsModelWithAndWithoutLoss(@TempDir final Path dir) throws Exception {
         FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
         final JsonNode java = train(dir, "java", "--policy", "bsp", "--switch", "java");
         final JsonNode xdp = train(dir, "xdp", "--policy", "bsp", "--switch", "xdp");
@@ -56,6 +56,11 @@ class XdpSwitchSystemTest {
         assertThat(c.get("xdp_partial_releases").asLong()).isZero();
         assertThat(c.get("xdp_stray_data").asLong()).as("no DATA of a job the kernel holds reached the Java switch").isZero();
         assertThat(c.get("results_multicast").asLong()).as("the Java switch released nothing itself").isZero();
+        // 1% of every worker's packets lost: retransmissions and the switch's idempotent slots still give the same model
+        final JsonNode lossy = train(dir, "lossy", "--policy", "bsp", "--switch", "xdp", "--link-loss", "0.01");
+        assertThat(lossy.get("run").get("linkLoss").asDouble()).isEqualTo(0.01);
+        assertThat(lossy.get("modelHashes")).isEqualTo(java.get("modelHashes"));
+        assertThat(lossy.get("switchCounters").get("xdp_duplicates").asLong()).as("the loss was recovered from").isPositive();
         assertNoNamespacesLeft();
     }
 

@@ -101,7 +101,7 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
             "--momentum", "" + momentum, "--lr-schedule", lrSchedule.text(), "--stale-momentum", staleMomentum.text(),
             "--compute-clock", computeClock.text(), "--compute-on", computeOn.text(), "--fresh-wait", freshWait.text(),
             "--stale-scale", staleScale.text(), "--delay-compensation", "" + delayCompensation, "--step-time", device.text(),
-            "--link-rate", link.rateText(), "--link-delay", link.delayText(),
+            "--link-rate", link.rateText(), "--link-delay", link.delayText(), "--link-loss", "" + link.loss(),
             "--eval-every", "" + evalEvery,
             deferredEval ? "--deferred-eval" : "--no-deferred-eval", "--seed", "" + seed, "--stragglers", stragglers,
             "--data", data.toString(), "--timeout-seconds", "" + timeoutSeconds));
@@ -125,6 +125,9 @@ public record TrainSettings(ModelKind model, String stragglers, Integer rounds, 
         m.put("stepTime", device.text());
         m.put("linkRate", link.rateText());
         m.put("linkDelay", link.delayText());
+        if (link.loss() > 0) {
+            m.put("linkLoss", link.loss());
+        }
         m.put("evalEvery", evalEvery);
         m.put("evaluation", deferredEval ? "deferred" : "inline");
         return m;

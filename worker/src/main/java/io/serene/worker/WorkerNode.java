@@ -61,7 +61,8 @@ public final class WorkerNode implements AutoCloseable {
     public WorkerHost connect(final WorkerContext context, final Consumer<Throwable> errors) {
         return shm != null
             ? WorkerHost.connect(context, shmDirectory, shm, ShmOptions.defaults(), errors)
-            : WorkerHost.start(context, target, new InetSocketAddress(0), udp, UdpOptions.defaults(), errors);
+            : WorkerHost.start(context, target, new InetSocketAddress(0), udp, UdpOptions.defaults().faults(context.link().faults(context.workerId())),
+                errors);
     }
 
     /** Waits until {@code worker} (worker {@code id} of job {@code job}) joined, at most {@code timeoutSeconds}; else an error saying so. */

@@ -86,6 +86,20 @@ public final class XdpDriver implements AutoCloseable {
         return Long.parseUnsignedLong(answer);
     }
 
+    /** The kernel's run count and run time (ns) of the pipeline and of the per-port program, in that order. */
+    public long[] stats() throws IOException {
+        final String answer = call("stats");
+        if (answer.startsWith("error")) {
+            throw new IOException("XDP driver: " + answer);
+        }
+        final String[] parts = answer.trim().split(" ");
+        final long[] out = new long[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            out[i] = Long.parseUnsignedLong(parts[i]);
+        }
+        return out;
+    }
+
     private String call(final String command) throws IOException {
         in.write(command);
         in.write('\n');

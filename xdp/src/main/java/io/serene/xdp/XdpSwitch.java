@@ -273,6 +273,12 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
             named.put(XdpLayout.COUNTERS[c], sums[c]);
         }
         named.put("STRAY_DATA", strayData);
+        // the kernel's own accounting of the programs (kernel.bpf_stats): packets run and nanoseconds spent
+        final long[] stats = driver.stats();
+        named.put("PIPELINE_RUNS", stats[0]);
+        named.put("PIPELINE_NS", stats[1]);
+        named.put("PORT_RUNS", stats[2]);
+        named.put("PORT_NS", stats[3]);
         return named;
     }
 

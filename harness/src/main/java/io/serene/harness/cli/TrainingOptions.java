@@ -113,6 +113,11 @@ public final class TrainingOptions {
         + "--link-rate). Default: ${DEFAULT-VALUE}.")
     String linkDelay;
 
+    @Option(names = "--link-loss", defaultValue = "0", description = "The share of the packets each worker sends that its link "
+        + "loses, seeded per worker (0.01: 1%); retransmission recovers them, so a BSP run ends with the lossless run's model. "
+        + "Default: ${DEFAULT-VALUE}.")
+    double linkLoss;
+
     @Option(names = "--eval-every", defaultValue = TrainDefaults.EVAL_EVERY,
         description = "Test-set evaluation every E rounds (0: only at the end). Default: ${DEFAULT-VALUE}.")
     int evalEvery;
@@ -153,7 +158,7 @@ public final class TrainingOptions {
             .staleScale(StaleScale.parse("--stale-scale", staleScale))
             .delayCompensation(delayCompensation)
             .device(DeviceModel.parse("--step-time", stepTime))
-            .link(LinkModel.parse(linkRate, linkDelay))
+            .link(LinkModel.parse(linkRate, linkDelay).withLoss(linkLoss))
             .evalEvery(evalEvery)
             .deferredEval(deferredEval)
             .seed(seed)
