@@ -66,7 +66,7 @@ struct data_in {
 
 /* per processor: a packet's values, and then the sums it carries out */
 /* (and its fields: read from memory, each use is a fresh unknown to the verifier, so its paths merge) */
-struct scratch { __s32 v[SERENE_K]; __u32 outcome; __u32 bumps; __s64 open; __u32 tmp; __u32 pad; struct data_in in; };
+struct scratch { __s32 v[SERENE_K]; __u32 outcome; __u32 bumps; __u32 tmp; __u32 pad; struct data_in in; };
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct scratch); } scratch SEC(".maps");
 
 static __always_inline void count(__u32 c, __u64 by)

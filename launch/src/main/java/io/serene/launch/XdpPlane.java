@@ -8,6 +8,7 @@ import io.serene.xdp.XdpNetwork;
 import io.serene.xdp.XdpSwitch;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.DatagramSocket;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -73,7 +74,7 @@ final class XdpPlane implements AutoCloseable {
             try {
                 return xdp.below.counters();
             } catch (final IOException ex) {
-                throw new java.io.UncheckedIOException(ex);
+                throw new UncheckedIOException(ex);
             }
         }).get(10, TimeUnit.SECONDS);
     }

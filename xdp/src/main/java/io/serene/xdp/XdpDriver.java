@@ -6,6 +6,7 @@ import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -119,7 +120,7 @@ public final class XdpDriver implements AutoCloseable {
 
     private static String lastLines(final String text, final int n) {
         final String[] lines = text.split("\n");
-        return String.join("\n", java.util.Arrays.copyOfRange(lines, Math.max(0, lines.length - n), lines.length));
+        return String.join("\n", Arrays.copyOfRange(lines, Math.max(0, lines.length - n), lines.length));
     }
 
     /** Detaches every port and unloads the program. */

@@ -2,6 +2,7 @@ package io.serene.xdp;
 
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -85,7 +86,7 @@ public final class XdpNetwork implements AutoCloseable {
     private InetAddress address(final int host) {
         try {
             return InetAddress.getByAddress(new byte[] {10, 77, (byte) subnet, (byte) host});
-        } catch (final java.net.UnknownHostException ex) {
+        } catch (final UnknownHostException ex) {
             throw new IllegalStateException(ex);
         }
     }

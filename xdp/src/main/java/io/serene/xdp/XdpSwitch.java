@@ -15,6 +15,7 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
@@ -119,12 +120,13 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
 
     @Override
     public long onTimer(final long nowNs, final Outbox out) {
-        final long next = pipeline.onTimer(nowNs, out);
-        sync();
+        // the program's registers first: table writes the pipeline takes now (a hot-swap's first round) read them
         if (nowNs >= nextPullNs) {
             pull(nowNs);
             nextPullNs = nowNs + PULL_NS;
         }
+        final long next = pipeline.onTimer(nowNs, out);
+        sync();
         return Math.min(next, nextPullNs);
     }
 
@@ -244,7 +246,7 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
     }
 
     private void write(final String map, final byte[] key, final byte[] value) throws IOException {
-        final String at = map + "/" + java.nio.ByteBuffer.wrap(key).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt();
+        final String at = map + "/" + ByteBuffer.wrap(key).order(ByteOrder.LITTLE_ENDIAN).getInt();
         if (!Arrays.equals(written.get(at), value)) {
             driver.put(map, key, value);
             written.put(at, value);

@@ -114,7 +114,7 @@ public final class TrainingOptions {
     String linkDelay;
 
     @Option(names = "--link-loss", defaultValue = "0", description = "The share of the packets each worker sends that its link "
-        + "loses, seeded per worker (0.01: 1%); retransmission recovers them, so a BSP run ends with the lossless run's model. "
+        + "loses, seeded per worker (0.01: 1%%); retransmission recovers them, so a BSP run ends with the lossless run's model. "
         + "Default: ${DEFAULT-VALUE}.")
     double linkLoss;
 
