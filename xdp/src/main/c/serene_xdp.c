@@ -28,7 +28,6 @@
 #define F_EXPONENTS 8
 #define F_REPORT 64
 #define F_PAYLOAD (F_VALUES | F_EXPONENTS)
-#define OUT_OF_SCALE 0x40
 #define NO_EXPONENT (-128)
 #define MIN_EXPONENT (-126)
 #define MAX_EXPONENT 127
@@ -66,8 +65,11 @@ struct data_in {
 
 /* per processor: a packet's values, and then the sums it carries out */
 /* (and its fields: read from memory, each use is a fresh unknown to the verifier, so its paths merge) */
-struct scratch { __s32 v[SERENE_K]; __u32 outcome; __u32 bumps; __u32 tmp; __u32 pad; struct data_in in; };
+struct scratch { __s32 v[SERENE_K]; __u32 outcome; __u32 bumps; __u32 tmp; __u32 j; __u32 e; __u32 bank; struct data_in in; };
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct scratch); } scratch SEC(".maps");
+
+/* the DATA path's stages: [0] serene_aggregate (the driver fills it) */
+struct { __uint(type, BPF_MAP_TYPE_PROG_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, __u32); } stages SEC(".maps");
 
 static __always_inline void count(__u32 c, __u64 by)
 {
@@ -195,26 +197,16 @@ static __always_inline void reply_to_sender(struct ethhdr *eth, struct iphdr *ip
     udp->check = 0;
 }
 
-/* a packet's values into the scratch, and back; 1 to 4K bytes (the register's bounds made plain to the verifier) */
-static __always_inline int load_values(struct xdp_md *ctx, __u32 at, struct scratch *sc, __u32 bytes)
+/* a packet's values into the scratch (store 0), or the scratch's into the packet (store 1); 1 to 4K bytes, the
+ * register's bounds made plain to the verifier */
+static __always_inline int move_values(struct xdp_md *ctx, __u32 at, struct scratch *sc, __u32 bytes, int store)
 {
     __u32 b = ((bytes - 1) & 0xFFFF) + 1;
     if (b > 4 * SERENE_K)
         return -1;
     asm volatile("" : "+r"(b));
-    return bpf_xdp_load_bytes(ctx, at, sc->v, b);
+    return store ? bpf_xdp_store_bytes(ctx, at, sc->v, b) : bpf_xdp_load_bytes(ctx, at, sc->v, b);
 }
-
-static __always_inline int store_values(struct xdp_md *ctx, __u32 at, struct scratch *sc, __u32 bytes)
-{
-    __u32 b = ((bytes - 1) & 0xFFFF) + 1;
-    if (b > 4 * SERENE_K)
-        return -1;
-    asm volatile("" : "+r"(b));
-    return bpf_xdp_store_bytes(ctx, at, sc->v, b);
-}
-
-
 
 struct out {
     __s64 seq;
@@ -344,7 +336,7 @@ int serene_switch(struct xdp_md *ctx)
         sc->v[i] = 0;
         asm volatile("" ::: "memory");
     }
-    if (in->n > 0 && load_values(ctx, NET + HDR, sc, bytes) < 0)
+    if (in->n > 0 && move_values(ctx, NET + HDR, sc, bytes, 0) < 0)
         return XDP_PASS;
     if (in->exp != NO_EXPONENT && in->exp < MIN_EXPONENT) {
         count(C_DROP_BAD_EXPONENT, 1);
@@ -367,6 +359,42 @@ int serene_switch(struct xdp_md *ctx)
     e = launder(sc, e);
     if (e >= SERENE_E)
         return XDP_PASS;
+    /* the slot's part is a program of its own (a tail call), which the verifier walks from one state */
+    sc->j = j;
+    sc->e = e;
+    sc->bank = bkey;
+    bpf_tail_call(ctx, &stages, 0);
+    return XDP_PASS;
+}
+
+/* The DATA path's second part, the slot and what follows: tail-called by serene_switch with the packet's fields
+ * and places in the scratch. */
+SEC("xdp")
+int serene_aggregate(struct xdp_md *ctx)
+{
+    void *data, *end;
+    struct ethhdr *eth;
+    struct iphdr *ip;
+    struct udphdr *udp;
+    __u32 zero = 0;
+    struct serene_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
+    struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+    if (!cfg || !sc)
+        return XDP_PASS;
+    struct data_in *in = &sc->in;
+    __u32 j = sc->j;
+    __u32 e = sc->e;
+    __u32 bkey = sc->bank;
+    if (j >= SERENE_J || e >= SERENE_E)
+        return XDP_PASS;
+    struct serene_job *job = bpf_map_lookup_elem(&job_static, &j);
+    struct serene_bank *bank = bpf_map_lookup_elem(&job_bank, &bkey);
+    if (!job || !bank)
+        return XDP_PASS;
+    __u32 payload = in->flags & F_PAYLOAD;
+    __u32 bytes = 4 * in->n;
+    __u32 slot = (__u64) in->seq % SERENE_P;
+    __u32 set = ((__u64) in->seq / SERENE_P) & 1;
     struct serene_entry *entry = &bank->entry[e];
     __u32 sidx = (j * 2 + set) * SERENE_P + slot;
     __u32 oidx = (j * 2 + (set ^ 1)) * SERENE_P + slot;
@@ -444,45 +472,34 @@ int serene_switch(struct xdp_md *ctx)
     s->count++;
     if (in->exp != NO_EXPONENT && in->exp > s->exponent)
         s->exponent = in->exp;
-    __u8 flags = s->flags;
-    if (in->flags & F_SATURATED)
-        flags |= F_SATURATED;
+    /* flags kept in the slot, not a register: the paths here stay one state for the loops */
+    s->flags |= in->flags & F_SATURATED;
     if (payload == F_EXPONENTS) {
         for (__u32 i = 0; i < SERENE_K; i++) {
             __s64 a = s->sums[i], v = sc->v[i];
             __s64 below = (a - v) >> 63; /* -1 when a < v */
+            asm volatile("" : "+r"(below)); /* a mask, not a condition: no branch for the verifier to walk twice */
             s->sums[i] = (__s32) (a ^ ((a ^ v) & below));
         }
     } else if (payload == F_VALUES) {
         sc->bumps |= 1u << C_VALUE_CONTRIBUTIONS;
-        __s32 limit = job->value_limit;
-        __s32 outside = 0;
+        /* always the saturating add: while every contribution lies within the job's scale it is the plain sum
+         * (N of them cannot overflow), so this is the Java switch's result, with one loop for the verifier */
+        __s32 overflow = 0;
         for (__u32 i = 0; i < SERENE_K; i++) {
+            __s32 a = s->sums[i];
             __s32 v = sc->v[i];
-            outside |= (v + limit) | (limit - v);
+            __s32 r = (__s32) ((__u32) a + (__u32) v);
+            __s32 ov = ((a ^ r) & (v ^ r)) >> 31;
+            asm volatile("" : "+r"(ov)); /* a mask, not a condition: no branch for the verifier to walk twice */
+            s->sums[i] = (r & ~ov) | (((a >> 31) ^ 0x7FFFFFFF) & ov);
+            overflow |= ov;
         }
-        if (outside < 0)
-            flags |= OUT_OF_SCALE;
-        if (!(flags & OUT_OF_SCALE)) {
-            for (__u32 i = 0; i < SERENE_K; i++)
-                s->sums[i] += sc->v[i];
-        } else {
-            __s32 overflow = 0;
-            for (__u32 i = 0; i < SERENE_K; i++) {
-                __s32 a = s->sums[i];
-                __s32 v = sc->v[i];
-                __s32 r = (__s32) ((__u32) a + (__u32) v);
-                __s32 ov = ((a ^ r) & (v ^ r)) >> 31;
-                s->sums[i] = (r & ~ov) | (((a >> 31) ^ 0x7FFFFFFF) & ov);
-                overflow |= ov;
-            }
-            if (overflow) {
-                sc->bumps |= 1u << C_OVERFLOWS;
-                flags |= F_SATURATED;
-            }
+        if (overflow) {
+            sc->bumps |= 1u << C_OVERFLOWS;
+            s->flags |= F_SATURATED;
         }
     }
-    s->flags = flags;
     sc->outcome = 5;
     /* the release rule: every required worker and at least the quorum */
     if (s->count >= (__u32) s->quorum) {
@@ -503,7 +520,7 @@ unlock:
         o.count = s->count;
         o.length = s->length;
         o.exponent = s->exponent;
-        o.flags = s->flags & ~OUT_OF_SCALE;
+        o.flags = s->flags;
         for (int w = 0; w < SERENE_W; w++)
             o.bitmap[w] = s->bitmap[w];
         for (__u32 i = 0; i < SERENE_K; i++)
@@ -652,7 +669,7 @@ unlock:
     ip->check = ip_checksum(ip);
     udp->len = bpf_htons(8 + rlen);
     udp->check = 0;
-    if (in->n > 0 && store_values(ctx, NET + HDR + DELTA, sc, bytes) < 0)
+    if (in->n > 0 && move_values(ctx, NET + HDR + DELTA, sc, bytes, 1) < 0)
         return XDP_DROP;
     if (outcome == 2) {
         count(C_PACKETS_OUT, 1);

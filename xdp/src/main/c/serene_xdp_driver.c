@@ -73,9 +73,17 @@ int main(int argc, char **argv)
     struct bpf_program *pipeline = bpf_object__find_program_by_name(obj, "serene_switch");
     struct bpf_program *port = bpf_object__find_program_by_name(obj, "serene_port");
     struct bpf_program *number = bpf_object__find_program_by_name(obj, "serene_number");
+    struct bpf_program *aggregate = bpf_object__find_program_by_name(obj, "serene_aggregate");
     struct bpf_map *tx = bpf_object__find_map_by_name(obj, "tx_ports");
-    if (!pipeline || !port || !number || !tx) {
+    struct bpf_map *stages = bpf_object__find_map_by_name(obj, "stages");
+    if (!pipeline || !port || !number || !aggregate || !tx || !stages) {
         fprintf(stderr, "%s lacks the switch's programs or maps\n", argv[1]);
+        return 1;
+    }
+    __u32 stage = 0;
+    int aggregate_fd = bpf_program__fd(aggregate);
+    if (bpf_map_update_elem(bpf_map__fd(stages), &stage, &aggregate_fd, 0)) {
+        fprintf(stderr, "cannot chain the pipeline's stages: %s\n", strerror(errno));
         return 1;
     }
     signal(SIGINT, on_signal);

@@ -10,7 +10,7 @@ import io.serene.protocol.table.TableModel;
  */
 public record XdpDimensions(int jobs, int workers, int pool, int chunkElements, int ring, int entries) {
     /** The most elements a chunk may have here: the verifier walks the pipeline's loops over a chunk within its budget up to this. */
-    public static final int MAX_CHUNK_ELEMENTS = 1024;
+    public static final int MAX_CHUNK_ELEMENTS = 256;
 
     public static XdpDimensions of(final SwitchMemory memory) {
         return new XdpDimensions(memory.maxJobs(), memory.maxWorkers(), memory.poolSize(), memory.chunkElements(), memory.roundRing(),
