@@ -139,7 +139,10 @@ class SwitchSyncProperties {
             final boolean beyond = round > releasedRound + 1 + Math.min(rule.bound, 7);
             if (!beyond) {
                 firstNs.putIfAbsent(seq, now[0]);
-                if (!releases.containsKey(seq) && (contributedBefore.getOrDefault(seq, 0L) & (1L << w)) == 0) {
+                final boolean fresh = (contributedBefore.getOrDefault(seq, 0L) & (1L << w)) == 0;
+                // in time: into an open chunk, or after its release yet within its timeout (caught up): waited for again
+                final boolean inTime = !releases.containsKey(seq) || timeouts && now[0] - firstNs.get(seq) <= rule.timeoutNs;
+                if (fresh && inTime) {
                     late[0] &= ~(1L << w);
                 }
             }

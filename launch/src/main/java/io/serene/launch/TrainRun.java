@@ -195,7 +195,7 @@ public final class TrainRun {
             final SwitchNode.Builder plan = SwitchNode.builder(pipeline).watches(stalls, silence).log(progress::println)
                 .metrics("127.0.0.1", s.metricsPort()).control("127.0.0.1", s.controlPort(), ControlAccess.LOCAL);
             try (XdpPlane xdp = XdpPlane.open(s);
-                 SwitchNode link = (s.shm() ? plan.freshShm() : xdp != null ? xdp.serve(plan, progress::println) : plan).open()) {
+                 SwitchNode link = (s.shm() ? plan.freshShm() : xdp != null ? xdp.serve(plan, progress::println, switchErrors::add) : plan).open()) {
                 final SwitchMonitor switchMonitor = link.monitor();
                 final SwitchMetrics metrics = link.metrics();
                 // a fixed config that needs the dead worker cannot go on; a policy may change the config, so its job is let run

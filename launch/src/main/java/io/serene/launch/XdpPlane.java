@@ -35,8 +35,8 @@ final class XdpPlane implements AutoCloseable {
         return s.xdp() ? new XdpPlane(XdpNetwork.create(s.workers())) : null;
     }
 
-    /** The switch served on the network's switch address, with the XDP program under its pipeline. */
-    SwitchNode.Builder serve(final SwitchNode.Builder plan, final Consumer<String> log) throws IOException {
+    /** The switch served on the network's switch address, with the XDP program under its pipeline (its failures to {@code errors}). */
+    SwitchNode.Builder serve(final SwitchNode.Builder plan, final Consumer<String> log, final Consumer<Throwable> errors) throws IOException {
         final int port;
         try (DatagramSocket probe = new DatagramSocket(new InetSocketAddress(network.switchAddress(), 0))) {
             port = probe.getLocalPort();
@@ -46,7 +46,7 @@ final class XdpPlane implements AutoCloseable {
             final XdpDriver driver = XdpDriver.start(XdpBuild.build(XdpDimensions.of(pipeline.memory())));
             try {
                 below = new XdpSwitch(pipeline, driver, new InetSocketAddress(network.switchAddress(), port), network.ifindexes(), peers,
-                    network::portOf, log);
+                    network::portOf, log, errors);
                 return below;
             } catch (final IOException | RuntimeException ex) {
                 driver.close();

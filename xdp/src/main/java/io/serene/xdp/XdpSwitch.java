@@ -51,6 +51,8 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
     private final IntFunction<InetSocketAddress> peers;
     private final Function<InetAddress, XdpPort> ports;
     private final Consumer<String> log;
+    /** Where a failure to reach the program goes (the driver gone, a map refused): the switch's errors, which end a run. */
+    private final Consumer<Throwable> errors;
     private final PacketHeader header = new PacketHeader();
     /** What each map entry holds as last written, by map and key: only changes are written. */
     private final Map<String, byte[]> written = new HashMap<>();
@@ -69,7 +71,7 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
      */
     public XdpSwitch(final SwitchPipeline pipeline, final XdpDriver driver, final InetSocketAddress address, final List<Integer> switchPorts,
                      final IntFunction<InetSocketAddress> peers, final Function<InetAddress, XdpPort> portOfWorker,
-                     final Consumer<String> log) throws IOException {
+                     final Consumer<String> log, final Consumer<Throwable> errors) throws IOException {
         this.pipeline = pipeline;
         this.mirror = pipeline.mirror();
         this.driver = driver;
@@ -78,6 +80,7 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
         this.peers = peers;
         this.ports = portOfWorker;
         this.log = log;
+        this.errors = errors;
         final int places = mirror.places();
         held = new int[places];
         Arrays.fill(held, -1);
@@ -110,7 +113,7 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
             return;
         }
         pipeline.onPacket(port, buffer, offset, length, nowNs, out);
-        sync();
+        below(this::sync);
     }
 
     @Override
@@ -122,12 +125,21 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
     public long onTimer(final long nowNs, final Outbox out) {
         // the program's registers first: table writes the pipeline takes now (a hot-swap's first round) read them
         if (nowNs >= nextPullNs) {
-            pull(nowNs);
+            below(() -> pull(nowNs));
             nextPullNs = nowNs + PULL_NS;
         }
         final long next = pipeline.onTimer(nowNs, out);
-        sync();
+        below(this::sync);
         return Math.min(next, nextPullNs);
+    }
+
+    /** Work on the program's maps; a failure goes to the switch's errors (an endpoint must not throw). */
+    private void below(final Runnable work) {
+        try {
+            work.run();
+        } catch (final RuntimeException ex) {
+            errors.accept(new IllegalStateException("XDP switch: " + ex.getMessage(), ex));
+        }
     }
 
     /** DATA (no report) of a job the program holds, which came up: not the pipeline's to aggregate. */
