@@ -22,7 +22,7 @@ import java.util.function.Consumer;
  * program under the pipeline, and the prefix that runs each worker in its namespace. Removed, program
  * and namespaces, when the launch ends (and at JVM exit, Ctrl-C included).
  */
-final class XdpPlane implements AutoCloseable {
+public final class XdpPlane implements AutoCloseable {
     private final XdpNetwork network;
     private volatile XdpSwitch below;
 
@@ -32,11 +32,16 @@ final class XdpPlane implements AutoCloseable {
 
     /** The run's XDP switch, or null for the Java switch. */
     static XdpPlane open(final RunSettings s) throws IOException {
-        return s.xdp() ? new XdpPlane(XdpNetwork.create(s.workers())) : null;
+        return s.xdp() ? create(s.workers()) : null;
+    }
+
+    /** An XDP switch with a port (and a network namespace) for each of {@code workers} workers. */
+    public static XdpPlane create(final int workers) throws IOException {
+        return new XdpPlane(XdpNetwork.create(workers));
     }
 
     /** The switch served on the network's switch address, with the XDP program under its pipeline (its failures to {@code errors}). */
-    SwitchNode.Builder serve(final SwitchNode.Builder plan, final Consumer<String> log, final Consumer<Throwable> errors) throws IOException {
+    public SwitchNode.Builder serve(final SwitchNode.Builder plan, final Consumer<String> log, final Consumer<Throwable> errors) throws IOException {
         final int port;
         try (DatagramSocket probe = new DatagramSocket(new InetSocketAddress(network.switchAddress(), 0))) {
             port = probe.getLocalPort();
@@ -56,7 +61,7 @@ final class XdpPlane implements AutoCloseable {
     }
 
     /** Worker w's command, in its namespace under the XDP switch ({@code xdp} null: as it is). */
-    static List<String> command(final XdpPlane xdp, final int w, final List<String> command) {
+    public static List<String> command(final XdpPlane xdp, final int w, final List<String> command) {
         if (xdp == null) {
             return command;
         }
@@ -66,7 +71,7 @@ final class XdpPlane implements AutoCloseable {
     }
 
     /** The XDP program's counters (none for the Java switch). */
-    static Map<String, Long> counters(final XdpPlane xdp, final SwitchNode node) throws Exception {
+    public static Map<String, Long> counters(final XdpPlane xdp, final SwitchNode node) throws Exception {
         if (xdp == null || xdp.below == null) {
             return Map.of();
         }

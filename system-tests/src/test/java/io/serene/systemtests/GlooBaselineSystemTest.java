@@ -2,7 +2,6 @@ package io.serene.systemtests;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -28,11 +27,7 @@ class GlooBaselineSystemTest {
     @Test
     @Timeout(300)
     void serenesGoodputIsMeasuredAgainstGlooInTheSameRun() throws Exception {
-        final Process probe = new ProcessBuilder("/usr/bin/python3", "-c", "import torch.distributed as d; assert d.is_gloo_available()")
-            .redirectErrorStream(true).start();
-        probe.getInputStream().readAllBytes();
-        Assumptions.assumeTrue(probe.waitFor(60, TimeUnit.SECONDS) && probe.exitValue() == 0,
-            "no PyTorch with gloo at /usr/bin/python3 (apt-get install python3-torch): gloo baseline check skipped");
+        SereneProcess.assumeGloo();
         final Process p = SereneProcess.start("bench", "allreduce", "--workers", "2", "--elements", "20000", "--rounds", "3", "--warmup", "2",
             "--baseline", "gloo", "--repeats", "2", "--gloo-script", Path.of("..", "benchmarks", "gloo", "allreduce.py").toString(), "--json");
         final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

@@ -2,6 +2,7 @@ package io.serene.systemtests;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Assumptions;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -52,6 +53,15 @@ final class SereneProcess {
         assertThat(p.waitFor(200, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).as(stdout).isZero();
         return stdout;
+    }
+
+    /** Skips the test, saying what to install, without PyTorch's gloo at /usr/bin/python3 (the baseline's). */
+    static void assumeGloo() throws Exception {
+        final Process probe = new ProcessBuilder("/usr/bin/python3", "-c", "import torch.distributed as d; assert d.is_gloo_available()")
+            .redirectErrorStream(true).start();
+        probe.getInputStream().readAllBytes();
+        Assumptions.assumeTrue(probe.waitFor(60, TimeUnit.SECONDS) && probe.exitValue() == 0,
+            "no PyTorch with gloo at /usr/bin/python3 (apt-get install python3-torch): its gloo baseline check skipped");
     }
 
     /** The JSON a {@code --json} command's output ends with. */

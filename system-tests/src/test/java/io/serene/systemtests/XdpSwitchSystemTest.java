@@ -132,6 +132,24 @@ class XdpSwitchSystemTest {
         assertNoNamespacesLeft();
     }
 
+    @Test
+    @Timeout(400)
+    void theAllreduceBenchRunsOverTheXdpSwitchExactlyAgainstGloo() throws Exception {
+        SereneProcess.assumeGloo();
+        final String out = SereneProcess.expectSuccess(List.of("bench", "allreduce", "--switch", "xdp", "--baseline", "gloo",
+            "--workers", "2", "--elements", "20000", "--rounds", "3", "--warmup", "2", "--repeats", "1",
+            "--gloo-script", Path.of("..", "benchmarks", "gloo", "allreduce.py").toString(), "--json"));
+        assertThat(out).contains("processes in network namespaces, over UDP through the XDP switch", "XDP switch counters:");
+        final JsonNode json = SereneProcess.lastJsonLine(out);
+        assertThat(json.path("transport").asText()).isEqualTo("xdp");
+        assertThat(json.path("chunkElements").asInt()).as("the XDP switch's chunk").isEqualTo(256);
+        assertThat(json.path("allExact").asBoolean()).as("every worker's every aggregate exact, and gloo's").isTrue();
+        assertThat(json.path("medianElementsPerSecond").asDouble()).isPositive();
+        assertThat(json.path("medianCpuMsPerRound").asDouble()).isPositive();
+        assertThat(json.path("baselineCpuMsPerRound").asDouble()).isPositive();
+        assertNoNamespacesLeft();
+    }
+
     private static final String ATTACK = String.join("\n",
         "import socket, struct, sys, time, os",
         "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)",

@@ -405,7 +405,7 @@ public final class AllreduceBench {
         }
     }
 
-    private static void fill(final float[][] gradients, final SplittableRandom random) {
+    static void fill(final float[][] gradients, final SplittableRandom random) {
         for (final float[] g : gradients) {
             final double magnitude = Math.scalb(1.0, random.nextInt(-12, 4));
             for (int i = 0; i < g.length; i++) {

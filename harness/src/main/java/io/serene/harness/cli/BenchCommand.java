@@ -2,8 +2,10 @@ package io.serene.harness.cli;
 
 import io.serene.harness.bench.AllreduceBench;
 import io.serene.harness.bench.GlooBaseline;
+import io.serene.harness.bench.XdpAllreduce;
 import io.serene.launch.RunSettings;
 import io.serene.training.Json;
+import io.serene.xdp.XdpDimensions;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -18,7 +20,7 @@ import java.util.concurrent.Callable;
 
 /** {@code serene bench allreduce}: the end-to-end aggregation benchmark against a raw echo over the same link, or PyTorch's gloo. */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Benchmarks.",
-    subcommands = {BenchCommand.Allreduce.class})
+    subcommands = {BenchCommand.Allreduce.class, BenchCommand.XdpWorker.class})
 public final class BenchCommand implements Runnable {
     @Override
     public void run() {
@@ -58,10 +60,15 @@ public final class BenchCommand implements Runnable {
         @Option(names = "--seed", defaultValue = "7", description = "Seed of inputs and loss. Default: ${DEFAULT-VALUE}.")
         long seed;
 
-        @Option(names = "--chunk-elements", defaultValue = "8192", description = "Elements per packet (K): 8192, the most a software "
+        @Option(names = "--chunk-elements", description = "Elements per packet (K): 8192, the most a software "
             + "switch's packet takes, sends the fewest packets and measured the most goodput here; 256, a hardware switch's packet "
-            + "(Tofino-like), measures the per-packet costs a switch ASIC would see. Default: ${DEFAULT-VALUE}.")
-        int chunkElements;
+            + "(Tofino-like), measures the per-packet costs a switch ASIC would see. Default: 8192; 256 with --switch xdp (its most).")
+        Integer chunkElements;
+
+        @Option(names = "--switch", defaultValue = "java", description = "The switch's data plane: java (the pipeline in this process, "
+            + "workers as threads) or xdp (the XDP program in the kernel, each worker a process in its own network namespace over UDP; "
+            + "root, clang, libbpf-dev; --baseline gloo only, --link unused). Default: ${DEFAULT-VALUE}.")
+        String dataPlane;
 
         @Option(names = "--budget", defaultValue = "16777216", description = "Switch memory budget in bytes. Default: ${DEFAULT-VALUE}.")
         long budget;
@@ -117,18 +124,24 @@ public final class BenchCommand implements Runnable {
                 throw new IllegalArgumentException("--baseline must be echo or gloo, was " + baseline);
             }
             final boolean shm = RunSettings.shmLink("--link", link);
+            final boolean xdp = RunSettings.xdpSwitch("--switch", dataPlane);
+            if (xdp && !baseline.equals("gloo")) {
+                throw new IllegalArgumentException("--switch xdp is measured against --baseline gloo (the raw echo runs in this process)");
+            }
             if (repeats < 1) {
                 throw new IllegalArgumentException("--repeats must be at least 1, was " + repeats);
             }
             final AllreduceBench.Config config = new AllreduceBench.Config()
                 .workers(workers).elements(elements).rounds(rounds).warmupRounds(warmup).loss(loss).seed(seed)
-                .chunkElements(chunkElements).budgetBytes(budget).window(window).workerThreads(workerThreads).preferEpoll(!nio).gso(!noGso).gro(!noGro)
+                .chunkElements(chunkElements != null ? chunkElements : xdp ? XdpDimensions.MAX_CHUNK_ELEMENTS : 8192)
+                .budgetBytes(budget).window(window).workerThreads(workerThreads).preferEpoll(!nio).gso(!noGso).gro(!noGro)
                 .shm(shm).timeoutSeconds(timeoutSeconds);
             final GlooBaseline gloo = baseline.equals("gloo")
                 ? new GlooBaseline(glooScript != null ? glooScript : GlooBaseline.defaultScript(), python) : null;
             final PrintStream out = System.out;
-            out.printf("bench allreduce: %d workers (threads, %s each), %d elements x %d rounds, loss %s, seed %d, against %s%s%n",
-                workers, link.equals("shm") ? "one shared-memory ring" : "one UDP socket", elements, rounds, loss, seed,
+            out.printf("bench allreduce: %d workers (%s), %d elements x %d rounds, loss %s, seed %d, against %s%s%n",
+                workers, xdp ? "processes in network namespaces, over UDP through the XDP switch"
+                    : "threads, " + (link.equals("shm") ? "one shared-memory ring" : "one UDP socket") + " each", elements, rounds, loss, seed,
                 baseline.equals("gloo") ? "PyTorch gloo (" + workers + " processes)" : "the raw " + link + " echo",
                 repeats > 1 ? ", " + repeats + " repeats alternating" : "");
             final List<Double> serene = new ArrayList<>();
@@ -141,7 +154,7 @@ public final class BenchCommand implements Runnable {
             boolean exact = true;
             AllreduceBench.Result r = null;
             for (int i = 0; i < repeats; i++) {
-                r = AllreduceBench.run(config, out);
+                r = xdp ? XdpAllreduce.run(config, out) : AllreduceBench.run(config, out);
                 exact &= r.exact;
                 final double b;
                 final double bCpu;
@@ -209,6 +222,45 @@ public final class BenchCommand implements Runnable {
             Collections.sort(sorted);
             final int n = sorted.size();
             return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+        }
+    }
+
+    /** One worker process of {@code serene bench allreduce --switch xdp}, which starts it in its namespace (hidden). */
+    @Command(name = "xdp-worker", hidden = true, mixinStandardHelpOptions = true,
+        description = "A worker of serene bench allreduce --switch xdp: joins, runs the rounds, prints a JSON line a round.")
+    static final class XdpWorker implements Callable<Integer> {
+        @Option(names = "--switch", required = true, description = "The switch's HOST:PORT.")
+        String switchAddress;
+
+        @Option(names = "--id", required = true, description = "This worker's id.")
+        int id;
+
+        @Option(names = "--workers", required = true, description = "Workers.")
+        int workers;
+
+        @Option(names = "--elements", required = true, description = "Elements a round.")
+        int elements;
+
+        @Option(names = "--rounds", required = true, description = "Measured rounds.")
+        int rounds;
+
+        @Option(names = "--warmup", required = true, description = "Warm-up rounds.")
+        int warmup;
+
+        @Option(names = "--seed", required = true, description = "Seed of the inputs.")
+        long seed;
+
+        @Option(names = "--window", defaultValue = "256", description = "Steps in flight. Default: ${DEFAULT-VALUE}.")
+        int window;
+
+        @Option(names = "--timeout", defaultValue = "300", description = "Seconds a round may take. Default: ${DEFAULT-VALUE}.")
+        long timeoutSeconds;
+
+        @Override
+        public Integer call() throws Exception {
+            final AllreduceBench.Config config = new AllreduceBench.Config().workers(workers).elements(elements).rounds(rounds)
+                .warmupRounds(warmup).seed(seed).window(window).timeoutSeconds(timeoutSeconds);
+            return XdpAllreduce.worker(switchAddress, id, config, System.out);
         }
     }
 }
