@@ -42,8 +42,14 @@ public final class XdpPlane implements AutoCloseable {
 
     /** The switch served on the network's switch address, with the XDP program under its pipeline (its failures to {@code errors}). */
     public SwitchNode.Builder serve(final SwitchNode.Builder plan, final Consumer<String> log, final Consumer<Throwable> errors) throws IOException {
+        return serve(plan, 0, log, errors);
+    }
+
+    /** The same on UDP port {@code udpPort} (0: a free one). */
+    public SwitchNode.Builder serve(final SwitchNode.Builder plan, final int udpPort, final Consumer<String> log, final Consumer<Throwable> errors)
+        throws IOException {
         final int port;
-        try (DatagramSocket probe = new DatagramSocket(new InetSocketAddress(network.switchAddress(), 0))) {
+        try (DatagramSocket probe = new DatagramSocket(new InetSocketAddress(network.switchAddress(), udpPort))) {
             port = probe.getLocalPort();
         }
         log.accept("XDP switch: " + network.describe());
@@ -58,6 +64,11 @@ public final class XdpPlane implements AutoCloseable {
                 throw ex;
             }
         });
+    }
+
+    /** Worker w's network namespace. */
+    public String namespace(final int w) {
+        return network.namespace(w);
     }
 
     /** Worker w's command, in its namespace under the XDP switch ({@code xdp} null: as it is). */

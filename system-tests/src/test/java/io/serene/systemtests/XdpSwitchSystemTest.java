@@ -150,6 +150,62 @@ class XdpSwitchSystemTest {
         assertNoNamespacesLeft();
     }
 
+    @Test
+    @Timeout(400)
+    void serenesSwitchCommandServesWorkersInItsNamespacesToTheJavaSwitchsModel(@TempDir final Path dir) throws Exception {
+        FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
+        final int base = 17_000 + (int) (ProcessHandle.current().pid() % 1_000);
+        final List<String> java = switchAndWorkers(dir, List.of("--port", "" + base), null);
+        final List<String> xdp = switchAndWorkers(dir, List.of("--port", "" + (base + 1), "--xdp", "2"), Pattern.compile(
+            "worker (\\d): ip netns exec (\\S+) serene worker --switch (\\S+) "));
+        assertThat(xdp).as("BSP: the same model through either data plane").isEqualTo(java).hasSize(2);
+        assertThat(xdp.get(0)).isEqualTo(xdp.get(1));
+        assertNoNamespacesLeft();
+    }
+
+    /** {@code serene switch} with {@code options} and two {@code serene worker}s (in its namespaces, if it prints them); their models. */
+    private static List<String> switchAndWorkers(final Path dir, final List<String> options, final Pattern placed) throws Exception {
+        final List<String> args = new ArrayList<>(List.of("switch", "--sync", "bsp", "--stats-seconds", "0"));
+        args.addAll(options);
+        final Process sw = SereneProcess.start(args.toArray(new String[0]));
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(sw.getInputStream(), StandardCharsets.UTF_8))) {
+            final List<List<String>> where = new ArrayList<>();
+            final StringBuilder seen = new StringBuilder();
+            for (String line = in.readLine(); line != null && where.size() < 2; line = in.readLine()) {
+                seen.append(line).append('\n');
+                final Matcher m = placed == null ? null : placed.matcher(line);
+                if (m != null && m.find()) {
+                    where.add(List.of(m.group(2), m.group(3)));
+                } else if (placed == null && line.contains("switch listening on")) {
+                    final String port = options.get(1);
+                    where.add(List.of("", "127.0.0.1:" + port));
+                    where.add(List.of("", "127.0.0.1:" + port));
+                }
+            }
+            assertThat(where).as(seen.toString()).hasSize(2);
+            final List<Process> workers = new ArrayList<>();
+            for (int w = 0; w < 2; w++) {
+                final List<String> prefix = where.get(w).get(0).isEmpty() ? List.of() : List.of("ip", "netns", "exec", where.get(w).get(0));
+                workers.add(SereneProcess.startIn(prefix, "worker", "--switch", where.get(w).get(1), "--id", "" + w, "--workers", "2",
+                    "--job", "3", "--rounds", "30", "--batch", "32", "--eval-every", "30", "--data", dir.toString(), "--seed", "9"));
+            }
+            final List<String> hashes = new ArrayList<>();
+            for (final Process p : workers) {
+                final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                final String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+                assertThat(p.waitFor(200, TimeUnit.SECONDS)).isTrue();
+                assertThat(p.exitValue()).as(out + err).isZero();
+                final Matcher m = Pattern.compile("\"modelHash\":\"([0-9a-f]{64})\"").matcher(out);
+                assertThat(m.find()).as(out).isTrue();
+                hashes.add(m.group(1));
+            }
+            return hashes;
+        } finally {
+            sw.destroy();
+            assertThat(sw.waitFor(30, TimeUnit.SECONDS)).as("the switch ends on SIGTERM, removing what it set up").isTrue();
+        }
+    }
+
     private static final String ATTACK = String.join("\n",
         "import socket, struct, sys, time, os",
         "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)",

@@ -2,6 +2,7 @@ package io.serene.harness.cli;
 
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
+import io.serene.launch.XdpPlane;
 import io.serene.node.ControlAccess;
 import io.serene.node.ControlServer;
 import io.serene.node.Ports;
@@ -90,6 +91,11 @@ public final class SwitchCommand implements Callable<Integer> {
     @Option(names = "--metrics-bind", defaultValue = "127.0.0.1", description = "Address /metrics binds. Default: ${DEFAULT-VALUE}.")
     String metricsBind;
 
+    @Option(names = "--xdp", paramLabel = "WORKERS", description = "Run the switch's DATA path as the XDP program in this host's "
+        + "kernel, with a port, and a network namespace, for each of WORKERS workers (root, clang, libbpf-dev; docs/xdp.md); "
+        + "prints the namespaces and the address: run worker W under 'ip netns exec NAMESPACE'. Replaces --bind.")
+    Integer xdpWorkers;
+
     @Option(names = "--nio", description = "Use plain NIO instead of native epoll.")
     boolean nio;
 
@@ -119,12 +125,21 @@ public final class SwitchCommand implements Callable<Integer> {
         final CountDownLatch closed = new CountDownLatch(1);
         final SwitchNode.Builder plan = SwitchNode.builder(pipeline).udp(bind, port, !nio).alsoUdp(alsoUdp)
             .watches(stalls, silence).log(SwitchCommand::log).metrics(metricsBind, metricsPort).control(controlBind, controlPort, access);
-        try (SwitchNode node = (shm != null ? plan.shm(shm) : plan).open()) {
+        if (xdpWorkers != null && (shm != null || xdpWorkers < 1 || xdpWorkers > maxWorkers)) {
+            throw new IllegalArgumentException("--xdp takes 1.." + maxWorkers + " workers (--max-workers) and no --shm, was " + xdpWorkers);
+        }
+        try (XdpPlane xdp = xdpWorkers == null ? null : XdpPlane.create(xdpWorkers);
+             SwitchNode node = (shm != null ? plan.shm(shm) : xdp != null
+                 ? xdp.serve(plan, port, SwitchCommand::log, ex -> System.err.println("switch error: " + ex)) : plan).open()) {
             final PacketHost host = node.host();
             node.start();
             final ControlServer server = node.controlServer();
             System.out.println(context.memory());
             System.out.println("switch listening on " + node.describe() + ", new jobs start with " + context.defaultSync());
+            for (int w = 0; xdp != null && w < xdpWorkers; w++) {
+                System.out.println("worker " + w + ": ip netns exec " + xdp.namespace(w) + " serene worker --switch " + node.address()
+                    + " --id " + w + " --workers " + xdpWorkers + " ...");
+            }
             if (context.secret() == null && node.servesBeyondLoopback()) {
                 System.out.println("warning: serving beyond this host without a secret (--secret-file): whoever reaches the port can "
                     + "join a job first, or take a joined worker's place; give the switch and its workers a secret");
