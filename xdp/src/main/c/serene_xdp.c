@@ -65,7 +65,7 @@ struct data_in {
 
 /* per processor: a packet's values, and then the sums it carries out */
 /* (and its fields: read from memory, each use is a fresh unknown to the verifier, so its paths merge) */
-struct scratch { __s32 v[SERENE_K]; __u32 outcome; __u32 bumps; __u32 tmp; __u32 j; __u32 e; __u32 bank; struct data_in in; };
+struct scratch { __s32 v[SERENE_K]; __u32 outcome; __u32 bumps; __u32 tmp; __u32 j; __u32 e; __u32 bank; __u32 late; __u32 pad; struct data_in in; };
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct scratch); } scratch SEC(".maps");
 
 /* the DATA path's stages: [0] serene_aggregate (the driver fills it) */
@@ -208,7 +208,25 @@ static __always_inline int move_values(struct xdp_md *ctx, __u32 at, struct scra
     return store ? bpf_xdp_store_bytes(ctx, at, sc->v, b) : bpf_xdp_load_bytes(ctx, at, sc->v, b);
 }
 
+/* ArrivalRecorder.arrived, for reported compute times: worker w's packet for a round came {@code after} ns after
+ * its step's first; the first of a newer round settles its last (under the job's lock) */
+static __always_inline void arrived(struct serene_dyn *dyn, __u32 w, __s32 round, __u64 after, __u64 reported)
+{
+    if (round > dyn->arrival_round[w]) {
+        dyn->finished_round[w] = dyn->arrival_round[w];
+        dyn->finished_compute_ns[w] = dyn->iteration_ns[w];
+        dyn->finished_offset_ns[w] = dyn->offset_ns[w];
+        dyn->offset_ns[w] = 0;
+        dyn->arrival_round[w] = round;
+        if (reported > 0)
+            dyn->iteration_ns[w] = reported;
+    }
+    if (round == dyn->arrival_round[w] && after > dyn->offset_ns[w])
+        dyn->offset_ns[w] = after;
+}
+
 struct out {
+    __u64 first_ns;
     __s64 seq;
     __s32 round, chunk;
     __u32 count, length;
@@ -413,6 +431,7 @@ int serene_aggregate(struct xdp_md *ctx)
     /* kept in the scratch, not in registers, so the verifier walks the loops below once, not once an outcome */
     sc->outcome = 0;
     sc->bumps = 0;
+    sc->late = 0;
     struct out o = {};
     bpf_spin_lock(&s->lock);
     if (in->seq > s->seq) {
@@ -465,6 +484,7 @@ int serene_aggregate(struct xdp_md *ctx)
     if (s->released) {
         sc->bumps |= (1u << C_DROP_LATE) | (1u << C_RESULTS_RETRANSMITTED);
         sc->outcome = 2;
+        sc->late = 1;
         goto unlock;
     }
     sc->bumps |= 1u << C_CONTRIBUTIONS;
@@ -513,6 +533,7 @@ int serene_aggregate(struct xdp_md *ctx)
         }
     }
 unlock:
+    o.first_ns = s->first_ns;
     if (sc->outcome == 1 || sc->outcome == 2) {
         o.seq = s->seq;
         o.round = s->round;
@@ -555,14 +576,16 @@ unlock:
         }
         bpf_spin_unlock(&dyn->lock);
     }
-    if (outcome == 5 || outcome == 1) {
-        if (payload == F_VALUES) {
-            __u32 w = in->worker % SERENE_N;
-            bpf_spin_lock(&dyn->lock);
-            if (in->round > dyn->clock[w])
-                dyn->clock[w] = in->round;
-            bpf_spin_unlock(&dyn->lock);
-        }
+    if (outcome == 5 || outcome == 1 || sc->late) {
+        /* a contribution, in time or late: the worker's clock (values in time) and its arrival telemetry */
+        __u32 w = in->worker % SERENE_N;
+        __u64 after = now > o.first_ns ? now - o.first_ns : 0;
+        __u64 reported = (__u64) in->status * 100000;
+        bpf_spin_lock(&dyn->lock);
+        if (payload == F_VALUES && !sc->late && in->round > dyn->clock[w])
+            dyn->clock[w] = in->round;
+        arrived(dyn, w, in->round, after, reported);
+        bpf_spin_unlock(&dyn->lock);
         if (outcome == 5)
             return XDP_DROP;
     }

@@ -71,13 +71,21 @@ struct serene_bank {
     struct serene_entry entry[SERENE_E];
 };
 
-/* job_dyn[j]: what the program keeps about the job, under its lock */
+/* job_dyn[j]: what the program keeps about the job, under its lock: R, the open step, the release ring, and per
+ * worker its clock and what the Java switch's ArrivalRecorder keeps (its newest round heard, its arrival offset
+ * there, its compute time as it reports it, and the same of its last finished round) */
 struct serene_dyn {
     struct bpf_spin_lock lock;
     __s32 released_round;
     __s64 open_seq;
     __u32 ring_count[SERENE_G];
     __s32 clock[SERENE_N];
+    __s32 arrival_round[SERENE_N];
+    __s32 finished_round[SERENE_N];
+    __u64 offset_ns[SERENE_N];
+    __u64 iteration_ns[SERENE_N];
+    __u64 finished_compute_ns[SERENE_N];
+    __u64 finished_offset_ns[SERENE_N];
 };
 
 /* worker_key[j * N + w]: the worker's key (control plane) and the window over its DATA packet numbers */

@@ -83,22 +83,41 @@ public final class JobMirror {
     }
 
     /**
-     * The registers the data plane below keeps for the job at place j, read there: R moves up to
-     * {@code releasedRound} (each round passed now), the lowest open step and each worker's clock
-     * up to theirs. A value below this pipeline's own is left alone.
+     * A job's registers as a data plane below keeps them: R, the lowest open step, and per worker its clock
+     * and what {@link ArrivalRecorder} keeps (its newest round heard, its arrival offset there, its compute
+     * time, and its last finished round with both).
      */
-    public void pulled(final int j, final int releasedRound, final long openSeq, final int[] clocks, final long nowNs) {
+    public record Registers(int releasedRound, long openSeq, int[] clocks, int[] arrivalRound, long[] offsetNs, long[] iterationNs,
+                            int[] finishedRound, long[] finishedComputeNs, long[] finishedOffsetNs) {
+    }
+
+    /**
+     * The registers the data plane below keeps for the job at place j, read there: R moves up to its R
+     * (each round passed now), the lowest open step and each worker's clock up to theirs; a worker's arrival
+     * telemetry is taken where it heard of a newer round (reports still come to this pipeline), its offset
+     * in the same round where larger. A value below this pipeline's own is left alone.
+     */
+    public void pulled(final int j, final Registers r, final long nowNs) {
         if (!jobs.active[j]) {
             return;
         }
-        releases.passTo(j, releasedRound, nowNs);
-        jobs.openSeq[j] = Math.max(jobs.openSeq[j], openSeq);
-        for (int w = 0; w < Math.min(clocks.length, jobs.workers[j]); w++) {
+        releases.passTo(j, r.releasedRound(), nowNs);
+        jobs.openSeq[j] = Math.max(jobs.openSeq[j], r.openSeq());
+        for (int w = 0; w < Math.min(r.clocks().length, jobs.workers[j]); w++) {
             final int i = jobs.worker(j, w);
-            if (clocks[w] > jobs.workerClock[i]) {
-                jobs.workerClock[i] = clocks[w];
-                jobs.arrivalRound[i] = Math.max(jobs.arrivalRound[i], clocks[w]);
+            if (r.clocks()[w] > jobs.workerClock[i]) {
+                jobs.workerClock[i] = r.clocks()[w];
                 jobs.started[j] = true;
+            }
+            if (r.arrivalRound()[w] > jobs.arrivalRound[i]) {
+                jobs.arrivalRound[i] = r.arrivalRound()[w];
+                jobs.offsetNs[i] = r.offsetNs()[w];
+                jobs.iterationNs[i] = r.iterationNs()[w];
+                jobs.finishedRound[i] = r.finishedRound()[w];
+                jobs.finishedComputeNs[i] = r.finishedComputeNs()[w];
+                jobs.finishedOffsetNs[i] = r.finishedOffsetNs()[w];
+            } else if (r.arrivalRound()[w] == jobs.arrivalRound[i]) {
+                jobs.offsetNs[i] = Math.max(jobs.offsetNs[i], r.offsetNs()[w]);
             }
         }
     }

@@ -90,6 +90,23 @@ class XdpSwitchSystemTest {
 
     @Test
     @Timeout(400)
+    void aPolicyExcludesAStragglerFromTheTelemetryTheXdpProgramKeeps(@TempDir final Path dir) throws Exception {
+        FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
+        final JsonNode s = SereneProcess.lastJsonLine(SereneProcess.expectSuccess(List.of("train", "--workers", "4", "--rounds", "60",
+            "--batch", "32", "--eval-every", "30", "--data", dir.toString(), "--seed", "1", "--out", dir.resolve("policy").toString(),
+            "--json", "--policy-file", Path.of("..", "examples", "exclude-stragglers.policy").toString(), "--switch", "xdp",
+            "--stragglers", "persistent:3:x4", "--step-time", "20ms")));
+        // slowdown(worker) reads the compute times and clocks the program keeps: worker 3 is excluded, rounds go on without it
+        assertThat(s.get("modeSwitches").asInt()).isPositive();
+        assertThat(s.get("switchCounters").get("xdp_partial_releases").asLong()).isPositive();
+        assertThat(s.get("modelHashes")).hasSize(4);
+        for (final JsonNode hash : s.get("modelHashes")) {
+            assertThat(hash).as("after the last round every worker holds one model").isEqualTo(s.get("modelHashes").get(0));
+        }
+    }
+
+    @Test
+    @Timeout(400)
     void forgedForeignAndMalformedPacketsAreDroppedAndCountedAndChangeNothing(@TempDir final Path dir) throws Exception {
         FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
         final JsonNode clean = train(dir, "clean", "--policy", "bsp", "--switch", "xdp");

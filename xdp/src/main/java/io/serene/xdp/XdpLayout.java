@@ -1,5 +1,6 @@
 package io.serene.xdp;
 
+import io.serene.dataplane.JobMirror;
 import io.serene.dataplane.OffloadJob;
 import io.serene.protocol.ReplayWindow;
 
@@ -37,8 +38,17 @@ final class XdpLayout {
         return 8 + 8 * dims.words() + dims.entries() * entryBytes();
     }
 
+    /** Where job_dyn's clocks start; then arrival rounds, finished rounds (int32), offsets, compute times, finished compute times and offsets (u64). */
+    int clocksAt() {
+        return 16 + 4 * dims.ring();
+    }
+
+    int offsetsAt() {
+        return align8(clocksAt() + 12 * dims.workers());
+    }
+
     int dynBytes() {
-        return align8(16 + 4 * dims.ring() + 4 * dims.workers());
+        return align8(offsetsAt() + 32 * dims.workers());
     }
 
     int slotBytes() {
@@ -97,12 +107,12 @@ final class XdpLayout {
         return b.array();
     }
 
-    /** A new job's registers: no round released, step 0 open, every clock -1. */
+    /** A new job's registers: no round released, step 0 open, every clock, arrival and finished round -1. */
     byte[] freshDyn() {
         final ByteBuffer b = buffer(dynBytes());
         b.putInt(0).putInt(-1).putLong(0);
-        b.position(16 + 4 * dims.ring());
-        for (int w = 0; w < dims.workers(); w++) {
+        b.position(clocksAt());
+        for (int w = 0; w < 3 * dims.workers(); w++) {
             b.putInt(-1);
         }
         return b.array();
@@ -135,17 +145,21 @@ final class XdpLayout {
         return b.array();
     }
 
-    /** R, the lowest open step and the clocks of a job's registers as read. */
-    record Dyn(int releasedRound, long openSeq, int[] clocks) {
-    }
-
-    Dyn dyn(final byte[] value) {
+    /** A job's registers as read: R, the lowest open step, and per worker its clock and arrival telemetry. */
+    JobMirror.Registers dyn(final byte[] value) {
         final ByteBuffer b = ByteBuffer.wrap(value).order(ByteOrder.LITTLE_ENDIAN);
-        final int[] clocks = new int[dims.workers()];
-        for (int w = 0; w < clocks.length; w++) {
-            clocks[w] = b.getInt(16 + 4 * dims.ring() + 4 * w);
+        final int n = dims.workers();
+        final int[][] ints = new int[3][n];
+        final long[][] longs = new long[4][n];
+        for (int w = 0; w < n; w++) {
+            for (int a = 0; a < 3; a++) {
+                ints[a][w] = b.getInt(clocksAt() + 4 * (a * n + w));
+            }
+            for (int a = 0; a < 4; a++) {
+                longs[a][w] = b.getLong(offsetsAt() + 8 * (a * n + w));
+            }
         }
-        return new Dyn(b.getInt(4), b.getLong(8), clocks);
+        return new JobMirror.Registers(b.getInt(4), b.getLong(8), ints[0], ints[1], longs[0], longs[1], ints[2], longs[2], longs[3]);
     }
 
     /** The counters summed over the processors' values. */

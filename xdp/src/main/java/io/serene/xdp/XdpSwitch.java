@@ -123,8 +123,8 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
 
     @Override
     public long onTimer(final long nowNs, final Outbox out) {
-        // the program's registers first: table writes the pipeline takes now (a hot-swap's first round) read them
-        if (nowNs >= nextPullNs) {
+        // the program's registers first, and fresh whenever table writes wait: a hot-swap's first round is chosen from them
+        if (nowNs >= nextPullNs || pipeline.commands().pending()) {
             below(() -> pull(nowNs));
             nextPullNs = nowNs + PULL_NS;
         }
@@ -270,8 +270,7 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
         try {
             for (int j = 0; j < held.length; j++) {
                 if (held[j] >= 0) {
-                    final XdpLayout.Dyn dyn = layout.dyn(driver.get("job_dyn", XdpLayout.key(j)));
-                    mirror.pulled(j, dyn.releasedRound(), dyn.openSeq(), dyn.clocks(), nowNs);
+                    mirror.pulled(j, layout.dyn(driver.get("job_dyn", XdpLayout.key(j))), nowNs);
                 }
             }
         } catch (final IOException ex) {

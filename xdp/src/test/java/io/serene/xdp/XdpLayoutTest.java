@@ -28,6 +28,7 @@ class XdpLayoutTest {
         "  printf(\"settings %zu\\njob %zu\\nworker %zu\\nport %zu\\nentry %zu\\nbank %zu\\ndyn %zu\\nslot %zu\\n\",",
         "    sizeof(struct serene_settings), sizeof(struct serene_job), sizeof(struct serene_worker), sizeof(struct serene_port),",
         "    sizeof(struct serene_entry), sizeof(struct serene_bank), sizeof(struct serene_dyn), sizeof(struct serene_slot));",
+        "  printf(\"dyn.offsets %zu\\n\", offsetof(struct serene_dyn, offset_ns));",
         "  printf(\"dyn.clock %zu\\nslot.sums %zu\\nslot.bitmap %zu\\nbank.entry %zu\\nworker.seen %zu\\nport.own_mac %zu\\n\",",
         "    offsetof(struct serene_dyn, clock), offsetof(struct serene_slot, sums), offsetof(struct serene_slot, bitmap),",
         "    offsetof(struct serene_bank, entry), offsetof(struct serene_worker, seen), offsetof(struct serene_port, own_mac));",
@@ -62,7 +63,8 @@ class XdpLayoutTest {
         assertThat(c.get("bank")).isEqualTo(layout.bankBytes());
         assertThat(c.get("dyn")).isEqualTo(layout.dynBytes());
         assertThat(c.get("slot")).isEqualTo(layout.slotBytes());
-        assertThat(c.get("dyn.clock")).isEqualTo(16 + 4 * ring);
+        assertThat(c.get("dyn.clock")).isEqualTo(layout.clocksAt());
+        assertThat(c.get("dyn.offsets")).isEqualTo(layout.offsetsAt());
         assertThat(c.get("slot.bitmap")).isEqualTo(48 + 8 * dims.words());
         assertThat(c.get("slot.sums")).isEqualTo(48 + 16 * dims.words());
         assertThat(c.get("bank.entry")).isEqualTo(8 + 8 * dims.words());
