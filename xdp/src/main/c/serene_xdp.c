@@ -55,7 +55,7 @@ struct data_in {
     __s8 exp;
     __u8 set;
     __s64 seq;
-    __s32 round, chunk, epoch;
+    __s32 round, chunk;
     __u64 number, mac;
     __u64 w0, w2, w3, w5;
     __u8 from_mac[6], own_mac[6];
@@ -269,7 +269,6 @@ int serene_switch(struct xdp_md *ctx)
     in->seq = *(__s64 *) (h + 16);
     in->round = *(__s32 *) (h + 24);
     in->chunk = *(__s32 *) (h + 28);
-    in->epoch = *(__s32 *) (h + 32);
     in->pool = *(__u16 *) (h + 36);
     in->status = *(__u16 *) (h + 38);
     in->number = *(__u64 *) (h + 40);

@@ -49,8 +49,6 @@ struct serene_job {
     __u32 elements;
     __u32 chunks;
     __u32 steps_per_round;
-    __s32 value_limit;
-    __u32 pad;
     __u64 r0, r1;      /* the job's reply key */
 };
 

@@ -78,7 +78,7 @@ public final class JobMirror {
         }
         final long[] reply = auth.replyKey(j);
         return new OffloadJob(j, jobs.id[j], workers, jobs.elementsPerRound[j], jobs.chunksPerRound[j],
-            StepLayout.stepsPerRound(jobs.elementsPerRound[j], memory.chunkElements(), memory.poolSize()), jobs.valueLimit[j],
+            StepLayout.stepsPerRound(jobs.elementsPerRound[j], memory.chunkElements(), memory.poolSize()),
             reply[0], reply[1], jobs.epoch[j], joined, keys, joinNumbers, ports, entries, unsupported);
     }
 

@@ -14,7 +14,7 @@ import java.util.List;
  * @param joinNumbers per worker: the number of its last JOIN (its DATA numbers come after)
  * @param ports per worker: the transport port it joined from, -1 if not joined
  */
-public record OffloadJob(int index, int id, int workers, int elements, int chunks, int stepsPerRound, int valueLimit,
+public record OffloadJob(int index, int id, int workers, int elements, int chunks, int stepsPerRound,
                          long replyK0, long replyK1, int epoch, long[] joined, long[][] workerKeys, long[] joinNumbers,
                          int[] ports, List<Entry> entries, String unsupported) {
 

@@ -63,23 +63,24 @@ final class ReleaseRing {
      */
     void chunkReleased(final int j, final int round, final int chunksPerRound, final long nowNs) {
         count[entry(j, round)]++;
-        int next = releasedRound[j] + 1;
-        while (count[entry(j, next)] == chunksPerRound) {
-            count[entry(j, next)] = 0;
-            ns[entry(j, next)] = nowNs;
-            releasedRound[j] = next;
-            next++;
+        while (count[entry(j, releasedRound[j] + 1)] == chunksPerRound) {
+            passNext(j, nowNs);
         }
     }
 
     /** R moves up to {@code round}, as a data plane below released it: every round it passes, passed now. */
     void passTo(final int j, final int round, final long nowNs) {
         while (releasedRound[j] < round) {
-            final int next = releasedRound[j] + 1;
-            count[entry(j, next)] = 0;
-            ns[entry(j, next)] = nowNs;
-            releasedRound[j] = next;
+            passNext(j, nowNs);
         }
+    }
+
+    /** R passes its next round now; the round's entry is reset to serve round + G. */
+    private void passNext(final int j, final long nowNs) {
+        final int next = releasedRound[j] + 1;
+        count[entry(j, next)] = 0;
+        ns[entry(j, next)] = nowNs;
+        releasedRound[j] = next;
     }
 
     /**

@@ -15,7 +15,7 @@ import java.nio.ByteOrder;
  */
 final class XdpLayout {
     static final int SETTINGS = 16;
-    static final int JOB = 48;
+    static final int JOB = 40;
     static final int WORKER = 64;
     static final int PORT = 28;
     /** The counters' names, in the program's order (the Java switch's counter names where they mean the same). */
@@ -81,7 +81,7 @@ final class XdpLayout {
     static byte[] job(final OffloadJob job, final boolean active) {
         final ByteBuffer b = buffer(JOB);
         b.putInt(job.id()).putInt(active ? 1 : 0).putInt(job.workers()).putInt(job.elements()).putInt(job.chunks())
-            .putInt(job.stepsPerRound()).putInt(job.valueLimit()).putInt(0).putLong(job.replyK0()).putLong(job.replyK1());
+            .putInt(job.stepsPerRound()).putLong(job.replyK0()).putLong(job.replyK1());
         return b.array();
     }
 

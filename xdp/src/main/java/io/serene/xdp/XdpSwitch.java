@@ -15,7 +15,6 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
@@ -176,22 +175,17 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
         final byte[] key = XdpLayout.key(j);
         if (job == null) {
             if (held[j] >= 0) {
-                write(JOB_STATIC, key, XdpLayout.inactiveJob());
-                dropPorts(j, 0);
+                write(JOB_STATIC, j, XdpLayout.inactiveJob());
+                dropPorts(j);
                 held[j] = -1;
             }
             return;
         }
-        if (job.unsupported() != null && !warned[j]) {
-            warned[j] = true;
-            log.accept("XDP switch: job " + job.id() + "'s configs ask for " + job.unsupported()
-                + ", which the XDP program does not do: it releases by required workers and quorum alone");
-        }
         final boolean fresh = held[j] != job.id();
         if (fresh) {
             if (held[j] >= 0) {
-                write(JOB_STATIC, key, XdpLayout.inactiveJob());
-                dropPorts(j, 0);
+                write(JOB_STATIC, j, XdpLayout.inactiveJob());
+                dropPorts(j);
             }
             driver.put("job_dyn", key, layout.freshDyn());
             final byte[] slot = layout.freshSlot();
@@ -209,22 +203,27 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
             Arrays.fill(portOf[j], -1);
             warned[j] = false;
         }
+        if (job.unsupported() != null && !warned[j]) {
+            warned[j] = true;
+            log.accept("XDP switch: job " + job.id() + "'s configs ask for " + job.unsupported()
+                + ", which the XDP program does not do: it releases by required workers and quorum alone");
+        }
         for (int w = 0; w < job.workers(); w++) {
-            write("worker_key", XdpLayout.key(j * dims.workers() + w), XdpLayout.worker(job.workerKeys()[w], job.joinNumbers()[w]));
+            write("worker_key", j * dims.workers() + w, XdpLayout.worker(job.workerKeys()[w], job.joinNumbers()[w]));
         }
         final byte[] entries = layout.bank(job);
         if (fresh) {
-            write("job_bank", XdpLayout.key(2 * j), entries);
+            write("job_bank", 2 * j, entries);
         } else if (!Arrays.equals(entries, written.get("job_bank/" + (2 * j + bank[j])))) {
             // the bank not in use, then the flip: the program never reads a half-written list
             bank[j] ^= 1;
-            write("job_bank", XdpLayout.key(2 * j + bank[j]), entries);
+            write("job_bank", 2 * j + bank[j], entries);
             driver.put("bank_in_use", key, XdpLayout.key(bank[j]));
         }
         for (int w = 0; w < job.workers(); w++) {
             syncPort(j, job, w);
         }
-        write(JOB_STATIC, key, XdpLayout.job(job, true));
+        write(JOB_STATIC, j, XdpLayout.job(job, true));
         held[j] = job.id();
     }
 
@@ -232,37 +231,45 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
         final InetSocketAddress at = job.ports()[w] < 0 ? null : peers.apply(job.ports()[w]);
         final XdpPort port = at == null ? null : ports.apply(at.getAddress());
         final int ifindex = port == null ? -1 : port.ifindex();
-        if (portOf[j][w] >= 0 && portOf[j][w] != ifindex) {
-            driver.delete("ports", XdpLayout.key(portOf[j][w]));
-            written.remove("ports/" + portOf[j][w]);
+        if (portOf[j][w] != ifindex) {
+            if (portOf[j][w] >= 0) {
+                forget("ports", portOf[j][w]);
+            }
+            if (port == null && at != null) {
+                log.accept("XDP switch: worker " + w + " of job " + job.id() + " at " + at + " is behind none of the switch's ports");
+            }
+            portOf[j][w] = ifindex;
         }
-        portOf[j][w] = ifindex;
         if (port != null) {
-            write("ports", XdpLayout.key(ifindex), XdpLayout.port(job.id(), w, at.getAddress(), at.getPort(), port.peerMac(), port.ownMac()));
-        } else if (at != null) {
-            log.accept("XDP switch: worker " + w + " of job " + job.id() + " at " + at + " is behind none of the switch's ports");
+            write("ports", ifindex, XdpLayout.port(job.id(), w, at.getAddress(), at.getPort(), port.peerMac(), port.ownMac()));
         }
     }
 
-    private void dropPorts(final int j, final int from) throws IOException {
+    private void dropPorts(final int j) throws IOException {
         if (portOf[j] == null) {
             return;
         }
-        for (int w = from; w < portOf[j].length; w++) {
+        for (int w = 0; w < portOf[j].length; w++) {
             if (portOf[j][w] >= 0) {
-                driver.delete("ports", XdpLayout.key(portOf[j][w]));
-                written.remove("ports/" + portOf[j][w]);
+                forget("ports", portOf[j][w]);
                 portOf[j][w] = -1;
             }
         }
     }
 
-    private void write(final String map, final byte[] key, final byte[] value) throws IOException {
-        final String at = map + "/" + ByteBuffer.wrap(key).order(ByteOrder.LITTLE_ENDIAN).getInt();
+    /** Writes entry {@code key} of a map unless it holds {@code value} already. */
+    private void write(final String map, final int key, final byte[] value) throws IOException {
+        final String at = map + "/" + key;
         if (!Arrays.equals(written.get(at), value)) {
-            driver.put(map, key, value);
+            driver.put(map, XdpLayout.key(key), value);
             written.put(at, value);
         }
+    }
+
+    /** Deletes entry {@code key} of a (hash) map. */
+    private void forget(final String map, final int key) throws IOException {
+        driver.delete(map, XdpLayout.key(key));
+        written.remove(map + "/" + key);
     }
 
     /** Reads the program's R, open steps and clocks back into the pipeline. */

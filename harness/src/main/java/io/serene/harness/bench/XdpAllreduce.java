@@ -1,7 +1,6 @@
 package io.serene.harness.bench;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.management.OperatingSystemMXBean;
 import io.serene.dataplane.SwitchContext;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.launch.XdpPlane;
@@ -14,13 +13,13 @@ import io.serene.worker.WorkerNode;
 import io.serene.xdp.XdpDimensions;
 
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -34,9 +33,11 @@ import java.util.concurrent.TimeUnit;
  * their allreduce calls, where the kernel's program runs too (in their sends' softirq).
  */
 public final class XdpAllreduce {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     private XdpAllreduce() {
+    }
+
+    /** A worker's line for a round: when its allreduce call began and ended (this host's monotonic clock), its processor time, its check. */
+    public record RoundLine(int round, long startNs, long endNs, long cpuNs, boolean exact, double maxError, double maxBound) {
     }
 
     public static AllreduceBench.Result run(final AllreduceBench.Config config, final PrintStream progress) throws Exception {
@@ -95,8 +96,7 @@ public final class XdpAllreduce {
     }
 
     /** Per measured round: from the last worker's start to the last worker's result; processor time summed over the workers. */
-    private static void measure(final AllreduceBench.Config config, final List<List<String>> output, final AllreduceBench.Result result)
-        throws Exception {
+    private static void measure(final AllreduceBench.Config config, final List<List<String>> output, final AllreduceBench.Result result) {
         final int total = config.warmupRounds + config.rounds;
         final long[] start = new long[total];
         final long[] end = new long[total];
@@ -108,14 +108,13 @@ public final class XdpAllreduce {
                 if (!line.startsWith("{")) {
                     continue;
                 }
-                final JsonNode r = JSON.readTree(line);
-                final int round = r.get("round").asInt();
-                start[round] = Math.max(start[round], r.get("startNs").asLong());
-                end[round] = Math.max(end[round], r.get("endNs").asLong());
-                cpu[round] += r.get("cpuNs").asLong();
-                exact &= r.get("exact").asBoolean();
-                result.maxAbsError = Math.max(result.maxAbsError, r.get("maxError").asDouble());
-                result.maxErrorBound = Math.max(result.maxErrorBound, r.get("maxBound").asDouble());
+                final RoundLine r = Json.read(line, RoundLine.class);
+                start[r.round()] = Math.max(start[r.round()], r.startNs());
+                end[r.round()] = Math.max(end[r.round()], r.endNs());
+                cpu[r.round()] += r.cpuNs();
+                exact &= r.exact();
+                result.maxAbsError = Math.max(result.maxAbsError, r.maxError());
+                result.maxErrorBound = Math.max(result.maxErrorBound, r.maxBound());
                 seen++;
             }
             if (seen != total) {
@@ -146,7 +145,7 @@ public final class XdpAllreduce {
             for (String line = in.readLine(); line != null; line = in.readLine()) {
                 lines.add(line);
             }
-        } catch (final java.io.IOException ignored) {
+        } catch (final IOException ignored) {
             // the process ended
         }
     }
@@ -165,7 +164,7 @@ public final class XdpAllreduce {
     public static int worker(final String switchAddress, final int id, final AllreduceBench.Config config, final PrintStream out)
         throws Exception {
         final List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
-        final com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        final OperatingSystemMXBean os = (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         try (WorkerNode node = WorkerNode.to("--switch", switchAddress);
              WorkerHost host = node.connect(new WorkerContext().jobId(1).workerId(id).workers(config.workers)
                  .elementsPerRound(config.elements).maxWindow(config.window), errors::add)) {
@@ -181,15 +180,7 @@ public final class XdpAllreduce {
                 final long cpu = os.getProcessCpuTime() - cpu0;
                 final boolean exact = verifier.check(List.of(a));
                 a.release();
-                final Map<String, Object> line = new LinkedHashMap<>();
-                line.put("round", round);
-                line.put("startNs", start);
-                line.put("endNs", end);
-                line.put("cpuNs", cpu);
-                line.put("exact", exact);
-                line.put("maxError", verifier.maxError);
-                line.put("maxBound", verifier.maxBound);
-                out.println(Json.write(line));
+                out.println(Json.write(new RoundLine(round, start, end, cpu, exact, verifier.maxError, verifier.maxBound)));
             }
             out.flush();
             if (!errors.isEmpty()) {
