@@ -44,6 +44,7 @@ struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, SERENE_J); __type
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, SERENE_J); __type(key, __u32); __type(value, struct serene_dyn); } job_dyn SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, SERENE_J * SERENE_N); __type(key, __u32); __type(value, struct serene_worker); } worker_key SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, SERENE_J * 2 * SERENE_P); __type(key, __u32); __type(value, struct serene_slot); } slots SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, SERENE_J * 2 * SERENE_P * SERENE_B); __type(key, __u32); __type(value, struct serene_block); } blocks SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_HASH); __uint(max_entries, SERENE_J * SERENE_N); __type(key, __u32); __type(value, struct serene_port); } ports SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_DEVMAP_HASH); __uint(max_entries, SERENE_J * SERENE_N); __type(key, __u32); __type(value, struct bpf_devmap_val); } tx_ports SEC(".maps");
 struct counters { __u64 c[C_COUNTERS]; };
@@ -63,9 +64,17 @@ struct data_in {
     __u16 udp_port;
 };
 
-/* per processor: a packet's values, and then the sums it carries out */
-/* (and its fields: read from memory, each use is a fresh unknown to the verifier, so its paths merge) */
-struct scratch { __s32 v[SERENE_K]; __u32 outcome; __u32 bumps; __u32 tmp; __u32 j; __u32 e; __u32 bank; __u32 late; __u32 pad; struct data_in in; };
+/* per processor: a packet's values, and then the sums it carries out (a per-processor value holds at most 32 KiB) */
+struct values { __s32 v[SERENE_B * SERENE_BLOCK]; };
+struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct values); } values SEC(".maps");
+/* A walk over a chunk's blocks with bpf_loop: the slot's first block, the chunk's length, a mask of all ones for
+ * exponents, the tag of the slot's opening, what the walk found, the chunk's blocks and the one the walk starts at. In the scratch, not on the stack, so its callback
+ * starts from one state for the verifier, whichever path called it. */
+struct block_walk { __u32 first; __u32 n; __s32 exponents; __s32 overflow; __u64 tag; __u32 bad; __u32 blocks; __u32 start; __u32 pad; };
+
+/* per processor: a packet's fields and where the DATA path is (read from memory, each use is a fresh unknown to the
+ * verifier, so its paths merge) */
+struct scratch { __u32 outcome; __u32 bumps; __u32 tmp; __u32 j; __u32 e; __u32 bank; __u32 late; __u32 pad; struct data_in in; struct block_walk walk; };
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct scratch); } scratch SEC(".maps");
 
 /* the DATA path's stages: [0] serene_aggregate (the driver fills it) */
@@ -197,15 +206,155 @@ static __always_inline void reply_to_sender(struct ethhdr *eth, struct iphdr *ip
     udp->check = 0;
 }
 
-/* a packet's values into the scratch (store 0), or the scratch's into the packet (store 1); 1 to 4K bytes, the
+/* a packet's values into the processor's values (store 0), or those into the packet (store 1); 1 to 4K bytes, the
  * register's bounds made plain to the verifier */
-static __always_inline int move_values(struct xdp_md *ctx, __u32 at, struct scratch *sc, __u32 bytes, int store)
+static __always_inline int move_values(struct xdp_md *ctx, __u32 at, __u32 bytes, int store)
 {
+    __u32 zero = 0;
+    struct values *val = bpf_map_lookup_elem(&values, &zero);
     __u32 b = ((bytes - 1) & 0xFFFF) + 1;
-    if (b > 4 * SERENE_K)
+    if (!val || b > 4 * SERENE_K)
         return -1;
     asm volatile("" : "+r"(b));
-    return store ? bpf_xdp_store_bytes(ctx, at, sc->v, b) : bpf_xdp_load_bytes(ctx, at, sc->v, b);
+    return store ? bpf_xdp_store_bytes(ctx, at, val->v, b) : bpf_xdp_load_bytes(ctx, at, val->v, b);
+}
+
+
+/* where block b's elements start in the processor's values, bounds plain to the verifier */
+static __always_inline __u32 block_base(__u64 b)
+{
+    return ((__u32) b % SERENE_B) * SERENE_BLOCK;
+}
+
+/* an exponent block of the packet outside MIN_EXPONENT..MAX_EXPONENT sets bad (elements past n are not looked at) */
+static long check_block(__u64 b, void *unused)
+{
+    __u32 zero = 0;
+    struct values *val = bpf_map_lookup_elem(&values, &zero);
+    struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+    if (!val || !sc)
+        return 1;
+    struct block_walk *w = &sc->walk;
+    __u32 base = block_base(b);
+    __u32 n = w->n;
+    __u32 bad = 0;
+    for (__u32 i = 0; i < SERENE_BLOCK; i++) {
+        __s32 v = val->v[base + i];
+        __u32 in = (__u32) ((__s32) (base + i - n) >> 31); /* all ones for an element of the packet */
+        bad |= ((__u32) ((v - MIN_EXPONENT) | (MAX_EXPONENT - v)) >> 31) & in;
+    }
+    w->bad |= bad;
+    return 0;
+}
+
+/* block b of the packet's values into the slot's sums, under the block's lock: saturating int32 sums, or exponent
+ * maxima; a block holding an earlier opening's sums starts over */
+static long add_block(__u64 b, void *unused)
+{
+    __u32 zero = 0;
+    struct values *val = bpf_map_lookup_elem(&values, &zero);
+    struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+    if (!val || !sc)
+        return 1;
+    struct block_walk *w = &sc->walk;
+    /* each contribution starts at its own block (the walk's start), so two processors adding to one chunk at once
+     * work on blocks apart instead of taking each other's cache lines element by element */
+    __u32 blocks_used = w->blocks;
+    if (blocks_used == 0)
+        return 1;
+    b = (b + w->start) % blocks_used;
+    __u32 key = w->first + (__u32) b % SERENE_B;
+    struct serene_block *blk = bpf_map_lookup_elem(&blocks, &key);
+    if (!blk)
+        return 1;
+    __u32 base = block_base(b);
+    __u32 n = w->n;
+    __u32 lim = n > base ? n - base : 0; /* the packet's elements in this block */
+    __u64 tag = w->tag;
+    __s32 exponents = w->exponents;
+    __u32 overflow = 0;
+    bpf_spin_lock(&blk->lock);
+    __u32 keep = -(__u32) (blk->tag == tag); /* all ones while the block holds this opening's sums */
+    asm volatile("" : "+r"(keep));
+    blk->tag = tag;
+    if (exponents) {
+        /* the maximum: elements past the packet's are below every exponent; a reset block starts below them too */
+        for (__u32 i = 0; i < SERENE_BLOCK; i++) {
+            __s32 a = (blk->sums[i] & (__s32) keep) | ((__s32) 0x80000000 & ~(__s32) keep);
+            __s32 in = (__s32) (base + i - n) >> 31; /* all ones for an element of the packet */
+            asm volatile("" : "+r"(in));
+            __s32 e = (val->v[base + i] & in) | (~in & (__s32) 0x80000000);
+            __s32 below = (__s32) (((__s64) a - e) >> 63); /* -1 when a < e */
+            asm volatile("" : "+r"(below)); /* a mask, not a condition: no branch for the verifier to walk twice */
+            blk->sums[i] = a ^ ((a ^ e) & below);
+        }
+    } else {
+        /* the plain add, its overflows noted; only a block where one happened takes the second pass, which finds the
+         * element's sum before the add (the add wraps, so it is the sum less the value) and saturates it: so every
+         * element is the saturating sum, and while contributions lie within the job's scale it is the plain one */
+        if (lim >= SERENE_BLOCK) {
+            for (__u32 i = 0; i < SERENE_BLOCK; i++) {
+                __u32 a = (__u32) blk->sums[i] & keep;
+                __u32 v = (__u32) val->v[base + i];
+                __u32 r = a + v;
+                overflow |= (a ^ r) & (v ^ r);
+                blk->sums[i] = (__s32) r;
+            }
+        } else {
+            /* the chunk's last block, part of it the packet's: the rest adds nothing */
+            for (__u32 i = 0; i < SERENE_BLOCK; i++) {
+                __u32 in = (__u32) ((__s32) (i - lim) >> 31); /* all ones for an element of the packet */
+                asm volatile("" : "+r"(in));
+                __u32 a = (__u32) blk->sums[i] & keep;
+                __u32 v = (__u32) val->v[base + i] & in;
+                __u32 r = a + v;
+                overflow |= (a ^ r) & (v ^ r);
+                blk->sums[i] = (__s32) r;
+            }
+        }
+        overflow >>= 31;
+        if (overflow) {
+            for (__u32 i = 0; i < SERENE_BLOCK; i++) {
+                __u32 in = (__u32) ((__s32) (i - lim) >> 31);
+                asm volatile("" : "+r"(in));
+                __s32 r = blk->sums[i];
+                __s32 v = val->v[base + i] & in;
+                __s32 a = (__s32) ((__u32) r - (__u32) v);
+                __s32 ov = ((a ^ r) & (v ^ r)) >> 31;
+                asm volatile("" : "+r"(ov)); /* a mask, not a condition: no branch for the verifier to walk twice */
+                blk->sums[i] = (r & ~ov) | (((a >> 31) ^ 0x7FFFFFFF) & ov);
+            }
+        }
+    }
+    bpf_spin_unlock(&blk->lock);
+    w->overflow |= overflow;
+    return 0;
+}
+
+/* block b of the slot's sums into the processor's values, under the block's lock; a block of another opening sets bad */
+static long copy_block(__u64 b, void *unused)
+{
+    __u32 zero = 0;
+    struct values *val = bpf_map_lookup_elem(&values, &zero);
+    struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+    if (!val || !sc)
+        return 1;
+    struct block_walk *w = &sc->walk;
+    __u32 key = w->first + (__u32) b % SERENE_B;
+    struct serene_block *blk = bpf_map_lookup_elem(&blocks, &key);
+    if (!blk)
+        return 1;
+    __u32 base = block_base(b);
+    __u64 tag = w->tag;
+    __u32 bad = 0;
+    bpf_spin_lock(&blk->lock);
+    if (blk->tag != tag)
+        bad = 1;
+    for (__u32 i = 0; i < SERENE_BLOCK; i++)
+        val->v[base + i] = blk->sums[i];
+    bpf_spin_unlock(&blk->lock);
+    w->bad |= bad;
+    return 0;
 }
 
 /* ArrivalRecorder.arrived, for reported compute times: worker w's packet for a round came {@code after} ns after
@@ -349,21 +498,17 @@ int serene_switch(struct xdp_md *ctx)
         return XDP_DROP;
     }
     __u32 bytes = 4 * in->n;
-    for (__u32 i = 0; i < SERENE_K; i++) {
-        sc->v[i] = 0;
-        asm volatile("" ::: "memory");
-    }
-    if (in->n > 0 && move_values(ctx, NET + HDR, sc, bytes, 0) < 0)
+    if (in->n > 0 && move_values(ctx, NET + HDR, bytes, 0) < 0)
         return XDP_PASS;
     if (in->exp != NO_EXPONENT && in->exp < MIN_EXPONENT) {
         count(C_DROP_BAD_EXPONENT, 1);
         return XDP_DROP;
     }
     if (payload == F_EXPONENTS) {
-        __u32 bad = 0;
-        for (__u32 i = 0; i < SERENE_K; i++)
-            bad |= (__u32) ((sc->v[i] - MIN_EXPONENT) | (MAX_EXPONENT - sc->v[i])) >> 31;
-        if (bad) {
+        sc->walk.n = in->n;
+        sc->walk.bad = 0;
+        bpf_loop((in->n + SERENE_BLOCK - 1) / SERENE_BLOCK, check_block, 0, 0);
+        if (sc->walk.bad) {
             count(C_DROP_BAD_EXPONENT, 1);
             return XDP_DROP;
         }
@@ -426,8 +571,9 @@ int serene_aggregate(struct xdp_md *ctx)
     int previous_released = in->seq < SERENE_P || (other->seq == in->seq - SERENE_P && other->released);
     __u64 now = bpf_ktime_get_ns();
 
-    /* the slot, under its lock: 0 drop, 1 released now, 2 answer with the released result, 3 NACK AHEAD, 4 NACK STALE, 5 added */
-    /* kept in the scratch, not in registers, so the verifier walks the loops below once, not once an outcome */
+    /* the slot, under its lock: 0 drop, 2 answer with the released result, 3 NACK AHEAD, 4 NACK STALE, 5 taken (its
+     * values are added next, then the rule decides: 1 released now) */
+    /* kept in the scratch, not in registers, so the verifier walks what follows once, not once an outcome */
     sc->outcome = 0;
     sc->bumps = 0;
     sc->late = 0;
@@ -439,13 +585,14 @@ int serene_aggregate(struct xdp_md *ctx)
             sc->outcome = 3;
             goto unlock;
         }
-        if (!previous_released) {
+        if (!previous_released || s->adding > 0) {
             sc->bumps |= 1u << C_DROP_AHEAD;
             sc->outcome = 3;
             goto unlock;
         }
         s->seq = in->seq;
         s->count = 0;
+        s->adding = 0;
         s->round = in->round;
         s->chunk = in->chunk;
         s->length = in->n;
@@ -458,9 +605,6 @@ int serene_aggregate(struct xdp_md *ctx)
             s->bitmap[w] = 0;
             s->required[w] = entry->required[w];
         }
-        __s32 start = payload == F_EXPONENTS ? (__s32) 0x80000000 : 0;
-        for (__u32 i = 0; i < SERENE_K; i++)
-            s->sums[i] = start;
     } else if (in->seq < s->seq) {
         sc->bumps |= 1u << C_DROP_STALE;
         sc->outcome = 4;
@@ -487,53 +631,18 @@ int serene_aggregate(struct xdp_md *ctx)
         goto unlock;
     }
     sc->bumps |= 1u << C_CONTRIBUTIONS;
+    if (payload == F_VALUES)
+        sc->bumps |= 1u << C_VALUE_CONTRIBUTIONS;
     s->bitmap[word] |= bit;
     s->count++;
+    s->adding++;
     if (in->exp != NO_EXPONENT && in->exp > s->exponent)
         s->exponent = in->exp;
-    /* flags kept in the slot, not a register: the paths here stay one state for the loops */
     s->flags |= in->flags & F_SATURATED;
-    if (payload == F_EXPONENTS) {
-        for (__u32 i = 0; i < SERENE_K; i++) {
-            __s64 a = s->sums[i], v = sc->v[i];
-            __s64 below = (a - v) >> 63; /* -1 when a < v */
-            asm volatile("" : "+r"(below)); /* a mask, not a condition: no branch for the verifier to walk twice */
-            s->sums[i] = (__s32) (a ^ ((a ^ v) & below));
-        }
-    } else if (payload == F_VALUES) {
-        sc->bumps |= 1u << C_VALUE_CONTRIBUTIONS;
-        /* always the saturating add: while every contribution lies within the job's scale it is the plain sum
-         * (N of them cannot overflow), so this is the Java switch's result, with one loop for the verifier */
-        __s32 overflow = 0;
-        for (__u32 i = 0; i < SERENE_K; i++) {
-            __s32 a = s->sums[i];
-            __s32 v = sc->v[i];
-            __s32 r = (__s32) ((__u32) a + (__u32) v);
-            __s32 ov = ((a ^ r) & (v ^ r)) >> 31;
-            asm volatile("" : "+r"(ov)); /* a mask, not a condition: no branch for the verifier to walk twice */
-            s->sums[i] = (r & ~ov) | (((a >> 31) ^ 0x7FFFFFFF) & ov);
-            overflow |= ov;
-        }
-        if (overflow) {
-            sc->bumps |= 1u << C_OVERFLOWS;
-            s->flags |= F_SATURATED;
-        }
-    }
     sc->outcome = 5;
-    /* the release rule: every required worker and at least the quorum */
-    if (s->count >= (__u32) s->quorum) {
-        int met = 1;
-        for (int w = 0; w < SERENE_W; w++)
-            if ((s->bitmap[w] & s->required[w]) != s->required[w])
-                met = 0;
-        if (met) {
-            s->released = 1;
-            sc->outcome = 1;
-        }
-    }
 unlock:
     o.first_ns = s->first_ns;
-    if (sc->outcome == 1 || sc->outcome == 2) {
+    if (sc->outcome == 2) {
         o.seq = s->seq;
         o.round = s->round;
         o.chunk = s->chunk;
@@ -543,14 +652,62 @@ unlock:
         o.flags = s->flags;
         for (int w = 0; w < SERENE_W; w++)
             o.bitmap[w] = s->bitmap[w];
-        for (__u32 i = 0; i < SERENE_K; i++)
-            sc->v[i] = s->sums[i];
     }
     bpf_spin_unlock(&s->lock);
-    int outcome = sc->outcome;
     count_mask(sc->bumps);
-    if (outcome == 0)
+    if (sc->outcome == 0)
         return XDP_DROP;
+
+    struct block_walk *walk = &sc->walk;
+    walk->first = sidx * SERENE_B;
+    walk->n = in->n;
+    walk->exponents = payload == F_EXPONENTS ? -1 : 0;
+    walk->overflow = 0;
+    walk->tag = o.first_ns;
+    walk->bad = 0;
+    __u32 blocks_used = (in->n + SERENE_BLOCK - 1) / SERENE_BLOCK;
+    walk->blocks = blocks_used;
+    walk->start = job->workers ? in->worker * blocks_used / job->workers : 0;
+    if (sc->outcome == 5) {
+        /* the values, block by block, each under its lock; then, under the slot's lock again, the release rule (every
+         * required worker and at least the quorum) once no contribution taken is still being added */
+        if (payload)
+            bpf_loop(blocks_used, add_block, 0, 0);
+        bpf_spin_lock(&s->lock);
+        if (s->adding > 0)
+            s->adding--;
+        if (walk->overflow)
+            s->flags |= F_SATURATED;
+        if (s->adding == 0 && !s->released && s->count >= (__u32) s->quorum) {
+            int met = 1;
+            for (int w = 0; w < SERENE_W; w++)
+                if ((s->bitmap[w] & s->required[w]) != s->required[w])
+                    met = 0;
+            if (met) {
+                s->released = 1;
+                sc->outcome = 1;
+                o.seq = s->seq;
+                o.round = s->round;
+                o.chunk = s->chunk;
+                o.count = s->count;
+                o.length = s->length;
+                o.exponent = s->exponent;
+                o.flags = s->flags;
+                for (int w = 0; w < SERENE_W; w++)
+                    o.bitmap[w] = s->bitmap[w];
+            }
+        }
+        bpf_spin_unlock(&s->lock);
+        if (walk->overflow)
+            count(C_OVERFLOWS, 1);
+    }
+    int outcome = sc->outcome;
+    if (outcome == 1 || outcome == 2) {
+        /* the released sums, block by block; blocks of a newer opening (the slot moved on meanwhile): no answer */
+        bpf_loop(blocks_used, copy_block, 0, 0);
+        if (walk->bad)
+            return XDP_DROP;
+    }
 
     if (outcome == 1) {
         /* the lowest open step moves past released steps (a bounded scan a release; a hint for loss recovery) */
@@ -691,7 +848,7 @@ unlock:
     ip->check = ip_checksum(ip);
     udp->len = bpf_htons(8 + rlen);
     udp->check = 0;
-    if (in->n > 0 && move_values(ctx, NET + HDR + DELTA, sc, bytes, 1) < 0)
+    if (in->n > 0 && move_values(ctx, NET + HDR + DELTA, bytes, 1) < 0)
         return XDP_DROP;
     if (outcome == 2) {
         count(C_PACKETS_OUT, 1);

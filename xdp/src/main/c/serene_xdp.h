@@ -1,7 +1,8 @@
 /* The XDP data plane's maps, shared by the program (serene_xdp.c) and its driver (serene_xdp_driver.c).
  * The switch's dimensions are compile-time constants, as a P4 program's register sizes are:
  * SERENE_J jobs, SERENE_N workers a job (SERENE_W = N/64 bitmap words), SERENE_P slots a shadow set,
- * SERENE_K elements a chunk, SERENE_G rounds in the release ring, SERENE_E config entries a job. */
+ * SERENE_K elements a chunk (SERENE_B blocks of SERENE_BLOCK), SERENE_G rounds in the release ring, SERENE_E config
+ * entries a job. */
 #ifndef SERENE_XDP_H
 #define SERENE_XDP_H
 
@@ -18,6 +19,9 @@
 #ifndef SERENE_K
 #define SERENE_K 256
 #endif
+/* a slot's sums are kept in blocks, each under its own lock: the verifier walks a loop over one block once */
+#define SERENE_BLOCK 256
+#define SERENE_B ((SERENE_K + SERENE_BLOCK - 1) / SERENE_BLOCK)
 #ifndef SERENE_G
 #define SERENE_G 64
 #endif
@@ -95,7 +99,8 @@ struct serene_worker {
     __u64 seen[4];
 };
 
-/* slots[(j * 2 + set) * P + slot] */
+/* slots[(j * 2 + set) * P + slot]: the slot's state; its sums are in its blocks. adding: contributions taken whose
+ * values are still being added (a slot releases only when none is) */
 struct serene_slot {
     struct bpf_spin_lock lock;
     __s32 round;
@@ -108,10 +113,19 @@ struct serene_slot {
     __s8 exponent;
     __u8 released;
     __u8 flags;
-    __u8 pad[5];
+    __u8 pad;
+    __u32 adding;
     __u64 required[SERENE_W];
     __u64 bitmap[SERENE_W];
-    __s32 sums[SERENE_K];
+};
+
+/* blocks[slot index * B + b]: elements b * BLOCK .. of a slot's sums; tag: the first_ns of the slot's opening they
+ * belong to (another tag: sums of an earlier opening, reset by the first contribution to the block) */
+struct serene_block {
+    struct bpf_spin_lock lock;
+    __u32 pad;
+    __u64 tag;
+    __s32 sums[SERENE_BLOCK];
 };
 
 /* ports[ifindex]: the worker behind a switch port (one a port), where results to it go */

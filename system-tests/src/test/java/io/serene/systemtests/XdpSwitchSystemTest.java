@@ -159,7 +159,7 @@ class XdpSwitchSystemTest {
         assertThat(out).contains("processes in network namespaces, over UDP through the XDP switch", "XDP switch counters:");
         final JsonNode json = SereneProcess.lastJsonLine(out);
         assertThat(json.path("transport").asText()).isEqualTo("xdp");
-        assertThat(json.path("chunkElements").asInt()).as("the XDP switch's chunk").isEqualTo(256);
+        assertThat(json.path("chunkElements").asInt()).as("the XDP switch's chunk, jumbo").isEqualTo(8192);
         assertThat(json.path("allExact").asBoolean()).as("every worker's every aggregate exact, and gloo's").isTrue();
         assertThat(json.path("medianElementsPerSecond").asDouble()).isPositive();
         assertThat(json.path("medianCpuMsPerRound").asDouble()).isPositive();

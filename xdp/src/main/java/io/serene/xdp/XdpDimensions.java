@@ -9,8 +9,8 @@ import io.serene.protocol.table.TableModel;
  * its maps and bound its loops, as a P4 program's register sizes are fixed when it is compiled.
  */
 public record XdpDimensions(int jobs, int workers, int pool, int chunkElements, int ring, int entries) {
-    /** The most elements a chunk may have here: the verifier walks the pipeline's loops over a chunk within its budget up to this. */
-    public static final int MAX_CHUNK_ELEMENTS = 256;
+    /** The most elements a chunk may have here: a chunk's values pass through a per-processor map value, at most 32 KiB. */
+    public static final int MAX_CHUNK_ELEMENTS = 8192;
 
     public static XdpDimensions of(final SwitchMemory memory) {
         return new XdpDimensions(memory.maxJobs(), memory.maxWorkers(), memory.poolSize(), memory.chunkElements(), memory.roundRing(),

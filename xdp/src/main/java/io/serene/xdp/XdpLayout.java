@@ -52,7 +52,7 @@ final class XdpLayout {
     }
 
     int slotBytes() {
-        return align8(48 + 16 * dims.words() + 4 * dims.chunkElements());
+        return align8(48 + 16 * dims.words());
     }
 
     int counterBytes() {

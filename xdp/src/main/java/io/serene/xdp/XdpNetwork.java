@@ -19,6 +19,8 @@ import java.util.concurrent.TimeUnit;
  * Ctrl-C included).
  */
 public final class XdpNetwork implements AutoCloseable {
+    /** The ports' MTU, the largest an IPv4 packet may be: a chunk of the most elements fits whole. */
+    static final int MTU = 65535;
     private final String name;
     private final int subnet;
     private final int workers;
@@ -60,6 +62,9 @@ public final class XdpNetwork implements AutoCloseable {
         ip("netns", "add", ns);
         ip("link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", ns);
         ip("addr", "add", switchAddress().getHostAddress() + "/32", "dev", port);
+        // a chunk's packet whole (8,192 elements are 32 KiB), as jumbo frames carry it on a wire
+        ip("link", "set", port, "mtu", "" + MTU);
+        ip("-n", ns, "link", "set", "eth0", "mtu", "" + MTU);
         ip("link", "set", port, "up");
         ip("-n", ns, "addr", "add", workerAddress(w).getHostAddress() + "/24", "dev", "eth0");
         // a super-packet (UDP GSO) would cross the veth whole: the pipeline takes packets one at a time, as from a wire

@@ -5,7 +5,6 @@ import io.serene.harness.bench.GlooBaseline;
 import io.serene.harness.bench.XdpAllreduce;
 import io.serene.launch.RunSettings;
 import io.serene.training.Json;
-import io.serene.xdp.XdpDimensions;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -62,7 +61,7 @@ public final class BenchCommand implements Runnable {
 
         @Option(names = "--chunk-elements", description = "Elements per packet (K): 8192, the most a software "
             + "switch's packet takes, sends the fewest packets and measured the most goodput here; 256, a hardware switch's packet "
-            + "(Tofino-like), measures the per-packet costs a switch ASIC would see. Default: 8192; 256 with --switch xdp (its most).")
+            + "(Tofino-like), measures the per-packet costs a switch ASIC would see. Default: 8192 (with --switch xdp in jumbo frames).")
         Integer chunkElements;
 
         @Option(names = "--switch", defaultValue = "java", description = "The switch's data plane: java (the pipeline in this process, "
@@ -133,7 +132,7 @@ public final class BenchCommand implements Runnable {
             }
             final AllreduceBench.Config config = new AllreduceBench.Config()
                 .workers(workers).elements(elements).rounds(rounds).warmupRounds(warmup).loss(loss).seed(seed)
-                .chunkElements(chunkElements != null ? chunkElements : xdp ? XdpDimensions.MAX_CHUNK_ELEMENTS : 8192)
+                .chunkElements(chunkElements != null ? chunkElements : 8192)
                 .budgetBytes(budget).window(window).workerThreads(workerThreads).preferEpoll(!nio).gso(!noGso).gro(!noGro)
                 .shm(shm).timeoutSeconds(timeoutSeconds);
             final GlooBaseline gloo = baseline.equals("gloo")
