@@ -41,6 +41,8 @@ struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, _
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, SERENE_J); __type(key, __u32); __type(value, struct serene_job); } job_static SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 2 * SERENE_J); __type(key, __u32); __type(value, struct serene_bank); } job_bank SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, SERENE_J); __type(key, __u32); __type(value, __u32); } bank_in_use SEC(".maps");
+/* job_frozen[j]: set by the control plane while it chooses a hot-swap's round and writes it: no new round opens */
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, SERENE_J); __type(key, __u32); __type(value, __u32); } job_frozen SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, SERENE_J); __type(key, __u32); __type(value, struct serene_dyn); } job_dyn SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, SERENE_J * SERENE_N); __type(key, __u32); __type(value, struct serene_worker); } worker_key SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, SERENE_J * 2 * SERENE_P); __type(key, __u32); __type(value, struct serene_slot); } slots SEC(".maps");
@@ -72,9 +74,25 @@ struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type
  * starts from one state for the verifier, whichever path called it. */
 struct block_walk { __u32 first; __u32 n; __s32 exponents; __s32 overflow; __u64 tag; __u32 bad; __u32 blocks; __u32 start; __u32 pad; };
 
+/* a released slot, as its RESULT tells it */
+struct out {
+    __u64 first_ns;
+    __s64 seq;
+    __s32 round, chunk;
+    __u32 count, length;
+    __s8 exponent;
+    __u8 flags;
+    __u64 bitmap[SERENE_W];
+};
+
+/* what the release rule reads beside the slot, taken from the job's registers before the slot's lock (one lock at a
+ * time): the latch of the slot's round (if latch_round is that round), the late set, the members */
+struct rule_view { __s32 latch_round; __u32 any_late; __u64 latch[SERENE_W]; __u64 late[SERENE_W]; __u64 joined[SERENE_W]; };
+
 /* per processor: a packet's fields and where the DATA path is (read from memory, each use is a fresh unknown to the
  * verifier, so its paths merge) */
-struct scratch { __u32 outcome; __u32 bumps; __u32 tmp; __u32 j; __u32 e; __u32 bank; __u32 late; __u32 pad; struct data_in in; struct block_walk walk; };
+struct scratch { __u32 outcome; __u32 bumps; __u32 tmp; __u32 j; __u32 e; __u32 bank; __u32 late; __u32 pad; struct data_in in; struct block_walk walk;
+    struct out o; struct rule_view view; __u32 timed; __u32 within; __u32 found; __u32 pad2; };
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct scratch); } scratch SEC(".maps");
 
 /* the DATA path's stages: [0] serene_aggregate (the driver fills it) */
@@ -374,15 +392,230 @@ static __always_inline void arrived(struct serene_dyn *dyn, __u32 w, __s32 round
         dyn->offset_ns[w] = after;
 }
 
-struct out {
-    __u64 first_ns;
-    __s64 seq;
-    __s32 round, chunk;
-    __u32 count, length;
-    __s8 exponent;
-    __u8 flags;
-    __u64 bitmap[SERENE_W];
-};
+
+/* the release rule's view of the job for a slot of the round, under the job's lock */
+static __always_inline void take_view(struct serene_dyn *dyn, struct serene_bank *bank, __s32 round, struct rule_view *v)
+{
+    __u32 r = (__u32) round % SERENE_G;
+    __u32 any = 0;
+    if (r >= SERENE_G)
+        return;
+    bpf_spin_lock(&dyn->lock);
+    v->latch_round = dyn->latch_round[r];
+    for (int w = 0; w < SERENE_W; w++) {
+        v->latch[w] = dyn->latch[r * SERENE_W + w];
+        v->late[w] = dyn->late[w];
+        any |= dyn->late[w] != 0;
+    }
+    bpf_spin_unlock(&dyn->lock);
+    v->any_late = any;
+    for (int w = 0; w < SERENE_W; w++)
+        v->joined[w] = bank->joined[w];
+}
+
+/* ReleaseRule.releasable (one group), under the slot's lock: 0 not yet; 1 due: the rule (every required worker and at
+ * least the quorum), the round's latch (a timeout released a step of the round and the slot holds every worker that
+ * release held), or, under a timeout, every joined worker outside the late set, which is not empty; 2 due by the
+ * timeout alone */
+static __always_inline int due(struct serene_slot *s, struct rule_view *v, __u64 now)
+{
+    int latched = v->latch_round == s->round;
+    int on_time = v->any_late && s->timeout_ns;
+    int met = s->count >= (__u32) s->quorum;
+    for (int w = 0; w < SERENE_W; w++) {
+        __u64 need = v->joined[w] & ~v->late[w];
+        if ((s->bitmap[w] & v->latch[w]) != v->latch[w])
+            latched = 0;
+        if ((s->bitmap[w] & need) != need)
+            on_time = 0;
+        if ((s->bitmap[w] & s->required[w]) != s->required[w])
+            met = 0;
+    }
+    if (latched || on_time || met)
+        return 1;
+    if (s->timeout_ns && now - s->first_ns >= s->timeout_ns)
+        return 2;
+    return 0;
+}
+
+/* a released slot's state into o, under its lock */
+static __always_inline void take_out(struct serene_slot *s, struct out *o)
+{
+    o->first_ns = s->first_ns;
+    o->seq = s->seq;
+    o->round = s->round;
+    o->chunk = s->chunk;
+    o->count = s->count;
+    o->length = s->length;
+    o->exponent = s->exponent;
+    o->flags = s->flags;
+    for (int w = 0; w < SERENE_W; w++)
+        o->bitmap[w] = s->bitmap[w];
+}
+
+/* ReleaseRule.recordTimeout: the workers a release by timeout left out join the late set, and its round's latch
+ * holds the workers it held (intersected with an earlier one of the round) */
+static __always_inline void record_timeout(struct serene_dyn *dyn, struct rule_view *v, struct out *o)
+{
+    __u32 r = (__u32) o->round % SERENE_G;
+    if (r >= SERENE_G)
+        return;
+    bpf_spin_lock(&dyn->lock);
+    int fresh = dyn->latch_round[r] != o->round;
+    dyn->latch_round[r] = o->round;
+    for (int w = 0; w < SERENE_W; w++) {
+        dyn->late[w] |= v->joined[w] & ~o->bitmap[w];
+        __u64 held = dyn->latch[r * SERENE_W + w] & o->bitmap[w];
+        dyn->latch[r * SERENE_W + w] = fresh ? o->bitmap[w] : held;
+    }
+    bpf_spin_unlock(&dyn->lock);
+}
+
+/* after a release: counted; the lowest open step moves past released steps (a bounded scan a release; a hint for
+ * loss recovery); the release ring and R move on */
+static __always_inline void after_release(__u32 j, struct serene_job *job, struct serene_dyn *dyn, struct out *o)
+{
+    struct open_scan scan = { .j = j, .open = dyn->open_seq };
+    bpf_loop(OPEN_SCAN, open_step, &scan, 0);
+    __s64 open = scan.open;
+    count(C_RELEASES, 1);
+    if (o->count < job->workers)
+        count(C_PARTIAL_RELEASES, 1);
+    bpf_spin_lock(&dyn->lock);
+    if (open > dyn->open_seq)
+        dyn->open_seq = open;
+    if (o->flags & F_VALUES) {
+        dyn->ring_count[(__u32) o->round % SERENE_G]++;
+        for (int k = 0; k < SERENE_G; k++) {
+            __u32 next = (__u32) (dyn->released_round + 1) % SERENE_G;
+            if (dyn->ring_count[next] != job->chunks)
+                break;
+            dyn->ring_count[next] = 0;
+            dyn->released_round++;
+        }
+    }
+    bpf_spin_unlock(&dyn->lock);
+}
+
+/* The DATA packet of n elements turned into a NACK with status (the header alone), back to its sender */
+static __always_inline int nack(struct xdp_md *ctx, struct serene_settings *cfg, struct serene_job *job, __u32 n, __u16 status)
+{
+    __u64 number = __sync_fetch_and_add(&cfg->number, 1);
+    if (bpf_xdp_adjust_tail(ctx, -(int) (4 * (n & 0xFFFF))) < 0)
+        return XDP_DROP;
+    void *data = (void *) (long) ctx->data;
+    void *end = (void *) (long) ctx->data_end;
+    if (data + NET + HDR > end)
+        return XDP_DROP;
+    struct ethhdr *eth = data;
+    struct iphdr *ip = data + 14;
+    struct udphdr *udp = data + 34;
+    __u64 *hw = data + NET;
+    __u16 *h16 = data + NET;
+    __u8 *h8 = data + NET;
+    h16[0] = MAGIC;
+    h8[2] = VERSION;
+    h8[3] = T_NACK;
+    h16[2] = 0;
+    h16[3] = 0;
+    /* job and worker stay, exponent and set stay; seq, round, chunk stay */
+    *(__s32 *) (h8 + 32) = 0;
+    *(__u16 *) (h8 + 38) = status;
+    hw[5] = number;
+    __u64 m[6] = { hw[0], hw[1], hw[2], hw[3], hw[4], hw[5] };
+    hw[6] = cfg->keyed ? siphash(job->r0, job->r1, m, 6) : 0;
+    reply_to_sender(eth, ip, udp, HDR);
+    count(C_PACKETS_OUT, 1);
+    return XDP_TX;
+}
+
+/* The RESULT for a released slot o, written over the packet, which holds the DATA it answers (or as many bytes):
+ * the packet grows at its front by DELTA, so its values sit where the result's go; addressed to the DATA's sender
+ * (a multicast's copies are readdressed per port by serene_port), from the switch; the sums from the processor's
+ * values; numbered and sealed. 0, or -1 if the packet cannot take it. */
+static __always_inline int build_result(struct xdp_md *ctx, struct serene_settings *cfg, struct serene_job *job,
+                                        struct serene_bank *bank, struct serene_dyn *dyn, __u32 j, struct out *o,
+                                        struct data_in *in, int retransmit)
+{
+    void *data, *end;
+    struct ethhdr *eth;
+    struct iphdr *ip;
+    struct udphdr *udp;
+    __u64 number = __sync_fetch_and_add(&cfg->number, 1);
+    __s32 epoch = bank->epoch;
+    __s32 released = dyn->released_round;
+    __s64 open = dyn->open_seq;
+    __u64 open_bitmap[SERENE_W] = {};
+    __u32 oi = (j * 2 + (((__u64) open / SERENE_P) & 1)) * SERENE_P + (__u64) open % SERENE_P;
+    struct serene_slot *os = bpf_map_lookup_elem(&slots, &oi);
+    if (os && os->seq == open)
+        for (int w = 0; w < SERENE_W; w++)
+            open_bitmap[w] = os->bitmap[w];
+    if (bpf_xdp_adjust_head(ctx, -DELTA) < 0)
+        return -1;
+    data = (void *) (long) ctx->data;
+    end = (void *) (long) ctx->data_end;
+    if (data + NET + HDR + DELTA > end)
+        return -1;
+    eth = data;
+    ip = data + 14;
+    udp = data + 34;
+    /* to the sender (a multicast's copies are readdressed per port by serene_port) */
+    __builtin_memcpy(eth->h_dest, in->from_mac, 6);
+    __builtin_memcpy(eth->h_source, in->own_mac, 6);
+    ip->daddr = in->ip;
+    udp->dest = in->udp_port;
+    eth->h_proto = bpf_htons(ETH_P_IP);
+    ip->version = 4;
+    ip->ihl = 5;
+    ip->tos = 0;
+    ip->id = 0;
+    ip->frag_off = 0;
+    ip->protocol = IPPROTO_UDP;
+    /* from the switch */
+    ip->saddr = cfg->ip;
+    udp->source = cfg->port;
+    __u8 *r = data + NET;
+    __u64 *rw = data + NET;
+    *(__u16 *) r = MAGIC;
+    r[2] = VERSION;
+    r[3] = T_RESULT;
+    *(__u16 *) (r + 4) = o->flags | (retransmit ? F_RETRANSMIT : 0);
+    *(__u16 *) (r + 6) = o->length;
+    *(__u32 *) (r + 8) = in->job;
+    *(__u16 *) (r + 12) = 0;
+    *(__s8 *) (r + 14) = o->exponent;
+    r[15] = ((__u64) o->seq / SERENE_P) & 1;
+    *(__s64 *) (r + 16) = o->seq;
+    *(__s32 *) (r + 24) = o->round;
+    *(__s32 *) (r + 28) = o->chunk;
+    *(__s32 *) (r + 32) = epoch;
+    *(__u16 *) (r + 36) = (__u64) o->seq % SERENE_P;
+    *(__u16 *) (r + 38) = 0;
+    rw[5] = number;
+    *(__u32 *) (r + 56) = o->count;
+    *(__s32 *) (r + 60) = released;
+    *(__u32 *) (r + 64) = SERENE_W;
+    *(__u32 *) (r + 68) = 0;
+    *(__s64 *) (r + 72) = open;
+    for (int w = 0; w < SERENE_W; w++) {
+        rw[10 + w] = o->bitmap[w];
+        rw[10 + SERENE_W + w] = open_bitmap[w];
+    }
+    __u64 m[8] = { rw[0], rw[2], rw[3], rw[4], rw[5], rw[7], rw[8], rw[9] };
+    rw[6] = cfg->keyed ? siphash(job->r0, job->r1, m, 8) : 0;
+    __u32 rlen = HDR + DELTA + 4 * o->length;
+    if (rlen > 0xFFFF)
+        return -1;
+    ip->tot_len = bpf_htons(20 + 8 + rlen);
+    ip->ttl = 64;
+    ip->check = ip_checksum(ip);
+    udp->len = bpf_htons(8 + rlen);
+    udp->check = 0;
+    if (o->length > 0 && move_values(ctx, NET + HDR + DELTA, 4 * o->length, 1) < 0)
+        return -1;
+    return 0;
+}
 
 SEC("xdp")
 int serene_switch(struct xdp_md *ctx)
@@ -513,6 +746,33 @@ int serene_switch(struct xdp_md *ctx)
             return XDP_DROP;
         }
     }
+    /* a table write under way: while the control plane picks a hot-swap's round past every round opened (newest_round,
+     * read under the job's lock as it is set here) and writes the bank, no newer round opens (a NACK AHEAD: the worker
+     * sends again); then the bank is read again, so a round opened after the write sees it */
+    __u32 *frozen = bpf_map_lookup_elem(&job_frozen, &j);
+    struct serene_dyn *dyn = bpf_map_lookup_elem(&job_dyn, &j);
+    if (!frozen || !dyn)
+        return XDP_PASS;
+    int refused = 0;
+    bpf_spin_lock(&dyn->lock);
+    if (in->round > dyn->newest_round) {
+        if (*frozen)
+            refused = 1;
+        else
+            dyn->newest_round = in->round;
+    }
+    bpf_spin_unlock(&dyn->lock);
+    if (refused) {
+        count(C_DROP_FROZEN, 1);
+        return nack(ctx, cfg, job, in->n, ST_AHEAD);
+    }
+    b = bpf_map_lookup_elem(&bank_in_use, &j);
+    if (!b)
+        return XDP_PASS;
+    bkey = j * 2 + (*b & 1);
+    bank = bpf_map_lookup_elem(&job_bank, &bkey);
+    if (!bank)
+        return XDP_PASS;
     /* the config entry in force for the round: the newest starting at or before it, else the oldest */
     __u32 e = 0;
     for (__u32 i = 1; i < SERENE_E; i++)
@@ -577,6 +837,8 @@ int serene_aggregate(struct xdp_md *ctx)
     sc->outcome = 0;
     sc->bumps = 0;
     sc->late = 0;
+    sc->within = 0;
+    sc->timed = 0;
     struct out o = {};
     bpf_spin_lock(&s->lock);
     if (in->seq > s->seq) {
@@ -601,6 +863,7 @@ int serene_aggregate(struct xdp_md *ctx)
         s->flags = payload;
         s->first_ns = now;
         s->quorum = entry->quorum;
+        s->timeout_ns = entry->timeout_ns;
         for (int w = 0; w < SERENE_W; w++) {
             s->bitmap[w] = 0;
             s->required[w] = entry->required[w];
@@ -628,6 +891,8 @@ int serene_aggregate(struct xdp_md *ctx)
         sc->bumps |= (1u << C_DROP_LATE) | (1u << C_RESULTS_RETRANSMITTED);
         sc->outcome = 2;
         sc->late = 1;
+        /* late only because the step went without the late set, yet within the timeout: caught up, waited for again */
+        sc->within = s->timeout_ns && now - s->first_ns <= s->timeout_ns;
         goto unlock;
     }
     sc->bumps |= 1u << C_CONTRIBUTIONS;
@@ -642,17 +907,8 @@ int serene_aggregate(struct xdp_md *ctx)
     sc->outcome = 5;
 unlock:
     o.first_ns = s->first_ns;
-    if (sc->outcome == 2) {
-        o.seq = s->seq;
-        o.round = s->round;
-        o.chunk = s->chunk;
-        o.count = s->count;
-        o.length = s->length;
-        o.exponent = s->exponent;
-        o.flags = s->flags;
-        for (int w = 0; w < SERENE_W; w++)
-            o.bitmap[w] = s->bitmap[w];
-    }
+    if (sc->outcome == 2)
+        take_out(s, &o);
     bpf_spin_unlock(&s->lock);
     count_mask(sc->bumps);
     if (sc->outcome == 0)
@@ -669,32 +925,23 @@ unlock:
     walk->blocks = blocks_used;
     walk->start = job->workers ? in->worker * blocks_used / job->workers : 0;
     if (sc->outcome == 5) {
-        /* the values, block by block, each under its lock; then, under the slot's lock again, the release rule (every
-         * required worker and at least the quorum) once no contribution taken is still being added */
+        /* the values, block by block, each under its lock; then, under the slot's lock again, the release rule once
+         * no contribution taken is still being added */
         if (payload)
             bpf_loop(blocks_used, add_block, 0, 0);
+        take_view(dyn, bank, in->round, &sc->view);
         bpf_spin_lock(&s->lock);
         if (s->adding > 0)
             s->adding--;
         if (walk->overflow)
             s->flags |= F_SATURATED;
-        if (s->adding == 0 && !s->released && s->count >= (__u32) s->quorum) {
-            int met = 1;
-            for (int w = 0; w < SERENE_W; w++)
-                if ((s->bitmap[w] & s->required[w]) != s->required[w])
-                    met = 0;
-            if (met) {
+        if (s->adding == 0 && !s->released) {
+            int d = due(s, &sc->view, now);
+            if (d) {
                 s->released = 1;
                 sc->outcome = 1;
-                o.seq = s->seq;
-                o.round = s->round;
-                o.chunk = s->chunk;
-                o.count = s->count;
-                o.length = s->length;
-                o.exponent = s->exponent;
-                o.flags = s->flags;
-                for (int w = 0; w < SERENE_W; w++)
-                    o.bitmap[w] = s->bitmap[w];
+                sc->timed = d == 2;
+                take_out(s, &o);
             }
         }
         bpf_spin_unlock(&s->lock);
@@ -710,34 +957,21 @@ unlock:
     }
 
     if (outcome == 1) {
-        /* the lowest open step moves past released steps (a bounded scan a release; a hint for loss recovery) */
-        struct open_scan scan = { .j = j, .open = dyn->open_seq };
-        bpf_loop(OPEN_SCAN, open_step, &scan, 0);
-        __s64 open = scan.open;
-        count(C_RELEASES, 1);
-        if (o.count < job->workers)
-            count(C_PARTIAL_RELEASES, 1);
-        bpf_spin_lock(&dyn->lock);
-        if (open > dyn->open_seq)
-            dyn->open_seq = open;
-        if (o.flags & F_VALUES) {
-            dyn->ring_count[(__u32) o.round % SERENE_G]++;
-            for (int k = 0; k < SERENE_G; k++) {
-                __u32 next = (__u32) (dyn->released_round + 1) % SERENE_G;
-                if (dyn->ring_count[next] != job->chunks)
-                    break;
-                dyn->ring_count[next] = 0;
-                dyn->released_round++;
-            }
+        if (sc->timed) {
+            count(C_TIMEOUT_RELEASES, 1);
+            record_timeout(dyn, &sc->view, &o);
         }
-        bpf_spin_unlock(&dyn->lock);
+        after_release(j, job, dyn, &o);
     }
     if (outcome == 5 || outcome == 1 || sc->late) {
-        /* a contribution, in time or late: the worker's clock (values in time) and its arrival telemetry */
+        /* a contribution, in time or late: the worker's clock (values in time), its arrival telemetry, and out of the
+         * late set if in time (waited for again) */
         __u32 w = in->worker % SERENE_N;
         __u64 after = now > o.first_ns ? now - o.first_ns : 0;
         __u64 reported = (__u64) in->status * 100000;
+        __u64 keep = sc->late && !sc->within ? ~0ULL : ~(1ULL << (w & 63));
         bpf_spin_lock(&dyn->lock);
+        dyn->late[(w >> 6) % SERENE_W] &= keep;
         if (payload == F_VALUES && !sc->late && in->round > dyn->clock[w])
             dyn->clock[w] = in->round;
         arrived(dyn, w, in->round, after, reported);
@@ -746,109 +980,10 @@ unlock:
             return XDP_DROP;
     }
 
-    __u64 number = __sync_fetch_and_add(&cfg->number, 1);
-    if (outcome == 3 || outcome == 4) {
-        /* a NACK: the header alone */
-        if (bpf_xdp_adjust_tail(ctx, -(int) (4 * in->n)) < 0)
-            return XDP_DROP;
-        data = (void *) (long) ctx->data;
-        end = (void *) (long) ctx->data_end;
-        if (data + NET + HDR > end)
-            return XDP_DROP;
-        eth = data;
-        ip = data + 14;
-        udp = data + 34;
-        __u64 *hw = data + NET;
-        __u16 *h16 = data + NET;
-        __u8 *h8 = data + NET;
-        h16[0] = MAGIC;
-        h8[2] = VERSION;
-        h8[3] = T_NACK;
-        h16[2] = 0;
-        h16[3] = 0;
-        /* job and worker stay, exponent and set stay; seq, round, chunk stay */
-        *(__s32 *) (h8 + 32) = 0;
-        *(__u16 *) (h8 + 38) = outcome == 3 ? ST_AHEAD : ST_STALE;
-        hw[5] = number;
-        __u64 m[6] = { hw[0], hw[1], hw[2], hw[3], hw[4], hw[5] };
-        hw[6] = cfg->keyed ? siphash(job->r0, job->r1, m, 6) : 0;
-        reply_to_sender(eth, ip, udp, HDR);
-        count(C_PACKETS_OUT, 1);
-        return XDP_TX;
-    }
+    if (outcome == 3 || outcome == 4)
+        return nack(ctx, cfg, job, in->n, outcome == 3 ? ST_AHEAD : ST_STALE);
 
-    /* a RESULT: the packet grows at its front by DELTA, so its values sit where the result's go */
-    __s32 epoch = bank->epoch;
-    __s32 released = dyn->released_round;
-    __s64 open = dyn->open_seq;
-    __u64 open_bitmap[SERENE_W] = {};
-    __u32 oi = (j * 2 + (((__u64) open / SERENE_P) & 1)) * SERENE_P + (__u64) open % SERENE_P;
-    struct serene_slot *os = bpf_map_lookup_elem(&slots, &oi);
-    if (os && os->seq == open)
-        for (int w = 0; w < SERENE_W; w++)
-            open_bitmap[w] = os->bitmap[w];
-    if (bpf_xdp_adjust_head(ctx, -DELTA) < 0)
-        return XDP_DROP;
-    data = (void *) (long) ctx->data;
-    end = (void *) (long) ctx->data_end;
-    if (data + NET + HDR + DELTA > end)
-        return XDP_DROP;
-    eth = data;
-    ip = data + 14;
-    udp = data + 34;
-    /* to the sender (a multicast's copies are readdressed per port by serene_port) */
-    __builtin_memcpy(eth->h_dest, in->from_mac, 6);
-    __builtin_memcpy(eth->h_source, in->own_mac, 6);
-    ip->daddr = in->ip;
-    udp->dest = in->udp_port;
-    eth->h_proto = bpf_htons(ETH_P_IP);
-    ip->version = 4;
-    ip->ihl = 5;
-    ip->tos = 0;
-    ip->id = 0;
-    ip->frag_off = 0;
-    ip->protocol = IPPROTO_UDP;
-    /* from the switch */
-    ip->saddr = cfg->ip;
-    udp->source = cfg->port;
-    __u8 *r = data + NET;
-    __u64 *rw = data + NET;
-    *(__u16 *) r = MAGIC;
-    r[2] = VERSION;
-    r[3] = T_RESULT;
-    *(__u16 *) (r + 4) = o.flags | (outcome == 2 ? F_RETRANSMIT : 0);
-    *(__u16 *) (r + 6) = o.length;
-    *(__u32 *) (r + 8) = in->job;
-    *(__u16 *) (r + 12) = 0;
-    *(__s8 *) (r + 14) = o.exponent;
-    r[15] = ((__u64) o.seq / SERENE_P) & 1;
-    *(__s64 *) (r + 16) = o.seq;
-    *(__s32 *) (r + 24) = o.round;
-    *(__s32 *) (r + 28) = o.chunk;
-    *(__s32 *) (r + 32) = epoch;
-    *(__u16 *) (r + 36) = (__u64) o.seq % SERENE_P;
-    *(__u16 *) (r + 38) = 0;
-    rw[5] = number;
-    *(__u32 *) (r + 56) = o.count;
-    *(__s32 *) (r + 60) = released;
-    *(__u32 *) (r + 64) = SERENE_W;
-    *(__u32 *) (r + 68) = 0;
-    *(__s64 *) (r + 72) = open;
-    for (int w = 0; w < SERENE_W; w++) {
-        rw[10 + w] = o.bitmap[w];
-        rw[10 + SERENE_W + w] = open_bitmap[w];
-    }
-    __u64 m[8] = { rw[0], rw[2], rw[3], rw[4], rw[5], rw[7], rw[8], rw[9] };
-    rw[6] = cfg->keyed ? siphash(job->r0, job->r1, m, 8) : 0;
-    __u32 rlen = HDR + DELTA + 4 * o.length;
-    if (o.length != in->n || rlen > 0xFFFF)
-        return XDP_DROP;
-    ip->tot_len = bpf_htons(20 + 8 + rlen);
-    ip->ttl = 64;
-    ip->check = ip_checksum(ip);
-    udp->len = bpf_htons(8 + rlen);
-    udp->check = 0;
-    if (in->n > 0 && move_values(ctx, NET + HDR + DELTA, bytes, 1) < 0)
+    if (o.length != in->n || build_result(ctx, cfg, job, bank, dyn, j, &o, in, outcome == 2) < 0)
         return XDP_DROP;
     if (outcome == 2) {
         count(C_PACKETS_OUT, 1);
@@ -856,6 +991,104 @@ unlock:
     }
     count(C_RESULTS_MULTICAST, 1);
     return bpf_redirect_map(&tx_ports, 0, BPF_F_BROADCAST);
+}
+
+/* serene_sweep's walk over a job's slots (the job's place and bank in the scratch): the first one due is released
+ * under its lock, its state in the scratch (found: its index) */
+static long sweep_slot(__u64 i, void *unused)
+{
+    __u32 zero = 0;
+    struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+    if (!sc)
+        return 1;
+    __u32 j = sc->j;
+    __u32 sidx = j * 2 * SERENE_P + (__u32) i % (2 * SERENE_P);
+    struct serene_slot *s = bpf_map_lookup_elem(&slots, &sidx);
+    struct serene_dyn *dyn = bpf_map_lookup_elem(&job_dyn, &j);
+    struct serene_bank *bank = bpf_map_lookup_elem(&job_bank, &sc->bank);
+    if (!s || !dyn || !bank)
+        return 1;
+    __s32 round = s->round;
+    if (s->seq < 0 || s->released || s->count == 0 || s->adding > 0)
+        return 0;
+    take_view(dyn, bank, round, &sc->view);
+    __u64 now = bpf_ktime_get_ns();
+    int d = 0;
+    bpf_spin_lock(&s->lock);
+    if (s->seq >= 0 && !s->released && s->count > 0 && s->adding == 0 && s->round == round) {
+        d = due(s, &sc->view, now);
+        if (d) {
+            s->released = 1;
+            take_out(s, &sc->o);
+        }
+    }
+    bpf_spin_unlock(&s->lock);
+    if (!d)
+        return 0;
+    sc->found = sidx;
+    sc->timed = d == 2;
+    return 1;
+}
+
+/* The timeout scanner (TimeoutScanner's sweep, as a packet generator would run it): run by the driver
+ * (BPF_PROG_TEST_RUN) when the control plane's timer asks, on a packet whose first four bytes name a job's place and
+ * which is as long as the job's longest DATA. It releases the first slot of the job that is due (its timeout passed,
+ * or the latch or late set allow it now), as the DATA path would, and turns the packet into its RESULT: XDP_TX, and
+ * the control plane sends it to the job's workers from the switch's address. XDP_DROP: none is due. */
+SEC("xdp.frags")
+int serene_sweep(struct xdp_md *ctx)
+{
+    void *data = (void *) (long) ctx->data;
+    void *end = (void *) (long) ctx->data_end;
+    __u32 zero = 0;
+    struct serene_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
+    struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+    if (!cfg || !sc || data + 4 > end)
+        return XDP_ABORTED;
+    __u32 j = *(__u32 *) data;
+    if (j >= SERENE_J)
+        return XDP_ABORTED;
+    struct serene_job *job = bpf_map_lookup_elem(&job_static, &j);
+    __u32 *b = bpf_map_lookup_elem(&bank_in_use, &j);
+    struct serene_dyn *dyn = bpf_map_lookup_elem(&job_dyn, &j);
+    if (!job || !b || !dyn || !job->active)
+        return XDP_DROP;
+    __u32 bkey = j * 2 + (*b & 1);
+    struct serene_bank *bank = bpf_map_lookup_elem(&job_bank, &bkey);
+    if (!bank)
+        return XDP_DROP;
+    sc->j = j;
+    sc->bank = bkey;
+    sc->found = ~0u;
+    sc->timed = 0;
+    bpf_loop(2 * SERENE_P, sweep_slot, 0, 0);
+    __u32 sidx = sc->found;
+    if (sidx >= SERENE_J * 2 * SERENE_P)
+        return XDP_DROP;
+    struct out *o = &sc->o;
+    if (sc->timed) {
+        count(C_TIMEOUT_RELEASES, 1);
+        record_timeout(dyn, &sc->view, o);
+    }
+    after_release(j, job, dyn, o);
+    struct block_walk *walk = &sc->walk;
+    walk->first = sidx * SERENE_B;
+    walk->n = o->length;
+    walk->tag = o->first_ns;
+    walk->bad = 0;
+    bpf_loop((o->length + SERENE_BLOCK - 1) / SERENE_BLOCK, copy_block, 0, 0);
+    /* the packet as long as the DATA it answers, then grown into the RESULT */
+    int have = bpf_xdp_get_buff_len(ctx);
+    int want = NET + HDR + 4 * (o->length & 0xFFFF);
+    if (walk->bad || have < want || bpf_xdp_adjust_tail(ctx, want - have) < 0)
+        return XDP_ABORTED;
+    struct data_in *in = &sc->in;
+    __builtin_memset(in, 0, sizeof *in);
+    in->job = job->id;
+    if (build_result(ctx, cfg, job, bank, dyn, j, o, in, 0) < 0)
+        return XDP_ABORTED;
+    count(C_RESULTS_MULTICAST, 1);
+    return XDP_TX;
 }
 
 /* Each port's copy of a multicast RESULT: addressed to the worker behind the port, or dropped if that worker is

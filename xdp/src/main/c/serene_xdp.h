@@ -34,7 +34,7 @@ enum serene_counter {
     C_PACKETS_IN, C_PACKETS_OUT, C_CONTRIBUTIONS, C_VALUE_CONTRIBUTIONS, C_RELEASES, C_PARTIAL_RELEASES,
     C_RESULTS_MULTICAST, C_RESULTS_RETRANSMITTED, C_DUPLICATES, C_OVERFLOWS, C_DROP_NOT_JOINED, C_DROP_BAD_MAC,
     C_DROP_REPLAYED, C_DROP_BAD_ELEMENT_COUNT, C_DROP_BAD_SLOT, C_DROP_INCONSISTENT, C_DROP_BAD_STEP,
-    C_DROP_BAD_EXPONENT, C_DROP_AHEAD, C_DROP_BEYOND_BOUND, C_DROP_STALE, C_DROP_LATE, C_COUNTERS
+    C_DROP_BAD_EXPONENT, C_DROP_AHEAD, C_DROP_BEYOND_BOUND, C_DROP_STALE, C_DROP_LATE, C_TIMEOUT_RELEASES, C_DROP_FROZEN, C_COUNTERS
 };
 
 /* settings[0]: the switch's address, whether jobs are keyed, the next packet number the switch sends */
@@ -61,6 +61,7 @@ struct serene_entry {
     __s32 bound;
     __s32 quorum;      /* resolved: a count */
     __u32 pad;
+    __u64 timeout_ns;  /* 0: none */
     __u64 required[SERENE_W];
 };
 
@@ -73,9 +74,11 @@ struct serene_bank {
     struct serene_entry entry[SERENE_E];
 };
 
-/* job_dyn[j]: what the program keeps about the job, under its lock: R, the open step, the release ring, and per
+/* job_dyn[j]: what the program keeps about the job, under its lock: R, the open step, the release ring, per
  * worker its clock and what the Java switch's ArrivalRecorder keeps (its newest round heard, its arrival offset
- * there, its compute time as it reports it, and the same of its last finished round) */
+ * there, its compute time as it reports it, and the same of its last finished round); and what timeouts leave:
+ * the late set and, per ring place, the round a timeout released a step of and the workers that release held; and the
+ * newest round opened */
 struct serene_dyn {
     struct bpf_spin_lock lock;
     __s32 released_round;
@@ -88,6 +91,10 @@ struct serene_dyn {
     __u64 iteration_ns[SERENE_N];
     __u64 finished_compute_ns[SERENE_N];
     __u64 finished_offset_ns[SERENE_N];
+    __u64 late[SERENE_W];
+    __s32 latch_round[SERENE_G];
+    __u64 latch[SERENE_G * SERENE_W];
+    __s32 newest_round;   /* the newest round a DATA packet was let open (a hot-swap's round comes after it) */
 };
 
 /* worker_key[j * N + w]: the worker's key (control plane) and the window over its DATA packet numbers */
@@ -115,6 +122,7 @@ struct serene_slot {
     __u8 flags;
     __u8 pad;
     __u32 adding;
+    __u64 timeout_ns;  /* the entry's it opened under; 0: none */
     __u64 required[SERENE_W];
     __u64 bitmap[SERENE_W];
 };

@@ -4,11 +4,15 @@
  *
  *   put MAP KEY VALUE   write an entry (hex bytes)        -> ok | error TEXT
  *   get MAP KEY         read an entry (per-CPU maps: every processor's value, concatenated) -> hex | error TEXT
+ *   getl MAP KEY        read an entry under its spin lock (BPF_F_LOCK), as the program reads it -> hex | error TEXT
  *   del MAP KEY         delete an entry (hash maps)       -> ok | error TEXT
  *   port IFINDEX        add a switch port: attach, and a device-map entry -> ok | error TEXT
  *   number              take the switch's next packet number (the counter the pipeline numbers with) -> decimal
  *   stats               the pipeline's and the per-port program's runs and run time (kernel.bpf_stats, enabled while the
  *                       driver runs) -> "RUNS NS PORT_RUNS PORT_NS"
+ *   run PROG HEX        run a program once on a packet (BPF_PROG_TEST_RUN) -> "RETVAL HEX" (the packet after) | error TEXT
+ *   sweep PLACE SIZE    the timeout scanner over a job's slots (serene_sweep, on a SIZE-byte packet): each slot it releases
+ *                       -> "result HEX" (the RESULT's UDP payload), then -> ok | error TEXT
  *
  * Every port is detached when stdin closes or on SIGINT/SIGTERM, so a switch that dies leaves no program behind. */
 #include <bpf/bpf.h>
@@ -22,6 +26,8 @@
 #include <unistd.h>
 
 #define MAX_PORTS 4096
+#define NET 42 /* ethernet, IPv4 without options, UDP */
+#define MAX_SWEEPS 64 /* results a sweep command answers with at most; the next sweep goes on */
 
 static int ports[MAX_PORTS];
 static int nports;
@@ -74,9 +80,10 @@ int main(int argc, char **argv)
     struct bpf_program *port = bpf_object__find_program_by_name(obj, "serene_port");
     struct bpf_program *number = bpf_object__find_program_by_name(obj, "serene_number");
     struct bpf_program *aggregate = bpf_object__find_program_by_name(obj, "serene_aggregate");
+    struct bpf_program *sweep = bpf_object__find_program_by_name(obj, "serene_sweep");
     struct bpf_map *tx = bpf_object__find_map_by_name(obj, "tx_ports");
     struct bpf_map *stages = bpf_object__find_map_by_name(obj, "stages");
-    if (!pipeline || !port || !number || !aggregate || !tx || !stages) {
+    if (!pipeline || !port || !number || !aggregate || !sweep || !tx || !stages) {
         fprintf(stderr, "%s lacks the switch's programs or maps\n", argv[1]);
         return 1;
     }
@@ -97,7 +104,7 @@ int main(int argc, char **argv)
     printf("ready %d\n", cpus);
 
     char line[1 << 17];
-    static unsigned char key[4096], value[1 << 16];
+    static unsigned char key[4096], value[1 << 16], sweep_in[1 << 16], sweep_out[(1 << 16) + 4096];
     while (fgets(line, sizeof line, stdin)) {
         line[strcspn(line, "\n")] = 0;
         char *cmd = strtok(line, " ");
@@ -136,6 +143,57 @@ int main(int argc, char **argv)
             printf("%llu\n", n);
             continue;
         }
+        if (!strcmp(cmd, "sweep")) {
+            char *a = strtok(NULL, " ");
+            char *z = strtok(NULL, " ");
+            int place = a ? atoi(a) : -1, size = z ? atoi(z) : 0;
+            if (place < 0 || size < NET || size > (int) sizeof sweep_in) {
+                printf("error bad sweep\n");
+                continue;
+            }
+            int failed = 0;
+            for (int k = 0; k < MAX_SWEEPS; k++) {
+                memset(sweep_in, 0, size);
+                memcpy(sweep_in, &place, sizeof place);
+                LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = sweep_in, .data_size_in = size, .data_out = sweep_out,
+                            .data_size_out = sizeof sweep_out, .repeat = 1);
+                if (bpf_prog_test_run_opts(bpf_program__fd(sweep), &run) || run.retval == XDP_ABORTED) {
+                    printf("error sweeping: %s\n", run.retval == XDP_ABORTED ? "aborted" : strerror(errno));
+                    failed = 1;
+                    break;
+                }
+                if (run.retval != XDP_TX || run.data_size_out <= NET)
+                    break;
+                printf("result ");
+                for (__u32 i = NET; i < run.data_size_out; i++)
+                    printf("%02x", sweep_out[i]);
+                printf("\n");
+            }
+            if (!failed)
+                printf("ok\n");
+            continue;
+        }
+        if (!strcmp(cmd, "run")) {
+            char *name = strtok(NULL, " ");
+            char *hex = strtok(NULL, " ");
+            struct bpf_program *prog = name ? bpf_object__find_program_by_name(obj, name) : NULL;
+            size_t size = hex ? strlen(hex) / 2 : 0;
+            if (!prog || size < NET || size > sizeof sweep_in || unhex(hex, sweep_in, size)) {
+                printf("error bad run\n");
+                continue;
+            }
+            LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = sweep_in, .data_size_in = size, .data_out = sweep_out,
+                        .data_size_out = sizeof sweep_out, .repeat = 1);
+            if (bpf_prog_test_run_opts(bpf_program__fd(prog), &run)) {
+                printf("error running %s: %s\n", name, strerror(errno));
+                continue;
+            }
+            printf("%u ", run.retval);
+            for (__u32 i = 0; i < run.data_size_out; i++)
+                printf("%02x", sweep_out[i]);
+            printf("\n");
+            continue;
+        }
         if (!strcmp(cmd, "stats")) {
             struct bpf_prog_info a = {0}, b = {0};
             __u32 la = sizeof a, lb = sizeof b;
@@ -169,8 +227,8 @@ int main(int argc, char **argv)
             }
             err = bpf_map_update_elem(bpf_map__fd(map), key, value, 0);
             printf(err ? "error %s\n" : "ok\n", strerror(errno));
-        } else if (!strcmp(cmd, "get")) {
-            if (bpf_map_lookup_elem(bpf_map__fd(map), key, value)) {
+        } else if (!strcmp(cmd, "get") || !strcmp(cmd, "getl")) {
+            if (bpf_map_lookup_elem_flags(bpf_map__fd(map), key, value, strcmp(cmd, "getl") ? 0 : BPF_F_LOCK)) {
                 printf("error %s\n", strerror(errno));
                 continue;
             }

@@ -63,23 +63,24 @@ public final class JobMirror {
         final int m = groups.membersAt(j, 0);
         final List<OffloadJob.Entry> entries = new ArrayList<>();
         String unsupported = groups.single(j) ? null : "worker groups";
+        long minTimeoutNs = SyncConfig.NO_TIMEOUT;
         for (int i = 0; i < configs.entries(l); i++) {
             final int e = configs.at(l, i);
             final long[] required = new long[words];
             for (int w = 0; w < words; w++) {
                 required[w] = configs.requiredWord(l, e, w, groups.members, m);
             }
-            entries.add(new OffloadJob.Entry(configs.firstRound(l, e), configs.bound(l, e), configs.quorum(l, e, groups.members, m), required));
-            if (configs.timeoutNs(l, e) != SyncConfig.NO_TIMEOUT) {
-                unsupported = "a timeout (" + configs.describe(l, e, groups.members, m) + ")";
-            } else if (configs.sample(l, e) > 0) {
+            entries.add(new OffloadJob.Entry(configs.firstRound(l, e), configs.bound(l, e), configs.quorum(l, e, groups.members, m),
+                configs.timeoutNs(l, e), required));
+            minTimeoutNs = Math.min(minTimeoutNs, configs.timeoutNs(l, e));
+            if (configs.sample(l, e) > 0) {
                 unsupported = "PSP's sample (" + configs.describe(l, e, groups.members, m) + ")";
             }
         }
         final long[] reply = auth.replyKey(j);
         return new OffloadJob(j, jobs.id[j], workers, jobs.elementsPerRound[j], jobs.chunksPerRound[j],
             StepLayout.stepsPerRound(jobs.elementsPerRound[j], memory.chunkElements(), memory.poolSize()),
-            reply[0], reply[1], jobs.epoch[j], joined, keys, joinNumbers, ports, entries, unsupported);
+            reply[0], reply[1], jobs.epoch[j], joined, keys, joinNumbers, ports, entries, TimeoutScanner.sweepNs(minTimeoutNs), unsupported);
     }
 
     /**
@@ -88,7 +89,7 @@ public final class JobMirror {
      * time, and its last finished round with both).
      */
     public record Registers(int releasedRound, long openSeq, int[] clocks, int[] arrivalRound, long[] offsetNs, long[] iterationNs,
-                            int[] finishedRound, long[] finishedComputeNs, long[] finishedOffsetNs) {
+                            int[] finishedRound, long[] finishedComputeNs, long[] finishedOffsetNs, int newestRound) {
     }
 
     /**
@@ -102,6 +103,8 @@ public final class JobMirror {
             return;
         }
         releases.passTo(j, r.releasedRound(), nowNs);
+        // a hot-swap's round comes after every round the data plane below let open (JobRegisters.newestArrival)
+        jobs.openedBelow[j] = Math.max(jobs.openedBelow[j], r.newestRound());
         jobs.openSeq[j] = Math.max(jobs.openSeq[j], r.openSeq());
         for (int w = 0; w < Math.min(r.clocks().length, jobs.workers[j]); w++) {
             final int i = jobs.worker(j, w);

@@ -69,6 +69,8 @@ final class JobRegisters {
     final int[] finishedRound;
     final long[] finishedComputeNs;
     final long[] finishedOffsetNs;
+    /** The newest round a data plane below let a DATA packet open, as last read there (-1: none, or no data plane below). */
+    final int[] openedBelow;
 
     JobRegisters(final int maxJobs, final int maxWorkers, final int words) {
         this.maxWorkers = maxWorkers;
@@ -101,6 +103,7 @@ final class JobRegisters {
         finishedRound = new int[maxJobs * maxWorkers];
         finishedComputeNs = new long[maxJobs * maxWorkers];
         finishedOffsetNs = new long[maxJobs * maxWorkers];
+        openedBelow = new int[maxJobs];
     }
 
     long bytes() {
@@ -111,7 +114,7 @@ final class JobRegisters {
             + 4L * (workerPort.length + workerClock.length + arrivalRound.length + finishedRound.length)
             + 8L * (arrivalNs.length + iterationNs.length + offsetNs.length + finishedComputeNs.length + finishedOffsetNs.length
                 + incarnation.length)
-            + 4L * (initiator.length + initiatorJoins.length);
+            + 4L * (initiator.length + initiatorJoins.length + openedBelow.length);
     }
 
     /** A new job's registers. */
@@ -138,6 +141,7 @@ final class JobRegisters {
         Arrays.fill(finishedRound, j * maxWorkers, (j + 1) * maxWorkers, -1);
         Arrays.fill(finishedComputeNs, j * maxWorkers, (j + 1) * maxWorkers, 0L);
         Arrays.fill(finishedOffsetNs, j * maxWorkers, (j + 1) * maxWorkers, 0L);
+        openedBelow[j] = -1;
         Arrays.fill(workerPort, j * maxWorkers, (j + 1) * maxWorkers, -1);
         Arrays.fill(incarnation, j * maxWorkers, (j + 1) * maxWorkers, NO_INCARNATION);
         initiator[j] = -1;
@@ -227,9 +231,9 @@ final class JobRegisters {
         return any;
     }
 
-    /** The newest round any worker of the job sent a packet for, -1 if none. */
+    /** The newest round any worker of the job sent a packet for (or a data plane below let open), -1 if none. */
     int newestArrival(final int j) {
-        int newest = -1;
+        int newest = openedBelow[j];
         for (int w = 0; w < workers[j]; w++) {
             newest = Math.max(newest, arrivalRound[worker(j, w)]);
         }

@@ -19,8 +19,9 @@ import io.serene.protocol.ResultPacket;
  *                      + 56W (joined bitmap, late set, explicit worker_group entries, members of 4 groups)
  *                      + (16 + 8W)G (release counters 4, release times 8, timeout latch: round 4,
  *                                   contributor bitmap 8W)
- *                      + 88 (id, workers, elements, chunks, value limit, R, config epoch, groups
- *                            in use, first round, rebuild's initiator and its JOINs: 4 each; open seq 8,
+ *                      + 92 (id, workers, elements, chunks, value limit, R, config epoch, groups
+ *                            in use, first round, rebuild's initiator and its JOINs, newest round a data
+ *                            plane below opened: 4 each; open seq 8,
  *                            creation time 8, last heard 8, reply key 16; active, started, configs
  *                            changed, forming: 1 each))
  *                 + 9T (job hash table: T = smallest power of two >= 2J; key 4, value 4, used 1)
@@ -36,7 +37,7 @@ import io.serene.protocol.ResultPacket;
  */
 public final class SwitchMemory {
     static final int SLOT_SCALAR_BYTES = 35 + ConfigTable.GROUPS;
-    static final int JOB_SCALAR_BYTES = 88;
+    static final int JOB_SCALAR_BYTES = 92;
 
     /** The limits the plan is made for, kept by the context alone. */
     private final SwitchContext limits;

@@ -15,8 +15,12 @@ final class TimeoutScanner {
 
     /** Re-arms from the smallest timeout of any config table entry. */
     void update(final ConfigTable configs) {
-        final long min = configs.minTimeoutNs();
-        sweepNs = min == SyncConfig.NO_TIMEOUT ? SyncConfig.NO_TIMEOUT : Math.max(100_000L, min / 4);
+        sweepNs = sweepNs(configs.minTimeoutNs());
+    }
+
+    /** How often a full sweep runs for the smallest timeout {@code minTimeoutNs} in force ({@link SyncConfig#NO_TIMEOUT}: never). */
+    static long sweepNs(final long minTimeoutNs) {
+        return minTimeoutNs == SyncConfig.NO_TIMEOUT ? SyncConfig.NO_TIMEOUT : Math.max(100_000L, minTimeoutNs / 4);
     }
 
     /** Whether some entry has a timeout, so the scanner runs. */

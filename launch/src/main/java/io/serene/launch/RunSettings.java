@@ -111,10 +111,10 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
         return configs;
     }
 
-    /** The XDP program releases by required workers and quorum: a config with a timeout or a PSP sample is refused. */
+    /** The XDP program releases by required workers, quorum and timeouts: a config with a PSP sample is refused. */
     private static void releasedByTheXdpProgram(final SyncConfig config) {
-        if (config.timeoutNs() != SyncConfig.NO_TIMEOUT || config.sample() > 0) {
-            throw new IllegalArgumentException("--switch xdp releases by required workers and quorum: no timeouts or PSP samples, was "
+        if (config.sample() > 0) {
+            throw new IllegalArgumentException("--switch xdp releases by required workers, quorum and timeouts: no PSP samples, was "
                 + config);
         }
     }

@@ -107,6 +107,27 @@ class XdpSwitchSystemTest {
 
     @Test
     @Timeout(400)
+    void aTimeoutReleasesWithoutTheStragglerInTheKernel(@TempDir final Path dir) throws Exception {
+        FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
+        final JsonNode s = SereneProcess.lastJsonLine(SereneProcess.expectSuccess(List.of("train", "--workers", "4", "--rounds", "60",
+            "--batch", "32", "--eval-every", "30", "--data", dir.toString(), "--seed", "1", "--out", dir.resolve("timeout").toString(),
+            "--json", "--policy", "bsp+timeout:30", "--switch", "xdp", "--stragglers", "persistent:3:x4", "--step-time", "20ms")));
+        final JsonNode c = s.get("switchCounters");
+        // worker 3 computes for 80 ms a round: its first steps time out, then the late set lets rounds go on without it; the
+        // scanner releases what timed out and the steps of a round whose latch a timeout set after they had all but worker 3
+        assertThat(c.get("xdp_timeout_releases").asLong()).as("steps released by their timeout " + c).isPositive();
+        assertThat(c.get("xdp_swept_results").asLong()).as("the program's timeout scanner released steps " + c).isPositive();
+        assertThat(c.get("xdp_partial_releases").asLong()).as("steps released without worker 3 " + c).isGreaterThan(c.get("xdp_releases").asLong() / 2);
+        assertThat(c.get("releases").asLong()).as("the Java switch released none " + c).isZero();
+        assertThat(c.get("errors").asLong()).isZero();
+        assertThat(s.get("skippedRoundsPerWorker").get(3).asInt()).as("the straggler sat rounds out").isPositive();
+        for (final JsonNode hash : s.get("modelHashes")) {
+            assertThat(hash).as("after the last round every worker holds one model").isEqualTo(s.get("modelHashes").get(0));
+        }
+    }
+
+    @Test
+    @Timeout(400)
     void forgedForeignAndMalformedPacketsAreDroppedAndCountedAndChangeNothing(@TempDir final Path dir) throws Exception {
         FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
         final JsonNode clean = train(dir, "clean", "--policy", "bsp", "--switch", "xdp");

@@ -6,6 +6,7 @@ import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
@@ -78,6 +79,28 @@ public final class XdpDriver implements AutoCloseable {
         return HEX.parseHex(answer);
     }
 
+    /** An entry's value read under its spin lock, as the program reads it between its own lock and unlock. */
+    public byte[] getLocked(final String map, final byte[] key) throws IOException {
+        final String answer = call("getl " + map + " " + HEX.formatHex(key));
+        if (answer.startsWith("error")) {
+            throw new IOException("XDP driver: getl " + map + ": " + answer);
+        }
+        return HEX.parseHex(answer);
+    }
+
+    /** What one of the object's programs did with {@code packet} (BPF_PROG_TEST_RUN): its verdict and the packet after. */
+    public record Run(int verdict, byte[] packet) {
+    }
+
+    public Run run(final String program, final byte[] packet) throws IOException {
+        final String answer = call("run " + program + " " + HEX.formatHex(packet));
+        if (answer.startsWith("error")) {
+            throw new IOException("XDP driver: run " + program + ": " + answer);
+        }
+        final int space = answer.indexOf(' ');
+        return new Run(Integer.parseInt(answer.substring(0, space)), HEX.parseHex(answer, space + 1, answer.length()));
+    }
+
     /** The switch's next packet number, from the counter the program numbers its packets with. */
     public long number() throws IOException {
         final String answer = call("number");
@@ -101,10 +124,29 @@ public final class XdpDriver implements AutoCloseable {
         return out;
     }
 
+    /**
+     * The timeout scanner over the slots of the job in place {@code place} (serene_sweep, on a packet of {@code size}
+     * bytes, the job's longest DATA): the RESULT (its UDP payload) of each slot it released, in order.
+     */
+    public List<byte[]> sweep(final int place, final int size) throws IOException {
+        final List<byte[]> results = new ArrayList<>();
+        for (String answer = call("sweep " + place + " " + size); !"ok".equals(answer); answer = next()) {
+            if (!answer.startsWith("result ")) {
+                throw new IOException("XDP driver: sweep: " + answer);
+            }
+            results.add(HEX.parseHex(answer, 7, answer.length()));
+        }
+        return results;
+    }
+
     private String call(final String command) throws IOException {
         in.write(command);
         in.write('\n');
         in.flush();
+        return next();
+    }
+
+    private String next() throws IOException {
         final String answer = out.readLine();
         if (answer == null) {
             throw new IOException("the XDP driver ended (exit " + (process.isAlive() ? "?" : process.exitValue()) + ")");

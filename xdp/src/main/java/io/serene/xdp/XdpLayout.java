@@ -3,6 +3,7 @@ package io.serene.xdp;
 import io.serene.dataplane.JobMirror;
 import io.serene.dataplane.OffloadJob;
 import io.serene.protocol.ReplayWindow;
+import io.serene.protocol.sync.SyncConfig;
 
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
@@ -22,7 +23,7 @@ final class XdpLayout {
     static final String[] COUNTERS = {"PACKETS_IN", "PACKETS_OUT", "CONTRIBUTIONS", "VALUE_CONTRIBUTIONS", "RELEASES",
         "PARTIAL_RELEASES", "RESULTS_MULTICAST", "RESULTS_RETRANSMITTED", "DUPLICATES", "OVERFLOWS", "DROP_NOT_JOINED",
         "DROP_BAD_MAC", "DROP_REPLAYED", "DROP_BAD_ELEMENT_COUNT", "DROP_BAD_SLOT", "DROP_INCONSISTENT", "DROP_BAD_STEP",
-        "DROP_BAD_EXPONENT", "DROP_AHEAD", "DROP_BEYOND_BOUND", "DROP_STALE", "DROP_LATE"};
+        "DROP_BAD_EXPONENT", "DROP_AHEAD", "DROP_BEYOND_BOUND", "DROP_STALE", "DROP_LATE", "TIMEOUT_RELEASES", "DROP_FROZEN"};
 
     private final XdpDimensions dims;
 
@@ -31,7 +32,7 @@ final class XdpLayout {
     }
 
     int entryBytes() {
-        return 16 + 8 * dims.words();
+        return 24 + 8 * dims.words();
     }
 
     int bankBytes() {
@@ -47,12 +48,29 @@ final class XdpLayout {
         return align8(clocksAt() + 12 * dims.workers());
     }
 
+    /** Where job_dyn's late set starts; then the latch's rounds (int32 a ring place), then its held workers (W words a place). */
+    int lateAt() {
+        return offsetsAt() + 32 * dims.workers();
+    }
+
+    int latchRoundsAt() {
+        return lateAt() + 8 * dims.words();
+    }
+
+    int latchAt() {
+        return align8(latchRoundsAt() + 4 * dims.ring());
+    }
+
+    int newestAt() {
+        return latchAt() + 8 * dims.ring() * dims.words();
+    }
+
     int dynBytes() {
-        return align8(offsetsAt() + 32 * dims.workers());
+        return align8(newestAt() + 4);
     }
 
     int slotBytes() {
-        return align8(48 + 16 * dims.words());
+        return 56 + 16 * dims.words();
     }
 
     int counterBytes() {
@@ -99,7 +117,8 @@ final class XdpLayout {
         for (int e = 0; e < Math.min(job.entries().size(), dims.entries()); e++) {
             final OffloadJob.Entry entry = job.entries().get(e);
             b.position(8 + 8 * words + e * entryBytes());
-            b.putInt(entry.firstRound()).putInt(entry.bound()).putInt(entry.quorum()).putInt(0);
+            b.putInt(entry.firstRound()).putInt(entry.bound()).putInt(entry.quorum()).putInt(0)
+                .putLong(entry.timeoutNs() == SyncConfig.NO_TIMEOUT ? 0 : entry.timeoutNs());
             for (int w = 0; w < words; w++) {
                 b.putLong(w < entry.required().length ? entry.required()[w] : 0);
             }
@@ -107,7 +126,7 @@ final class XdpLayout {
         return b.array();
     }
 
-    /** A new job's registers: no round released, step 0 open, every clock, arrival and finished round -1. */
+    /** A new job's registers: no round released, step 0 open, every clock, arrival, finished and opened round -1, none late, no latch. */
     byte[] freshDyn() {
         final ByteBuffer b = buffer(dynBytes());
         b.putInt(0).putInt(-1).putLong(0);
@@ -115,6 +134,11 @@ final class XdpLayout {
         for (int w = 0; w < 3 * dims.workers(); w++) {
             b.putInt(-1);
         }
+        b.position(latchRoundsAt());
+        for (int r = 0; r < dims.ring(); r++) {
+            b.putInt(Integer.MIN_VALUE);
+        }
+        b.putInt(newestAt(), -1);
         return b.array();
     }
 
@@ -145,7 +169,7 @@ final class XdpLayout {
         return b.array();
     }
 
-    /** A job's registers as read: R, the lowest open step, and per worker its clock and arrival telemetry. */
+    /** A job's registers as read: R, the lowest open step, per worker its clock and arrival telemetry, the newest round opened. */
     JobMirror.Registers dyn(final byte[] value) {
         final ByteBuffer b = ByteBuffer.wrap(value).order(ByteOrder.LITTLE_ENDIAN);
         final int n = dims.workers();
@@ -159,7 +183,8 @@ final class XdpLayout {
                 longs[a][w] = b.getLong(offsetsAt() + 8 * (a * n + w));
             }
         }
-        return new JobMirror.Registers(b.getInt(4), b.getLong(8), ints[0], ints[1], longs[0], longs[1], ints[2], longs[2], longs[3]);
+        return new JobMirror.Registers(b.getInt(4), b.getLong(8), ints[0], ints[1], longs[0], longs[1], ints[2], longs[2], longs[3],
+            b.getInt(newestAt()));
     }
 
     /** The counters summed over the processors' values. */

@@ -5,10 +5,12 @@ import io.serene.dataplane.OffloadJob;
 import io.serene.dataplane.SwitchPipeline;
 import io.serene.protocol.Flags;
 import io.serene.protocol.Outbox;
+import io.serene.protocol.Packet;
 import io.serene.protocol.PacketCheck;
 import io.serene.protocol.PacketEndpoint;
 import io.serene.protocol.PacketHeader;
 import io.serene.protocol.PacketType;
+import io.serene.protocol.sync.SyncConfig;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -41,6 +43,8 @@ import java.util.function.IntFunction;
 public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
     static final long PULL_NS = 10_000_000L;
     private static final String JOB_STATIC = "job_static";
+    /** Ethernet, IPv4 without options and UDP before a Serene packet. */
+    private static final int NET = 42;
 
     private final SwitchPipeline pipeline;
     private final JobMirror mirror;
@@ -60,8 +64,13 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
     private final int[] bank;
     private final int[][] portOf;
     private final boolean[] warned;
+    /** Per place: how often its timeout scanner sweeps (SyncConfig.NO_TIMEOUT: never), when next, and its workers' ports. */
+    private final long[] sweepNs;
+    private final long[] nextSweepNs;
+    private final int[][] recipients;
     private long nextPullNs;
     private long strayData;
+    private long sweptResults;
 
     /**
      * The XDP switch over {@code pipeline}, its program started by {@code driver} on {@code ports} (interface
@@ -86,6 +95,10 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
         bank = new int[places];
         portOf = new int[places][];
         warned = new boolean[places];
+        sweepNs = new long[places];
+        Arrays.fill(sweepNs, SyncConfig.NO_TIMEOUT);
+        nextSweepNs = new long[places];
+        recipients = new int[places][];
         // the program's numbers go on above every number the pipeline sent so far (its own start from the clock, x1024)
         final long number = ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()) << 10;
         driver.put("settings", XdpLayout.key(0), XdpLayout.settings(address.getAddress(), address.getPort(),
@@ -122,14 +135,49 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
 
     @Override
     public long onTimer(final long nowNs, final Outbox out) {
-        // the program's registers first, and fresh whenever table writes wait: a hot-swap's first round is chosen from them
-        if (nowNs >= nextPullNs || pipeline.commands().pending()) {
+        // the program's registers first, and fresh whenever table writes wait: a hot-swap's first round is chosen from them,
+        // past every round the program let open; frozen meanwhile, it lets no newer round open until the write is in
+        final boolean writes = pipeline.commands().pending();
+        if (writes) {
+            below(() -> freeze(true));
+        }
+        if (nowNs >= nextPullNs || writes) {
             below(() -> pull(nowNs));
             nextPullNs = nowNs + PULL_NS;
         }
         final long next = pipeline.onTimer(nowNs, out);
         below(this::sync);
-        return Math.min(next, nextPullNs);
+        if (writes) {
+            below(() -> freeze(false));
+        }
+        long sweep = Long.MAX_VALUE;
+        for (int j = 0; j < held.length; j++) {
+            if (held[j] >= 0 && sweepNs[j] != SyncConfig.NO_TIMEOUT) {
+                if (nowNs >= nextSweepNs[j]) {
+                    final int place = j;
+                    below(() -> sweep(place, out));
+                    nextSweepNs[j] = nowNs + sweepNs[j];
+                }
+                sweep = Math.min(sweep, nextSweepNs[j]);
+            }
+        }
+        return Math.min(Math.min(next, nextPullNs), sweep);
+    }
+
+    /**
+     * The program's timeout scanner over the slots of the job in place j (TimeoutScanner's, as a packet generator
+     * would run it): each slot it releases comes back as its RESULT, sealed and numbered in the kernel, which goes to
+     * the job's workers from the switch's address, as the pipeline's own packets do.
+     */
+    private void sweep(final int j, final Outbox out) {
+        try {
+            for (final byte[] result : driver.sweep(j, NET + Packet.HEADER_LENGTH + 4 * dims.chunkElements())) {
+                out.multicast(recipients[j], recipients[j].length, ByteBuffer.wrap(result), 0, result.length);
+                sweptResults++;
+            }
+        } catch (final IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
     }
 
     /** Work on the program's maps; a failure goes to the switch's errors (an endpoint must not throw). */
@@ -188,6 +236,7 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
                 dropPorts(j);
             }
             driver.put("job_dyn", key, layout.freshDyn());
+            write("job_frozen", j, XdpLayout.key(0));
             final byte[] slot = layout.freshSlot();
             for (int s = 0; s < 2 * dims.pool(); s++) {
                 driver.put("slots", XdpLayout.key((j * 2) * dims.pool() + s), slot);
@@ -206,7 +255,7 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
         if (job.unsupported() != null && !warned[j]) {
             warned[j] = true;
             log.accept("XDP switch: job " + job.id() + "'s configs ask for " + job.unsupported()
-                + ", which the XDP program does not do: it releases by required workers and quorum alone");
+                + ", which the XDP program does not do: it releases by required workers, quorum and timeouts alone");
         }
         for (int w = 0; w < job.workers(); w++) {
             write("worker_key", j * dims.workers() + w, XdpLayout.worker(job.workerKeys()[w], job.joinNumbers()[w]));
@@ -225,6 +274,11 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
         }
         write(JOB_STATIC, j, XdpLayout.job(job, true));
         held[j] = job.id();
+        if (sweepNs[j] != job.sweepNs()) {
+            sweepNs[j] = job.sweepNs();
+            nextSweepNs[j] = 0;
+        }
+        recipients[j] = Arrays.stream(job.ports()).filter(p -> p >= 0).toArray();
     }
 
     private void syncPort(final int j, final OffloadJob job, final int w) throws IOException {
@@ -272,12 +326,25 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
         written.remove(map + "/" + key);
     }
 
-    /** Reads the program's R, open steps and clocks back into the pipeline. */
+    /** Freezes every job the program holds (no new round opens), or thaws them. */
+    private void freeze(final boolean frozen) {
+        try {
+            for (int j = 0; j < held.length; j++) {
+                if (held[j] >= 0) {
+                    write("job_frozen", j, XdpLayout.key(frozen ? 1 : 0));
+                }
+            }
+        } catch (final IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    /** Reads the program's R, open steps, clocks and newest round opened back into the pipeline (under the job's lock, as the program sets them). */
     private void pull(final long nowNs) {
         try {
             for (int j = 0; j < held.length; j++) {
                 if (held[j] >= 0) {
-                    mirror.pulled(j, layout.dyn(driver.get("job_dyn", XdpLayout.key(j))), nowNs);
+                    mirror.pulled(j, layout.dyn(driver.getLocked("job_dyn", XdpLayout.key(j))), nowNs);
                 }
             }
         } catch (final IOException ex) {
@@ -293,6 +360,8 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
             named.put(XdpLayout.COUNTERS[c], sums[c]);
         }
         named.put("STRAY_DATA", strayData);
+        // releases the timeout scanner made (the rest of TIMEOUT_RELEASES came with a late DATA packet)
+        named.put("SWEPT_RESULTS", sweptResults);
         // the kernel's own accounting of the programs (kernel.bpf_stats): packets run and nanoseconds spent
         final long[] stats = driver.stats();
         named.put("PIPELINE_RUNS", stats[0]);

@@ -28,7 +28,10 @@ class XdpLayoutTest {
         "  printf(\"settings %zu\\njob %zu\\nworker %zu\\nport %zu\\nentry %zu\\nbank %zu\\ndyn %zu\\nslot %zu\\n\",",
         "    sizeof(struct serene_settings), sizeof(struct serene_job), sizeof(struct serene_worker), sizeof(struct serene_port),",
         "    sizeof(struct serene_entry), sizeof(struct serene_bank), sizeof(struct serene_dyn), sizeof(struct serene_slot));",
-        "  printf(\"dyn.offsets %zu\\n\", offsetof(struct serene_dyn, offset_ns));",
+        "  printf(\"dyn.offsets %zu\\ndyn.late %zu\\ndyn.latch_round %zu\\ndyn.latch %zu\\nslot.timeout %zu\\n\",",
+        "    offsetof(struct serene_dyn, offset_ns), offsetof(struct serene_dyn, late), offsetof(struct serene_dyn, latch_round),",
+        "    offsetof(struct serene_dyn, latch), offsetof(struct serene_slot, timeout_ns));",
+        "  printf(\"dyn.newest %zu\\n\", offsetof(struct serene_dyn, newest_round));",
         "  printf(\"dyn.clock %zu\\nslot.adding %zu\\nslot.bitmap %zu\\nbank.entry %zu\\nworker.seen %zu\\nport.own_mac %zu\\n\",",
         "    offsetof(struct serene_dyn, clock), offsetof(struct serene_slot, adding), offsetof(struct serene_slot, bitmap),",
         "    offsetof(struct serene_bank, entry), offsetof(struct serene_worker, seen), offsetof(struct serene_port, own_mac));",
@@ -65,7 +68,12 @@ class XdpLayoutTest {
         assertThat(c.get("slot")).isEqualTo(layout.slotBytes());
         assertThat(c.get("dyn.clock")).isEqualTo(layout.clocksAt());
         assertThat(c.get("dyn.offsets")).isEqualTo(layout.offsetsAt());
-        assertThat(c.get("slot.bitmap")).isEqualTo(48 + 8 * dims.words());
+        assertThat(c.get("slot.bitmap")).isEqualTo(56 + 8 * dims.words());
+        assertThat(c.get("slot.timeout")).isEqualTo(48);
+        assertThat(c.get("dyn.late")).isEqualTo(layout.lateAt());
+        assertThat(c.get("dyn.latch_round")).isEqualTo(layout.latchRoundsAt());
+        assertThat(c.get("dyn.latch")).isEqualTo(layout.latchAt());
+        assertThat(c.get("dyn.newest")).isEqualTo(layout.newestAt());
         assertThat(c.get("slot.adding")).isEqualTo(44);
         assertThat(c.get("bank.entry")).isEqualTo(8 + 8 * dims.words());
         assertThat(c.get("worker.seen")).isEqualTo(32);
