@@ -89,10 +89,14 @@ struct out {
  * time): the latch of the slot's round (if latch_round is that round), the late set, the members */
 struct rule_view { __s32 latch_round; __u32 any_late; __u64 latch[SERENE_W]; __u64 late[SERENE_W]; __u64 joined[SERENE_W]; };
 
+/* PSP's draw for a round (SyncRules.sample): the stream's state, the required workers drawn from, how many there are
+ * and how many to draw, the sample */
+struct sample_draw { __u64 state; __u32 n; __u32 count; __u64 from[SERENE_W]; __u64 out[SERENE_W]; };
+
 /* per processor: a packet's fields and where the DATA path is (read from memory, each use is a fresh unknown to the
  * verifier, so its paths merge) */
 struct scratch { __u32 outcome; __u32 bumps; __u32 tmp; __u32 j; __u32 e; __u32 bank; __u32 late; __u32 pad; struct data_in in; struct block_walk walk;
-    struct out o; struct rule_view view; __u32 timed; __u32 within; __u32 found; __u32 pad2; };
+    struct out o; struct rule_view view; __u32 timed; __u32 within; __u32 found; __u32 sampled; struct sample_draw draw; };
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct scratch); } scratch SEC(".maps");
 
 /* the DATA path's stages: [0] serene_aggregate (the driver fills it) */
@@ -133,6 +137,17 @@ static long open_step(__u64 k, struct open_scan *scan)
 #define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
 #define SIPROUND do { v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32); v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2; \
     v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0; v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32); } while (0)
+
+/* x % n as an array index whose bound the verifier sees (clang would otherwise drop a check it can prove, and the
+ * verifier cannot bound a remainder by a constant that is not a power of two) */
+static __always_inline __u64 index_below(__u64 x, __u64 n)
+{
+    __u64 i = x % n;
+    asm volatile("" : "+r"(i));
+    if (i >= n)
+        i = 0;
+    return i;
+}
 
 /* A value through memory: the verifier forgets which of its possible values it was, so the paths it took to get
  * there merge instead of being walked once a value */
@@ -393,17 +408,86 @@ static __always_inline void arrived(struct serene_dyn *dyn, __u32 w, __s32 round
 }
 
 
+/* bits set in x (no popcount instruction in BPF) */
+static __always_inline __u32 popcount(__u64 x)
+{
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (x * 0x0101010101010101ULL) >> 56;
+}
+
+/* SyncRules.position: the worker at position index (from 0) among those set in from */
+static __always_inline __u32 position(__u64 *from, __u32 index)
+{
+    __u32 left = index;
+    for (int w = 0; w < SERENE_W; w++) {
+        __u64 word = from[w];
+        __u32 bits = popcount(word);
+        if (left < bits) {
+            for (__u32 i = 0; i < 64; i++)
+                if (i < left)
+                    word &= word - 1;
+            return (w << 6) + popcount((word & -word) - 1);
+        }
+        left -= bits;
+    }
+    return 0;
+}
+
+/* one pick of Floyd's algorithm (SyncRules.sample), k from 0: bpf_loop's callback over the scratch's draw */
+static long draw_one(__u64 k, void *unused)
+{
+    __u32 zero = 0;
+    struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+    if (!sc)
+        return 1;
+    struct sample_draw *d = &sc->draw;
+    __u32 j = d->n - d->count + (__u32) k;
+    d->state += 0x9E3779B97F4A7C15ULL;
+    __u64 z = d->state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    __u32 pick = position(d->from, (__u32) (z % ((__u64) j + 1)));
+    if (d->out[index_below(pick >> 6, SERENE_W)] & (1ULL << (pick & 63)))
+        pick = position(d->from, j);
+    d->out[index_below(pick >> 6, SERENE_W)] |= 1ULL << (pick & 63);
+    return 0;
+}
+
+/* SyncRules.sample: PSP's seeded sample of count of the workers in the entry's required set for a round of the job
+ * (seeded by its id), into the scratch's draw; every chunk of the round, and the Java switch, draw the same */
+static __always_inline void draw_sample(struct scratch *sc, struct serene_entry *entry, __u32 job_id, __s32 round)
+{
+    struct sample_draw *d = &sc->draw;
+    __u32 n = 0;
+    for (int w = 0; w < SERENE_W; w++) {
+        d->from[w] = entry->required[w];
+        d->out[w] = 0;
+        n += popcount(entry->required[w]);
+    }
+    __u32 count = entry->sample;
+    if (count >= n) {
+        for (int w = 0; w < SERENE_W; w++)
+            d->out[w] = d->from[w];
+        return;
+    }
+    d->n = n;
+    d->count = count;
+    d->state = (__u64) job_id * 0x9E3779B97F4A7C15ULL + (__u64) (__s64) round;
+    bpf_loop(count, draw_one, 0, 0);
+}
+
 /* the release rule's view of the job for a slot of the round, under the job's lock */
 static __always_inline void take_view(struct serene_dyn *dyn, struct serene_bank *bank, __s32 round, struct rule_view *v)
 {
-    __u32 r = (__u32) round % SERENE_G;
+    __u32 r = index_below((__u32) round, SERENE_G);
     __u32 any = 0;
-    if (r >= SERENE_G)
-        return;
     bpf_spin_lock(&dyn->lock);
     v->latch_round = dyn->latch_round[r];
     for (int w = 0; w < SERENE_W; w++) {
-        v->latch[w] = dyn->latch[r * SERENE_W + w];
+        v->latch[w] = dyn->latch[index_below((__u64) r * SERENE_W + w, SERENE_G * SERENE_W)];
         v->late[w] = dyn->late[w];
         any |= dyn->late[w] != 0;
     }
@@ -457,16 +541,14 @@ static __always_inline void take_out(struct serene_slot *s, struct out *o)
  * holds the workers it held (intersected with an earlier one of the round) */
 static __always_inline void record_timeout(struct serene_dyn *dyn, struct rule_view *v, struct out *o)
 {
-    __u32 r = (__u32) o->round % SERENE_G;
-    if (r >= SERENE_G)
-        return;
+    __u32 r = index_below((__u32) o->round, SERENE_G);
     bpf_spin_lock(&dyn->lock);
     int fresh = dyn->latch_round[r] != o->round;
     dyn->latch_round[r] = o->round;
     for (int w = 0; w < SERENE_W; w++) {
         dyn->late[w] |= v->joined[w] & ~o->bitmap[w];
-        __u64 held = dyn->latch[r * SERENE_W + w] & o->bitmap[w];
-        dyn->latch[r * SERENE_W + w] = fresh ? o->bitmap[w] : held;
+        __u64 held = dyn->latch[index_below((__u64) r * SERENE_W + w, SERENE_G * SERENE_W)] & o->bitmap[w];
+        dyn->latch[index_below((__u64) r * SERENE_W + w, SERENE_G * SERENE_W)] = fresh ? o->bitmap[w] : held;
     }
     bpf_spin_unlock(&dyn->lock);
 }
@@ -485,9 +567,9 @@ static __always_inline void after_release(__u32 j, struct serene_job *job, struc
     if (open > dyn->open_seq)
         dyn->open_seq = open;
     if (o->flags & F_VALUES) {
-        dyn->ring_count[(__u32) o->round % SERENE_G]++;
+        dyn->ring_count[index_below((__u32) o->round, SERENE_G)]++;
         for (int k = 0; k < SERENE_G; k++) {
-            __u32 next = (__u32) (dyn->released_round + 1) % SERENE_G;
+            __u32 next = index_below((__u32) (dyn->released_round + 1), SERENE_G);
             if (dyn->ring_count[next] != job->chunks)
                 break;
             dyn->ring_count[next] = 0;
@@ -707,7 +789,7 @@ int serene_switch(struct xdp_md *ctx)
     struct serene_bank *bank = bpf_map_lookup_elem(&job_bank, &bkey);
     if (!bank)
         return XDP_PASS;
-    if (!(bank->joined[(in->worker >> 6) % SERENE_W] & (1ULL << (in->worker & 63)))) {
+    if (!(bank->joined[index_below(in->worker >> 6, SERENE_W)] & (1ULL << (in->worker & 63)))) {
         count(C_DROP_NOT_JOINED, 1);
         return XDP_DROP;
     }
@@ -831,6 +913,13 @@ int serene_aggregate(struct xdp_md *ctx)
     int previous_released = in->seq < SERENE_P || (other->seq == in->seq - SERENE_P && other->released);
     __u64 now = bpf_ktime_get_ns();
 
+    /* PSP: the round's sample, drawn before the lock when this packet would open the slot (an unlocked look: the slot
+     * only moves to newer steps, so a packet that finds it older may open it, and one that does not, will not) */
+    sc->sampled = 0;
+    if (entry->sample > 0 && in->seq > s->seq) {
+        draw_sample(sc, entry, job->id, in->round);
+        sc->sampled = 1;
+    }
     /* the slot, under its lock: 0 drop, 2 answer with the released result, 3 NACK AHEAD, 4 NACK STALE, 5 taken (its
      * values are added next, then the rule decides: 1 released now) */
     /* kept in the scratch, not in registers, so the verifier walks what follows once, not once an outcome */
@@ -866,7 +955,7 @@ int serene_aggregate(struct xdp_md *ctx)
         s->timeout_ns = entry->timeout_ns;
         for (int w = 0; w < SERENE_W; w++) {
             s->bitmap[w] = 0;
-            s->required[w] = entry->required[w];
+            s->required[w] = sc->sampled ? sc->draw.out[w] : entry->required[w];
         }
     } else if (in->seq < s->seq) {
         sc->bumps |= 1u << C_DROP_STALE;
@@ -878,7 +967,7 @@ int serene_aggregate(struct xdp_md *ctx)
         goto unlock;
     }
     __u64 bit = 1ULL << (in->worker & 63);
-    __u32 word = (in->worker >> 6) % SERENE_W;
+    __u32 word = index_below(in->worker >> 6, SERENE_W);
     if (s->bitmap[word] & bit) {
         sc->bumps |= 1u << C_DUPLICATES;
         if (s->released) {
@@ -966,12 +1055,13 @@ unlock:
     if (outcome == 5 || outcome == 1 || sc->late) {
         /* a contribution, in time or late: the worker's clock (values in time), its arrival telemetry, and out of the
          * late set if in time (waited for again) */
-        __u32 w = in->worker % SERENE_N;
+        __u32 w = index_below(in->worker, SERENE_N);
         __u64 after = now > o.first_ns ? now - o.first_ns : 0;
         __u64 reported = (__u64) in->status * 100000;
-        __u64 keep = sc->late && !sc->within ? ~0ULL : ~(1ULL << (w & 63));
+        __u64 keep = sc->late && !sc->within ? ~0ULL : ~(1ULL << (in->worker & 63));
+        __u32 word = index_below(in->worker >> 6, SERENE_W);
         bpf_spin_lock(&dyn->lock);
-        dyn->late[(w >> 6) % SERENE_W] &= keep;
+        dyn->late[word] &= keep;
         if (payload == F_VALUES && !sc->late && in->round > dyn->clock[w])
             dyn->clock[w] = in->round;
         arrived(dyn, w, in->round, after, reported);

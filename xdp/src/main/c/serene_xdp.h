@@ -60,7 +60,7 @@ struct serene_entry {
     __s32 first_round;
     __s32 bound;
     __s32 quorum;      /* resolved: a count */
-    __u32 pad;
+    __u32 sample;      /* PSP: a release waits for a seeded sample of this many of the required workers; 0: all */
     __u64 timeout_ns;  /* 0: none */
     __u64 required[SERENE_W];
 };

@@ -71,11 +71,8 @@ public final class JobMirror {
                 required[w] = configs.requiredWord(l, e, w, groups.members, m);
             }
             entries.add(new OffloadJob.Entry(configs.firstRound(l, e), configs.bound(l, e), configs.quorum(l, e, groups.members, m),
-                configs.timeoutNs(l, e), required));
+                configs.timeoutNs(l, e), configs.sample(l, e), required));
             minTimeoutNs = Math.min(minTimeoutNs, configs.timeoutNs(l, e));
-            if (configs.sample(l, e) > 0) {
-                unsupported = "PSP's sample (" + configs.describe(l, e, groups.members, m) + ")";
-            }
         }
         final long[] reply = auth.replyKey(j);
         return new OffloadJob(j, jobs.id[j], workers, jobs.elementsPerRound[j], jobs.chunksPerRound[j],

@@ -7,7 +7,7 @@ import java.util.List;
  * ({@link JobMirror#job}): the job's shape, its keys, its members and their ports, and its config
  * list (group 0, oldest entry first, each resolved to a count and a required set). {@code unsupported}
  * names what that list asks for that a release rule of required set and quorum alone cannot do
- * (PSP's sample, several worker groups), or is null.
+ * (several worker groups), or is null.
  *
  * @param index the job's place in the switch's tables
  * @param workerKeys per worker: its key (k0, k1), or zeros without a secret
@@ -21,7 +21,7 @@ public record OffloadJob(int index, int id, int workers, int elements, int chunk
                          int[] ports, List<Entry> entries, long sweepNs, String unsupported) {
 
     /** One config entry as the release rule reads it: from {@code firstRound}, bound, quorum (a count), timeout (ns, or
-     * {@link io.serene.protocol.sync.SyncConfig#NO_TIMEOUT}), required workers. */
-    public record Entry(int firstRound, int bound, int quorum, long timeoutNs, long[] required) {
+     * {@link io.serene.protocol.sync.SyncConfig#NO_TIMEOUT}), PSP's sample size (0: none), required workers. */
+    public record Entry(int firstRound, int bound, int quorum, long timeoutNs, int sample, long[] required) {
     }
 }

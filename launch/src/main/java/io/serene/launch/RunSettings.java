@@ -4,14 +4,12 @@ import io.serene.controlplane.Policy;
 import io.serene.node.Ports;
 import io.serene.node.SilenceWatch;
 import io.serene.node.StallWatch;
-import io.serene.protocol.sync.SyncConfig;
 import io.serene.protocol.sync.SyncSchedule;
 import io.serene.training.TrainDefaults;
 import io.serene.training.TrainSettings;
 import io.serene.training.WorkerJit;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -82,40 +80,13 @@ public record RunSettings(int workers, TrainSettings training, String sync, Poli
             throw new IllegalArgumentException("--switch xdp runs Serene's workers over UDP on this host's clock: it takes no --link shm, "
                 + "--clock virtual or --pytorch");
         }
-        if (xdp) {
-            xdpConfigs(policy, sync).forEach(RunSettings::releasedByTheXdpProgram);
+        if (xdp && policy != null && (!policy.groups().isEmpty() || policy.auto() != null)) {
+            throw new IllegalArgumentException("--switch xdp has one worker group and no auto model: policy " + policy.name()
+                + " needs " + (policy.auto() != null ? "auto" : "worker groups"));
         }
         if (pytorch != null && (virtual || checkpointEvery > 0 || resume || !faults.faults().isEmpty())) {
             throw new IllegalArgumentException("--pytorch runs the script's processes on this host's clock, without Serene's checkpoints: "
                 + "it takes no --clock virtual, --checkpoint-every, --resume or --faults");
-        }
-    }
-
-    /** Every config a run may install: the schedule's, or the policy's start and its rules' (worker groups and auto refused). */
-    private static List<SyncConfig> xdpConfigs(final Policy policy, final String sync) {
-        final List<SyncConfig> configs = new ArrayList<>();
-        if (policy == null) {
-            SyncSchedule.parse(sync).entries().forEach(e -> configs.add(e.config));
-            return configs;
-        }
-        if (!policy.groups().isEmpty() || policy.auto() != null) {
-            throw new IllegalArgumentException("--switch xdp has one worker group and no auto model: policy " + policy.name()
-                + " needs " + (policy.auto() != null ? "auto" : "worker groups"));
-        }
-        configs.add(policy.start());
-        for (final Policy.Rule rule : policy.rules()) {
-            if (rule.action.config != null) {
-                configs.add(rule.action.config);
-            }
-        }
-        return configs;
-    }
-
-    /** The XDP program releases by required workers, quorum and timeouts: a config with a PSP sample is refused. */
-    private static void releasedByTheXdpProgram(final SyncConfig config) {
-        if (config.sample() > 0) {
-            throw new IllegalArgumentException("--switch xdp releases by required workers, quorum and timeouts: no PSP samples, was "
-                + config);
         }
     }
 

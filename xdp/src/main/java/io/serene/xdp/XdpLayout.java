@@ -117,7 +117,7 @@ final class XdpLayout {
         for (int e = 0; e < Math.min(job.entries().size(), dims.entries()); e++) {
             final OffloadJob.Entry entry = job.entries().get(e);
             b.position(8 + 8 * words + e * entryBytes());
-            b.putInt(entry.firstRound()).putInt(entry.bound()).putInt(entry.quorum()).putInt(0)
+            b.putInt(entry.firstRound()).putInt(entry.bound()).putInt(entry.quorum()).putInt(entry.sample())
                 .putLong(entry.timeoutNs() == SyncConfig.NO_TIMEOUT ? 0 : entry.timeoutNs());
             for (int w = 0; w < words; w++) {
                 b.putLong(w < entry.required().length ? entry.required()[w] : 0);

@@ -255,7 +255,7 @@ public final class XdpSwitch implements PacketEndpoint, AutoCloseable {
         if (job.unsupported() != null && !warned[j]) {
             warned[j] = true;
             log.accept("XDP switch: job " + job.id() + "'s configs ask for " + job.unsupported()
-                + ", which the XDP program does not do: it releases by required workers, quorum and timeouts alone");
+                + ", which the XDP program does not do: it releases by group 0's config list alone");
         }
         for (int w = 0; w < job.workers(); w++) {
             write("worker_key", j * dims.workers() + w, XdpLayout.worker(job.workerKeys()[w], job.joinNumbers()[w]));

@@ -2,11 +2,14 @@ package io.serene.xdp;
 
 import io.serene.dataplane.OffloadJob;
 import io.serene.protocol.sync.SyncConfig;
+import io.serene.protocol.sync.SyncRules;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -51,8 +54,12 @@ class XdpProgramTest {
 
     /** A fresh job with the config {@code timeoutNs} (or none): BSP over both workers. */
     private void job(final long timeoutNs) throws IOException {
+        job(new OffloadJob.Entry(0, 0, 2, timeoutNs, 0, new long[] {3}));
+    }
+
+    private void job(final OffloadJob.Entry entry) throws IOException {
         final OffloadJob job = new OffloadJob(0, 7, 2, K, 1, 1, 0, 0, 1, new long[] {3}, new long[][] {{0, 0}, {0, 0}}, new long[] {0, 0},
-            new int[] {0, 1}, List.of(new OffloadJob.Entry(0, 0, 2, timeoutNs, new long[] {3})), SyncConfig.NO_TIMEOUT, null);
+            new int[] {0, 1}, List.of(entry), SyncConfig.NO_TIMEOUT, null);
         driver.put("settings", XdpLayout.key(0), XdpLayout.settings(switchIp, PORT, false, 1));
         driver.put("job_static", XdpLayout.key(0), XdpLayout.job(job, true));
         driver.put("job_bank", XdpLayout.key(0), layout.bank(job));
@@ -128,6 +135,28 @@ class XdpProgramTest {
         assertThat(type(driver.run("serene_switch", data(0, 1, 1)))).as("round 1 waits for the thaw").isEqualTo(7);
         driver.put("job_frozen", XdpLayout.key(0), XdpLayout.key(0));
         assertThat(driver.run("serene_switch", data(0, 1, 1)).verdict()).isEqualTo(XDP_DROP);
+    }
+
+    @Test
+    void pspWaitsForTheRoundsSampleAsTheJavaSwitchDrawsIt() throws IOException {
+        job(new OffloadJob.Entry(0, 0, 1, SyncConfig.NO_TIMEOUT, 1, new long[] {3}));
+        for (int round = 0; round < 4; round++) {
+            final long[] sample = new long[1];
+            SyncRules.sample(7, round, new long[] {3}, 0, 1, 1, sample, 0);
+            final int drawn = Long.numberOfTrailingZeros(sample[0]);
+            final XdpDriver.Run result = driver.run("serene_switch", data(drawn, round, 1));
+            assertThat(result.verdict()).as("round " + round + ": worker " + drawn + " is the sample, the release").isEqualTo(XDP_REDIRECT);
+            assertThat(ByteBuffer.wrap(result.packet()).order(ByteOrder.LITTLE_ENDIAN).getInt(NET + 56)).isEqualTo(1);
+            assertThat(type(driver.run("serene_switch", data(1 - drawn, round, 1)))).as("the other one came late").isEqualTo(2);
+        }
+    }
+
+    /** The program loads (the verifier takes it) for dimensions unlike the system tests': many workers, a ring of 17, K = 1 or 8,192. */
+    @ParameterizedTest
+    @CsvSource({"2, 130, 61, 8192, 17, 8", "1, 2, 3, 1, 3, 8"})
+    void theKernelTakesTheProgramForOtherDimensions(final int jobs, final int workers, final int pool, final int chunk, final int ring,
+                                                     final int entries) throws IOException {
+        XdpDriver.start(XdpBuild.build(new XdpDimensions(jobs, workers, pool, chunk, ring, entries))).close();
     }
 
     @Test
