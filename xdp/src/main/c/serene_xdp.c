@@ -259,6 +259,21 @@ static __always_inline __u32 block_base(__u64 b)
     return ((__u32) b % SERENE_B) * SERENE_BLOCK;
 }
 
+/* a walk over the blocks of slot sidx for a chunk of n elements, of the slot's opening tag */
+static __always_inline struct block_walk *begin_walk(struct scratch *sc, __u32 sidx, __u32 n, __u64 tag)
+{
+    struct block_walk *walk = &sc->walk;
+    walk->first = sidx * SERENE_B;
+    walk->n = n;
+    walk->blocks = (n + SERENE_BLOCK - 1) / SERENE_BLOCK;
+    walk->tag = tag;
+    walk->exponents = 0;
+    walk->overflow = 0;
+    walk->start = 0;
+    walk->bad = 0;
+    return walk;
+}
+
 /* an exponent block of the packet outside MIN_EXPONENT..MAX_EXPONENT sets bad (elements past n are not looked at) */
 static long check_block(__u64 b, void *unused)
 {
@@ -579,6 +594,16 @@ static __always_inline void after_release(__u32 j, struct serene_job *job, struc
     bpf_spin_unlock(&dyn->lock);
 }
 
+/* the bank job j's config list is in now (bank_in_use), its key into bkey; null if the maps have none */
+static __always_inline struct serene_bank *bank_in_use_of(__u32 j, __u32 *bkey)
+{
+    __u32 *b = bpf_map_lookup_elem(&bank_in_use, &j);
+    if (!b)
+        return 0;
+    *bkey = j * 2 + (*b & 1);
+    return bpf_map_lookup_elem(&job_bank, bkey);
+}
+
 /* The DATA packet of n elements turned into a NACK with status (the header alone), back to its sender */
 static __always_inline int nack(struct xdp_md *ctx, struct serene_settings *cfg, struct serene_job *job, __u32 n, __u16 status)
 {
@@ -782,11 +807,8 @@ int serene_switch(struct xdp_md *ctx)
             return XDP_DROP;
         }
     }
-    __u32 *b = bpf_map_lookup_elem(&bank_in_use, &j);
-    if (!b)
-        return XDP_PASS;
-    __u32 bkey = j * 2 + (*b & 1);
-    struct serene_bank *bank = bpf_map_lookup_elem(&job_bank, &bkey);
+    __u32 bkey;
+    struct serene_bank *bank = bank_in_use_of(j, &bkey);
     if (!bank)
         return XDP_PASS;
     if (!(bank->joined[index_below(in->worker >> 6, SERENE_W)] & (1ULL << (in->worker & 63)))) {
@@ -848,11 +870,7 @@ int serene_switch(struct xdp_md *ctx)
         count(C_DROP_FROZEN, 1);
         return nack(ctx, cfg, job, in->n, ST_AHEAD);
     }
-    b = bpf_map_lookup_elem(&bank_in_use, &j);
-    if (!b)
-        return XDP_PASS;
-    bkey = j * 2 + (*b & 1);
-    bank = bpf_map_lookup_elem(&job_bank, &bkey);
+    bank = bank_in_use_of(j, &bkey);
     if (!bank)
         return XDP_PASS;
     /* the config entry in force for the round: the newest starting at or before it, else the oldest */
@@ -1003,15 +1021,9 @@ unlock:
     if (sc->outcome == 0)
         return XDP_DROP;
 
-    struct block_walk *walk = &sc->walk;
-    walk->first = sidx * SERENE_B;
-    walk->n = in->n;
+    struct block_walk *walk = begin_walk(sc, sidx, in->n, o.first_ns);
+    __u32 blocks_used = walk->blocks;
     walk->exponents = payload == F_EXPONENTS ? -1 : 0;
-    walk->overflow = 0;
-    walk->tag = o.first_ns;
-    walk->bad = 0;
-    __u32 blocks_used = (in->n + SERENE_BLOCK - 1) / SERENE_BLOCK;
-    walk->blocks = blocks_used;
     walk->start = job->workers ? in->worker * blocks_used / job->workers : 0;
     if (sc->outcome == 5) {
         /* the values, block by block, each under its lock; then, under the slot's lock again, the release rule once
@@ -1139,13 +1151,10 @@ int serene_sweep(struct xdp_md *ctx)
     if (j >= SERENE_J)
         return XDP_ABORTED;
     struct serene_job *job = bpf_map_lookup_elem(&job_static, &j);
-    __u32 *b = bpf_map_lookup_elem(&bank_in_use, &j);
     struct serene_dyn *dyn = bpf_map_lookup_elem(&job_dyn, &j);
-    if (!job || !b || !dyn || !job->active)
-        return XDP_DROP;
-    __u32 bkey = j * 2 + (*b & 1);
-    struct serene_bank *bank = bpf_map_lookup_elem(&job_bank, &bkey);
-    if (!bank)
+    __u32 bkey;
+    struct serene_bank *bank = bank_in_use_of(j, &bkey);
+    if (!job || !dyn || !bank || !job->active)
         return XDP_DROP;
     sc->j = j;
     sc->bank = bkey;
@@ -1161,12 +1170,8 @@ int serene_sweep(struct xdp_md *ctx)
         record_timeout(dyn, &sc->view, o);
     }
     after_release(j, job, dyn, o);
-    struct block_walk *walk = &sc->walk;
-    walk->first = sidx * SERENE_B;
-    walk->n = o->length;
-    walk->tag = o->first_ns;
-    walk->bad = 0;
-    bpf_loop((o->length + SERENE_BLOCK - 1) / SERENE_BLOCK, copy_block, 0, 0);
+    struct block_walk *walk = begin_walk(sc, sidx, o->length, o->first_ns);
+    bpf_loop(walk->blocks, copy_block, 0, 0);
     /* the packet as long as the DATA it answers, then grown into the RESULT */
     int have = bpf_xdp_get_buff_len(ctx);
     int want = NET + HDR + 4 * (o->length & 0xFFFF);

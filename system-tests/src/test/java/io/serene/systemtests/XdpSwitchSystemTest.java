@@ -91,11 +91,7 @@ class XdpSwitchSystemTest {
     @Test
     @Timeout(400)
     void aPolicyExcludesAStragglerFromTheTelemetryTheXdpProgramKeeps(@TempDir final Path dir) throws Exception {
-        FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
-        final JsonNode s = SereneProcess.lastJsonLine(SereneProcess.expectSuccess(List.of("train", "--workers", "4", "--rounds", "60",
-            "--batch", "32", "--eval-every", "30", "--data", dir.toString(), "--seed", "1", "--out", dir.resolve("policy").toString(),
-            "--json", "--policy-file", Path.of("..", "examples", "exclude-stragglers.policy").toString(), "--switch", "xdp",
-            "--stragglers", "persistent:3:x4", "--step-time", "20ms")));
+        final JsonNode s = straggling(dir, "policy", "--policy-file", Path.of("..", "examples", "exclude-stragglers.policy").toString());
         // slowdown(worker) reads the compute times and clocks the program keeps: worker 3 is excluded, rounds go on without it
         assertThat(s.get("modeSwitches").asInt()).isPositive();
         assertThat(s.get("switchCounters").get("xdp_partial_releases").asLong()).isPositive();
@@ -108,10 +104,7 @@ class XdpSwitchSystemTest {
     @Test
     @Timeout(400)
     void aTimeoutReleasesWithoutTheStragglerInTheKernel(@TempDir final Path dir) throws Exception {
-        FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
-        final JsonNode s = SereneProcess.lastJsonLine(SereneProcess.expectSuccess(List.of("train", "--workers", "4", "--rounds", "60",
-            "--batch", "32", "--eval-every", "30", "--data", dir.toString(), "--seed", "1", "--out", dir.resolve("timeout").toString(),
-            "--json", "--policy", "bsp+timeout:30", "--switch", "xdp", "--stragglers", "persistent:3:x4", "--step-time", "20ms")));
+        final JsonNode s = straggling(dir, "timeout", "--policy", "bsp+timeout:30");
         final JsonNode c = s.get("switchCounters");
         // worker 3 computes for 80 ms a round: its first steps time out, then the late set lets rounds go on without it; the
         // scanner releases what timed out and the steps of a round whose latch a timeout set after they had all but worker 3
@@ -263,6 +256,16 @@ class XdpSwitchSystemTest {
         "    n += 1",
         "    time.sleep(0.005)",
         "print('sent', 3 * n)");
+
+    /** 4 workers over the XDP switch for 60 rounds of 20 ms, worker 3 at 4x, under {@code policy} (its flag and value). */
+    private static JsonNode straggling(final Path dir, final String name, final String... policy) throws Exception {
+        FashionMnist.writeSynthetic(dir, 2_000, 200, 5);
+        final List<String> args = new ArrayList<>(List.of("train", "--workers", "4", "--rounds", "60", "--batch", "32", "--eval-every", "30",
+            "--data", dir.toString(), "--seed", "1", "--out", dir.resolve(name).toString(), "--json", "--switch", "xdp",
+            "--stragglers", "persistent:3:x4", "--step-time", "20ms"));
+        args.addAll(List.of(policy));
+        return SereneProcess.lastJsonLine(SereneProcess.expectSuccess(args));
+    }
 
     private static JsonNode train(final Path data, final String name, final String... extra) throws Exception {
         return SereneProcess.lastJsonLine(SereneProcess.expectSuccess(command(data, name, 100, extra)));
