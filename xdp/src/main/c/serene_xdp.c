@@ -274,15 +274,29 @@ static __always_inline struct block_walk *begin_walk(struct scratch *sc, __u32 s
     return walk;
 }
 
+/* a block walk's callback's view: the processor's values and the walk (null if the maps have none) */
+static __always_inline struct block_walk *walking(struct values **val)
+{
+    __u32 zero = 0;
+    struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+    *val = bpf_map_lookup_elem(&values, &zero);
+    return sc && *val ? &sc->walk : 0;
+}
+
+/* block b of the walk's slot */
+static __always_inline struct serene_block *walk_block(struct block_walk *w, __u64 b)
+{
+    __u32 key = w->first + (__u32) b % SERENE_B;
+    return bpf_map_lookup_elem(&blocks, &key);
+}
+
 /* an exponent block of the packet outside MIN_EXPONENT..MAX_EXPONENT sets bad (elements past n are not looked at) */
 static long check_block(__u64 b, void *unused)
 {
-    __u32 zero = 0;
-    struct values *val = bpf_map_lookup_elem(&values, &zero);
-    struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
-    if (!val || !sc)
+    struct values *val;
+    struct block_walk *w = walking(&val);
+    if (!w)
         return 1;
-    struct block_walk *w = &sc->walk;
     __u32 base = block_base(b);
     __u32 n = w->n;
     __u32 bad = 0;
@@ -299,20 +313,17 @@ static long check_block(__u64 b, void *unused)
  * maxima; a block holding an earlier opening's sums starts over */
 static long add_block(__u64 b, void *unused)
 {
-    __u32 zero = 0;
-    struct values *val = bpf_map_lookup_elem(&values, &zero);
-    struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
-    if (!val || !sc)
+    struct values *val;
+    struct block_walk *w = walking(&val);
+    if (!w)
         return 1;
-    struct block_walk *w = &sc->walk;
     /* each contribution starts at its own block (the walk's start), so two processors adding to one chunk at once
      * work on blocks apart instead of taking each other's cache lines element by element */
     __u32 blocks_used = w->blocks;
     if (blocks_used == 0)
         return 1;
     b = (b + w->start) % blocks_used;
-    __u32 key = w->first + (__u32) b % SERENE_B;
-    struct serene_block *blk = bpf_map_lookup_elem(&blocks, &key);
+    struct serene_block *blk = walk_block(w, b);
     if (!blk)
         return 1;
     __u32 base = block_base(b);
@@ -382,14 +393,11 @@ static long add_block(__u64 b, void *unused)
 /* block b of the slot's sums into the processor's values, under the block's lock; a block of another opening sets bad */
 static long copy_block(__u64 b, void *unused)
 {
-    __u32 zero = 0;
-    struct values *val = bpf_map_lookup_elem(&values, &zero);
-    struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
-    if (!val || !sc)
+    struct values *val;
+    struct block_walk *w = walking(&val);
+    if (!w)
         return 1;
-    struct block_walk *w = &sc->walk;
-    __u32 key = w->first + (__u32) b % SERENE_B;
-    struct serene_block *blk = bpf_map_lookup_elem(&blocks, &key);
+    struct serene_block *blk = walk_block(w, b);
     if (!blk)
         return 1;
     __u32 base = block_base(b);
@@ -842,10 +850,9 @@ int serene_switch(struct xdp_md *ctx)
         return XDP_DROP;
     }
     if (payload == F_EXPONENTS) {
-        sc->walk.n = in->n;
-        sc->walk.bad = 0;
-        bpf_loop((in->n + SERENE_BLOCK - 1) / SERENE_BLOCK, check_block, 0, 0);
-        if (sc->walk.bad) {
+        struct block_walk *check = begin_walk(sc, 0, in->n, 0);
+        bpf_loop(check->blocks, check_block, 0, 0);
+        if (check->bad) {
             count(C_DROP_BAD_EXPONENT, 1);
             return XDP_DROP;
         }
