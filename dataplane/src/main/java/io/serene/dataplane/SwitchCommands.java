@@ -118,12 +118,12 @@ public final class SwitchCommands {
         return submit(p -> p.entries(job));
     }
 
-    /** Runs up to {@link #DRAIN_LIMIT} queued commands (switch thread); whether any are left. */
     /** Whether commands wait for the switch's thread (a data plane below reads its registers fresh before they run). */
     public boolean pending() {
         return !queue.isEmpty();
     }
 
+    /** Runs up to {@link #DRAIN_LIMIT} queued commands (switch thread); whether any are left. */
     boolean drain() {
         for (int i = 0; i < DRAIN_LIMIT; i++) {
             final Command command = queue.poll();

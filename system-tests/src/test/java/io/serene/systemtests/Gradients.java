@@ -7,9 +7,10 @@ import io.serene.worker.WorkerHost;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.SplittableRandom;
+import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -35,7 +36,13 @@ final class Gradients {
 
     /** Runs rounds 0 .. rounds-1 on every worker with fresh gradients and checks each one exact. */
     void runExactRounds(final List<WorkerHost> workers, final int rounds, final String what) throws Exception {
-        for (int round = 0; round < rounds; round++) {
+        runExactRounds(workers, rounds, () -> true, what);
+    }
+
+    /** Runs at least {@code rounds} exact rounds, and more until {@code enough} holds (checked between rounds). */
+    void runExactRounds(final List<WorkerHost> workers, final int rounds, final BooleanSupplier enough, final String what)
+        throws Exception {
+        for (int round = 0; round < rounds || !enough.getAsBoolean(); round++) {
             final float[][] g = next();
             final List<CompletableFuture<Aggregate>> futures = new ArrayList<>();
             for (int w = 0; w < workers.size(); w++) {
