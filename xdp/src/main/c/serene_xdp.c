@@ -33,6 +33,7 @@
 #define MAX_EXPONENT 127
 #define ST_AHEAD 5
 #define ST_STALE 6
+#define ST_HELD 15
 #define OPEN_SCAN 64
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -945,8 +946,8 @@ int serene_aggregate(struct xdp_md *ctx)
         draw_sample(sc, entry, job->id, in->round);
         sc->sampled = 1;
     }
-    /* the slot, under its lock: 0 drop, 2 answer with the released result, 3 NACK AHEAD, 4 NACK STALE, 5 taken (its
-     * values are added next, then the rule decides: 1 released now) */
+    /* the slot, under its lock: 0 drop, 2 answer with the released result, 3 NACK AHEAD, 4 NACK STALE, 6 NACK HELD (a
+     * duplicate of an open step), 5 taken (its values are added next, then the rule decides: 1 released now) */
     /* kept in the scratch, not in registers, so the verifier walks what follows once, not once an outcome */
     sc->outcome = 0;
     sc->bumps = 0;
@@ -998,6 +999,8 @@ int serene_aggregate(struct xdp_md *ctx)
         if (s->released) {
             sc->bumps |= 1u << C_RESULTS_RETRANSMITTED;
             sc->outcome = 2;
+        } else {
+            sc->outcome = 6;
         }
         goto unlock;
     }
@@ -1089,8 +1092,8 @@ unlock:
             return XDP_DROP;
     }
 
-    if (outcome == 3 || outcome == 4)
-        return nack(ctx, cfg, job, in->n, outcome == 3 ? ST_AHEAD : ST_STALE);
+    if (outcome == 3 || outcome == 4 || outcome == 6)
+        return nack(ctx, cfg, job, in->n, outcome == 3 ? ST_AHEAD : outcome == 4 ? ST_STALE : ST_HELD);
 
     if (o.length != in->n || build_result(ctx, cfg, job, bank, dyn, j, &o, in, outcome == 2) < 0)
         return XDP_DROP;

@@ -143,6 +143,9 @@ final class DataPath {
             if (slots.released[idx]) {
                 counters.increment(SwitchCounter.RESULTS_RETRANSMITTED);
                 sendResult(j, idx, port, Flags.RETRANSMIT, outbox);
+            } else {
+                // the loss was a peer's: this worker need not resend the step again
+                nack(j, port, Status.HELD, outbox);
             }
             return;
         }

@@ -489,8 +489,15 @@ class SwitchPipelineTest {
         join(0, 2, 4);
         join(1, 2, 4);
         data(0, 0, 0, 0, new int[] {1, 1, 1, 1});
+        sent.clear();
         data(0, 0, 0, 0, new int[] {1, 1, 1, 1});
         assertThat(pipeline.counters().get(SwitchCounter.DUPLICATES)).isEqualTo(1);
+        // the step is open: the resender hears that its part is held, and nothing else changes
+        assertThat(sent).hasSize(1);
+        assertThat(sent.get(0).port).isEqualTo(100);
+        assertThat(sent.get(0).packet.type()).isEqualTo(PacketType.NACK);
+        assertThat(Status.fromCode(sent.get(0).packet.status())).isEqualTo(Status.HELD);
+        assertThat(sent.get(0).packet.seq()).isZero();
         data(1, 0, 0, 0, new int[] {2, 2, 2, 2});
         assertThat(last().result.value(0)).isEqualTo(3);
         sent.clear();

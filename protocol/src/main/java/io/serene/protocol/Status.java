@@ -30,7 +30,12 @@ public enum Status {
     /** JOIN_ACK to a REBUILD JOIN: the job is formed anew once every worker joined; join again. */
     PENDING(13),
     /** JOIN_ACK to an older incarnation of a worker: a newer one (restarted) joined since; this one must stop. */
-    FENCED(14);
+    FENCED(14),
+    /**
+     * NACK to a resent contribution of a step still open: the switch holds this worker's part, the step waits for
+     * others; the worker stops resending it and waits for the result.
+     */
+    HELD(15);
 
     private final int code;
 

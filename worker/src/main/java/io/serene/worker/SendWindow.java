@@ -10,14 +10,17 @@ import java.util.Arrays;
 /**
  * The worker's own steps in flight and their loss recovery: a self-clocked window over the
  * switch's pool (registers indexed by {@code seq & mask}), RTT sampling, fast retransmission,
- * a tail loss probe and timeouts with backoff. The engine decides what to send next; this block
- * decides when a sent step must go again, and asks the {@link Resender} to send it.
+ * a tail loss probe, timeouts with backoff, resends clocked by the results of resent steps, and
+ * the switch's word that it holds a step already (NACK HELD). The engine decides what to send
+ * next; this block decides when a sent step must go again, and asks the {@link Resender} to send it.
  */
 final class SendWindow {
     /** Results this many steps ahead of a pending step mark it lost. */
     private static final int REORDER_THRESHOLD = 3;
     /** Steps resent per timeout event; the rest of the expired steps wait another timeout. */
     private static final int MAX_RESENDS_PER_TIMEOUT = 4;
+    /** Steps resent for each result of a resent step that the switch did not hold: the recovery doubles each round trip. */
+    private static final int RESENDS_PER_RECOVERED = 2;
     /** Shortest tail probe: below this a probe would mostly resend steps still on their way. */
     private static final long MIN_PROBE_NS = 200_000L;
 
@@ -36,6 +39,8 @@ final class SendWindow {
     private int mask;
     private long[] entrySeq;
     private boolean[] entryDone;
+    /** The switch answered a resend of the step HELD: it has this worker's part, the step waits for peers. */
+    private boolean[] entryHeld;
     private long[] entrySentNs;
     private long[] entrySendStamp;
     private long[] entryDeadlineNs;
@@ -67,6 +72,7 @@ final class SendWindow {
         mask = entries - 1;
         entrySeq = new long[entries];
         entryDone = new boolean[entries];
+        entryHeld = new boolean[entries];
         entrySentNs = new long[entries];
         entrySendStamp = new long[entries];
         entryDeadlineNs = new long[entries];
@@ -113,6 +119,7 @@ final class SendWindow {
         final int e = (int) seq & mask;
         entrySeq[e] = seq;
         entryDone[e] = false;
+        entryHeld[e] = false;
         entryRetries[e] = 0;
         entrySentNs[e] = nowNs;
         entrySendStamp[e] = ++sendStamp;
@@ -139,7 +146,50 @@ final class SendWindow {
                 minRttNs = Math.min(minRttNs, nowNs - entrySentNs[e]);
             }
             fastRetransmit(seq, entrySendStamp[e], nowNs, outbox);
+            if (entryRetries[e] > 0 && !entryHeld[e]) {
+                resendClocked(entrySendStamp[e], nowNs, outbox);
+            }
             advanceOldest();
+        }
+    }
+
+    /**
+     * The switch answered a resend of step seq HELD: it has this worker's part and waits for peers'.
+     * The step is not resent until the longest timeout has passed (its result may still be lost),
+     * and its result no longer clocks further resends.
+     */
+    void onHeld(final long seq, final long nowNs) {
+        if (inFlight(seq)) {
+            final int e = (int) seq & mask;
+            entryHeld[e] = true;
+            entryDeadlineNs[e] = nowNs + rtt.maxRtoNs();
+            counters.increment(WorkerCounter.HELD_STEPS);
+        }
+    }
+
+    /**
+     * Recovery clocked by results (TCP's slow start after a timeout): the result of a step resent
+     * and not held came back, so the path is clear and the resend was needed; up to
+     * {@link #RESENDS_PER_RECOVERED} more pending steps last sent before it go again, oldest first.
+     * A burst lost at a round's tail, where no later result can reveal it, is then resent in a few
+     * round trips rather than {@link #MAX_RESENDS_PER_TIMEOUT} steps a backed-off timeout. Steps the
+     * switch holds are left alone, so a worker that lost nothing resends each at most once.
+     */
+    private void resendClocked(final long stamp, final long nowNs, final Outbox outbox) {
+        int resent = 0;
+        for (long s = oldestSeq; s < nextSeq && resent < RESENDS_PER_RECOVERED; s++) {
+            final int e = (int) s & mask;
+            if (entryDone[e] || entryHeld[e] || entrySendStamp[e] >= stamp) {
+                continue;
+            }
+            if (s == openSeq && openHasMine) {
+                counters.increment(WorkerCounter.RESENDS_AVOIDED);
+                entrySendStamp[e] = ++sendStamp;
+                continue;
+            }
+            resend(s, e, nowNs, outbox);
+            counters.increment(WorkerCounter.RECOVERY_RESENDS);
+            resent++;
         }
     }
 
@@ -225,6 +275,7 @@ final class SendWindow {
             return;
         }
         entryRetries[e]++;
+        entryHeld[e] = false;
         entrySentNs[e] = nowNs;
         entrySendStamp[e] = ++sendStamp;
         entryDeadlineNs[e] = nowNs + rtt.backedOffRtoNs(entryRetries[e]);

@@ -316,6 +316,8 @@ public final class WorkerEngine implements PacketEndpoint {
                     final Status status = Status.fromCode(in.status());
                     if (status == Status.STALE && membership.phase() == JoinHandshake.Phase.READY) {
                         window.onStale(in.seq(), nowNs);
+                    } else if (status == Status.HELD && membership.phase() == JoinHandshake.Phase.READY) {
+                        window.onHeld(in.seq(), nowNs);
                     } else if (status == Status.FENCED) {
                         fail(WorkerException.fenced(ctx.workerId()));
                     } else if (status == Status.UNKNOWN_JOB && membership.phase() == JoinHandshake.Phase.READY) {

@@ -124,6 +124,62 @@ class WorkerBlocksTest {
     }
 
     @Test
+    void aBurstLostAtTheTailIsResentInAFewRoundTripsClockedByItsResults() {
+        window.allocate(64);
+        for (int i = 0; i < 64; i++) {
+            window.sendNext(0);
+        }
+        // steps 24 to 63 were lost: only the first 24 come back, so no later result can reveal the rest
+        for (int i = 0; i < 24; i++) {
+            window.onResult(i, MS, NOWHERE);
+        }
+        window.retransmit(window.earliestDeadlineNs(), NOWHERE);
+        assertThat(resent).containsExactly(24L, 25L, 26L, 27L);
+        // the switch answers every resend a round trip later; each result clocks two more resends
+        int roundTrips = 0;
+        long now = window.earliestDeadlineNs();
+        while (window.oldestSeq() < 64 && roundTrips < 10) {
+            final List<Long> wave = new ArrayList<>(resent);
+            resent.clear();
+            now += MS;
+            for (final long seq : wave) {
+                window.onResult(seq, now, NOWHERE);
+            }
+            roundTrips++;
+        }
+        // 4, 8, 16, then the last 12: four round trips, where four resends a (backed-off) timeout would take ten timeouts
+        assertThat(window.oldestSeq()).isEqualTo(64);
+        assertThat(roundTrips).isEqualTo(4);
+        assertThat(counters.get(WorkerCounter.RECOVERY_RESENDS)).isEqualTo(36);
+    }
+
+    @Test
+    void aStepTheSwitchHoldsIsNotResentUntilTheLongestTimeoutNorClocksOthers() {
+        window.allocate(8);
+        for (int i = 0; i < 6; i++) {
+            window.sendNext(0);
+        }
+        window.retransmit(window.earliestDeadlineNs(), NOWHERE);
+        assertThat(resent).containsExactly(0L, 1L, 2L, 3L);
+        final long at = window.earliestDeadlineNs();
+        // the switch holds this worker's part of steps 0 to 3: the loss, if any, is a peer's
+        for (long seq = 0; seq < 4; seq++) {
+            window.onHeld(seq, at);
+        }
+        assertThat(counters.get(WorkerCounter.HELD_STEPS)).isEqualTo(4);
+        resent.clear();
+        // the next timeout resends the steps not held; the held ones wait the longest timeout (1 s here)
+        window.retransmit(at + 100 * MS, NOWHERE);
+        assertThat(resent).containsExactly(4L, 5L);
+        // a held step's result clocks nothing: the peer's resend, not this worker's, completed it
+        resent.clear();
+        window.onResult(0, at + 101 * MS, NOWHERE);
+        assertThat(resent).isEmpty();
+        window.retransmit(at + 1000 * MS, NOWHERE);
+        assertThat(resent).contains(1L, 2L, 3L);
+    }
+
+    @Test
     void shouldKeepTheWindowAndPassReleasedSteps() {
         window.allocate(2);
         window.sendNext(0);

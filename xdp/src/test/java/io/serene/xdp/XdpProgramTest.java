@@ -109,6 +109,10 @@ class XdpProgramTest {
     @Test
     void bothWorkersReleaseTheirExactSumToEveryPort() throws IOException {
         assertThat(driver.run("serene_switch", data(0, 0, 5)).verdict()).as("taken, waiting for worker 1").isEqualTo(XDP_DROP);
+        final XdpDriver.Run held = driver.run("serene_switch", data(0, 0, 5));
+        assertThat(held.verdict()).as("a resend of a step still open: answered, not added again").isEqualTo(XDP_TX);
+        assertThat(type(held)).as("a NACK").isEqualTo(7);
+        assertThat(ByteBuffer.wrap(held.packet()).order(ByteOrder.LITTLE_ENDIAN).getShort(NET + 38)).as("HELD").isEqualTo((short) 15);
         final XdpDriver.Run result = driver.run("serene_switch", data(1, 0, -2));
         assertThat(result.verdict()).as("released: the RESULT to every port").isEqualTo(XDP_REDIRECT);
         assertThat(type(result)).isEqualTo(2);
