@@ -168,12 +168,13 @@ final class SendWindow {
     }
 
     /**
-     * Recovery clocked by results (TCP's slow start after a timeout): the result of a step resent
-     * and not held came back, so the path is clear and the resend was needed; up to
+     * Recovery clocked by results (TCP's slow start after a timeout): the result of a step resent,
+     * and not answered HELD (the switch had this worker's part), came back while the step was
+     * still missing it, so the resend brought it (a lost contribution or a lost result); up to
      * {@link #RESENDS_PER_RECOVERED} more pending steps last sent before it go again, oldest first.
      * A burst lost at a round's tail, where no later result can reveal it, is then resent in a few
-     * round trips rather than {@link #MAX_RESENDS_PER_TIMEOUT} steps a backed-off timeout. Steps the
-     * switch holds are left alone, so a worker that lost nothing resends each at most once.
+     * round trips rather than {@link #MAX_RESENDS_PER_TIMEOUT} steps a backed-off timeout. A resend
+     * that was not needed is answered HELD, or its result finds the step done, and clocks nothing.
      */
     private void resendClocked(final long stamp, final long nowNs, final Outbox outbox) {
         int resent = 0;
@@ -182,7 +183,7 @@ final class SendWindow {
             if (entryDone[e] || entryHeld[e] || entrySendStamp[e] >= stamp) {
                 continue;
             }
-            if (s == openSeq && openHasMine) {
+            if (heldOpen(s, e)) {
                 counters.increment(WorkerCounter.RESENDS_AVOIDED);
                 entrySendStamp[e] = ++sendStamp;
                 continue;
@@ -246,16 +247,17 @@ final class SendWindow {
      * {@link #REORDER_THRESHOLD} below x that is still pending and was last sent before x (by send
      * order, not clock: a burst shares one timestamp) is presumed lost and sent again. Steps go out
      * in order and the switch releases them in order,
-     * so this rarely fires spuriously; a step resent after x was sent is left alone, so each loss is
-     * resent at most once per round trip. A worker cannot tell its own loss from a peer's, so every
-     * worker resends; the switch absorbs the duplicates.
+     * so this rarely fires spuriously; a step resent after x was sent is left alone, and so is one
+     * resent less than a smoothed RTT ago (its resend is on its way), so each loss is resent at most
+     * once per round trip. A worker cannot tell its own loss from a peer's until the switch answers
+     * HELD ({@link #heldOpen}); until then every worker resends and the switch absorbs the duplicates.
      */
     private void fastRetransmit(final long seq, final long stamp, final long nowNs, final Outbox outbox) {
         for (long s = oldestSeq; s <= seq - REORDER_THRESHOLD; s++) {
             final int e = (int) s & mask;
-            if (!entryDone[e] && entrySendStamp[e] < stamp) {
-                if (s == openSeq && openHasMine) {
-                    // the switch holds this worker's contribution: the loss is a peer's
+            if (!entryDone[e] && entrySendStamp[e] < stamp && (entryRetries[e] == 0 || nowNs - entrySentNs[e] >= rtt.srttNs())) {
+                if (heldOpen(s, e)) {
+                    // the switch holds this worker's contribution and the step is still open: the loss is a peer's
                     counters.increment(WorkerCounter.RESENDS_AVOIDED);
                     entrySendStamp[e] = ++sendStamp;
                     continue;
@@ -264,6 +266,16 @@ final class SendWindow {
                 counters.increment(WorkerCounter.FAST_RETRANSMISSIONS);
             }
         }
+    }
+
+    /**
+     * Whether the switch holds this worker's part of step seq and the step is still open, so a
+     * resend could only be a duplicate: the latest result's hint says so of the job's lowest open
+     * step, and a HELD answer of a later one until the lowest open step passes it (then its result
+     * to this worker was lost, and a resend brings it back).
+     */
+    private boolean heldOpen(final long seq, final int e) {
+        return seq == openSeq ? openHasMine : entryHeld[e] && seq > openSeq;
     }
 
     private void resend(final long seq, final int e, final long nowNs, final Outbox outbox) {

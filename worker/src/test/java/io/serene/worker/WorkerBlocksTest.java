@@ -180,6 +180,69 @@ class WorkerBlocksTest {
     }
 
     @Test
+    void aHeldStepIsNotFastRetransmittedUntilTheLowestOpenStepPassesIt() {
+        window.allocate(16);
+        for (int i = 0; i < 6; i++) {
+            window.sendNext(0);
+        }
+        // results 1 to 5: step 0 is taken for lost at the third and resent; the switch answers HELD (a peer's loss)
+        for (int i = 1; i <= 5; i++) {
+            window.onResult(i, MS, NOWHERE);
+        }
+        assertThat(resent).containsExactly(0L);
+        window.onHeld(0, MS);
+        resent.clear();
+        // a step sent after the resend comes back while no hint says step 0 was released: no resend
+        window.sendNext(2 * MS);
+        window.onResult(6, 5 * MS, NOWHERE);
+        assertThat(resent).isEmpty();
+        assertThat(counters.get(WorkerCounter.RESENDS_AVOIDED)).isEqualTo(1);
+        // the lowest open step moved past it: step 0 was released and its result to this worker lost
+        window.sendNext(6 * MS);
+        window.hint(7, false);
+        window.onResult(7, 8 * MS, NOWHERE);
+        assertThat(resent).containsExactly(0L);
+    }
+
+    @Test
+    void aStepResentLessThanASmoothedRttAgoIsNotResentAgain() {
+        window.allocate(16);
+        for (int i = 0; i < 8; i++) {
+            window.sendNext(0);
+        }
+        // a smoothed RTT of about 10 ms; steps 0 and 1 are taken for lost
+        for (int i = 2; i < 8; i++) {
+            window.onResult(i, 10 * MS, NOWHERE);
+        }
+        assertThat(resent).containsExactly(0L, 1L);
+        resent.clear();
+        // results of steps sent after the resends: within the RTT the resends are on their way, after it they go again
+        window.sendNext(11 * MS);
+        window.onResult(8, 12 * MS, NOWHERE);
+        assertThat(resent).isEmpty();
+        window.sendNext(13 * MS);
+        window.onResult(9, 25 * MS, NOWHERE);
+        assertThat(resent).containsExactly(0L, 1L);
+    }
+
+    @Test
+    void aResultThatFindsItsStepDoneClocksNothing() {
+        window.allocate(8);
+        for (int i = 0; i < 6; i++) {
+            window.sendNext(0);
+        }
+        window.retransmit(window.earliestDeadlineNs(), NOWHERE);
+        assertThat(resent).containsExactly(0L, 1L, 2L, 3L);
+        final long now = window.earliestDeadlineNs() - MS;
+        resent.clear();
+        // step 0's multicast was only late: it comes, then the switch's answer to the resend finds the step done
+        window.onResult(0, now, NOWHERE);
+        final long clocked = counters.get(WorkerCounter.RECOVERY_RESENDS);
+        window.onResult(0, now, NOWHERE);
+        assertThat(counters.get(WorkerCounter.RECOVERY_RESENDS)).isEqualTo(clocked);
+    }
+
+    @Test
     void shouldKeepTheWindowAndPassReleasedSteps() {
         window.allocate(2);
         window.sendNext(0);

@@ -94,7 +94,8 @@ public final class AgentServer implements AutoCloseable {
 
     /**
      * Serves the first client to connect within {@code waitSeconds} until it leaves; later ones are
-     * refused. Returns how it ended, in words ("client said bye", "client went away").
+     * refused. Returns how it ended, in words ("client said bye", "client went away"), with the
+     * engine's counters once it joined.
      */
     public String serve(final int waitSeconds) throws IOException, InterruptedException {
         final Thread acceptor = new Thread(this::accept, "agent-accept");
@@ -110,7 +111,16 @@ public final class AgentServer implements AutoCloseable {
                 TimeUnit.NANOSECONDS.timedWait(this, left);
             }
         }
-        return session(client);
+        final String ended = session(client);
+        final WorkerHost joined = worker;
+        if (joined == null) {
+            return ended;
+        }
+        try {
+            return ended + "; counters " + joined.call(e -> e.counters().toString()).get(2, TimeUnit.SECONDS);
+        } catch (final ExecutionException | TimeoutException unknown) {
+            return ended;
+        }
     }
 
     private void accept() {
