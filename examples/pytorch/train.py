@@ -18,7 +18,7 @@ summary.json, the report of `serene experiment`):
         --stragglers persistent:3:x4 --policy 'bsp+exclude:3+drop' --rounds 200
     ./serene train --pytorch examples/pytorch/train.py --workers 4 --step-time 1s --link shm --rounds 60   # ResNet-18
 
-(ResNet-18's 11M parameters a round: 1.2 s a round over shared memory on one host, 12.6 s over UDP
+(ResNet-18's 11M parameters a round: 1.2 s a round over shared memory on one host, 5.5-6.0 s over UDP
 with PyTorch on the same two cores: docs/notes/tail-loss-2026-12-07.md.)
 
 Needs Debian's python3-torch and python3-torchvision (/usr/bin/python3).

@@ -41,6 +41,8 @@ final class SendWindow {
     private boolean[] entryDone;
     /** The switch answered a resend of the step HELD: it has this worker's part, the step waits for peers. */
     private boolean[] entryHeld;
+    /** The step went again by a timeout or by {@link #resendClocked}: its result clocks the recovery on. */
+    private boolean[] entryRecovering;
     private long[] entrySentNs;
     private long[] entrySendStamp;
     private long[] entryDeadlineNs;
@@ -73,6 +75,7 @@ final class SendWindow {
         entrySeq = new long[entries];
         entryDone = new boolean[entries];
         entryHeld = new boolean[entries];
+        entryRecovering = new boolean[entries];
         entrySentNs = new long[entries];
         entrySendStamp = new long[entries];
         entryDeadlineNs = new long[entries];
@@ -120,6 +123,7 @@ final class SendWindow {
         entrySeq[e] = seq;
         entryDone[e] = false;
         entryHeld[e] = false;
+        entryRecovering[e] = false;
         entryRetries[e] = 0;
         entrySentNs[e] = nowNs;
         entrySendStamp[e] = ++sendStamp;
@@ -146,7 +150,7 @@ final class SendWindow {
                 minRttNs = Math.min(minRttNs, nowNs - entrySentNs[e]);
             }
             fastRetransmit(seq, entrySendStamp[e], nowNs, outbox);
-            if (entryRetries[e] > 0 && !entryHeld[e]) {
+            if (entryRecovering[e] && !entryHeld[e]) {
                 resendClocked(entrySendStamp[e], nowNs, outbox);
             }
             advanceOldest();
@@ -155,32 +159,32 @@ final class SendWindow {
 
     /**
      * The switch answered a resend of step seq HELD: it has this worker's part and waits for peers'.
-     * The step is not resent until the longest timeout has passed (its result may still be lost),
-     * and its result no longer clocks further resends.
+     * The step is not fast-retransmitted while it is open ({@link #heldOpen}) and its result clocks
+     * no further resends; its timeout stands (its result may still be lost).
      */
-    void onHeld(final long seq, final long nowNs) {
+    void onHeld(final long seq) {
         if (inFlight(seq)) {
-            final int e = (int) seq & mask;
-            entryHeld[e] = true;
-            entryDeadlineNs[e] = nowNs + rtt.maxRtoNs();
+            entryHeld[(int) seq & mask] = true;
             counters.increment(WorkerCounter.HELD_STEPS);
         }
     }
 
     /**
-     * Recovery clocked by results (TCP's slow start after a timeout): the result of a step resent,
-     * and not answered HELD (the switch had this worker's part), came back while the step was
-     * still missing it, so the resend brought it (a lost contribution or a lost result); up to
-     * {@link #RESENDS_PER_RECOVERED} more pending steps last sent before it go again, oldest first.
-     * A burst lost at a round's tail, where no later result can reveal it, is then resent in a few
-     * round trips rather than {@link #MAX_RESENDS_PER_TIMEOUT} steps a backed-off timeout. A resend
-     * that was not needed is answered HELD, or its result finds the step done, and clocks nothing.
+     * Recovery clocked by results (TCP's slow start after a timeout): the result of a step resent
+     * by a timeout or by this recovery, and not answered HELD (the switch had this worker's part),
+     * came back while the step was still missing it, so the resend brought it (a lost contribution
+     * or a lost result); up to {@link #RESENDS_PER_RECOVERED} more pending steps, sent before it and
+     * at least a retransmission timeout ago (not merely waiting for a slower peer), go again, oldest first. A burst lost at a round's tail, where no
+     * later result can reveal it, is then resent in a few round trips rather than
+     * {@link #MAX_RESENDS_PER_TIMEOUT} steps a backed-off timeout. Fast retransmissions do not
+     * clock it (a loss in mid-round is found by the results after it), and a resend that was not
+     * needed is answered HELD, or its result finds the step done, and clocks nothing.
      */
     private void resendClocked(final long stamp, final long nowNs, final Outbox outbox) {
         int resent = 0;
         for (long s = oldestSeq; s < nextSeq && resent < RESENDS_PER_RECOVERED; s++) {
             final int e = (int) s & mask;
-            if (entryDone[e] || entryHeld[e] || entrySendStamp[e] >= stamp) {
+            if (entryDone[e] || entryHeld[e] || entrySendStamp[e] >= stamp || nowNs - entrySentNs[e] < rtt.rtoNs()) {
                 continue;
             }
             if (heldOpen(s, e)) {
@@ -189,6 +193,7 @@ final class SendWindow {
                 continue;
             }
             resend(s, e, nowNs, outbox);
+            entryRecovering[e] = true;
             counters.increment(WorkerCounter.RECOVERY_RESENDS);
             resent++;
         }
@@ -288,6 +293,7 @@ final class SendWindow {
         }
         entryRetries[e]++;
         entryHeld[e] = false;
+        entryRecovering[e] = false;
         entrySentNs[e] = nowNs;
         entrySendStamp[e] = ++sendStamp;
         entryDeadlineNs[e] = nowNs + rtt.backedOffRtoNs(entryRetries[e]);
@@ -337,6 +343,7 @@ final class SendWindow {
             if (entryDeadlineNs[e] <= nowNs) {
                 if (resent < MAX_RESENDS_PER_TIMEOUT) {
                     resend(seq, e, nowNs, outbox);
+                    entryRecovering[e] = true;
                     counters.increment(WorkerCounter.RETRANSMISSIONS);
                     resent++;
                 } else {

@@ -11,7 +11,7 @@ public enum WorkerCounter {
     RETRANSMISSIONS,
     FAST_RETRANSMISSIONS,
     RESENDS_AVOIDED,
-    /** Steps the switch answered HELD: it holds this worker's part, so they are not resent until the longest timeout. */
+    /** Steps the switch answered HELD: it holds this worker's part, so they are not fast-retransmitted while open. */
     HELD_STEPS,
     /** Steps resent because the result of a resent step came back (recovery clocked by results, after TCP's slow start). */
     RECOVERY_RESENDS,

@@ -317,7 +317,7 @@ public final class WorkerEngine implements PacketEndpoint {
                     if (status == Status.STALE && membership.phase() == JoinHandshake.Phase.READY) {
                         window.onStale(in.seq(), nowNs);
                     } else if (status == Status.HELD && membership.phase() == JoinHandshake.Phase.READY) {
-                        window.onHeld(in.seq(), nowNs);
+                        window.onHeld(in.seq());
                     } else if (status == Status.FENCED) {
                         fail(WorkerException.fenced(ctx.workerId()));
                     } else if (status == Status.UNKNOWN_JOB && membership.phase() == JoinHandshake.Phase.READY) {
