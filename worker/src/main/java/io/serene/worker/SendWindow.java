@@ -19,7 +19,7 @@ final class SendWindow {
     private static final int REORDER_THRESHOLD = 3;
     /** Steps resent per timeout event; the rest of the expired steps wait another timeout. */
     private static final int MAX_RESENDS_PER_TIMEOUT = 4;
-    /** Steps resent for each result of a resent step that the switch did not hold: the recovery doubles each round trip. */
+    /** Steps resent for each result of a step a timeout or this recovery resent, unless held: it doubles each round trip. */
     private static final int RESENDS_PER_RECOVERED = 2;
     /** Shortest tail probe: below this a probe would mostly resend steps still on their way. */
     private static final long MIN_PROBE_NS = 200_000L;
@@ -174,11 +174,12 @@ final class SendWindow {
      * by a timeout or by this recovery, and not answered HELD (the switch had this worker's part),
      * came back while the step was still missing it, so the resend brought it (a lost contribution
      * or a lost result); up to {@link #RESENDS_PER_RECOVERED} more pending steps, sent before it and
-     * at least a retransmission timeout ago (not merely waiting for a slower peer), go again, oldest first. A burst lost at a round's tail, where no
-     * later result can reveal it, is then resent in a few round trips rather than
-     * {@link #MAX_RESENDS_PER_TIMEOUT} steps a backed-off timeout. Fast retransmissions do not
-     * clock it (a loss in mid-round is found by the results after it), and a resend that was not
-     * needed is answered HELD, or its result finds the step done, and clocks nothing.
+     * at least a retransmission timeout ago (not merely waiting for a slower peer), go again, oldest
+     * first. A burst lost at a round's tail, where no later result can reveal it, is then resent in
+     * a few round trips rather than {@link #MAX_RESENDS_PER_TIMEOUT} steps a backed-off timeout.
+     * Fast retransmissions do not clock it (a loss in mid-round is found by the results after it),
+     * and a resend that was not needed is answered HELD, or its result finds the step done, and
+     * clocks nothing.
      */
     private void resendClocked(final long stamp, final long nowNs, final Outbox outbox) {
         int resent = 0;
