@@ -1,6 +1,7 @@
 package io.serene.worker.agent;
 
 import io.serene.worker.Aggregate;
+import io.serene.worker.WorkerEngine;
 import io.serene.worker.WorkerHost;
 
 import java.io.IOException;
@@ -17,10 +18,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import java.util.function.IntFunction;
 
 /**
@@ -112,14 +115,16 @@ public final class AgentServer implements AutoCloseable {
             }
         }
         final String ended = session(client);
-        final WorkerHost joined = worker;
-        if (joined == null) {
-            return ended;
-        }
+        final String counters = worker == null ? null : engine(e -> e.counters().toString());
+        return counters == null ? ended : ended + "; counters " + counters;
+    }
+
+    /** What the worker engine says of itself, asked on its thread for at most 2 s; null if it does not answer. */
+    private String engine(final Function<WorkerEngine, String> what) throws InterruptedException {
         try {
-            return ended + "; counters " + joined.call(e -> e.counters().toString()).get(2, TimeUnit.SECONDS);
+            return worker.call(what).get(2, TimeUnit.SECONDS);
         } catch (final ExecutionException | TimeoutException unknown) {
-            return ended;
+            return null;
         }
     }
 
@@ -252,12 +257,7 @@ public final class AgentServer implements AutoCloseable {
         try {
             return f.get(timeoutSeconds, TimeUnit.SECONDS);
         } catch (final TimeoutException ex) {
-            String state;
-            try {
-                state = worker.call(e -> e.debugState() + "; " + e.counters()).get(2, TimeUnit.SECONDS);
-            } catch (final ExecutionException | TimeoutException unknown) {
-                state = "unknown";
-            }
+            final String state = Objects.requireNonNullElse(engine(e -> e.debugState() + "; " + e.counters()), "unknown");
             throw new RefusedException("no " + what + " within " + timeoutSeconds + " s (is the switch running, every rank's client alive?); "
                 + "this worker: " + state);
         } catch (final ExecutionException ex) {
